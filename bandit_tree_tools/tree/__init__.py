@@ -1,0 +1,38 @@
+"""The common format: trees as parallel arrays, ensembles, kernels, editing."""
+
+from ._arrays import (
+    MISSING_NAN,
+    MISSING_NAN_AS_ZERO,
+    MISSING_ZERO_OR_NAN,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    TreeArrays,
+    make_tree,
+    node_depth,
+    node_parent,
+    subtree_nodes,
+    validate,
+)
+from ._edit import collapse, rebuild_tree
+from ._ensemble import Ensemble, PackedEnsemble, Source, check_ensemble, check_X
+
+__all__ = [
+    "MISSING_NAN",
+    "MISSING_NAN_AS_ZERO",
+    "MISSING_ZERO_OR_NAN",
+    "TREE_LEAF",
+    "TREE_UNDEFINED",
+    "Ensemble",
+    "PackedEnsemble",
+    "Source",
+    "TreeArrays",
+    "check_X",
+    "check_ensemble",
+    "collapse",
+    "make_tree",
+    "node_depth",
+    "node_parent",
+    "rebuild_tree",
+    "subtree_nodes",
+    "validate",
+]

@@ -1,0 +1,97 @@
+"""Editing without mutation: mark nodes, then rebuild compact trees.
+
+The way scikit-learn's ``_build_pruned_tree`` works: a per-node mask says
+which nodes survive and which become leaves; a new tree is built from it and
+the old one is left as it was.
+"""
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from ..exceptions import ConversionError, NodeError
+from ._arrays import TREE_LEAF, TREE_UNDEFINED, TreeArrays
+from ._ensemble import Ensemble
+
+
+def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
+    """A compact copy of ``tree`` in which every node with ``make_leaf[i]``
+    is a leaf (its descendants are dropped). Kept nodes keep their relative
+    order, so children still come after their parents."""
+    n = tree.n_nodes
+    keep = np.zeros(n, dtype=bool)
+    keep[0] = True
+    left, right = tree.children_left, tree.children_right
+    for node in range(n):  # parents precede children
+        if keep[node] and left[node] != TREE_LEAF and not make_leaf[node]:
+            keep[left[node]] = True
+            keep[right[node]] = True
+    becomes_leaf = keep & make_leaf & (left != TREE_LEAF)
+    new_id = np.full(n, TREE_LEAF, dtype=np.int64)
+    new_id[keep] = np.arange(np.count_nonzero(keep))
+
+    fields = {name: np.array(getattr(tree, name)[keep]) for name in TreeArrays._fields}
+    kept_leaf = becomes_leaf[keep]
+    internal = (left[keep] != TREE_LEAF) & ~kept_leaf
+    fields["children_left"] = np.where(internal, new_id[np.where(internal, left[keep], 0)], TREE_LEAF)
+    fields["children_right"] = np.where(internal, new_id[np.where(internal, right[keep], 0)], TREE_LEAF)
+    fields["feature"][kept_leaf] = TREE_UNDEFINED
+    fields["threshold"][kept_leaf] = TREE_UNDEFINED
+    for name in ("missing_go_to_left", "missing_type", "is_categorical", "unknown_category_go_to_left"):
+        fields[name][kept_leaf] = 0
+    fields["category_left"][kept_leaf] = 0
+    fields["category_right"][kept_leaf] = 0
+    fields["gain"][kept_leaf] = np.nan
+    return TreeArrays(**fields)
+
+
+def collapse(ensemble: Ensemble, nodes: Mapping[int, Iterable[int]]) -> Ensemble:
+    """Turn internal nodes into leaves; return a new, compact ensemble.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+        Left unchanged.
+    nodes : dict of {tree index: node ids}
+        Internal nodes (ids of ``ensemble``) to collapse. A node inside the
+        subtree of another collapsed node is simply dropped with that subtree.
+
+    Each collapsed node outputs its stored ``value``, which the importers
+    set to the value the source library would give that node as a leaf;
+    counts and covers stay consistent because a node's own counts are the
+    sums over its subtree.
+    """
+    if not isinstance(ensemble, Ensemble):
+        raise TypeError(f"collapse expects an Ensemble (see btt.from_model), got {type(ensemble).__name__}")
+    if not isinstance(nodes, Mapping):
+        raise TypeError("nodes must be a dict {tree_index: [node ids]}, e.g. {0: [3, 7]}")
+    trees = list(ensemble.trees)
+    for tree_index, ids in nodes.items():
+        if not isinstance(tree_index, (int, np.integer)) or not 0 <= tree_index < len(trees):
+            raise NodeError(f"tree index {tree_index!r} does not exist; the ensemble has trees 0..{len(trees) - 1}")
+        tree = trees[tree_index]
+        ids = np.atleast_1d(np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids))
+        if ids.size == 0:
+            continue
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise NodeError(f"node ids of tree {tree_index} must be integers, got {ids.dtype}")
+        out_of_range = ids[(ids < 0) | (ids >= tree.n_nodes)]
+        if out_of_range.size:
+            raise NodeError(
+                f"node {int(out_of_range[0])} does not exist in tree {tree_index}, which has nodes 0..{tree.n_nodes - 1}"
+            )
+        leaves = ids[tree.children_left[ids] == TREE_LEAF]
+        if leaves.size:
+            raise NodeError(f"node {int(leaves[0])} of tree {tree_index} is already a leaf; only internal nodes collapse")
+        unknown = ids[tree.has_leaf_value[ids] == 0]
+        if unknown.size:
+            hint = ensemble.source.payload.get("collapse_hint", "")
+            raise ConversionError(
+                f"node {int(unknown[0])} of tree {tree_index} cannot be collapsed: the "
+                f"{ensemble.source.library} {ensemble.source.estimator} model does not store the value this "
+                f"node would have as a leaf. {hint}".rstrip()
+            )
+        make_leaf = np.zeros(tree.n_nodes, dtype=bool)
+        make_leaf[ids] = True
+        trees[tree_index] = rebuild_tree(tree, make_leaf)
+    return ensemble.replace_trees(trees)

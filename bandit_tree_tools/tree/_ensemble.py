@@ -1,0 +1,353 @@
+"""An ensemble of trees in the common format, with everything the source
+libraries keep outside their trees, and validated prediction methods."""
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+from ..exceptions import DataError, InvalidTreeError
+from . import _kernels
+from ._arrays import TreeArrays, node_depth, validate
+from ._links import LINKS, apply_link
+
+TASKS = ("classification", "regression")
+AGGREGATIONS = ("sum", "mean")
+SPLIT_RULES = ("le", "lt")
+INPUT_DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an ensemble came from, and what its exporter needs.
+
+    ``library`` is "sklearn", "lightgbm", "xgboost" or "bandit_tree_tools";
+    ``estimator`` the class name of the imported object; ``version`` the
+    library's version at import; ``payload`` a read-only mapping owned by the
+    library's exporter (model header, parameters, a private copy of the
+    estimator, ...). The user's object is never stored here.
+    """
+
+    library: str
+    estimator: str
+    version: str = ""
+    payload: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+class PackedEnsemble(NamedTuple):
+    """Every tree's arrays concatenated, for the kernels. Tree ``t`` owns global
+    ids ``node_offset[t] <= i < node_offset[t + 1]``; children stay local ids."""
+
+    node_offset: np.ndarray
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_go_to_left: np.ndarray
+    missing_type: np.ndarray
+    is_categorical: np.ndarray
+    category_left: np.ndarray
+    category_right: np.ndarray
+    unknown_category_go_to_left: np.ndarray
+    value: np.ndarray
+
+
+_ROUTING = (
+    "children_left",
+    "children_right",
+    "feature",
+    "threshold",
+    "missing_go_to_left",
+    "missing_type",
+    "is_categorical",
+    "category_left",
+    "category_right",
+    "unknown_category_go_to_left",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Ensemble:
+    """Trees in the common format plus how their outputs become predictions.
+
+    ``raw[:, k] = base_score[k] + sum over trees t with output column k of
+    tree_scale[t] * value_t[leaf_t(x)]`` (``aggregation="mean"`` divides the
+    sum by the number of trees first). A tree's value row of width ``w``
+    lands in raw columns ``tree_output[t] .. tree_output[t] + w - 1``.
+    Probabilities are ``link(raw)``.
+
+    Attributes
+    ----------
+    trees : tuple of TreeArrays
+        All trees share the value width.
+    task : {"classification", "regression"}
+    n_features_in_ : int
+    n_outputs : int
+        Columns of the raw score (1 for regression and binary boosting,
+        ``n_classes`` otherwise).
+    tree_output : int64 (n_trees,)
+        First raw column each tree contributes to.
+    tree_scale : float64 (n_trees,)
+        Factor applied to a tree's values (scikit-learn GradientBoosting's
+        learning rate; 1.0 elsewhere, where leaf values already include it).
+    aggregation : {"sum", "mean"}
+    base_score : float64 (n_outputs,)
+        Intercept in margin (raw) space.
+    link : {"identity", "sigmoid", "softmax", "exp"}
+        Raw score to prediction: probability of the positive class (sigmoid,
+        binary), class probabilities (softmax, or identity when the trees
+        already output class fractions), or the regression prediction.
+    link_scale : float
+        Factor inside the link (LightGBM's ``sigmoid`` parameter).
+    classes_ : ndarray or None
+        Class labels in the order of the probability columns.
+    feature_names_in_ : ndarray of str or None
+    split_rule : {"le", "lt"}
+        Numerical splits send ``x <= threshold`` ("le": scikit-learn,
+        LightGBM) or ``x < threshold`` ("lt": XGBoost) to the left.
+    input_dtype : {"float32", "float64"}
+        X is cast to this dtype before comparison, as the source library does.
+    accumulate_float32 : bool
+        The source library sums tree outputs in float32 (XGBoost).
+    source : Source
+    """
+
+    trees: tuple
+    task: str
+    n_features_in_: int
+    n_outputs: int
+    tree_output: np.ndarray
+    tree_scale: np.ndarray
+    aggregation: str
+    base_score: np.ndarray
+    link: str
+    source: Source
+    link_scale: float = 1.0
+    classes_: np.ndarray | None = None
+    feature_names_in_: np.ndarray | None = None
+    split_rule: str = "le"
+    input_dtype: str = "float64"
+    accumulate_float32: bool = False
+
+    def __post_init__(self):
+        trees = tuple(self.trees)
+        object.__setattr__(self, "trees", trees)
+        n_trees = len(trees)
+        object.__setattr__(
+            self, "tree_output", np.ascontiguousarray(np.broadcast_to(self.tree_output, (n_trees,)), dtype=np.int64)
+        )
+        object.__setattr__(
+            self, "tree_scale", np.ascontiguousarray(np.broadcast_to(self.tree_scale, (n_trees,)), dtype=np.float64)
+        )
+        object.__setattr__(
+            self,
+            "base_score",
+            np.ascontiguousarray(np.broadcast_to(self.base_score, (self.n_outputs,)), dtype=np.float64),
+        )
+        if self.classes_ is not None:
+            object.__setattr__(self, "classes_", np.asarray(self.classes_))
+        if self.feature_names_in_ is not None:
+            object.__setattr__(self, "feature_names_in_", np.asarray(self.feature_names_in_, dtype=object))
+        for array in (self.tree_output, self.tree_scale, self.base_score):
+            array.flags.writeable = False
+        check_ensemble(self)
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_trees(self) -> int:
+        return len(self.trees)
+
+    @property
+    def n_nodes(self) -> int:
+        return sum(tree.n_nodes for tree in self.trees)
+
+    @property
+    def n_leaves(self) -> int:
+        return sum(tree.n_leaves for tree in self.trees)
+
+    @property
+    def max_depth(self) -> int:
+        return max(tree.max_depth for tree in self.trees)
+
+    def replace_trees(self, trees) -> "Ensemble":
+        """A new ensemble with other trees and everything else unchanged."""
+        return replace(self, trees=tuple(trees))
+
+    def __repr__(self) -> str:
+        classes = "" if self.classes_ is None else f", n_classes={len(self.classes_)}"
+        return (
+            f"Ensemble(source={self.source.library}:{self.source.estimator}, task={self.task!r}{classes}, "
+            f"n_trees={self.n_trees}, n_leaves={self.n_leaves}, max_depth={self.max_depth}, "
+            f"n_features_in_={self.n_features_in_})"
+        )
+
+    # ---------------------------------------------------------------- kernels
+    @cached_property
+    def packed(self) -> PackedEnsemble:
+        offsets = np.zeros(self.n_trees + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([tree.n_nodes for tree in self.trees])
+        n_words = max(tree.category_left.shape[1] for tree in self.trees)
+        columns = {}
+        for name in _ROUTING + ("value",):
+            parts = [getattr(tree, name) for tree in self.trees]
+            if name in ("category_left", "category_right"):
+                parts = [np.pad(part, ((0, 0), (0, n_words - part.shape[1]))) for part in parts]
+            columns[name] = np.ascontiguousarray(np.concatenate(parts))
+        return PackedEnsemble(node_offset=offsets, **columns)
+
+    def _routing_args(self, X):
+        packed = self.packed
+        return (X, packed.node_offset) + tuple(getattr(packed, name) for name in _ROUTING) + (self.split_rule == "lt",)
+
+    # ------------------------------------------------------------- prediction
+    def check_X(self, X) -> np.ndarray:
+        """Validate ``X`` against the training columns and cast it to ``input_dtype``."""
+        return check_X(X, self.n_features_in_, self.feature_names_in_, self.input_dtype)
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id (local node id) reached in every tree: int64 (n_rows, n_trees)."""
+        return _kernels._apply(*self._routing_args(self.check_X(X)))
+
+    def predict_raw(self, X) -> np.ndarray:
+        """Raw scores (margins), float64 (n_rows, n_outputs)."""
+        packed = self.packed
+        return _kernels._predict_raw(
+            *self._routing_args(self.check_X(X)),
+            packed.value,
+            self.tree_output,
+            self.tree_scale,
+            self.base_score,
+            self.aggregation == "mean",
+            self.accumulate_float32,
+        )
+
+    def transform_raw(self, raw: np.ndarray) -> np.ndarray:
+        """Probabilities (classification) or predictions (regression) from raw scores."""
+        return apply_link(self.link, raw, self.link_scale, self.accumulate_float32)
+
+    def predict_proba(self, X) -> np.ndarray:
+        if self.task != "classification":
+            raise AttributeError("predict_proba is only defined for classification ensembles")
+        proba = self.transform_raw(self.predict_raw(X))
+        if proba.shape[1] == 1:  # binary models output P(positive class)
+            proba = np.hstack([1.0 - proba, proba])
+        return proba
+
+    def predict(self, X) -> np.ndarray:
+        if self.task == "classification":
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        prediction = self.transform_raw(self.predict_raw(X))
+        return prediction[:, 0] if prediction.shape[1] == 1 else prediction
+
+    def decision_path(self, X):
+        """Node indicator (scipy CSR, n_rows x n_nodes over all trees) and the
+        column offset of each tree, as scikit-learn's forests return."""
+        from scipy.sparse import csr_matrix
+
+        args = self._routing_args(self.check_X(X))
+        lengths = _kernels._path_lengths(*args)
+        indptr = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = _kernels._fill_paths(args[0], indptr, *args[1:])
+        data = np.ones(indices.shape[0], dtype=np.int8)
+        indicator = csr_matrix((data, indices, indptr), shape=(lengths.shape[0], self.n_nodes))
+        return indicator, self.packed.node_offset.copy()
+
+    def node_depths(self, tree: int = 0) -> np.ndarray:
+        return node_depth(self.trees[tree])
+
+
+def check_ensemble(ensemble: Ensemble) -> Ensemble:
+    """Check every invariant of an ensemble and of each of its trees."""
+    if ensemble.task not in TASKS:
+        raise InvalidTreeError(f"task must be one of {TASKS}, got {ensemble.task!r}")
+    for name, allowed in (
+        ("aggregation", AGGREGATIONS),
+        ("split_rule", SPLIT_RULES),
+        ("input_dtype", INPUT_DTYPES),
+        ("link", tuple(LINKS)),
+    ):
+        if getattr(ensemble, name) not in allowed:
+            raise InvalidTreeError(f"{name} must be one of {allowed}, got {getattr(ensemble, name)!r}")
+    if ensemble.n_trees == 0:
+        raise InvalidTreeError("an ensemble needs at least one tree")
+    width = ensemble.trees[0].value.shape[1]
+    for index, tree in enumerate(ensemble.trees):
+        validate(tree, n_features=ensemble.n_features_in_, where=f"tree {index}")
+        if tree.value.shape[1] != width:
+            raise InvalidTreeError(f"tree {index} has values of width {tree.value.shape[1]}, tree 0 of width {width}")
+    if np.any(ensemble.tree_output < 0) or np.any(ensemble.tree_output + width > ensemble.n_outputs):
+        raise InvalidTreeError(f"tree_output must place every tree's {width} values inside {ensemble.n_outputs} outputs")
+    if ensemble.task == "classification":
+        if ensemble.classes_ is None or len(ensemble.classes_) < 2:
+            raise InvalidTreeError("a classification ensemble needs classes_ with at least two labels")
+        n_proba = 2 if ensemble.n_outputs == 1 else ensemble.n_outputs
+        if n_proba != len(ensemble.classes_):
+            raise InvalidTreeError(
+                f"{len(ensemble.classes_)} classes, but the raw score has {ensemble.n_outputs} columns"
+            )
+    if ensemble.feature_names_in_ is not None and len(ensemble.feature_names_in_) != ensemble.n_features_in_:
+        raise InvalidTreeError("feature_names_in_ must have one name per feature")
+    return ensemble
+
+
+def check_X(X, n_features: int, feature_names, input_dtype: str = "float64") -> np.ndarray:
+    """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``.
+
+    pandas columns must carry the training names in the training order;
+    categorical columns become their integer codes (NaN where missing).
+    """
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        X = _frame_to_array(X, n_features, feature_names)
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise DataError(f"X must be numeric; converting it to float failed: {error}") from None
+    if array.ndim == 1:
+        raise DataError(
+            f"X must be 2-D (n_rows, {n_features}), got a 1-D array of {array.shape[0]} values; "
+            "use X.reshape(1, -1) for a single row or X.reshape(-1, 1) for a single feature"
+        )
+    if array.ndim != 2:
+        raise DataError(f"X must be 2-D (n_rows, {n_features}), got {array.ndim} dimensions")
+    if array.shape[1] != n_features:
+        raise DataError(
+            f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
+            "pass the same columns as at training time"
+        )
+    return np.ascontiguousarray(array, dtype=np.float32 if input_dtype == "float32" else np.float64)
+
+
+def _frame_to_array(frame, n_features: int, feature_names) -> np.ndarray:
+    columns = [str(column) for column in frame.columns]
+    if feature_names is not None:
+        expected = [str(name) for name in feature_names]
+        if columns != expected:
+            missing = [name for name in expected if name not in columns]
+            extra = [name for name in columns if name not in expected]
+            if missing or extra:
+                raise DataError(
+                    f"X's columns do not match the training columns: missing {missing[:5]}, unexpected "
+                    f"{extra[:5]}; pass the same columns as at training time"
+                )
+            raise DataError(
+                "X's columns are in another order than at training time; reorder them with "
+                f"X[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
+            )
+    out = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for position, column in enumerate(frame.columns):
+        series = frame[column]
+        if str(series.dtype) == "category":
+            codes = series.cat.codes.to_numpy().astype(np.float64)
+            codes[codes < 0] = np.nan
+            out[:, position] = codes
+        else:
+            try:
+                out[:, position] = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"column {column!r} of X has dtype {series.dtype}, which is not numeric; encode it as numbers "
+                    "or as a pandas 'category' column"
+                ) from None
+    return out
