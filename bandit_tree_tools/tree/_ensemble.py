@@ -171,8 +171,12 @@ class Ensemble:
         return max(tree.max_depth for tree in self.trees)
 
     def replace_trees(self, trees) -> "Ensemble":
-        """A new ensemble with other trees and everything else unchanged."""
-        return replace(self, trees=tuple(trees))
+        """A new ensemble with other trees (as many as before) and everything else unchanged."""
+        trees = tuple(trees)
+        if len(trees) != self.n_trees:
+            raise ValueError(f"replace_trees needs {self.n_trees} trees, got {len(trees)}; use dataclasses.replace "
+                             "to change tree_output and tree_scale too")
+        return replace(self, trees=trees)
 
     def __repr__(self) -> str:
         classes = "" if self.classes_ is None else f", n_classes={len(self.classes_)}"

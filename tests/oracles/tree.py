@@ -1,0 +1,82 @@
+"""Slow, obvious reference versions of the common format's kernels."""
+
+import math
+
+import numpy as np
+
+from bandit_tree_tools.tree import TREE_LEAF
+
+
+def _category_in(bits, node, category):
+    word = category // 32
+    if word >= bits.shape[1]:
+        return False
+    return bool((int(bits[node, word]) >> (category % 32)) & 1)
+
+
+def reference_goes_left(tree, node, x, split_rule):
+    """One split decision, written as the TreeArrays docstring states it."""
+    kind = int(tree.missing_type[node])
+    if math.isnan(x):
+        if kind == 1:
+            x = 0.0
+        else:
+            return bool(tree.missing_go_to_left[node])
+    if kind == 2 and -1e-35 < x <= 1e-35:
+        return bool(tree.missing_go_to_left[node])
+    if tree.is_categorical[node]:
+        if x < 0 or x >= 2**31 - 1:
+            return bool(tree.unknown_category_go_to_left[node])
+        category = int(x)
+        if _category_in(tree.category_left, node, category):
+            return True
+        if _category_in(tree.category_right, node, category):
+            return False
+        return bool(tree.unknown_category_go_to_left[node])
+    if split_rule == "lt":
+        return x < tree.threshold[node]
+    return x <= tree.threshold[node]
+
+
+def reference_leaf(tree, row, split_rule):
+    node = 0
+    while tree.children_left[node] != TREE_LEAF:
+        x = float(row[tree.feature[node]])
+        node = int(tree.children_left[node] if reference_goes_left(tree, node, x, split_rule) else tree.children_right[node])
+    return node
+
+
+def _cast(ensemble, X):
+    X = np.asarray(X, dtype=np.float64)
+    return X.astype(np.float32).astype(np.float64) if ensemble.input_dtype == "float32" else X
+
+
+def reference_apply(ensemble, X):
+    X = _cast(ensemble, X)
+    return np.array(
+        [[reference_leaf(tree, row, ensemble.split_rule) for tree in ensemble.trees] for row in X], dtype=np.int64
+    ).reshape(len(X), ensemble.n_trees)
+
+
+def reference_predict_raw(ensemble, X):
+    X = _cast(ensemble, X)
+    out = np.zeros((len(X), ensemble.n_outputs))
+    for i, row in enumerate(X):
+        acc = [np.float32(b) for b in ensemble.base_score] if ensemble.accumulate_float32 else list(ensemble.base_score)
+        if ensemble.aggregation == "mean":
+            acc = [np.float32(0) if ensemble.accumulate_float32 else 0.0 for _ in acc]
+        for t, tree in enumerate(ensemble.trees):
+            leaf = reference_leaf(tree, row, ensemble.split_rule)
+            for j, v in enumerate(tree.value[leaf]):
+                k = ensemble.tree_output[t] + j
+                contribution = ensemble.tree_scale[t] * v
+                if ensemble.accumulate_float32:
+                    acc[k] = np.float32(acc[k] + np.float32(contribution))
+                else:
+                    acc[k] += contribution
+        for k in range(ensemble.n_outputs):
+            total = float(acc[k])
+            if ensemble.aggregation == "mean":
+                total = total / ensemble.n_trees + ensemble.base_score[k]
+            out[i, k] = total
+    return out
