@@ -1,0 +1,560 @@
+"""scikit-learn GradientBoosting and HistGradientBoosting <-> the common format.
+
+GradientBoosting
+    Trees are ``DecisionTreeRegressor`` objects holding unscaled values; the
+    ensemble scales them by the learning rate (``tree_scale``). Internal values
+    are leaf values only for the squared-error loss; for other losses they are
+    recomputed from training data with scikit-learn's own line-search step
+    (:func:`recompute_internal_values`) or marked unknown.
+
+HistGradientBoosting
+    Trees are ``TreePredictor`` node records. With categorical features the
+    estimator encodes X with an ``OrdinalEncoder`` inside a ``ColumnTransformer``
+    that moves categorical columns first; the ensemble maps features back to
+    the user's column order and writes category bitsets in the space the
+    ensemble sees at predict time:
+
+    * "codes" (a pandas ``category`` column, or non-numeric categories): the
+      category's code, i.e. its position among the categories seen in training
+      in sorted order. Predict with the same pandas categories
+      (``payload["categories"]`` lists them per column).
+    * "values" (numeric categories given in a numpy array or numeric column):
+      the category value itself, which must be a non-negative integer
+      < ``MAX_CATEGORY_VALUE``.
+
+    Categories unseen in training, negative values and NaN go to the missing
+    side, as in scikit-learn.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from types import MappingProxyType
+
+import numpy as np
+
+from ..exceptions import ConversionError, UnsupportedModelError
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, node_depth
+from .sklearn import _check_classes, _feature_names, _skeleton, _version, tree_from_sklearn, tree_to_sklearn
+
+MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
+
+# class name of scikit-learn's link -> (link, link_scale) of the common format
+_LINKS = {
+    "IdentityLink": ("identity", 1.0),
+    "LogLink": ("exp", 1.0),
+    "LogitLink": ("sigmoid", 1.0),
+    "HalfLogitLink": ("sigmoid", 2.0),  # ExponentialLoss: P(y=1) = expit(2 * raw)
+    "MultinomialLogit": ("softmax", 1.0),
+}
+
+_GB_HINT = (
+    "This GradientBoosting model's loss ({loss!r}) re-fits leaf values by a line search that internal nodes "
+    "never received. Import it again with the training data, btt.from_sklearn(model, X=X_train, y=y_train, "
+    "sample_weight=w), to recompute them."
+)
+
+
+def _link_of(model, name):
+    link = type(model._loss.link).__name__
+    if link not in _LINKS:
+        raise UnsupportedModelError(
+            f"this {name} uses the link {link}, which bandit_tree_tools does not know; supported: {sorted(_LINKS)}"
+        )
+    return _LINKS[link]
+
+
+# ------------------------------------------------------------------ GradientBoosting
+def _base_score_gb(model, name):
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    init = model.init_
+    if not (isinstance(init, str) and init == "zero") and not isinstance(init, (DummyClassifier, DummyRegressor)):
+        raise UnsupportedModelError(
+            f"this {name} starts from init={type(init).__name__}, whose predictions depend on X; only init=None, "
+            "'zero' or a Dummy estimator (a constant start) can be expressed as a base score"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = model._raw_predict_init(np.zeros((1, model.n_features_in_), dtype=np.float32))
+    return np.array(raw[0], dtype=np.float64)
+
+
+def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None) -> Ensemble:
+    from sklearn._loss.loss import HalfSquaredError
+
+    classifier = name.endswith("Classifier")
+    classes = _check_classes(model, name) if classifier else None
+    estimators = model.estimators_
+    n_stages, n_per_stage = estimators.shape
+    squared = isinstance(model._loss, HalfSquaredError)
+    has_leaf_value = None if squared else np.zeros(0, dtype=np.uint8)
+    trees = []
+    for stage in range(n_stages):
+        for k in range(n_per_stage):
+            tree = estimators[stage, k].tree_
+            known = None if squared else np.zeros(tree.node_count, dtype=np.uint8)
+            trees.append(tree_from_sklearn(tree, 1, has_leaf_value=known))
+    link, link_scale = _link_of(model, name)
+    base_score = _base_score_gb(model, name)
+    payload = {
+        "kind": "gradient_boosting",
+        "template": _skeleton(model, estimators_=None),
+        "estimator_template": _skeleton(estimators[0, 0], tree_=None),
+        "base_score": base_score.copy(),
+    }
+    if not squared:
+        payload["collapse_hint"] = _GB_HINT.format(loss=model.loss)
+    ensemble = Ensemble(
+        trees=tuple(trees),
+        task="classification" if classifier else "regression",
+        n_features_in_=int(model.n_features_in_),
+        n_outputs=n_per_stage,
+        tree_output=np.tile(np.arange(n_per_stage), n_stages),
+        tree_scale=float(model.learning_rate),
+        aggregation="sum",
+        base_score=base_score,
+        link=link,
+        link_scale=link_scale,
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        classes_=classes,
+        feature_names_in_=_feature_names(model),
+        split_rule="le",
+        input_dtype="float32",
+    )
+    del has_leaf_value
+    if squared or X is None:
+        if not squared and (y is not None or sample_weight is not None):
+            raise ConversionError("pass both X and y (and optionally sample_weight) to recompute internal values")
+        return ensemble
+    if y is None:
+        raise ConversionError("X was given without y; pass both to recompute the internal node values")
+    trees = recompute_internal_values(model, ensemble, X, y, sample_weight)
+    payload = dict(payload)
+    payload.pop("collapse_hint")
+    payload["recomputed_from_data"] = True
+    from dataclasses import replace
+
+    return replace(
+        ensemble, trees=tuple(trees), source=Source("sklearn", name, _version(), MappingProxyType(payload))
+    )
+
+
+class _LevelTree:
+    """What scikit-learn's ``_update_terminal_regions`` reads from a tree, with
+    the nodes of one depth posing as its leaves, so the library's own
+    line-search step computes the value each of those nodes would have had
+    as a leaf."""
+
+    def __init__(self, region, is_target, n_nodes):
+        self._region = region
+        self.children_left = np.where(is_target, TREE_LEAF, 0).astype(np.intp)
+        self.value = np.zeros((n_nodes, 1, 1), dtype=np.float64)
+
+    def apply(self, X):
+        return self._region
+
+
+def recompute_internal_values(model, ensemble, X, y, sample_weight):
+    """Replay the boosting stages on ``(X, y)`` and give every internal node
+    the line-search value scikit-learn would have stored had it been a leaf.
+
+    Requires the rows that built each tree to be recoverable: no subsampling,
+    no early stopping. Warns when the leaves' recomputed values differ from the
+    stored ones (X, y are then not the training data)."""
+    from sklearn.ensemble import _gb
+
+    if model.subsample < 1.0 or model.n_iter_no_change is not None:
+        raise ConversionError(
+            "cannot recompute internal values of a GradientBoosting model trained with subsample < 1 or "
+            "n_iter_no_change (the rows each tree was fitted on are not recoverable); collapse only nodes of a "
+            "model trained with subsample=1.0 and n_iter_no_change=None, or use HistGradientBoosting"
+        )
+    X32 = ensemble.check_X(X)
+    n_rows = X32.shape[0]
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ConversionError(f"y must be 1-D with one value per row of X ({n_rows}), got shape {y.shape}")
+    if ensemble.task == "classification":
+        classes = ensemble.classes_
+        encoded = np.searchsorted(classes, y)
+        encoded = np.clip(encoded, 0, len(classes) - 1)
+        if np.any(classes[encoded] != y):
+            raise ConversionError(f"y holds labels that are not among the model's classes {list(classes)}")
+        y_true = encoded.astype(np.float64)
+    else:
+        y_true = y.astype(np.float64)
+    if sample_weight is None:
+        weight = np.ones(n_rows, dtype=np.float64)
+    else:
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.shape != (n_rows,):
+            raise ConversionError(f"sample_weight must have shape ({n_rows},), got {weight.shape}")
+    loss = copy.deepcopy(model._loss)  # HuberLoss keeps a delta that set_huber_delta changes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = np.array(model._raw_predict_init(X32), dtype=np.float64)
+    every_row = np.ones(n_rows, dtype=bool)
+    estimators = model.estimators_
+    n_stages, n_per_stage = estimators.shape
+    trees = list(ensemble.trees)
+    worst_leaf_difference = 0.0
+    for stage in range(n_stages):
+        if isinstance(loss, _gb.HuberLoss):
+            _gb.set_huber_delta(loss=loss, y_true=y_true, raw_prediction=raw, sample_weight=weight)
+        neg_gradient = -loss.gradient(y_true=y_true, raw_prediction=raw, sample_weight=None)
+        neg_gradient = neg_gradient.reshape(n_rows, -1)
+        for k in range(n_per_stage):
+            index = stage * n_per_stage + k
+            tree = trees[index]
+            sk_tree = estimators[stage, k].tree_
+            target = (y_true == k).astype(np.float64) if loss.is_multiclass else y_true
+            indicator = sk_tree.decision_path(X32).tocsr()
+            depth = node_depth(tree)
+            value = tree.value.copy()
+            known = tree.has_leaf_value.copy()
+            internal = tree.children_left != TREE_LEAF
+            for level in range(int(depth.max()) + 1):
+                at_level = depth == level
+                # the node of this depth on each row's path (its leaf if the path is shorter)
+                region = _node_at_depth(indicator, depth, level)
+                weight_at = np.bincount(region, weights=weight, minlength=tree.n_nodes)
+                targets = at_level & (weight_at > 0)
+                if not np.any(targets):
+                    continue
+                fake = _LevelTree(region, targets, tree.n_nodes)
+                _gb._update_terminal_regions(
+                    loss, fake, X32, target, neg_gradient[:, k], raw.copy(), weight, every_row,
+                    learning_rate=model.learning_rate, k=k,
+                )
+                found = fake.value[:, 0, 0]
+                fill = targets & internal
+                value[fill, 0] = found[fill]
+                known[fill] = 1
+                leaves = targets & ~internal
+                if np.any(leaves):
+                    gap = np.abs(found[leaves] - tree.value[leaves, 0])
+                    worst_leaf_difference = max(worst_leaf_difference, float(gap.max()))
+            trees[index] = tree._replace(value=value, has_leaf_value=known)
+            # advance the raw predictions exactly as fit did, with the stored leaf values
+            raw[:, k] += model.learning_rate * sk_tree.value[:, 0, 0].take(sk_tree.apply(X32), axis=0)
+    if worst_leaf_difference > 1e-9:
+        warnings.warn(
+            f"recomputing the stored leaf values from the X, y passed gives values up to {worst_leaf_difference:.3g} "
+            "away from the model's; X, y do not look like the training data, so internal node values fitted on "
+            "them may not be what training would have produced",
+            UserWarning,
+            stacklevel=3,
+        )
+    return trees
+
+
+def _node_at_depth(indicator, depth, level):
+    """For each row of a node-indicator CSR matrix, the deepest node on its path
+    whose depth is <= ``level``."""
+    rows = np.repeat(np.arange(indicator.shape[0]), np.diff(indicator.indptr))
+    nodes = indicator.indices
+    keep = depth[nodes] <= level
+    region = np.zeros(indicator.shape[0], dtype=np.intp)
+    best = np.full(indicator.shape[0], -1, dtype=np.int64)
+    np.maximum.at(best, rows[keep], depth[nodes[keep]] * (1 << 32) + nodes[keep])
+    region[:] = best & ((1 << 32) - 1)
+    return region
+
+
+def _check_boosting_ensemble(ensemble, name, payload):
+    problems = []
+    template = payload["template"]
+    n_per_stage = int(template.n_trees_per_iteration_)
+    if ensemble.n_trees % n_per_stage:
+        problems.append(f"{ensemble.n_trees} trees is not a multiple of the {n_per_stage} trees per iteration")
+    elif np.any(ensemble.tree_output != np.tile(np.arange(n_per_stage), ensemble.n_trees // n_per_stage)):
+        problems.append("tree_output must cycle through the classes in iteration order")
+    if not np.array_equal(ensemble.base_score, payload["base_score"]):
+        problems.append(f"base_score must stay {payload['base_score'].tolist()} (the estimator keeps it in its init)")
+    if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
+        problems.append("aggregation must be 'sum' without float32 accumulation")
+    if problems:
+        raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
+    return n_per_stage
+
+
+def export_gradient_boosting(ensemble):
+    name = ensemble.source.estimator
+    payload = ensemble.source.payload
+    n_per_stage = _check_boosting_ensemble(ensemble, name, payload)
+    template = payload["template"]
+    if np.any(ensemble.tree_scale != template.learning_rate):
+        raise ConversionError(f"every tree_scale must equal the learning rate {template.learning_rate}")
+    if ensemble.split_rule != "le" or ensemble.input_dtype != "float32":
+        raise ConversionError("a GradientBoosting model compares float32(x) <= threshold; split_rule/input_dtype differ")
+    model = copy.deepcopy(template)
+    n_stages = ensemble.n_trees // n_per_stage
+    estimators = np.empty((n_stages, n_per_stage), dtype=object)
+    for index, tree in enumerate(ensemble.trees):
+        estimator = copy.deepcopy(payload["estimator_template"])
+        estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, None, index=index)
+        estimators[index // n_per_stage, index % n_per_stage] = estimator
+    model.estimators_ = estimators
+    model.n_estimators_ = n_stages
+    return model
+
+
+# -------------------------------------------------------------- HistGradientBoosting
+def _feature_layout(model):
+    """Original column of each column the predictors see, and for categorical
+    ones (original column -> encoder categories)."""
+    n_features = int(model.n_features_in_)
+    preprocessor = getattr(model, "_preprocessor", None)
+    if preprocessor is None:
+        return np.arange(n_features), {}
+    original = np.empty(n_features, dtype=np.int64)
+    categories = {}
+    for name, transformer, columns in preprocessor.transformers_:
+        if name not in preprocessor.output_indices_ or transformer == "drop":
+            continue
+        columns = np.arange(n_features)[_column_selector(columns, n_features, preprocessor)]
+        where = preprocessor.output_indices_[name]
+        original[where] = columns
+        if name == "encoder":
+            for column, values in zip(columns, transformer.categories_):
+                values = np.asarray(values)
+                if len(values) and _is_nan(values[-1]):
+                    values = values[:-1]
+                categories[int(column)] = values
+    return original, categories
+
+
+def _column_selector(columns, n_features, preprocessor):
+    columns = np.asarray(columns)
+    if columns.dtype == bool:
+        return columns
+    if columns.dtype.kind in "US O":
+        names = list(preprocessor.feature_names_in_)
+        return np.array([names.index(column) for column in columns], dtype=np.int64)
+    return columns.astype(np.int64)
+
+
+def _is_nan(value):
+    try:
+        return bool(np.isnan(value))
+    except TypeError:
+        return False
+
+
+def _category_space(model, categories):
+    """For each categorical original column: the category value the ensemble
+    sees for each encoded category, and the space's name."""
+    from_dtype = isinstance(model.categorical_features, str) and model.categorical_features == "from_dtype"
+    fitted_on_frame = getattr(model, "feature_names_in_", None) is not None
+    spaces = {}
+    for column, values in categories.items():
+        numeric = values.dtype.kind in "iuf" or (
+            values.dtype.kind == "O" and all(isinstance(v, (int, float, np.integer, np.floating)) for v in values)
+        )
+        if not numeric or (from_dtype and fitted_on_frame):
+            spaces[column] = ("codes", np.arange(len(values), dtype=np.int64))
+            continue
+        as_float = values.astype(np.float64)
+        if np.any(as_float < 0) or np.any(as_float != np.floor(as_float)) or np.any(as_float >= MAX_CATEGORY_VALUE):
+            raise UnsupportedModelError(
+                f"categorical column {column} has categories {as_float[:8].tolist()}...; bandit_tree_tools needs "
+                f"non-negative integer categories below {MAX_CATEGORY_VALUE} (encode them as 0..n-1 or as a pandas "
+                "'category' column)"
+            )
+        spaces[column] = ("values", as_float.astype(np.int64))
+    return spaces
+
+
+def _bits(words):
+    """Set bit positions of a row of uint32 words."""
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype="<u4").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits)
+
+
+def _bitset(positions, n_words):
+    out = np.zeros(n_words, dtype=np.uint32)
+    np.bitwise_or.at(out, positions >> 5, (np.uint32(1) << (positions & 31).astype(np.uint32)).astype(np.uint32))
+    return out
+
+
+def import_hist_gradient_boosting(model, name) -> Ensemble:
+    classifier = name.endswith("Classifier")
+    classes = _check_classes(model, name) if classifier else None
+    original, categories = _feature_layout(model)
+    spaces = _category_space(model, categories)
+    n_words = max([1] + [int(space[1].max()) // 32 + 1 for space in spaces.values() if len(space[1])])
+    known = model._bin_mapper.make_known_categories_bitsets()
+    known_bitsets, f_idx_map = known
+    learning_rate = float(model.learning_rate)
+    n_per_stage = int(model.n_trees_per_iteration_)
+    trees = []
+    for iteration in model._predictors:
+        for predictor in iteration:
+            trees.append(
+                _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate)
+            )
+    link, link_scale = _link_of(model, name)
+    base_score = np.array(model._baseline_prediction, dtype=np.float64).ravel()
+    payload = {
+        "kind": "hist_gradient_boosting",
+        "template": _skeleton(model, _predictors=[]),
+        "base_score": base_score.copy(),
+        "transformed_column": np.argsort(original),
+        "category_spaces": {column: (space, codes.copy()) for column, (space, codes) in spaces.items()},
+        "categories": {column: values.copy() for column, values in categories.items()},
+    }
+    return Ensemble(
+        trees=tuple(trees),
+        task="classification" if classifier else "regression",
+        n_features_in_=int(model.n_features_in_),
+        n_outputs=n_per_stage,
+        tree_output=np.tile(np.arange(n_per_stage), len(model._predictors)),
+        tree_scale=1.0,
+        aggregation="sum",
+        base_score=base_score,
+        link=link,
+        link_scale=link_scale,
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        classes_=classes,
+        feature_names_in_=_feature_names(model),
+        split_rule="le",
+        input_dtype="float64",
+    )
+
+
+def _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate):
+    nodes = predictor.nodes
+    leaf = nodes["is_leaf"].astype(bool)
+    n = nodes.shape[0]
+    categorical = nodes["is_categorical"].astype(bool) & ~leaf
+    transformed = nodes["feature_idx"].astype(np.int64)
+    value = nodes["value"].astype(np.float64)
+    value = np.where(leaf, value, learning_rate * value)  # leaves already carry the shrinkage
+    category_left = np.zeros((n, n_words if np.any(categorical) else 0), dtype=np.uint32)
+    category_right = np.zeros_like(category_left)
+    for node in np.flatnonzero(categorical):
+        column = int(original[transformed[node]])
+        _, category_of_code = spaces[column]
+        left_codes = _bits(predictor.raw_left_cat_bitsets[nodes["bitset_idx"][node]])
+        known_codes = _bits(known_bitsets[f_idx_map[transformed[node]]])
+        left_codes = left_codes[left_codes < len(category_of_code)]
+        right_codes = np.setdiff1d(known_codes[known_codes < len(category_of_code)], left_codes)
+        category_left[node] = _bitset(category_of_code[left_codes], n_words)
+        category_right[node] = _bitset(category_of_code[right_codes], n_words)
+    missing_left = nodes["missing_go_to_left"].astype(np.uint8)
+    return make_tree(
+        np.where(leaf, TREE_LEAF, nodes["left"].astype(np.int64)),
+        np.where(leaf, TREE_LEAF, nodes["right"].astype(np.int64)),
+        original[transformed],
+        np.where(categorical, -2.0, nodes["num_threshold"]),
+        value,
+        missing_go_to_left=np.where(leaf, 0, missing_left),
+        is_categorical=categorical.astype(np.uint8),
+        category_left=category_left,
+        category_right=category_right,
+        unknown_category_go_to_left=np.where(categorical, missing_left, 0),  # unknown categories count as missing
+        n_node_samples=nodes["count"].astype(np.int64),
+        gain=np.where(leaf, np.nan, nodes["gain"]),
+        check=False,
+    )
+
+
+def export_hist_gradient_boosting(ensemble):
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    name = ensemble.source.estimator
+    payload = ensemble.source.payload
+    n_per_stage = _check_boosting_ensemble(ensemble, name, payload)
+    if np.any(ensemble.tree_scale != 1.0) or ensemble.split_rule != "le" or ensemble.input_dtype != "float64":
+        raise ConversionError(
+            "a HistGradientBoosting model compares float64 x <= threshold and scales nothing: tree_scale must be 1, "
+            "split_rule 'le', input_dtype 'float64'"
+        )
+    known_fields = {
+        "value", "count", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "gain", "depth",
+        "is_leaf", "bin_threshold", "is_categorical", "bitset_idx",
+    }
+    unknown = set(PREDICTOR_RECORD_DTYPE.names) - known_fields
+    if unknown:
+        raise ConversionError(
+            f"this scikit-learn version ({_version()}) has predictor node fields {sorted(unknown)} that "
+            "bandit_tree_tools does not know how to fill"
+        )
+    model = copy.deepcopy(payload["template"])
+    transformed_column = payload["transformed_column"]
+    known_bitsets, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
+    bin_thresholds = model._bin_mapper.bin_thresholds_
+    predictors, iteration = [], []
+    for index, tree in enumerate(ensemble.trees):
+        iteration.append(
+            _hgb_predictor(
+                tree, index, transformed_column, payload["category_spaces"], known_bitsets, f_idx_map,
+                bin_thresholds, float(model.learning_rate), PREDICTOR_RECORD_DTYPE, TreePredictor,
+            )
+        )
+        if len(iteration) == n_per_stage:
+            predictors.append(iteration)
+            iteration = []
+    model._predictors = predictors
+    return model
+
+
+def _hgb_predictor(tree, index, transformed_column, spaces, known_bitsets, f_idx_map, bin_thresholds,
+                   learning_rate, record_dtype, predictor_class):
+    leaf = tree.children_left == TREE_LEAF
+    internal = ~leaf
+    if np.any(tree.missing_type[internal] != MISSING_NAN):
+        raise ConversionError(f"tree {index}: HistGradientBoosting only treats NaN as missing (missing_type 0)")
+    n = tree.n_nodes
+    nodes = np.zeros(n, dtype=record_dtype)
+    feature = np.where(internal, transformed_column[np.maximum(tree.feature, 0)], 0)
+    categorical = (tree.is_categorical == 1) & internal
+    nodes["value"] = np.where(leaf, tree.value[:, 0], tree.value[:, 0] / learning_rate)
+    nodes["count"] = np.maximum(tree.n_node_samples, 0)
+    nodes["feature_idx"] = feature
+    nodes["num_threshold"] = np.where(internal & ~categorical, tree.threshold, 0.0)
+    nodes["missing_go_to_left"] = tree.missing_go_to_left
+    nodes["left"] = np.where(internal, tree.children_left, 0)
+    nodes["right"] = np.where(internal, tree.children_right, 0)
+    nodes["gain"] = np.where(internal, np.nan_to_num(tree.gain, nan=0.0), -1.0)
+    nodes["depth"] = node_depth(tree)
+    nodes["is_leaf"] = leaf
+    nodes["is_categorical"] = categorical
+    for node in np.flatnonzero(internal & ~categorical):
+        thresholds = bin_thresholds[feature[node]]
+        nodes["bin_threshold"][node] = min(int(np.searchsorted(thresholds, tree.threshold[node])), 254)
+    raw_bitsets = np.zeros((int(categorical.sum()), 8), dtype=np.uint32)
+    for position, node in enumerate(np.flatnonzero(categorical)):
+        column = int(tree.feature[node])
+        if column not in spaces:
+            raise ConversionError(f"tree {index} node {node} splits categorically on column {column}, which "
+                                  "the HistGradientBoosting model treats as numerical")
+        _, category_of_code = spaces[column]
+        in_left = _has_bits(tree.category_left[node], category_of_code)
+        in_right = _has_bits(tree.category_right[node], category_of_code)
+        known_codes = _bits(known_bitsets[f_idx_map[feature[node]]])
+        known_codes = known_codes[known_codes < len(category_of_code)]
+        expected_right = np.zeros(len(category_of_code), dtype=bool)
+        expected_right[known_codes] = True
+        expected_right &= ~in_left
+        if np.any(in_right != expected_right) or tree.unknown_category_go_to_left[node] != tree.missing_go_to_left[node]:
+            raise ConversionError(
+                f"tree {index} node {node}: HistGradientBoosting sends every known category that is not left to the "
+                "right and unknown categories to the missing side; these category sets cannot be written"
+            )
+        raw_bitsets[position] = _bitset(np.flatnonzero(in_left), 8)
+        nodes["bitset_idx"][node] = position
+    # bins of a categorical feature are its encoded categories in order, so binned == raw bitsets
+    return predictor_class(nodes, raw_bitsets.copy(), raw_bitsets)
+
+
+def _has_bits(words, positions):
+    """Whether each of ``positions`` is set in the bitset ``words``."""
+    word = positions >> 5
+    inside = word < words.shape[0]
+    out = np.zeros(positions.shape[0], dtype=bool)
+    out[inside] = (words[word[inside]] >> (positions[inside] & 31).astype(np.uint32)) & np.uint32(1) == 1
+    return out

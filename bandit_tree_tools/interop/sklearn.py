@@ -1,0 +1,521 @@
+"""scikit-learn trees, forests and gradient boosting <-> the common format.
+
+Supported estimators
+--------------------
+``DecisionTreeClassifier``/``Regressor``, ``ExtraTreeClassifier``/``Regressor``,
+``RandomForestClassifier``/``Regressor``, ``ExtraTreesClassifier``/``Regressor``,
+``GradientBoostingClassifier``/``Regressor`` and
+``HistGradientBoostingClassifier``/``Regressor``, single output only
+(multi-output trees raise :class:`~bandit_tree_tools.exceptions.UnsupportedModelError`).
+
+How the library's facts map into the format
+-------------------------------------------
+* Trees and forests compare ``float32(x) <= threshold`` (``input_dtype="float32"``,
+  ``split_rule="le"``); NaN follows the node's ``missing_go_to_left``. Classifier
+  trees store class fractions (scikit-learn >= 1.4), which ``predict_proba``
+  returns as they are; forests average the trees' outputs in tree order
+  (``aggregation="mean"``), as the estimators do with ``n_jobs=None``.
+  Every node stores its value, so any internal node can be collapsed.
+* GradientBoosting stores unscaled leaf values: ``tree_scale`` is the learning
+  rate and ``base_score`` the raw prediction of ``init_`` (``"zero"`` or a
+  ``Dummy*`` estimator; other ``init`` estimators are refused). With the
+  squared-error loss an internal node's stored value is its leaf value. With
+  any other loss the leaves were re-fitted by a line search that internal
+  nodes never saw: pass the training data, ``from_sklearn(model, X=X, y=y,
+  sample_weight=w)``, to recompute each internal node's line-search value on
+  the rows that reach it (replaying the boosting stages); otherwise those nodes
+  get ``has_leaf_value=0`` and collapsing them raises ``ConversionError``.
+* HistGradientBoosting compares float64 ``x <= threshold``; leaf values include
+  the learning rate, internal values do not (collapse value = learning rate x
+  stored value; the root stores 0, the library's own output for a tree that
+  cannot split). Categorical splits become category bitsets, categories the
+  tree has not seen go to the missing-value side. ``base_score`` is the
+  baseline prediction. See :mod:`._sklearn_boosting` for how categories are
+  encoded.
+
+Exactness
+---------
+Imported ensembles reproduce ``predict``, ``predict_proba``,
+``decision_function`` and regression predictions bit for bit (max abs
+difference 0): every library here works in float64 after the input cast.
+Forests are exact when predicting with ``n_jobs=None`` (threads add the trees
+in a nondeterministic order). Exported estimators predict exactly like the
+ensemble. Known departures: HistGradientBoosting casts categorical values to
+``uint8`` without a range check, so categories >= 256 are undefined there (the
+ensemble sends them to the unknown side) and a fractional category such as 2.5
+is unknown there but category 2 here.
+
+Export
+------
+``to_sklearn(ensemble)`` returns an estimator of the imported class: a deep
+copy of the imported estimator with the trees replaced (forests: new
+``DecisionTree*``/``ExtraTree*`` objects in ``estimators_``), whose trees are
+built from the installed version's node dtype through ``Tree.__setstate__``
+(node fields this module does not know are refused). Unknown counts are
+written as 0, unknown impurities as 0.0.
+
+Ensembles built without a scikit-learn object (``Source(library="sklearn",
+estimator=<class name>, payload=...)``, for example by this library's
+MABSplit estimators) can be exported as ``DecisionTreeClassifier``/``Regressor``,
+``ExtraTreeClassifier``/``Regressor``, ``RandomForestClassifier``/``Regressor``
+or ``ExtraTreesClassifier``/``Regressor``: a fresh fitted estimator is built.
+The exporter then reads these payload keys, all optional:
+
+``"params"``
+    Constructor parameters of the estimator class (keys that are not
+    parameters of the class are ignored).
+``"random_states"``
+    Forests: one ``random_state`` per tree, stored on the tree estimators.
+``"n_samples"``
+    Forests: number of training rows (enables ``estimators_samples_``).
+
+The ensemble must hold class fractions (classifiers, ``link="identity"``) or
+mean targets (regressors), ``tree_scale`` 1, ``base_score`` 0, aggregation
+``"mean"`` for forests, no categorical splits and NaN-only missing handling.
+scikit-learn casts X to float32 before comparing; an ensemble with
+``input_dtype="float64"`` is exported with a warning, since rows within float32
+rounding of a threshold can then go the other way.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from types import MappingProxyType
+
+import numpy as np
+
+from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, TreeArrays, make_tree, node_depth
+
+__all__ = ["from_sklearn", "to_sklearn"]
+
+# Fields of scikit-learn's Tree node struct this module knows how to read and write.
+KNOWN_NODE_FIELDS = frozenset(
+    {
+        "left_child",
+        "right_child",
+        "feature",
+        "threshold",
+        "impurity",
+        "n_node_samples",
+        "weighted_n_node_samples",
+        "missing_go_to_left",
+    }
+)
+
+_TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
+_FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor")
+_GRADIENT_BOOSTING = ("GradientBoostingClassifier", "GradientBoostingRegressor")
+_HIST_GRADIENT_BOOSTING = ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor")
+SUPPORTED_ESTIMATORS = _TREES + _FORESTS + _GRADIENT_BOOSTING + _HIST_GRADIENT_BOOSTING
+
+
+def _sklearn_classes():
+    """Estimator class name -> (class, kind). Imported lazily."""
+    from sklearn import ensemble, tree
+
+    table = {}
+    for name in _TREES:
+        table[name] = (getattr(tree, name), "tree")
+    for name in _FORESTS:
+        table[name] = (getattr(ensemble, name), "forest")
+    for name in _GRADIENT_BOOSTING:
+        table[name] = (getattr(ensemble, name), "gradient_boosting")
+    for name in _HIST_GRADIENT_BOOSTING:
+        table[name] = (getattr(ensemble, name), "hist_gradient_boosting")
+    return table
+
+
+def _kind_of(model):
+    """(scikit-learn class name, kind) of ``model``, following subclasses."""
+    table = _sklearn_classes()
+    for cls in type(model).__mro__:
+        entry = table.get(cls.__name__)
+        if entry is not None and entry[0] is cls:
+            return cls.__name__, entry[1]
+    raise UnsupportedModelError(
+        f"cannot import a {type(model).__module__}.{type(model).__name__}; the scikit-learn estimators "
+        f"supported are {', '.join(SUPPORTED_ESTIMATORS)}"
+    )
+
+
+def _check_fitted(model, name):
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(model)
+    except SklearnNotFittedError:
+        raise NotFittedError(
+            f"this {name} is not fitted yet; call fit(X, y) before importing it with from_sklearn"
+        ) from None
+
+
+def _version():
+    import sklearn
+
+    return sklearn.__version__
+
+
+def _check_single_output(model, name):
+    n_outputs = getattr(model, "n_outputs_", 1)
+    if n_outputs != 1:
+        raise UnsupportedModelError(
+            f"this {name} predicts {n_outputs} outputs; only single-output models can be imported. "
+            f"Fit one model per output column instead"
+        )
+
+
+def _check_classes(model, name):
+    classes = np.asarray(model.classes_)
+    if classes.shape[0] < 2:
+        raise UnsupportedModelError(f"this {name} was fitted on a single class; it needs at least two classes")
+    return classes.copy()
+
+
+def _feature_names(model):
+    names = getattr(model, "feature_names_in_", None)
+    return None if names is None else np.array(names, dtype=object)
+
+
+# --------------------------------------------------------------------------- trees
+def _node_ndarray(sk_tree):
+    nodes = sk_tree.__getstate__()["nodes"]
+    unknown = set(nodes.dtype.names) - KNOWN_NODE_FIELDS
+    if unknown:
+        raise ConversionError(
+            f"this scikit-learn version ({_version()}) stores node fields {sorted(unknown)} that bandit_tree_tools "
+            "does not know; importing would lose them. Upgrade bandit_tree_tools or use a scikit-learn version "
+            "whose Tree nodes have only " + ", ".join(sorted(KNOWN_NODE_FIELDS))
+        )
+    return nodes
+
+
+def tree_from_sklearn(sk_tree, width: int, *, has_leaf_value=None) -> TreeArrays:
+    """Arrays of a ``sklearn.tree._tree.Tree`` (first output only, the first
+    ``width`` value columns). Every array is a copy."""
+    nodes = _node_ndarray(sk_tree)
+    values = sk_tree.__getstate__()["values"]
+    return make_tree(
+        np.array(nodes["left_child"], dtype=np.int64),
+        np.array(nodes["right_child"], dtype=np.int64),
+        np.array(nodes["feature"], dtype=np.int64),
+        np.array(nodes["threshold"], dtype=np.float64),
+        np.array(values[:, 0, :width], dtype=np.float64),
+        missing_go_to_left=np.array(nodes["missing_go_to_left"], dtype=np.uint8),
+        has_leaf_value=has_leaf_value,
+        n_node_samples=np.array(nodes["n_node_samples"], dtype=np.int64),
+        weighted_n_node_samples=np.array(nodes["weighted_n_node_samples"], dtype=np.float64),
+        impurity=np.array(nodes["impurity"], dtype=np.float64),
+        check=False,  # the Ensemble validates every tree
+    )
+
+
+def _check_exportable_tree(tree: TreeArrays, index: int):
+    internal = tree.children_left != TREE_LEAF
+    if np.any(tree.is_categorical[internal]):
+        raise ConversionError(
+            f"tree {index} has categorical splits, which scikit-learn's DecisionTree cannot express; "
+            "export it to a library with categorical splits (LightGBM) instead"
+        )
+    if np.any(tree.missing_type[internal] != MISSING_NAN):
+        raise ConversionError(
+            f"tree {index} treats zeros as missing or NaN as zero (missing_type != 0), which scikit-learn's "
+            "trees cannot express"
+        )
+
+
+def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *, index: int = 0):
+    """A ``sklearn.tree._tree.Tree`` with ``tree``'s nodes, built from the
+    installed version's node dtype. ``n_classes`` None for regression."""
+    from sklearn.tree._tree import Tree
+
+    _check_exportable_tree(tree, index)
+    width = 1 if n_classes is None else n_classes
+    if tree.value.shape[1] != width:
+        raise ConversionError(
+            f"tree {index} has values of width {tree.value.shape[1]}, expected {width} "
+            f"({'one per class' if n_classes else 'regression'})"
+        )
+    sk_tree = Tree(n_features, np.array([width], dtype=np.intp), 1)
+    node_dtype = sk_tree.__getstate__()["nodes"].dtype
+    unknown = set(node_dtype.names) - KNOWN_NODE_FIELDS
+    if unknown:
+        raise ConversionError(
+            f"this scikit-learn version ({_version()}) has Tree node fields {sorted(unknown)} that bandit_tree_tools "
+            "does not know how to fill; refusing to write trees it might mispredict"
+        )
+    n = tree.n_nodes
+    nodes = np.zeros(n, dtype=node_dtype)
+    nodes["left_child"] = tree.children_left
+    nodes["right_child"] = tree.children_right
+    nodes["feature"] = tree.feature
+    nodes["threshold"] = tree.threshold
+    nodes["impurity"] = np.nan_to_num(tree.impurity, nan=0.0)
+    nodes["n_node_samples"] = np.maximum(tree.n_node_samples, 0)
+    nodes["weighted_n_node_samples"] = np.nan_to_num(tree.weighted_n_node_samples, nan=0.0)
+    nodes["missing_go_to_left"] = tree.missing_go_to_left
+    values = np.zeros((n, 1, width), dtype=np.float64)
+    values[:, 0, :] = tree.value
+    sk_tree.__setstate__(
+        {"max_depth": int(node_depth(tree).max()), "node_count": n, "nodes": nodes, "values": values}
+    )
+    return sk_tree
+
+
+def _skeleton(model, **drop):
+    """A deep copy of ``model`` with the (large) attributes in ``drop``
+    replaced by the given placeholders; the model itself is left untouched."""
+    shallow = copy.copy(model)
+    for name, placeholder in drop.items():
+        setattr(shallow, name, placeholder)
+    return copy.deepcopy(shallow)
+
+
+def _import_tree(model, name):
+    classifier = hasattr(model, "classes_")
+    classes = _check_classes(model, name) if classifier else None
+    width = len(classes) if classifier else 1
+    tree = tree_from_sklearn(model.tree_, width)
+    payload = {"kind": "tree", "template": _skeleton(model, tree_=None)}
+    return Ensemble(
+        trees=(tree,),
+        task="classification" if classifier else "regression",
+        n_features_in_=int(model.n_features_in_),
+        n_outputs=width,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="mean",
+        base_score=0.0,
+        link="identity",
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        classes_=classes,
+        feature_names_in_=_feature_names(model),
+        split_rule="le",
+        input_dtype="float32",
+    )
+
+
+def _import_forest(model, name):
+    classifier = hasattr(model, "classes_")
+    classes = _check_classes(model, name) if classifier else None
+    width = len(classes) if classifier else 1
+    trees = tuple(tree_from_sklearn(estimator.tree_, width) for estimator in model.estimators_)
+    if not trees:
+        raise UnsupportedModelError(f"this {name} has no trees (estimators_ is empty)")
+    payload = {
+        "kind": "forest",
+        "template": _skeleton(model, estimators_=[]),
+        "estimator_template": _skeleton(model.estimators_[0], tree_=None),
+        "random_states": [copy.deepcopy(estimator.random_state) for estimator in model.estimators_],
+    }
+    return Ensemble(
+        trees=trees,
+        task="classification" if classifier else "regression",
+        n_features_in_=int(model.n_features_in_),
+        n_outputs=width,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="mean",
+        base_score=0.0,
+        link="identity",
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        classes_=classes,
+        feature_names_in_=_feature_names(model),
+        split_rule="le",
+        input_dtype="float32",
+    )
+
+
+# --------------------------------------------------------------------------- public
+def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
+    """Import a fitted scikit-learn tree model into the common format.
+
+    Parameters
+    ----------
+    model : fitted scikit-learn estimator
+        One of the classes listed in this module's docstring. Never modified.
+    X, y, sample_weight : optional
+        Training data of a ``GradientBoosting*`` model with a loss other than
+        squared error: used to recompute the values of internal nodes (see the
+        module docstring). Ignored by other models.
+
+    Returns
+    -------
+    Ensemble
+        Predicts exactly like ``model``; ``btt.to_model`` exports it back.
+    """
+    name, kind = _kind_of(model)
+    _check_fitted(model, name)
+    _check_single_output(model, name)
+    if kind == "tree":
+        return _import_tree(model, name)
+    if kind == "forest":
+        return _import_forest(model, name)
+    from . import _sklearn_boosting
+
+    if kind == "gradient_boosting":
+        return _sklearn_boosting.import_gradient_boosting(model, name, X=X, y=y, sample_weight=sample_weight)
+    return _sklearn_boosting.import_hist_gradient_boosting(model, name)
+
+
+def to_sklearn(ensemble: Ensemble):
+    """Export an ensemble whose source library is scikit-learn as a fitted
+    estimator of the source class that predicts exactly like ``ensemble``.
+
+    The ensemble is left unchanged; so is the estimator it was imported from.
+    """
+    if not isinstance(ensemble, Ensemble):
+        raise TypeError(f"to_sklearn expects an Ensemble (see btt.from_sklearn), got {type(ensemble).__name__}")
+    source = ensemble.source
+    if source.library != "sklearn":
+        raise ConversionError(
+            f"this ensemble comes from {source.library!r}, not scikit-learn; export it with btt.to_model(ensemble)"
+        )
+    table = _sklearn_classes()
+    if source.estimator not in table:
+        raise UnsupportedModelError(
+            f"cannot export a scikit-learn {source.estimator!r}; supported estimators: {', '.join(SUPPORTED_ESTIMATORS)}"
+        )
+    cls, kind = table[source.estimator]
+    payload = source.payload or {}
+    if kind in ("gradient_boosting", "hist_gradient_boosting"):
+        if "template" not in payload:
+            raise ConversionError(
+                f"a {source.estimator} can only be exported from an ensemble imported with from_sklearn "
+                "(its payload lacks the fitted estimator's settings)"
+            )
+        from . import _sklearn_boosting
+
+        if kind == "gradient_boosting":
+            return _sklearn_boosting.export_gradient_boosting(ensemble)
+        return _sklearn_boosting.export_hist_gradient_boosting(ensemble)
+    classifier = cls.__name__.endswith("Classifier")
+    _check_tree_ensemble(ensemble, source.estimator, classifier, forest=kind == "forest")
+    if kind == "tree":
+        return _export_tree(ensemble, cls, classifier, payload)
+    return _export_forest(ensemble, cls, classifier, payload)
+
+
+def _check_tree_ensemble(ensemble, name, classifier, *, forest):
+    task = "classification" if classifier else "regression"
+    problems = []
+    if ensemble.task != task:
+        problems.append(f"task is {ensemble.task!r}, a {name} needs {task!r}")
+    if ensemble.link != "identity":
+        problems.append(f"link is {ensemble.link!r}, expected 'identity' (trees output fractions or means)")
+    if np.any(ensemble.tree_scale != 1.0) or np.any(ensemble.base_score != 0.0) or np.any(ensemble.tree_output != 0):
+        problems.append("tree_scale must be 1, base_score 0 and tree_output 0")
+    if ensemble.split_rule != "le":
+        problems.append("split_rule must be 'le' (scikit-learn sends x <= threshold left)")
+    if forest and ensemble.aggregation != "mean":
+        problems.append("a forest averages its trees: aggregation must be 'mean'")
+    if not forest and ensemble.n_trees != 1:
+        problems.append(f"a {name} holds one tree, the ensemble has {ensemble.n_trees}")
+    if ensemble.accumulate_float32:
+        problems.append("accumulate_float32 must be False")
+    if classifier and ensemble.n_outputs != len(ensemble.classes_):
+        problems.append(f"a classifier needs one value column per class ({len(ensemble.classes_)}), got {ensemble.n_outputs}")
+    if problems:
+        raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
+    if ensemble.input_dtype != "float32":
+        warnings.warn(
+            f"this ensemble compares float64 inputs, but a scikit-learn {name} casts X to float32 before comparing; "
+            "rows within float32 rounding of a threshold may be routed differently by the exported model",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _new_estimator(cls, payload):
+    params = dict(payload.get("params") or {})
+    accepted = cls().get_params(deep=False)
+    return cls(**{key: value for key, value in params.items() if key in accepted})
+
+
+def _set_fitted(estimator, ensemble, classifier, *, classes, tree_index=None):
+    estimator.n_features_in_ = ensemble.n_features_in_
+    estimator.n_outputs_ = 1
+    if classifier:
+        estimator.classes_ = classes
+        estimator.n_classes_ = len(classes)
+    max_features = getattr(estimator, "max_features", None)
+    estimator.max_features_ = _resolve_max_features(max_features, ensemble.n_features_in_, classifier)
+
+
+def _resolve_max_features(max_features, n_features, classifier):
+    # The number of features scikit-learn's fit would have drawn per split.
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, (int, np.integer)):
+        return int(max_features)
+    return max(1, int(max_features * n_features))
+
+
+def _export_tree(ensemble, cls, classifier, payload):
+    classes = None if not classifier else np.array(ensemble.classes_, copy=True)
+    sk_tree = tree_to_sklearn(ensemble.trees[0], ensemble.n_features_in_, len(classes) if classifier else None)
+    template = payload.get("template")
+    if template is not None:
+        estimator = copy.deepcopy(template)
+    else:
+        estimator = _new_estimator(cls, payload)
+        _set_fitted(estimator, ensemble, classifier, classes=classes)
+        if ensemble.feature_names_in_ is not None:
+            estimator.feature_names_in_ = np.array(ensemble.feature_names_in_, dtype=object)
+    estimator.tree_ = sk_tree
+    return estimator
+
+
+def _export_forest(ensemble, cls, classifier, payload):
+    n_classes = len(ensemble.classes_) if classifier else None
+    template = payload.get("template")
+    random_states = payload.get("random_states")
+    if random_states is not None and len(random_states) != ensemble.n_trees:
+        random_states = None  # trees were added or removed: the stored seeds no longer match
+    if template is not None:
+        forest = copy.deepcopy(template)
+        tree_template = payload["estimator_template"]
+
+        def new_tree():
+            return copy.deepcopy(tree_template)
+    else:
+        forest = _new_estimator(cls, payload)
+        forest._validate_estimator()  # sets estimator_, the prototype of every tree
+        encoded = np.arange(n_classes, dtype=np.float64) if classifier else None  # trees see encoded labels
+
+        def new_tree():
+            estimator = forest._make_estimator(append=False)
+            _set_fitted(estimator, ensemble, classifier, classes=encoded)
+            return estimator
+
+        _set_fitted(forest, ensemble, classifier, classes=np.array(ensemble.classes_, copy=True) if classifier else None)
+        if ensemble.feature_names_in_ is not None:
+            forest.feature_names_in_ = np.array(ensemble.feature_names_in_, dtype=object)
+        if payload.get("n_samples") is not None:
+            forest._n_samples = int(payload["n_samples"])
+            forest._n_samples_bootstrap = _n_samples_bootstrap(forest)
+    estimators = []
+    for index, tree in enumerate(ensemble.trees):
+        estimator = new_tree()
+        if random_states is not None:
+            estimator.random_state = copy.deepcopy(random_states[index])
+        estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, n_classes, index=index)
+        estimators.append(estimator)
+    forest.estimators_ = estimators
+    if hasattr(forest, "n_estimators") and template is None:
+        forest.n_estimators = len(estimators)
+    return forest
+
+
+def _n_samples_bootstrap(forest):
+    from sklearn.ensemble._forest import _get_n_samples_bootstrap
+
+    if not getattr(forest, "bootstrap", False):
+        return None
+    return _get_n_samples_bootstrap(forest._n_samples, forest.max_samples)
