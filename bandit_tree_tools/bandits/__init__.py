@@ -1,0 +1,37 @@
+"""Multi-armed bandit policies and confidence bounds: the one place the bandit
+maths lives. Policies are small strategy objects usable on their own
+(:func:`play`), by the pruning loop, or by any other algorithm."""
+
+from ._bounds import bayes_ucb_index, bernoulli_kl, hoeffding_radius, kl_ucb_index, ucb1_index
+from ._policies import (
+    KLUCB,
+    POLICIES,
+    UCB1,
+    BayesUCB,
+    EpsilonGreedy,
+    Policy,
+    Softmax,
+    ThompsonSampling,
+    WinStayLoseShift,
+    make_policy,
+    play,
+)
+
+__all__ = [
+    "KLUCB",
+    "POLICIES",
+    "UCB1",
+    "BayesUCB",
+    "EpsilonGreedy",
+    "Policy",
+    "Softmax",
+    "ThompsonSampling",
+    "WinStayLoseShift",
+    "bayes_ucb_index",
+    "bernoulli_kl",
+    "hoeffding_radius",
+    "kl_ucb_index",
+    "make_policy",
+    "play",
+    "ucb1_index",
+]

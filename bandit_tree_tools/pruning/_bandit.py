@@ -1,0 +1,343 @@
+"""Bandit pruning ("Multi-Armed Bandits-Based Optimization of Decision Trees").
+
+Arms are internal nodes; pulling an arm collapses that node into a leaf on a
+fresh random evaluation subset of the validation rows and compares the score
+with the current model on the same subset (Algorithm 2, lines 7-18). After
+the rounds, the arms are ranked and the best prefix of the ranking is pruned
+(lines 20-27).
+
+How the paper's ambiguities are resolved (see also PAPERS.md, section 1):
+
+* Candidates. Algorithm 1 says "no children and depth > 3", which would
+  select leaves. Arms are internal nodes at depth >= ``min_depth`` (root
+  depth 0, so 4 by default, "beyond level three"): ``candidates="twigs"``
+  (both children are leaves, the reduced-error-pruning set; never nested)
+  or ``"internal"`` (every internal node; nested arms are handled below).
+  Nodes whose collapsed value the model does not store (``has_leaf_value ==
+  0``, e.g. GradientBoosting with a non-squared loss) are not arms.
+* Evaluation data. "0.02% of the training data" is less than one row on the
+  paper's data sets, and training purity always argues against pruning.
+  Rewards come from ``eval_size`` rows drawn without replacement from the
+  validation set, afresh every round.
+* Score. ``S = a*accuracy + g*F1 - b*logloss/-log(1e-15)``: probabilities are
+  clipped at 1e-15, so the per-row log-loss is at most ``-log(1e-15)``; dividing
+  by it is the "scaled logarithmic loss [0, 1]". F1 is the positive class's
+  (``classes_[1]``) for binary tasks and macro-F1 otherwise. Regression (not in
+  the paper): ``S = 1 - MSE / Var(y_val)``, so ``dS`` is the decrease of the MSE
+  in units of the target's variance; ``weights`` do not apply.
+* Rewards (equations 2 and 3). UCB1, KL-UCB, WSLS, Softmax and epsilon-greedy
+  get ``clip((reward_threshold + dS) / reward_scale, 0, 1)`` where the default
+  ``reward_scale = reward_threshold + sum(|weights|)`` (``+ 1`` for regression)
+  is the smallest constant that bounds the reward by 1 for every possible dS.
+  Thompson sampling and Bayes-UCB get the Bernoulli reward ``1[dS > 0]``.
+  ``|dS| < 1e-12`` counts as 0 (round-off of unchanged predictions).
+* Ranking. "Prune c lowest-ranked branches": arms are ranked by estimated
+  reward, best first; ties (common with Bernoulli rewards) are broken by the
+  mean score change, then by arm order. Arms never pulled come last.
+* Final step. For c = 0, 1, ..., prune the c best-ranked non-nested arms
+  (an arm inside or above an already chosen arm is skipped), score on the
+  whole validation set and keep the best, preferring more pruning on ties
+  (Algorithm 2, line 24 uses ``>=``). c = 0, the unpruned model, competes too:
+  the paper starts from ``P_B = -100``, which would force at least one prune
+  even when every prune hurts.
+* ``strategy="sequential"`` (our addition): run the rounds, commit the best
+  ranked arm if the validation score does not drop, recompute the arms (new
+  twigs appear as their children are pruned) and repeat until the best arm
+  would lower the score or no arm is left. ``n_rounds`` is then per phase.
+"""
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..bandits import Policy, WinStayLoseShift, make_policy
+from ..exceptions import DataError
+from ._common import check_positive_int, finish, prepare, rng_from
+from ._evaluator import IncrementalEvaluator
+
+CANDIDATES = ("twigs", "internal")
+STRATEGIES = ("rank", "sequential")
+ZERO_DELTA = 1e-12
+
+
+def _eval_rows(eval_size, n_rows: int) -> int:
+    if isinstance(eval_size, (bool, np.bool_)):
+        raise ValueError(f"eval_size must be a fraction in (0, 1] or a number of rows, got {eval_size!r}")
+    if isinstance(eval_size, (int, np.integer)):
+        if eval_size < 1:
+            raise ValueError(f"eval_size must be at least 1 row, got {eval_size}")
+        if eval_size > n_rows:
+            raise DataError(
+                f"eval_size={eval_size} rows are drawn each round, but the validation set has only {n_rows} rows; "
+                f"pass more validation rows or a smaller eval_size (e.g. a fraction such as 0.5)"
+            )
+        return int(eval_size)
+    eval_size = float(eval_size)
+    if not 0.0 < eval_size <= 1.0:
+        raise ValueError(f"eval_size as a fraction must be in (0, 1], got {eval_size}")
+    return max(1, int(round(eval_size * n_rows)))
+
+
+class _Rewards:
+    """The paper's reward functions (equations 2 and 3)."""
+
+    def __init__(self, family: str, threshold: float, scale: float):
+        self.bernoulli = family == "bernoulli"
+        self.threshold, self.scale = threshold, scale
+
+    def __call__(self, delta: float) -> float:
+        if abs(delta) < ZERO_DELTA:
+            delta = 0.0
+        if self.bernoulli:
+            return 1.0 if delta > 0.0 else 0.0
+        return min(max((self.threshold + delta) / self.scale, 0.0), 1.0)
+
+    @property
+    def neutral(self) -> float:
+        """Reward of a pull that leaves the score unchanged."""
+        return self(0.0)
+
+
+def _rank(pulls, mean_reward, mean_delta) -> np.ndarray:
+    """Arm indices, best first: pulled arms by mean reward, then mean score
+    change, then index; arms never pulled last."""
+    index = np.arange(len(pulls))
+    return np.lexsort((index, -mean_delta, -mean_reward, pulls == 0))
+
+
+def _non_nested(order, arm_tree, arm_node, evaluator: IncrementalEvaluator) -> list:
+    """Arms of ``order`` (in that order) skipping any arm nested with one kept before."""
+    covered = {}
+    kept = []
+    for arm in order:
+        tree, node = int(arm_tree[arm]), int(arm_node[arm])
+        position, end = evaluator.preorder[tree][node], evaluator.preorder_end[tree][node]
+        mask = covered.setdefault(tree, np.zeros(len(evaluator.preorder[tree]), dtype=bool))
+        # covered positions are whole chosen subtrees: any covered position in this
+        # node's range means a chosen arm lies below it, or it lies below one
+        if mask[position:end].any():
+            continue
+        mask[position:end] = True
+        kept.append(int(arm))
+    return kept
+
+
+class _Arms:
+    """Per-arm bookkeeping of one phase, kept by (tree, node)."""
+
+    def __init__(self, trees, nodes, depths):
+        self.tree, self.node, self.depth = trees, nodes, depths
+        self.delta_sum = np.zeros(len(trees))
+
+
+def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, history, phase, progress):
+    n_arms = len(arms.tree)
+    policy.start(n_arms, random_state=rng)
+    in_subset = evaluator.in_subset
+    iterator = range(n_rounds)
+    if progress:
+        iterator = tqdm(iterator, desc="bandit pruning" if phase == 0 else f"phase {phase}", leave=phase == 0)
+    for _ in iterator:
+        rows = rng.choice(evaluator.n_rows, eval_rows, replace=False)
+        in_subset[:] = False
+        in_subset[rows] = True
+        base = evaluator.stats(rows)
+        current = evaluator.score_stats(base)
+        arm = policy.select()
+        tree, node = int(arms.tree[arm]), int(arms.node[arm])
+        delta = evaluator.score_stats(evaluator.pulled_stats(tree, node, base, in_subset)) - current
+        reward = rewards(delta)
+        policy.update(arm, reward)
+        arms.delta_sum[arm] += delta
+        history.append((len(history), phase, arm, tree, node, reward, delta))
+    in_subset[:] = False
+    means = policy.means_
+    mean_delta = np.divide(arms.delta_sum, policy.counts_, out=np.zeros(n_arms), where=policy.counts_ > 0)
+    return policy.counts_.copy(), means, mean_delta
+
+
+def bandit_prune(
+    model,
+    X_val,
+    y_val,
+    *,
+    policy="ucb1",
+    n_rounds: int = 1100,
+    eval_size=0.5,
+    candidates: str = "twigs",
+    min_depth: int = 4,
+    weights=(1.0, 2.5, 1.0),
+    reward_threshold: float = 0.05,
+    reward_scale: float | None = None,
+    strategy: str = "rank",
+    policy_params: dict | None = None,
+    random_state=None,
+    progress: bool = True,
+):
+    """Prune a tree model with a multi-armed bandit.
+
+    Parameters
+    ----------
+    model : Ensemble or fitted scikit-learn / LightGBM / XGBoost model
+        Never modified.
+    X_val, y_val : validation data (never the training data)
+    policy : str or bandit_tree_tools.bandits.Policy
+        "ucb1", "kl_ucb", "thompson", "bayes_ucb", "softmax", "wsls",
+        "epsilon_greedy", or a policy object.
+    n_rounds : int
+        Bandit rounds (per phase with ``strategy="sequential"``).
+    eval_size : float in (0, 1] or int
+        Validation rows drawn (without replacement) each round.
+    candidates : {"twigs", "internal"}
+    min_depth : int
+        Nodes shallower than this are not arms (root depth 0).
+    weights : (accuracy, F1, log-loss) weights of the score.
+    reward_threshold, reward_scale : equation 2 of the paper.
+    strategy : {"rank", "sequential"}
+    policy_params : dict
+        Extra constructor arguments of the named policy.
+    random_state : int, RandomState or None
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    PruneResult
+
+    See the module docstring for how the paper's ambiguities are resolved.
+    """
+    started = time.perf_counter()
+    n_rounds = check_positive_int(n_rounds, "n_rounds")
+    min_depth = check_positive_int(min_depth, "min_depth", minimum=0)
+    if candidates not in CANDIDATES:
+        raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    bandit = make_policy(policy, **(policy_params or {}))
+    ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
+    eval_rows = _eval_rows(eval_size, evaluator.n_rows)
+    weights = evaluator.weights
+    if reward_scale is None:
+        reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
+    if not reward_scale > 0:
+        raise ValueError(f"reward_scale must be > 0, got {reward_scale}")
+    rewards = _Rewards(bandit.reward_family, float(reward_threshold), float(reward_scale))
+    if isinstance(bandit, WinStayLoseShift) and not isinstance(policy, Policy):
+        bandit.win_threshold = rewards.neutral  # a win = the pull improved the score
+    params = dict(
+        policy=bandit.name, n_rounds=n_rounds, eval_size=eval_size, eval_rows=eval_rows, candidates=candidates,
+        min_depth=min_depth, weights=weights, reward_threshold=reward_threshold, reward_scale=reward_scale,
+        strategy=strategy, random_state=random_state,
+    )
+    rng = rng_from(random_state)
+    history = []
+    trees, nodes, depths, excluded = evaluator.arms(candidates, min_depth)
+    if excluded:
+        warnings.warn(
+            f"{excluded} candidate nodes are not arms: the {ensemble.source.library} model does not store the "
+            "value they would have as leaves",
+            UserWarning,
+            stacklevel=2,
+        )
+    if len(trees) == 0:
+        warnings.warn(
+            f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
+            f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth or use "
+            "candidates='internal'",
+            UserWarning,
+            stacklevel=2,
+        )
+        return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
+                      history=_history_frame(history), arms=_arms_frame({}, evaluator, ensemble),
+                      path=pd.DataFrame({"n_pruned": [0], "score": [evaluator.score()]}))
+
+    totals = {}  # (tree, node) -> [depth, pulls, reward sum, delta sum, rank, pruned]
+    if strategy == "rank":
+        arms = _Arms(trees, nodes, depths)
+        pulls, means, mean_delta = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
+                                               history, 0, progress)
+        order = _rank(pulls, means, mean_delta)
+        _accumulate(totals, arms, pulls, means, order)
+        chosen = _non_nested(order, arms.tree, arms.node, evaluator)
+        path = _best_prefix(evaluator, arms, chosen)
+        for arm in chosen[: path.attrs["chosen"]]:
+            totals[(int(arms.tree[arm]), int(arms.node[arm]))][5] = True
+    else:
+        scores, phase = [evaluator.score()], 0
+        while len(trees):
+            arms = _Arms(trees, nodes, depths)
+            pulls, means, mean_delta = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
+                                                   history, phase, progress)
+            order = _rank(pulls, means, mean_delta)
+            _accumulate(totals, arms, pulls, means, order)
+            best = int(order[0])
+            snapshot = evaluator.snapshot()
+            evaluator.commit(int(arms.tree[best]), int(arms.node[best]))
+            score = evaluator.score()
+            if score < scores[-1]:
+                evaluator.restore(snapshot)
+                break
+            scores.append(score)
+            totals[(int(arms.tree[best]), int(arms.node[best]))][5] = True
+            phase += 1
+            trees, nodes, depths, _ = evaluator.arms(candidates, min_depth)
+        path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
+    return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
+                  history=_history_frame(history), arms=_arms_frame(totals, evaluator, ensemble), path=path)
+
+
+def _accumulate(totals, arms, pulls, means, order):
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    for arm in range(len(arms.tree)):
+        key = (int(arms.tree[arm]), int(arms.node[arm]))
+        entry = totals.setdefault(key, [int(arms.depth[arm]), 0, 0.0, 0.0, 0, False])
+        entry[1] += int(pulls[arm])
+        entry[2] += float(means[arm]) * int(pulls[arm])
+        entry[3] += float(arms.delta_sum[arm])
+        entry[4] = int(rank[arm])  # rank in the latest phase that offered the arm
+
+
+def _best_prefix(evaluator: IncrementalEvaluator, arms: _Arms, chosen: list) -> pd.DataFrame:
+    """Algorithm 2, lines 20-27, with c = 0 included; commits the best prefix."""
+    snapshot = evaluator.snapshot()
+    scores = [evaluator.score()]
+    best_score, best_c = scores[0], 0
+    for c, arm in enumerate(chosen, start=1):
+        evaluator.commit(int(arms.tree[arm]), int(arms.node[arm]))
+        score = evaluator.score()
+        scores.append(score)
+        if score >= best_score:
+            best_score, best_c = score, c
+    evaluator.restore(snapshot)
+    for arm in chosen[:best_c]:
+        evaluator.commit(int(arms.tree[arm]), int(arms.node[arm]))
+    path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
+    path.attrs["chosen"] = best_c
+    return path
+
+
+def _history_frame(history) -> pd.DataFrame:
+    columns = ["round", "phase", "arm", "tree", "node", "reward", "score_delta"]
+    frame = pd.DataFrame.from_records(history, columns=columns)
+    for name in columns[:5]:
+        frame[name] = frame[name].astype(np.int64)
+    return frame
+
+
+def _arms_frame(totals, evaluator, ensemble) -> pd.DataFrame:
+    records = []
+    for arm, ((tree, node), (depth, pulls, reward_sum, delta_sum, rank, pruned)) in enumerate(sorted(totals.items())):
+        records.append(dict(
+            arm=arm, tree=tree, node=node, depth=depth,
+            samples=int(ensemble.trees[tree].n_node_samples[node]),
+            val_rows=int(evaluator.row_stop[tree][node] - evaluator.row_start[tree][node]),
+            pulls=pulls, mean_reward=reward_sum / pulls if pulls else 0.0,
+            mean_score_delta=delta_sum / pulls if pulls else 0.0, rank=rank, pruned=bool(pruned),
+        ))
+    columns = ["arm", "tree", "node", "depth", "samples", "val_rows", "pulls", "mean_reward", "mean_score_delta",
+               "rank", "pruned"]
+    return pd.DataFrame.from_records(records, columns=columns)

@@ -1,0 +1,237 @@
+"""Incremental evaluation of collapsed nodes on validation rows, shared by
+bandit, cost-complexity and reduced-error pruning.
+
+Node ids are always those of the ensemble given at construction: collapsing
+is recorded in a per-tree mask and applied to the validation rows'
+predictions, never by rebuilding trees, so arms keep their ids throughout.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+
+from ..exceptions import DataError, UnsupportedModelError
+from ..tree import Ensemble, node_depth
+from . import _kernels
+
+WEIGHT_NAMES = ("accuracy", "f1", "log_loss")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Validated targets: class codes (classification) or values."""
+
+    codes: np.ndarray  # int64 (n,), -1 for regression
+    values: np.ndarray  # float64 (n,), 0 for classification
+    n_classes: int  # 0 for regression
+    positive: int  # class whose F1 counts; -1 for macro-F1 (and regression)
+    variance: float  # Var(y) for regression (1.0 if constant), 1.0 otherwise
+
+
+def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Target:
+    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise DataError(f"{name} must be 1-D with one target per row, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise DataError(f"{name} has {y.shape[0]} rows, but X has {n_rows}; pass one target per row of X")
+    if n_rows == 0:
+        raise DataError(f"{name} is empty; pruning needs validation rows")
+    if ensemble.task == "regression":
+        if ensemble.n_outputs != 1:
+            raise UnsupportedModelError(
+                f"pruning supports single-output regression; this ensemble has {ensemble.n_outputs} outputs"
+            )
+        try:
+            values = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"{name} must be numeric for a regression model, got dtype {y.dtype}") from None
+        if not np.all(np.isfinite(values)):
+            raise DataError(f"{name} contains NaN or infinite values; drop those rows")
+        variance = float(np.var(values))
+        return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
+    classes = ensemble.classes_
+    if type_of_target(y) == "continuous" and not np.issubdtype(classes.dtype, np.floating):
+        raise DataError(
+            f"{name} holds continuous values (e.g. {y[0]!r}), but the model is a classifier with classes "
+            f"{list(classes)[:10]}; pass class labels, or prune a regression model"
+        )
+    lookup = {label: code for code, label in enumerate(classes.tolist())}
+    codes = np.fromiter((lookup.get(label, -1) for label in y.tolist()), dtype=np.int64, count=n_rows)
+    if np.any(codes < 0):
+        unknown = sorted({repr(label) for label in np.asarray(y)[codes < 0].tolist()})
+        raise DataError(
+            f"{name} contains labels the model never saw: {', '.join(unknown[:10])}; the model's classes are "
+            f"{list(classes)[:20]}. Drop those rows or map them to known labels"
+        )
+    positive = 1 if len(classes) == 2 else -1
+    return Target(codes, np.zeros(n_rows), len(classes), positive, 1.0)
+
+
+class IncrementalEvaluator:
+    """Validation rows routed once, with O(rows under node) pulls and commits.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+    X : array of shape (n_rows, n_features)
+    target : Target
+    weights : (accuracy, F1, log-loss) weights of the score (classification)
+    """
+
+    def __init__(self, ensemble: Ensemble, X, target: Target, weights=(1.0, 2.5, 1.0)):
+        self.ensemble = ensemble
+        self.target = target
+        self.weights = tuple(float(w) for w in weights)
+        X = ensemble.check_X(X)
+        self.n_rows = X.shape[0]
+        self.all_rows = np.arange(self.n_rows, dtype=np.int64)
+        packed = ensemble.packed
+        self.node_offset = packed.node_offset
+        self.value = packed.value
+        self.link = _kernels.LINK_CODES[ensemble.link]
+        self.link_scale = float(ensemble.link_scale)
+        divisor = ensemble.n_trees if ensemble.aggregation == "mean" else 1
+        self.factor = ensemble.tree_scale / divisor
+        leaves = ensemble.apply(X)  # (n_rows, n_trees): the only full routing
+        self.raw = np.ascontiguousarray(ensemble.predict_raw(X), dtype=np.float64)
+        self.current_node = np.ascontiguousarray(leaves.T)  # (n_trees, n_rows), local ids
+        self.row_order = np.empty_like(self.current_node)
+        self.preorder, self.preorder_end, self.row_start, self.row_stop = [], [], [], []
+        for tree_index, tree in enumerate(ensemble.trees):
+            position, end = _kernels._preorder(tree.children_left, tree.children_right)
+            leaf_position = position[leaves[:, tree_index]]
+            order = np.argsort(leaf_position, kind="stable")
+            sorted_position = leaf_position[order]
+            self.row_order[tree_index] = order
+            self.preorder.append(position)
+            self.preorder_end.append(end)
+            self.row_start.append(np.searchsorted(sorted_position, position, side="left"))
+            self.row_stop.append(np.searchsorted(sorted_position, end, side="left"))
+        self.collapsed = [np.zeros(tree.n_nodes, dtype=np.bool_) for tree in ensemble.trees]
+        self.depths = [node_depth(tree) for tree in ensemble.trees]
+        self.prediction = np.empty(self.n_rows, dtype=np.int64)
+        self.loss = np.empty(self.n_rows, dtype=np.float64)
+        self._refresh(self.all_rows)
+        self.in_subset = np.zeros(self.n_rows, dtype=np.bool_)
+
+    # ----------------------------------------------------------------- basics
+    def _refresh(self, rows):
+        t = self.target
+        _kernels._row_outputs(
+            self.raw, rows, t.codes, t.values, self.link, self.link_scale, t.n_classes, self.prediction, self.loss
+        )
+
+    def rows_under(self, tree: int, node: int) -> np.ndarray:
+        return self.row_order[tree, self.row_start[tree][node] : self.row_stop[tree][node]]
+
+    def stats(self, rows) -> np.ndarray:
+        return _kernels._subset_stats(rows, self.prediction, self.loss, self.target.codes, self.target.n_classes)
+
+    def score_stats(self, stats) -> float:
+        t = self.target
+        a, g, b = self.weights
+        return _kernels._score(stats, a, g, b, t.n_classes, t.positive, t.variance)
+
+    def score(self, rows=None) -> float:
+        return self.score_stats(self.stats(self.all_rows if rows is None else rows))
+
+    # ------------------------------------------------------------ pull/commit
+    def pulled_stats(self, tree: int, node: int, base_stats: np.ndarray, in_subset: np.ndarray) -> np.ndarray:
+        """Statistics of the rows flagged in ``in_subset`` (whose current
+        statistics are ``base_stats``) if ``node`` of ``tree`` were a leaf."""
+        t = self.target
+        return _kernels._pull_stats(
+            base_stats,
+            self.rows_under(tree, node),
+            in_subset,
+            self.current_node[tree],
+            self.node_offset[tree],
+            self.value,
+            node,
+            self.factor[tree],
+            self.ensemble.tree_output[tree],
+            self.raw,
+            self.prediction,
+            self.loss,
+            t.codes,
+            t.values,
+            self.link,
+            self.link_scale,
+            t.n_classes,
+        )
+
+    def full_mask(self) -> np.ndarray:
+        return np.ones(self.n_rows, dtype=np.bool_)
+
+    def commit(self, tree: int, node: int) -> None:
+        """Collapse ``node`` of ``tree`` for good (in this evaluator)."""
+        rows = self.rows_under(tree, node)
+        _kernels._commit(
+            rows,
+            self.current_node[tree],
+            self.node_offset[tree],
+            self.value,
+            node,
+            self.factor[tree],
+            self.ensemble.tree_output[tree],
+            self.raw,
+        )
+        self._refresh(rows)
+        self.collapsed[tree][node] = True
+
+    def snapshot(self):
+        return (self.raw.copy(), self.current_node.copy(), self.prediction.copy(), self.loss.copy(),
+                [mask.copy() for mask in self.collapsed])
+
+    def restore(self, snapshot) -> None:
+        raw, current, prediction, loss, collapsed = snapshot
+        self.raw[...] = raw
+        self.current_node[...] = current
+        self.prediction[...] = prediction
+        self.loss[...] = loss
+        self.collapsed = [mask.copy() for mask in collapsed]
+
+    # ---------------------------------------------------------------- arms
+    def arms(self, candidates: str = "twigs", min_depth: int = 0):
+        """Current arms: (tree, node, depth) arrays, plus the number of nodes
+        left out because the model does not store their collapsed value."""
+        trees, nodes, depths, excluded = [], [], [], 0
+        for index, tree in enumerate(self.ensemble.trees):
+            mask = _kernels._arm_mask(tree.children_left, tree.children_right, self.collapsed[index], candidates == "twigs")
+            mask &= self.depths[index] >= min_depth
+            excluded += int(np.count_nonzero(mask & (tree.has_leaf_value == 0)))
+            mask &= tree.has_leaf_value == 1
+            found = np.flatnonzero(mask)
+            trees.append(np.full(found.size, index, dtype=np.int64))
+            nodes.append(found.astype(np.int64))
+            depths.append(self.depths[index][found])
+        return np.concatenate(trees), np.concatenate(nodes), np.concatenate(depths), excluded
+
+    def is_nested(self, tree_a: int, node_a: int, tree_b: int, node_b: int) -> bool:
+        """Whether one node lies in the other's subtree (same tree)."""
+        if tree_a != tree_b:
+            return False
+        position, end = self.preorder[tree_a], self.preorder_end[tree_a]
+        a, b = position[node_a], position[node_b]
+        return a <= b < end[node_a] or b <= a < end[node_b]
+
+    def collapsed_nodes(self) -> dict:
+        """{tree: sorted node ids} of the outermost collapsed nodes."""
+        out = {}
+        for index, tree in enumerate(self.ensemble.trees):
+            mask = self.collapsed[index]
+            if not mask.any():
+                continue
+            # keep only the outermost: drop nodes below another collapsed node
+            hidden = np.zeros(tree.n_nodes, dtype=bool)
+            for node in range(tree.n_nodes):
+                left = tree.children_left[node]
+                if left != -1 and (hidden[node] or mask[node]):
+                    hidden[left] = hidden[tree.children_right[node]] = True
+            outer = np.flatnonzero(mask & ~hidden)
+            if outer.size:
+                out[index] = outer
+        return out

@@ -1,0 +1,260 @@
+"""Numba kernels of the incremental evaluation behind every pruning method.
+
+The validation rows are routed once (leaf per row and tree). Rows are then
+sorted, per tree, by the pre-order position of their leaf, so the rows under
+any node form one contiguous slice of that order. Collapsing node ``v`` of
+tree ``t`` changes, for the rows of that slice only, the tree's contribution
+from ``value[current node of the row]`` to ``value[v]``; everything else of
+the raw score stays. A pull therefore costs O(rows under the node), and the
+score of an evaluation subset is updated from sufficient statistics.
+
+Statistics vector (float64), ``K`` classes:
+``[n_rows, correct (classification) or squared-error sum (regression),
+log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
+"""
+
+import numba
+import numpy as np
+
+LINK_CODES = {"identity": 0, "sigmoid": 1, "softmax": 2, "exp": 3}
+LOG_LOSS_EPS = 1e-15
+# logloss of one row lies in [0, -log(eps)] once probabilities are clipped; dividing by
+# this bound is how the paper's "scaled logarithmic loss [0, 1]" is made concrete.
+LOG_LOSS_BOUND = -np.log(LOG_LOSS_EPS)
+
+STAT_N, STAT_MAIN, STAT_LOSS, STAT_HEAD = 0, 1, 2, 3
+
+
+@numba.njit(cache=True)
+def _preorder(children_left, children_right):
+    """Pre-order position of every node and the position one past its subtree."""
+    n = children_left.shape[0]
+    position = np.empty(n, dtype=np.int64)
+    size = np.ones(n, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    stack[0] = 0
+    counter = 0
+    while top >= 0:
+        node = stack[top]
+        top -= 1
+        position[node] = counter
+        counter += 1
+        if children_left[node] != -1:
+            top += 1
+            stack[top] = children_right[node]
+            top += 1
+            stack[top] = children_left[node]
+    for node in range(n - 1, -1, -1):  # children have larger ids than parents
+        if children_left[node] != -1:
+            size[node] = 1 + size[children_left[node]] + size[children_right[node]]
+    return position, position + size
+
+
+@numba.njit(cache=True)
+def _arm_mask(children_left, children_right, collapsed, twigs_only):
+    """Internal nodes of the tree as currently pruned (``collapsed`` nodes are
+    leaves, their descendants are gone); with ``twigs_only`` only those whose
+    two children are (current) leaves."""
+    n = children_left.shape[0]
+    hidden = np.zeros(n, dtype=np.bool_)
+    mask = np.zeros(n, dtype=np.bool_)
+    for node in range(n):
+        left = children_left[node]
+        if left == -1:
+            continue
+        right = children_right[node]
+        if hidden[node] or collapsed[node]:
+            hidden[left] = True
+            hidden[right] = True
+            continue
+        if twigs_only:
+            left_leaf = children_left[left] == -1 or collapsed[left]
+            right_leaf = children_left[right] == -1 or collapsed[right]
+            mask[node] = left_leaf and right_leaf
+        else:
+            mask[node] = True
+    return mask
+
+
+@numba.njit(cache=True)
+def _probability(raw_row, link, link_scale, out):
+    """Class probabilities of one row into ``out`` (length K)."""
+    n_outputs = raw_row.shape[0]
+    if n_outputs == 1:  # binary margin: P(positive class)
+        z = raw_row[0]
+        if link == 1:
+            p = 1.0 / (1.0 + np.exp(-link_scale * z))
+        elif link == 3:
+            p = np.exp(z)
+        else:
+            p = z
+        out[0] = 1.0 - p
+        out[1] = p
+    elif link == 2:
+        largest = raw_row.max()
+        total = 0.0
+        for k in range(n_outputs):
+            out[k] = np.exp(raw_row[k] - largest)
+            total += out[k]
+        for k in range(n_outputs):
+            out[k] /= total
+    elif link == 1:
+        for k in range(n_outputs):
+            out[k] = 1.0 / (1.0 + np.exp(-link_scale * raw_row[k]))
+    elif link == 3:
+        for k in range(n_outputs):
+            out[k] = np.exp(raw_row[k])
+    else:
+        for k in range(n_outputs):
+            out[k] = raw_row[k]
+
+
+@numba.njit(cache=True)
+def _row_output(raw_row, target_code, target_value, link, link_scale, n_classes, proba):
+    """(predicted class or -1, per-row loss) of one row.
+
+    Classification: the loss is the clipped log-loss of the true class.
+    Regression: the squared error of ``link(raw)``."""
+    if n_classes == 0:
+        z = raw_row[0]
+        prediction = np.exp(z) if link == 3 else z
+        error = prediction - target_value
+        return -1, error * error
+    _probability(raw_row, link, link_scale, proba)
+    best = 0
+    for k in range(1, n_classes):
+        if proba[k] > proba[best]:
+            best = k
+    p = min(max(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
+    return best, -np.log(p)
+
+
+@numba.njit(cache=True)
+def _row_outputs(raw, rows, target_code, target_value, link, link_scale, n_classes, prediction, loss):
+    """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw``."""
+    proba = np.empty(max(n_classes, 2), dtype=np.float64)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, n_classes, proba)
+        prediction[row] = best
+        loss[row] = row_loss
+
+
+@numba.njit(cache=True)
+def _add_row(stats, sign, predicted, row_loss, true_code, n_classes):
+    stats[STAT_N] += sign
+    if n_classes == 0:
+        stats[STAT_MAIN] += sign * row_loss
+        return
+    if predicted == true_code:
+        stats[STAT_MAIN] += sign
+        stats[STAT_HEAD + true_code] += sign  # true positive of its class
+    else:
+        stats[STAT_HEAD + n_classes + predicted] += sign  # false positive
+        stats[STAT_HEAD + 2 * n_classes + true_code] += sign  # false negative
+    stats[STAT_LOSS] += sign * row_loss
+
+
+@numba.njit(cache=True)
+def _subset_stats(rows, prediction, loss, target_code, n_classes):
+    """Sufficient statistics of the current model on ``rows``."""
+    stats = np.zeros(STAT_HEAD + 3 * n_classes, dtype=np.float64)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        _add_row(stats, 1.0, prediction[row], loss[row], target_code[row], n_classes)
+    return stats
+
+
+@numba.njit(cache=True)
+def _pull_stats(
+    base_stats,
+    rows_under,
+    in_subset,
+    current_node,
+    root,
+    value,
+    new_node,
+    factor,
+    first_output,
+    raw,
+    prediction,
+    loss,
+    target_code,
+    target_value,
+    link,
+    link_scale,
+    n_classes,
+):
+    """Statistics of the subset if local node ``new_node`` of the tree rooted
+    at global id ``root`` were a leaf: only subset rows under it change.
+
+    ``current_node[row]``: the local node whose value the row gets from this
+    tree now; ``factor``: the tree's scale (divided by the number of trees
+    for averaged ensembles)."""
+    stats = base_stats.copy()
+    width = value.shape[1]
+    new_raw = np.empty(raw.shape[1], dtype=np.float64)
+    proba = np.empty(max(n_classes, 2), dtype=np.float64)
+    new_global = root + new_node
+    for i in range(rows_under.shape[0]):
+        row = rows_under[i]
+        if not in_subset[row]:
+            continue
+        old_global = root + current_node[row]
+        if old_global == new_global:
+            continue
+        for k in range(raw.shape[1]):
+            new_raw[k] = raw[row, k]
+        for j in range(width):
+            new_raw[first_output + j] += factor * (value[new_global, j] - value[old_global, j])
+        best, row_loss = _row_output(new_raw, target_code[row], target_value[row], link, link_scale, n_classes, proba)
+        _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
+        _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
+    return stats
+
+
+@numba.njit(cache=True)
+def _commit(rows_under, current_node, root, value, new_node, factor, first_output, raw):
+    """Make local node ``new_node`` a leaf for ``rows_under``: update their raw
+    scores and the node they now get this tree's value from."""
+    width = value.shape[1]
+    new_global = root + new_node
+    for i in range(rows_under.shape[0]):
+        row = rows_under[i]
+        old_global = root + current_node[row]
+        for j in range(width):
+            raw[row, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
+        current_node[row] = new_node
+
+
+@numba.njit(cache=True)
+def _score(stats, weight_accuracy, weight_f1, weight_loss, n_classes, positive, target_variance):
+    """The paper's performance ``a*accuracy + g*F1 - b*scaled_logloss``
+    (classification), or ``1 - MSE / Var(y)`` (regression; R^2 against the
+    variance of the whole validation target, so score differences are MSE
+    differences in units of that variance). ``positive`` is the class whose
+    F1 counts (binary); ``-1`` gives macro-F1 over the classes present among
+    the true or predicted labels, as scikit-learn averages."""
+    n = stats[STAT_N]
+    if n <= 0:
+        return 0.0
+    if n_classes == 0:
+        return 1.0 - stats[STAT_MAIN] / n / target_variance
+    accuracy = stats[STAT_MAIN] / n
+    if positive >= 0:
+        tp = stats[STAT_HEAD + positive]
+        denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + positive] + stats[STAT_HEAD + 2 * n_classes + positive]
+        f1 = 2.0 * tp / denominator if denominator > 0 else 0.0
+    else:
+        total = 0.0
+        present = 0
+        for k in range(n_classes):
+            tp = stats[STAT_HEAD + k]
+            denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + k] + stats[STAT_HEAD + 2 * n_classes + k]
+            if denominator > 0:
+                total += 2.0 * tp / denominator
+                present += 1
+        f1 = total / present if present > 0 else 0.0
+    scaled_loss = stats[STAT_LOSS] / n / LOG_LOSS_BOUND
+    return weight_accuracy * accuracy + weight_f1 * f1 - weight_loss * scaled_loss

@@ -1,0 +1,162 @@
+"""What every pruning method returns, and the metrics it reports."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..tree import Ensemble
+from ._kernels import LOG_LOSS_BOUND, LOG_LOSS_EPS
+
+__all__ = ["PruneResult", "model_metrics"]
+
+
+def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0)) -> dict:
+    """Metrics of ``ensemble`` on all rows, from its own predict methods.
+
+    Classification: accuracy, F1 (positive class ``classes_[1]`` when
+    binary, macro-F1 otherwise), log-loss (probabilities clipped at 1e-15),
+    score = ``a*accuracy + g*F1 - b*logloss/-log(1e-15)``. Regression: MSE,
+    R^2 and score = R^2 (against the variance of these rows). Both report
+    the number of leaves and the maximum depth."""
+    shape = {"leaves": ensemble.n_leaves, "depth": ensemble.max_depth}
+    if target.n_classes == 0:
+        prediction = np.asarray(ensemble.predict(X), dtype=np.float64)
+        mse = float(np.mean((prediction - target.values) ** 2))
+        r2 = 1.0 - mse / target.variance
+        return {"mse": mse, "r2": r2, "score": r2, **shape}
+    proba = ensemble.predict_proba(X)
+    predicted = np.argmax(proba, axis=1)
+    codes = target.codes
+    accuracy = float(np.mean(predicted == codes))
+    f1_per_class = []
+    classes = [target.positive] if target.positive >= 0 else range(target.n_classes)
+    for k in classes:
+        tp = np.sum((predicted == k) & (codes == k))
+        denominator = 2 * tp + np.sum((predicted == k) & (codes != k)) + np.sum((predicted != k) & (codes == k))
+        if denominator > 0 or target.positive >= 0:
+            f1_per_class.append(2 * tp / denominator if denominator > 0 else 0.0)
+    f1 = float(np.mean(f1_per_class)) if f1_per_class else 0.0
+    p_true = np.clip(proba[np.arange(len(codes)), codes], LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)
+    log_loss = float(np.mean(-np.log(p_true)))
+    a, g, b = weights
+    score = a * accuracy + g * f1 - b * log_loss / LOG_LOSS_BOUND
+    return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss, "score": score, **shape}
+
+
+@dataclass(repr=False, eq=False)
+class PruneResult:
+    """A pruned model and how it was found.
+
+    Attributes
+    ----------
+    method : str
+        "bandit", "cost_complexity" or "reduced_error".
+    ensemble : Ensemble
+        The pruned model in the common format.
+    original : Ensemble
+        The model before pruning (unchanged).
+    pruned_nodes : dict of {tree: int64 array}
+        Node ids (of ``original``) that became leaves.
+    metrics : DataFrame
+        Rows "before" and "after", on the validation data: accuracy, f1,
+        log_loss, score, leaves, depth (classification) or mse, r2, score,
+        leaves, depth (regression).
+    history : DataFrame
+        One row per bandit round: round, phase, arm, tree, node, reward,
+        score_delta. Empty for the baselines.
+    arms : DataFrame
+        One row per arm: arm, tree, node, depth, samples (training rows the
+        model recorded, -1 if unknown), val_rows, pulls, mean_reward,
+        mean_score_delta, rank, pruned.
+    path : DataFrame
+        The candidates of the final choice: ``n_pruned`` and ``score`` for
+        bandit pruning (c best arms pruned) and reduced-error pruning (nodes
+        pruned so far), ``alpha``/``n_pruned``/``score`` for cost-complexity.
+    params : dict
+        The parameters the method was called with.
+    elapsed : float
+        Wall time in seconds.
+    """
+
+    method: str
+    ensemble: Ensemble
+    original: Ensemble
+    pruned_nodes: dict
+    metrics: pd.DataFrame
+    history: pd.DataFrame = field(default_factory=pd.DataFrame)
+    arms: pd.DataFrame = field(default_factory=pd.DataFrame)
+    path: pd.DataFrame = field(default_factory=pd.DataFrame)
+    params: dict = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    @property
+    def n_pruned(self) -> int:
+        return int(sum(len(nodes) for nodes in self.pruned_nodes.values()))
+
+    def to_model(self):
+        """The pruned model as a native object of the input's library."""
+        from ..interop import to_model
+
+        return to_model(self.ensemble)
+
+    def evaluate(self, X, y, weights=None) -> pd.DataFrame:
+        """Before/after metrics on other data (for example a test set)."""
+        from ._evaluator import check_target
+
+        target = check_target(self.original, y, len(X), name="y")
+        weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else weights
+        rows = {
+            "before": model_metrics(self.original, X, target, weights),
+            "after": model_metrics(self.ensemble, X, target, weights),
+        }
+        return pd.DataFrame(rows).T
+
+    # ----------------------------------------------------------------- display
+    def plot(self, axes=None):
+        """Reward per round, mean reward per arm and score versus the number
+        of pruned branches (bandit); the score along the path (baselines).
+        Returns the matplotlib axes."""
+        import matplotlib.pyplot as plt
+
+        panels = 3 if len(self.history) else 1
+        if axes is None:
+            _, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.4), squeeze=False)
+            axes = axes[0]
+        axes = np.atleast_1d(axes)
+        if len(axes) < panels:
+            raise ValueError(f"plot needs {panels} axes for a {self.method} result, got {len(axes)}")
+        if panels == 3:
+            rounds, rewards = self.history["round"].to_numpy(), self.history["reward"].to_numpy()
+            axes[0].plot(rounds, rewards, ".", markersize=2, alpha=0.4, label="reward")
+            running = np.cumsum(rewards) / np.arange(1, len(rewards) + 1)
+            axes[0].plot(rounds, running, "-", label="running mean")
+            axes[0].set(xlabel="round", ylabel="reward", title="Reward per round")
+            axes[0].legend(loc="best", fontsize="small")
+            ranked = self.arms.sort_values("rank")
+            colours = np.where(ranked["pruned"].to_numpy(), "tab:red", "tab:blue")
+            axes[1].bar(np.arange(len(ranked)), ranked["mean_reward"].to_numpy(), color=colours)
+            axes[1].set(xlabel="arm (by rank; red = pruned)", ylabel="mean reward", title="Reward per arm")
+        last = axes[panels - 1]
+        if len(self.path):
+            x_name = "alpha" if "alpha" in self.path and self.method == "cost_complexity" else "n_pruned"
+            last.plot(self.path[x_name].to_numpy(), self.path["score"].to_numpy(), "o-", markersize=3)
+            chosen = self.metrics.loc["after", "score"]
+            last.axhline(chosen, color="tab:red", linestyle=":", label="chosen")
+            last.legend(loc="best", fontsize="small")
+            last.set(xlabel=x_name.replace("_", " "), ylabel="validation score", title="Score of the candidates")
+        return axes
+
+    def _table(self) -> str:
+        frame = self.metrics.copy()
+        return frame.to_string(float_format=lambda v: f"{v:.4f}")
+
+    def __repr__(self) -> str:
+        source = self.original.source
+        head = (
+            f"PruneResult(method={self.method!r}, model={source.library}:{source.estimator}, "
+            f"trees={self.original.n_trees}, pruned_nodes={self.n_pruned}, elapsed={self.elapsed:.3f}s"
+        )
+        if self.method == "bandit":
+            head += f", policy={self.params.get('policy')!r}, rounds={len(self.history)}, arms={len(self.arms)}"
+        return head + ")\n" + self._table()
