@@ -1,0 +1,124 @@
+"""Grow one tree with the MABSplit kernels and return it in the common format."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tree import TreeArrays, make_tree
+from . import _kernels
+
+CRITERIA = {"gini": _kernels.GINI, "entropy": _kernels.ENTROPY, "squared_error": _kernels.SQUARED_ERROR}
+BINS = {"linspace": _kernels.BINS_LINSPACE, "quantile": _kernels.BINS_QUANTILE, "random": _kernels.BINS_RANDOM}
+SOLVERS = ("mab", "exact")
+
+# The exact solver never samples, so the tie rule only matters for the bandit.
+DEFAULT_TIE_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class GrowthSettings:
+    """Everything the builder kernel needs besides the data (validated)."""
+
+    criterion: str = "gini"
+    solver: str = "mab"
+    bins: str = "linspace"
+    n_bins: int = 11
+    batch_size: int = 1000
+    z: float = 3.0
+    tie_tolerance: float = DEFAULT_TIE_TOLERANCE
+    max_depth: int | None = None
+    min_samples_leaf: int = 1
+    max_leaf_nodes: int | None = None
+    max_features: int | None = None
+
+
+@dataclass(frozen=True)
+class GrownTree:
+    """A tree and what growing it cost: histogram insertions (points x
+    features) and rows sampled by the split search of every node (0 at nodes
+    that were not searched)."""
+
+    tree: TreeArrays
+    insertions: np.ndarray
+    rows_used: np.ndarray
+
+    @property
+    def n_insertions(self) -> int:
+        return int(self.insertions.sum())
+
+
+def seed_state(seed: int) -> np.ndarray:
+    """The splitmix64 state the kernels draw from."""
+    return np.array([np.uint64(int(seed) % (1 << 64))], dtype=np.uint64)
+
+
+def node_capacity(n_rows: int, max_depth: int | None, max_leaf_nodes: int | None) -> int:
+    """An upper bound on the number of nodes, to preallocate the arrays."""
+    capacity = 2 * max(n_rows, 1) - 1
+    if max_depth is not None and max_depth < 62:
+        capacity = min(capacity, 2 ** (max_depth + 1) - 1)
+    if max_leaf_nodes is not None:
+        capacity = min(capacity, 2 * max_leaf_nodes - 1)
+    return max(capacity, 1)
+
+
+def grow_tree(
+    X: np.ndarray,
+    rows: np.ndarray,
+    y_code: np.ndarray,
+    y_value: np.ndarray,
+    n_classes: int,
+    settings: GrowthSettings,
+    seed: int,
+) -> GrownTree:
+    """Grow a tree on ``X[rows]`` (rows may repeat: bootstrap samples).
+
+    ``X`` is C-contiguous float32 or float64; thresholds are rounded to X's
+    dtype, so comparing in that dtype reproduces the kernels' partitions.
+    ``y_code`` holds class codes ``0..n_classes-1`` (classification) and
+    ``y_value`` the targets (regression); the other one may be empty.
+    """
+    criterion = CRITERIA[settings.criterion]
+    is_regression = criterion == _kernels.SQUARED_ERROR
+    n_features = X.shape[1]
+    max_features = n_features if settings.max_features is None else int(settings.max_features)
+    rows = np.ascontiguousarray(rows, dtype=np.int64).copy()  # the kernel reorders it
+    capacity = node_capacity(rows.shape[0], settings.max_depth, settings.max_leaf_nodes)
+    (left, right, feature, threshold, value, n_node_samples, impurity, insertions, rows_used) = _kernels._build_tree(
+        X,
+        rows,
+        np.ascontiguousarray(y_code, dtype=np.int64),
+        np.ascontiguousarray(y_value, dtype=np.float64),
+        1 if is_regression else int(n_classes),
+        criterion,
+        settings.solver == "mab",
+        BINS[settings.bins],
+        int(settings.n_bins),
+        X.dtype == np.float32,
+        int(settings.batch_size),
+        float(settings.z),
+        float(settings.tie_tolerance),
+        -1 if settings.max_depth is None else int(settings.max_depth),
+        int(settings.min_samples_leaf),
+        0 if settings.max_leaf_nodes is None else int(settings.max_leaf_nodes),
+        max_features,
+        seed_state(seed),
+        capacity,
+    )
+    internal = left >= 0
+    gain = np.full(left.shape[0], np.nan)
+    weighted = n_node_samples * impurity
+    gain[internal] = weighted[internal] - weighted[left[internal]] - weighted[right[internal]]
+    tree = make_tree(
+        left,
+        right,
+        feature,
+        threshold,
+        value,
+        n_node_samples=n_node_samples,
+        weighted_n_node_samples=n_node_samples.astype(np.float64),
+        impurity=impurity,
+        gain=gain,
+        check=False,
+    )
+    return GrownTree(tree=tree, insertions=insertions.copy(), rows_used=rows_used.copy())

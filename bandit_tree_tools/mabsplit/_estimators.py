@@ -1,0 +1,541 @@
+"""MABSplit trees and forests with scikit-learn's estimator API.
+
+Every fitted estimator exposes ``ensemble_`` in the common format, so
+pruning, medoids, panels and ``btt.to_model`` (which returns the equivalent
+scikit-learn tree or forest) work on it.
+
+Comparisons happen in float32, as in scikit-learn: ``X`` is cast to float32
+before fitting and predicting, and every threshold is a float32 value, so the
+exported scikit-learn model routes every row exactly like this estimator.
+"""
+
+import numbers
+from math import log2, sqrt
+from types import MappingProxyType
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..exceptions import DataError
+from ..tree import Ensemble, Source
+from ._builder import BINS, SOLVERS, GrowthSettings, grow_tree
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+# ------------------------------------------------------------------ input
+def non_numeric_columns(X) -> list:
+    """Names of the pandas columns that are not numbers or booleans."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
+        return []
+    bad = []
+    for column, dtype in zip(X.columns, X.dtypes):
+        kind = getattr(dtype, "kind", "O")
+        if str(dtype) == "category" or kind not in "biuf":
+            bad.append(column)
+    return bad
+
+
+def check_finite(X: np.ndarray, feature_names=None) -> None:
+    """Refuse NaN and infinity, naming the columns that hold them."""
+    finite = np.isfinite(X)
+    if finite.all():
+        return
+    names = feature_names if feature_names is not None else [f"column {j}" for j in range(X.shape[1])]
+    has_nan = np.isnan(X).any(axis=0)
+    has_inf = (~finite & ~np.isnan(X)).any(axis=0)
+    parts = []
+    if has_nan.any():
+        parts.append(f"NaN in {[str(names[j]) for j in np.flatnonzero(has_nan)[:10]]}")
+    if has_inf.any():
+        parts.append(f"inf (or a value too large for float32) in {[str(names[j]) for j in np.flatnonzero(has_inf)[:10]]}")
+    raise DataError(
+        f"X contains {' and '.join(parts)}; MABSplit estimators have no missing-value handling: impute the "
+        "missing values first (for example with sklearn.impute.SimpleImputer) and clip or drop infinite ones"
+    )
+
+
+def _resolve_max_features(max_features, n_features: int) -> int:
+    if max_features is None:
+        return n_features
+    if isinstance(max_features, str):
+        if max_features == "sqrt":
+            return max(1, int(sqrt(n_features)))
+        if max_features == "log2":
+            return max(1, int(log2(n_features)))
+    elif isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
+        if 1 <= max_features:
+            return min(int(max_features), n_features)
+    elif isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
+        return max(1, int(max_features * n_features))
+    raise ValueError(
+        f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], got {max_features!r}"
+    )
+
+
+def _check_int(name, value, minimum, allow_none=False):
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        none = "None or " if allow_none else ""
+        raise ValueError(f"{name} must be {none}an int >= {minimum}, got {value!r}")
+
+
+# ------------------------------------------------------------------- base
+class _MABSplitBase(BaseEstimator):
+    """Shared parameter checks, input handling and the common-format output."""
+
+    _criteria: tuple = ()
+    _is_forest = False
+
+    def _settings(self, n_features: int, max_features) -> GrowthSettings:
+        if self.criterion not in self._criteria:
+            raise ValueError(f"criterion must be one of {self._criteria}, got {self.criterion!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be 'mab' (bandit) or 'exact', got {self.solver!r}")
+        if self.bins not in ("linspace", "quantile"):
+            raise ValueError(
+                f"bins must be 'linspace' or 'quantile', got {self.bins!r}"
+                + ("; for random thresholds use splitter='random'" if self._is_forest else "")
+            )
+        _check_int("max_depth", self.max_depth, 0, allow_none=True)
+        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
+        _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
+        _check_int("n_bins", self.n_bins, 1)
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, numbers.Integral) or self.batch_size <= 0:
+            raise ValueError(
+                f"batch_size must be a positive int (rows sampled per round, default 1000), got {self.batch_size!r}"
+            )
+        if not isinstance(self.z, numbers.Real) or not np.isfinite(self.z) or self.z <= 0:
+            raise ValueError(f"z (confidence multiplier) must be a positive finite number, got {self.z!r}")
+        bins = self.bins
+        if self._is_forest and self.splitter == "random":
+            bins = "random"
+        return GrowthSettings(
+            criterion=self.criterion,
+            solver=self.solver,
+            bins=bins,
+            n_bins=int(self.n_bins),
+            batch_size=int(self.batch_size),
+            z=float(self.z),
+            max_depth=self.max_depth,
+            min_samples_leaf=int(self.min_samples_leaf),
+            max_leaf_nodes=self.max_leaf_nodes,
+            max_features=_resolve_max_features(max_features, n_features),
+        )
+
+    def _validate_X_y(self, X, y):
+        bad = non_numeric_columns(X)
+        if bad:
+            raise DataError(
+                f"X has non-numeric columns {bad[:10]}; MABSplit splits on numbers only: encode them first "
+                "(for example with sklearn.preprocessing.OrdinalEncoder or pandas .cat.codes)"
+            )
+        X, y = validate_data(
+            self, X, y, dtype=np.float32, order="C", ensure_all_finite=False, y_numeric=self._task == "regression"
+        )
+        check_finite(X, getattr(self, "feature_names_in_", None))
+        return np.require(X, np.float32, ["C", "W"]), y
+
+    def _validate_X(self, X) -> np.ndarray:
+        check_is_fitted(self, "ensemble_")
+        bad = non_numeric_columns(X)
+        if bad:
+            raise DataError(f"X has non-numeric columns {bad[:10]}; pass the same numeric columns as at training time")
+        X = validate_data(self, X, reset=False, dtype=np.float32, order="C", ensure_all_finite=False)
+        check_finite(X, getattr(self, "feature_names_in_", None))
+        return X
+
+    def _targets(self, y):
+        """Class codes (classification) or float targets (regression)."""
+        if self._task == "classification":
+            try:
+                check_classification_targets(y)
+            except ValueError as error:
+                raise DataError(
+                    f"{error} -- {type(self).__name__} needs class labels; for a numeric target use "
+                    f"{type(self).__name__.replace('Classifier', 'Regressor')}"
+                ) from None
+            classes, codes = np.unique(y, return_inverse=True)
+            if classes.shape[0] < 2:
+                raise DataError(
+                    f"y has only one class ({classes[0]!r}); a classifier needs at least two classes"
+                )
+            self.classes_ = classes
+            self.n_classes_ = int(classes.shape[0])
+            return codes.astype(np.int64), np.empty(0), self.n_classes_
+        return np.empty(0, dtype=np.int64), np.array(y, dtype=np.float64), 1
+
+    def _make_ensemble(self, grown, estimator: str, params: dict) -> Ensemble:
+        import sklearn
+
+        classification = self._task == "classification"
+        self.ensemble_ = Ensemble(
+            trees=tuple(result.tree for result in grown),
+            task=self._task,
+            n_features_in_=self.n_features_in_,
+            n_outputs=self.n_classes_ if classification else 1,
+            tree_output=0,
+            tree_scale=1.0,
+            aggregation="mean",
+            base_score=0.0,
+            link="identity",
+            classes_=self.classes_ if classification else None,
+            feature_names_in_=getattr(self, "feature_names_in_", None),
+            split_rule="le",
+            input_dtype="float32",
+            source=Source(
+                library="sklearn",
+                estimator=estimator,
+                version=sklearn.__version__,
+                payload=MappingProxyType({"params": dict(params)}),
+            ),
+        )
+        self.node_insertions_ = tuple(result.insertions for result in grown)
+        self.n_insertions_ = int(sum(result.n_insertions for result in grown))
+        return self.ensemble_
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Impurity-based importances (mean decrease in impurity), normalised
+        per tree, averaged over trees, summing to 1 (0 for a single leaf)."""
+        check_is_fitted(self, "ensemble_")
+        per_tree = []
+        for tree in self.ensemble_.trees:
+            importance = np.zeros(self.n_features_in_)
+            internal = tree.children_left >= 0
+            np.add.at(importance, tree.feature[internal], tree.gain[internal])
+            if importance.sum() > 0:
+                per_tree.append(importance / importance.sum())
+        if not per_tree:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(per_tree, axis=0)
+        return mean / mean.sum()
+
+    def predict(self, X):
+        return self.ensemble_.predict(self._validate_X(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class _ClassifierMixin(ClassifierMixin):
+    _task = "classification"
+    _criteria = ("gini", "entropy")
+
+    def predict_proba(self, X):
+        """Class fractions of the reached leaves (averaged over trees)."""
+        return self.ensemble_.predict_proba(self._validate_X(X))
+
+
+class _RegressorMixin(RegressorMixin):
+    _task = "regression"
+    _criteria = ("squared_error",)
+
+
+# ------------------------------------------------------------------ trees
+class _MABSplitTree(_MABSplitBase):
+    def fit(self, X, y):
+        """Grow the tree; returns self."""
+        X, y = self._validate_X_y(X, y)
+        settings = self._settings(X.shape[1], self.max_features)
+        y_code, y_value, n_classes = self._targets(y)
+        seed = check_random_state(self.random_state).randint(_MAX_SEED)
+        grown = grow_tree(X, np.arange(X.shape[0]), y_code, y_value, n_classes, settings, seed)
+        params = {
+            "criterion": self.criterion,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_leaf_nodes": self.max_leaf_nodes,
+            "max_features": self.max_features,
+            "random_state": self.random_state if isinstance(self.random_state, (int, type(None))) else None,
+        }
+        name = "DecisionTreeClassifier" if self._task == "classification" else "DecisionTreeRegressor"
+        self._make_ensemble([grown], name, params)
+        return self
+
+
+_TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, threshold)
+    arms of histograms over candidate thresholds compete in a bandit; arms whose
+    impurity reduction is clearly worse are dropped after a few batches of rows.
+
+    Parameters (keyword-only)
+    -------------------------
+    criterion : {criteria}
+    max_depth : int or None
+    min_samples_leaf : int, default 1
+        A node with fewer than ``2 * min_samples_leaf`` rows is a leaf; a split
+        the bandit chose on estimated child sizes that leaves a child below
+        this on the real rows is not made (the node stays a leaf).
+    max_leaf_nodes : int or None
+        Grow best-first (largest weighted impurity reduction) up to this many leaves.
+    max_features : None, 'sqrt', 'log2', int or float
+        Features drawn at random at every node (all by default).
+    solver : {{'mab', 'exact'}}, default 'mab'
+        'exact' inserts every row of the node: same candidates, no sampling.
+    bins : {{'linspace', 'quantile'}}, default 'linspace'
+        Candidate thresholds: ``n_bins`` evenly spaced edges between the node's
+        minimum and maximum, or ``n_bins`` quantiles of up to ``256 * n_bins``
+        sampled rows of the node. Edges are float32 values.
+    n_bins : int, default 11
+    batch_size : int, default 1000
+        Rows sampled (without replacement) per bandit round.
+    z : float, default 3
+        Confidence-interval multiplier.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    ensemble_ : Ensemble
+        The tree in the common format (``btt.to_model`` gives the equivalent
+        scikit-learn {sklearn}).
+    n_insertions_ : int
+        Histogram insertions (rows x features) of all split searches.
+    node_insertions_ : tuple of int64 arrays
+        Insertions at every node of every tree (0 where no search ran).
+    feature_importances_ : ndarray
+    """
+
+
+class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
+    __doc__ = _TREE_DOC.format(kind="A classification", criteria="{'gini', 'entropy'}, default 'gini'",
+                               sklearn="DecisionTreeClassifier")
+
+    def __init__(
+        self,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_leaf=1,
+        max_leaf_nodes=None,
+        max_features=None,
+        solver="mab",
+        bins="linspace",
+        n_bins=11,
+        batch_size=1000,
+        z=3.0,
+        random_state=None,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.solver = solver
+        self.bins = bins
+        self.n_bins = n_bins
+        self.batch_size = batch_size
+        self.z = z
+        self.random_state = random_state
+
+
+class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
+    __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor")
+
+    def __init__(
+        self,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_leaf=1,
+        max_leaf_nodes=None,
+        max_features=None,
+        solver="mab",
+        bins="linspace",
+        n_bins=11,
+        batch_size=1000,
+        z=3.0,
+        random_state=None,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.solver = solver
+        self.bins = bins
+        self.n_bins = n_bins
+        self.batch_size = batch_size
+        self.z = z
+        self.random_state = random_state
+
+
+# ---------------------------------------------------------------- forests
+def _fit_forest_tree(X, y_code, y_value, n_classes, settings, seed, bootstrap, n_rows):
+    """One forest tree: its rows (bootstrap / subsample) drawn from ``seed``,
+    then grown with the same seed (module-level so joblib can ship it)."""
+    n = X.shape[0]
+    random = np.random.RandomState(seed)
+    if bootstrap:
+        rows = random.randint(0, n, n_rows)
+    elif n_rows < n:
+        rows = random.choice(n, n_rows, replace=False)
+    else:
+        rows = np.arange(n)
+    return grow_tree(X, rows, y_code, y_value, n_classes, settings, seed)
+
+
+class _MABSplitForest(_MABSplitBase):
+    _is_forest = True
+
+    def fit(self, X, y):
+        """Grow the forest (trees in parallel with joblib); returns self."""
+        from joblib import Parallel, delayed
+
+        X, y = self._validate_X_y(X, y)
+        _check_int("n_estimators", self.n_estimators, 1)
+        if self.splitter not in ("histogram", "random"):
+            raise ValueError(
+                f"splitter must be 'histogram' (thresholds from `bins`) or 'random' (ExtraTrees-style random "
+                f"thresholds), got {self.splitter!r}"
+            )
+        settings = self._settings(X.shape[1], self.max_features)
+        y_code, y_value, n_classes = self._targets(y)
+        n = X.shape[0]
+        n_rows = self._n_rows(n)
+        seeds = check_random_state(self.random_state).randint(_MAX_SEED, size=self.n_estimators)
+        grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_forest_tree)(X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows)
+            for seed in seeds
+        )
+        classification = self._task == "classification"
+        kind = "Classifier" if classification else "Regressor"
+        name = ("ExtraTrees" if self.splitter == "random" else "RandomForest") + kind
+        params = {
+            "n_estimators": self.n_estimators,
+            "criterion": self.criterion,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "max_leaf_nodes": self.max_leaf_nodes,
+            "max_features": self.max_features,
+            "bootstrap": self.bootstrap,
+            "random_state": self.random_state if isinstance(self.random_state, (int, type(None))) else None,
+        }
+        if self.bootstrap and self.max_samples is not None:
+            params["max_samples"] = self.max_samples
+        self._make_ensemble(grown, name, params)
+        return self
+
+    def _n_rows(self, n: int) -> int:
+        max_samples = self.max_samples
+        if max_samples is None:
+            return n
+        if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
+            if 1 <= max_samples <= n:
+                return int(max_samples)
+            raise ValueError(f"max_samples={max_samples} must be between 1 and the number of rows ({n})")
+        if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
+            return max(1, int(round(max_samples * n)))
+        raise ValueError(f"max_samples must be None, an int in [1, n_rows] or a float in (0, 1], got {max_samples!r}")
+
+    @property
+    def estimators_(self):
+        """The trees (TreeArrays) of ``ensemble_``."""
+        check_is_fitted(self, "ensemble_")
+        return self.ensemble_.trees
+
+
+_FOREST_DOC = """A random forest of MABSplit trees ({kind}).
+
+    Each tree is grown on a bootstrap sample (``bootstrap=True``) or on a
+    subsample without replacement of ``max_samples`` rows (``bootstrap=False``:
+    random patches together with ``max_features``), with ``max_features``
+    features drawn at every node. ``splitter='random'`` uses ``n_bins`` random
+    thresholds per feature between the node's minimum and maximum
+    (ExtraTrees-style); ``'histogram'`` uses ``bins``. Trees are grown in
+    parallel with joblib (``n_jobs``; the kernels release the GIL, and any
+    joblib backend, for example dask, can be chosen with
+    ``joblib.parallel_config``). The same ``random_state`` gives the same
+    trees whatever the backend.
+
+    Other parameters and attributes as in the tree estimators; ``ensemble_``
+    averages the trees (``btt.to_model`` gives the equivalent scikit-learn
+    {sklearn} or ExtraTrees{kind}).
+    """
+
+
+class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
+    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier")
+
+    def __init__(
+        self,
+        *,
+        n_estimators=100,
+        criterion="gini",
+        max_depth=None,
+        min_samples_leaf=1,
+        max_leaf_nodes=None,
+        max_features="sqrt",
+        bootstrap=True,
+        max_samples=None,
+        splitter="histogram",
+        solver="mab",
+        bins="linspace",
+        n_bins=11,
+        batch_size=1000,
+        z=3.0,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.solver = solver
+        self.bins = bins
+        self.n_bins = n_bins
+        self.batch_size = batch_size
+        self.z = z
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class MABSplitForestRegressor(_RegressorMixin, _MABSplitForest):
+    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor")
+
+    def __init__(
+        self,
+        *,
+        n_estimators=100,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_leaf=1,
+        max_leaf_nodes=None,
+        max_features=1.0,
+        bootstrap=True,
+        max_samples=None,
+        splitter="histogram",
+        solver="mab",
+        bins="linspace",
+        n_bins=11,
+        batch_size=1000,
+        z=3.0,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.solver = solver
+        self.bins = bins
+        self.n_bins = n_bins
+        self.batch_size = batch_size
+        self.z = z
+        self.n_jobs = n_jobs
+        self.random_state = random_state

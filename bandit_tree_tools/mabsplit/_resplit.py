@@ -1,0 +1,432 @@
+"""Re-splitting: re-learn the splits of chosen nodes of an existing tree or
+random forest on (new, larger) data and regrow the subtrees below them."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ..exceptions import DataError, NodeError, UnsupportedModelError
+from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
+from ._builder import BINS, CRITERIA, SOLVERS, GrowthSettings, grow_tree
+from ._estimators import check_finite
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+REPORT_FIELDS = (
+    "tree",
+    "node",
+    "regrown_from",
+    "n_rows",
+    "old_feature",
+    "old_threshold",
+    "old_reduction",
+    "new_feature",
+    "new_threshold",
+    "new_reduction",
+    "n_insertions",
+    "rows_used",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class ResplitResult:
+    """What :func:`resplit` returns.
+
+    Attributes
+    ----------
+    ensemble : Ensemble
+        The new ensemble (the input is unchanged); same source, so
+        ``btt.to_model(result.ensemble)`` exports it to the original library.
+    report : dict of str -> ndarray
+        One entry per selected node: ``tree``, ``node`` (old id),
+        ``regrown_from`` (the selected ancestor whose subtree was regrown, the
+        node itself for the top ones), ``n_rows`` (rows of X reaching it),
+        old and new split (``*_feature`` -1 at a leaf; the new split is the
+        one at the same left/right path in the regrown subtree) with their
+        impurity reduction on those rows (parent impurity minus weighted
+        child impurity), ``n_insertions`` and ``rows_used`` of the new
+        split's search.
+    n_insertions : int
+        Histogram insertions of the whole re-split.
+    """
+
+    ensemble: Ensemble
+    report: dict
+    n_insertions: int
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame({name: self.report[name] for name in REPORT_FIELDS})
+
+    def __repr__(self) -> str:
+        report = self.report
+        regrown = int(np.count_nonzero(report["regrown_from"] == report["node"]))
+        old = np.nansum(report["old_reduction"] * report["n_rows"])
+        new = np.nansum(report["new_reduction"] * report["n_rows"])
+        return (
+            f"ResplitResult({len(report['node'])} selected nodes, {regrown} subtrees regrown, "
+            f"n_insertions={self.n_insertions}, weighted impurity reduction {old:.4g} -> {new:.4g}, "
+            f"ensemble={self.ensemble!r})"
+        )
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{self!r}</pre>" + self.to_frame().head(50).to_html(index=False)
+
+    def plot(self, ax=None):
+        """Old vs new impurity reduction of every selected node."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        old = self.report["old_reduction"]
+        new = self.report["new_reduction"]
+        ax.scatter(old, new, s=12)
+        finite = np.concatenate([old[np.isfinite(old)], new[np.isfinite(new)], [0.0]])
+        top = float(finite.max()) if finite.size else 1.0
+        ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
+        ax.set_xlabel("old split: impurity reduction")
+        ax.set_ylabel("new split: impurity reduction")
+        ax.set_title("Re-split nodes (same rows)")
+        return ax
+
+
+def _check_resplittable(ensemble: Ensemble) -> None:
+    source = f"{ensemble.source.library} {ensemble.source.estimator}"
+    problems = []
+    if ensemble.link != "identity":
+        problems.append(f"its link is {ensemble.link!r}")
+    if ensemble.n_trees > 1 and ensemble.aggregation != "mean":
+        problems.append("it sums its trees")
+    if np.any(ensemble.tree_scale != 1.0) or np.any(ensemble.base_score != 0.0):
+        problems.append("it scales its trees or adds a base score")
+    if ensemble.task == "classification" and ensemble.trees[0].value.shape[1] != len(ensemble.classes_):
+        problems.append("its leaves do not hold one fraction per class")
+    if problems:
+        raise UnsupportedModelError(
+            f"resplit works on single decision trees and random forests, whose leaves hold the class fractions or "
+            f"mean target of the rows that reach them; this {source} looks boosted ({', '.join(problems)}). A "
+            "boosted tree's leaves are Newton steps on the gradients left by the trees before it, so regrowing one "
+            "subtree would need every row's gradient and hessian and would invalidate every later tree. Prune it "
+            "with btt.bandit_prune instead, or fit a MABSplitForestClassifier/Regressor on the data."
+        )
+
+
+def _select_nodes(ensemble: Ensemble, nodes) -> dict:
+    """{tree index: sorted internal node ids}."""
+    if nodes is None:
+        return {t: np.flatnonzero(tree.children_left != TREE_LEAF) for t, tree in enumerate(ensemble.trees)}
+    if not isinstance(nodes, Mapping):
+        if ensemble.n_trees != 1:
+            raise NodeError(
+                f"this ensemble has {ensemble.n_trees} trees; pass nodes as a dict {{tree index: [node ids]}}, "
+                "e.g. {0: [0, 3]}"
+            )
+        nodes = {0: nodes}
+    selected = {}
+    for tree_index, ids in nodes.items():
+        if not isinstance(tree_index, (int, np.integer)) or not 0 <= tree_index < ensemble.n_trees:
+            raise NodeError(f"tree {tree_index!r} does not exist; the ensemble has trees 0..{ensemble.n_trees - 1}")
+        tree = ensemble.trees[tree_index]
+        ids = np.atleast_1d(np.asarray(ids))
+        if ids.size and not np.issubdtype(ids.dtype, np.integer):
+            raise NodeError(f"node ids must be integers, got {ids.dtype}")
+        ids = ids.astype(np.int64)
+        missing = ids[(ids < 0) | (ids >= tree.n_nodes)]
+        if missing.size:
+            raise NodeError(
+                f"node {int(missing[0])} does not exist in tree {tree_index}, which has nodes 0..{tree.n_nodes - 1}"
+            )
+        leaves = ids[tree.children_left[ids] == TREE_LEAF]
+        if leaves.size:
+            raise NodeError(
+                f"node {int(leaves[0])} of tree {tree_index} is a leaf; only internal nodes can be re-split"
+            )
+        selected[int(tree_index)] = np.unique(ids)
+    return selected
+
+
+def _encode(ensemble: Ensemble, y, n_rows: int):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise DataError(f"y must be 1-D with one target per row of X ({n_rows}), got shape {y.shape}")
+    if ensemble.task == "regression":
+        if y.dtype.kind not in "biuf":
+            raise DataError(f"this is a regression model, but y has dtype {y.dtype}; pass numeric targets")
+        values = y.astype(np.float64)
+        if not np.all(np.isfinite(values)):
+            raise DataError("y contains NaN or infinity; drop or impute those rows first")
+        return np.empty(0, dtype=np.int64), values
+    classes = list(ensemble.classes_)
+    lookup = {label: code for code, label in enumerate(classes)}
+    try:
+        codes = np.array([lookup[label] for label in y.tolist()], dtype=np.int64)
+    except (KeyError, TypeError):
+        unknown = sorted({repr(label) for label in y.tolist() if label not in lookup})[:5]
+        hint = " (y looks continuous: is this a regression target?)" if y.dtype.kind == "f" else ""
+        raise DataError(
+            f"y has labels {unknown} that are not classes of the model {classes[:10]}{hint}; resplit keeps the "
+            "model's classes"
+        ) from None
+    return codes, np.empty(0)
+
+
+def _impurity(y_code, y_value, rows, n_classes, criterion) -> float:
+    if rows.size == 0:
+        return 0.0
+    if criterion == "squared_error":
+        return float(np.var(y_value[rows]))
+    p = np.bincount(y_code[rows], minlength=n_classes) / rows.size
+    if criterion == "gini":
+        return float(1.0 - np.sum(p * p))
+    p = p[p > 0]
+    return float(-np.sum(p * np.log2(p)))
+
+
+def _reduction(y_code, y_value, parent, left, right, n_classes, criterion) -> float:
+    n = parent.size
+    if n == 0:
+        return np.nan
+    return _impurity(y_code, y_value, parent, n_classes, criterion) - (
+        left.size * _impurity(y_code, y_value, left, n_classes, criterion)
+        + right.size * _impurity(y_code, y_value, right, n_classes, criterion)
+    ) / n
+
+
+def _rows_per_node(indicator, offset: int, n_nodes: int) -> list:
+    """Rows reaching every node of one tree, from a CSR decision path."""
+    block = indicator[:, offset : offset + n_nodes].tocsc()
+    return [block.indices[block.indptr[j] : block.indptr[j + 1]] for j in range(n_nodes)]
+
+
+def _subtree_height(tree: TreeArrays, node: int) -> int:
+    depth = node_depth(tree)
+    stack, deepest = [node], depth[node]
+    while stack:
+        current = stack.pop()
+        deepest = max(deepest, depth[current])
+        if tree.children_left[current] != TREE_LEAF:
+            stack += [int(tree.children_left[current]), int(tree.children_right[current])]
+    return int(deepest - depth[node])
+
+
+def _follow(tree: TreeArrays, node: int, path: list) -> int:
+    """Node reached from ``node`` by the left/right moves in ``path`` (-1 if a leaf is hit first)."""
+    for go_left in path:
+        if tree.children_left[node] == TREE_LEAF:
+            return -1
+        node = int(tree.children_left[node] if go_left else tree.children_right[node])
+    return node
+
+
+def splice(tree: TreeArrays, replacements: Mapping[int, TreeArrays]) -> TreeArrays:
+    """A new tree where the subtree of every key node is replaced by the
+    given tree. Nodes are renumbered in pre-order (left first), so children
+    keep larger ids than their parents; counts of ancestors are re-summed."""
+    sources = [tree] + list(replacements.values())
+    root_of = {node: index + 1 for index, node in enumerate(replacements)}
+    origin_source, origin_node, new_left, new_right = [], [], [], []
+    stack = [(0, 0, -1, False)]
+    while stack:
+        source, node, parent, is_left = stack.pop()
+        if source == 0 and node in root_of:
+            source, node = root_of[node], 0
+        new_id = len(origin_node)
+        origin_source.append(source)
+        origin_node.append(node)
+        new_left.append(TREE_LEAF)
+        new_right.append(TREE_LEAF)
+        if parent >= 0:
+            (new_left if is_left else new_right)[parent] = new_id
+        children = sources[source]
+        if children.children_left[node] != TREE_LEAF:
+            stack.append((source, int(children.children_right[node]), new_id, False))
+            stack.append((source, int(children.children_left[node]), new_id, True))
+    origin_source = np.array(origin_source)
+    origin_node = np.array(origin_node)
+    n_words = tree.category_left.shape[1]
+    fields = {}
+    for name in TreeArrays._fields:
+        first = getattr(tree, name)
+        out = np.zeros((origin_node.size,) + first.shape[1:], dtype=first.dtype)
+        for index, source in enumerate(sources):
+            mask = origin_source == index
+            part = getattr(source, name)[origin_node[mask]]
+            if name in ("category_left", "category_right") and part.shape[1] != n_words:
+                part = np.zeros((part.shape[0], n_words), dtype=np.uint32)
+            out[mask] = part
+        fields[name] = out
+    fields["children_left"] = np.array(new_left, dtype=np.int64)
+    fields["children_right"] = np.array(new_right, dtype=np.int64)
+    counts = fields["n_node_samples"]
+    weights = fields["weighted_n_node_samples"]
+    left, right = fields["children_left"], fields["children_right"]
+    for node in range(origin_node.size - 1, -1, -1):  # children first
+        if left[node] == TREE_LEAF:
+            continue
+        if counts[node] >= 0 and counts[left[node]] >= 0 and counts[right[node]] >= 0:
+            counts[node] = counts[left[node]] + counts[right[node]]
+        if np.isfinite(weights[node]) and np.isfinite(weights[left[node]]) and np.isfinite(weights[right[node]]):
+            weights[node] = weights[left[node]] + weights[right[node]]
+    return TreeArrays(**fields)
+
+
+def resplit(
+    model,
+    X,
+    y,
+    *,
+    nodes=None,
+    max_depth=None,
+    solver="mab",
+    criterion=None,
+    bins="linspace",
+    n_bins=11,
+    batch_size=1000,
+    z=3.0,
+    min_samples_leaf=1,
+    random_state=None,
+) -> ResplitResult:
+    """Re-learn the splits of chosen internal nodes on ``X, y`` and regrow
+    the subtrees below them.
+
+    Parameters
+    ----------
+    model : fitted single tree or random forest of any supported library,
+        an :class:`Ensemble`, or a MABSplit estimator. Left unchanged.
+        Boosted ensembles are refused (:class:`UnsupportedModelError`).
+    X, y : the rows to learn from (for example new or more data). Classes
+        must be classes of the model.
+    nodes : None, list of ids (single tree) or dict {tree index: ids}
+        Internal nodes to re-split; None selects every internal node. Nodes
+        are processed top-down: a selected node's subtree is replaced by a
+        subtree grown with MABSplit on the rows of X reaching the node, so
+        selected nodes below it are regrown with it (the report then shows,
+        for each of them, the new split at the same left/right path).
+    max_depth : int or None
+        Depth of each regrown subtree below its node; None keeps the depth of
+        the subtree it replaces.
+    solver, criterion, bins, n_bins, batch_size, z, min_samples_leaf
+        As in the MABSplit estimators; criterion defaults to 'gini'
+        (classification) or 'squared_error' (regression).
+    random_state : int, RandomState or None
+
+    New splits are rounded to the model's input dtype and, for models that
+    send ``x < threshold`` left, moved to the next representable value, so
+    the exported model routes rows exactly as the splits were learned. New
+    nodes send NaN right. Counts of the ancestors of regrown nodes are
+    re-summed from their children.
+    """
+    from ..interop import from_model
+
+    ensemble = from_model(model)
+    _check_resplittable(ensemble)
+    classification = ensemble.task == "classification"
+    if criterion is None:
+        criterion = "gini" if classification else "squared_error"
+    allowed = ("gini", "entropy") if classification else ("squared_error",)
+    if criterion not in allowed:
+        raise ValueError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be 'mab' or 'exact', got {solver!r}")
+    if bins not in BINS:
+        raise ValueError(f"bins must be one of {sorted(BINS)}, got {bins!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or max_depth < 0):
+        raise ValueError(f"max_depth must be None or an int >= 0, got {max_depth!r}")
+    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, (int, np.integer)) or min_samples_leaf < 1:
+        raise ValueError(f"min_samples_leaf must be an int >= 1, got {min_samples_leaf!r}")
+    X = ensemble.check_X(X)
+    check_finite(X, ensemble.feature_names_in_)
+    X = np.require(X, X.dtype, ["C", "W"])
+    y_code, y_value = _encode(ensemble, y, X.shape[0])
+    n_classes = len(ensemble.classes_) if classification else 1
+    selected = _select_nodes(ensemble, nodes)
+    random = check_random_state(random_state)
+    indicator, offsets = ensemble.decision_path(X)
+    indicator = indicator.tocsr()
+
+    report = {name: [] for name in REPORT_FIELDS}
+    trees = list(ensemble.trees)
+    total_insertions = 0
+    for tree_index in sorted(selected):
+        ids = selected[tree_index]
+        if ids.size == 0:
+            continue
+        tree = trees[tree_index]
+        rows_at = _rows_per_node(indicator, int(offsets[tree_index]), tree.n_nodes)
+        parent_of = np.full(tree.n_nodes, -1)
+        internal = np.flatnonzero(tree.children_left != TREE_LEAF)
+        parent_of[tree.children_left[internal]] = internal
+        parent_of[tree.children_right[internal]] = internal
+        chosen = set(ids.tolist())
+        replacements, grown_at, top_of = {}, {}, {}
+        for node in ids.tolist():  # increasing ids: ancestors come first
+            ancestor, path, walker = node, [], node
+            while parent_of[walker] >= 0:
+                parent = int(parent_of[walker])
+                path.append(walker == tree.children_left[parent])
+                walker = parent
+                if walker in chosen and walker in grown_at:
+                    ancestor = walker
+                    top_path = path[::-1]
+            top_of[node] = (ancestor, [] if ancestor == node else top_path)
+            if ancestor != node:
+                continue
+            rows = rows_at[node]
+            depth = _subtree_height(tree, node) if max_depth is None else int(max_depth)
+            settings = GrowthSettings(
+                criterion=criterion, solver=solver, bins=bins, n_bins=int(n_bins), batch_size=int(batch_size),
+                z=float(z), max_depth=depth, min_samples_leaf=int(min_samples_leaf),
+            )
+            if rows.size == 0:
+                grown_at[node] = None  # no rows reach it: nothing to learn, the old subtree stays
+                continue
+            grown = grow_tree(X, rows, y_code, y_value, n_classes, settings, random.randint(_MAX_SEED))
+            new_tree = grown.tree
+            if ensemble.split_rule == "lt":
+                moved = np.nextafter(new_tree.threshold.astype(X.dtype), np.array(np.inf, dtype=X.dtype))
+                new_tree = new_tree._replace(
+                    threshold=np.where(new_tree.children_left != TREE_LEAF, moved.astype(np.float64), new_tree.threshold)
+                )
+            grown_at[node] = (new_tree, grown)
+            replacements[node] = new_tree
+            total_insertions += grown.n_insertions
+        for node in ids.tolist():
+            ancestor, path = top_of[node]
+            rows = rows_at[node]
+            left = rows_at[int(tree.children_left[node])]
+            right = rows_at[int(tree.children_right[node])]
+            report["tree"].append(tree_index)
+            report["node"].append(node)
+            report["regrown_from"].append(ancestor)
+            report["n_rows"].append(rows.size)
+            report["old_feature"].append(int(tree.feature[node]))
+            report["old_threshold"].append(float(tree.threshold[node]))
+            report["old_reduction"].append(_reduction(y_code, y_value, rows, left, right, n_classes, criterion))
+            entry = grown_at.get(ancestor)
+            new_node = -1 if entry is None else _follow(entry[0], 0, path)
+            if new_node < 0 or entry[0].children_left[new_node] == TREE_LEAF:
+                for name, empty in (("new_feature", -1), ("new_threshold", np.nan), ("new_reduction", np.nan),
+                                    ("n_insertions", 0), ("rows_used", 0)):
+                    report[name].append(empty)
+                continue
+            new_tree, grown = entry
+            n = new_tree.n_node_samples
+            imp = new_tree.impurity
+            child_l, child_r = new_tree.children_left[new_node], new_tree.children_right[new_node]
+            report["new_feature"].append(int(new_tree.feature[new_node]))
+            report["new_threshold"].append(float(new_tree.threshold[new_node]))
+            report["new_reduction"].append(
+                float(imp[new_node] - (n[child_l] * imp[child_l] + n[child_r] * imp[child_r]) / n[new_node])
+            )
+            report["n_insertions"].append(int(grown.insertions[new_node]))
+            report["rows_used"].append(int(grown.rows_used[new_node]))
+        if replacements:
+            trees[tree_index] = splice(tree, replacements)
+    dtypes = {"old_threshold": float, "new_threshold": float, "old_reduction": float, "new_reduction": float}
+    report = {name: np.array(values, dtype=dtypes.get(name, np.int64)) for name, values in report.items()}
+    return ResplitResult(ensemble=ensemble.replace_trees(trees), report=report, n_insertions=int(total_insertions))
