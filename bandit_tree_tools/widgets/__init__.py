@@ -1,0 +1,11 @@
+"""Jupyter panels: anywidget views wrapped in standard ipywidgets controls.
+
+The panels only display what the library computes (results, ensembles);
+the browser side lives in the repository's ``widgets/`` folder (shipped in
+the wheel as ``bandit_tree_tools/_static``). Needs the ``widgets`` extra:
+``pip install 'bandit-tree-tools[widgets]'``.
+"""
+
+from ._tree_view import TreeCanvas, TreeView
+
+__all__ = ["TreeCanvas", "TreeView"]

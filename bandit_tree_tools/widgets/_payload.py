@@ -1,0 +1,214 @@
+"""What the tree view sends to the browser, computed with numpy only.
+
+Tree arrays travel as little-endian binary buffers (``bytes``), one per
+column: ipywidgets sends ``bytes`` values as binary message parts, which is
+what keeps a 100,000-node tree fast to send (JSON lists are 5-10x slower to
+encode and to parse). This module never imports ipywidgets, so it can be
+tested and reused without a notebook.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
+
+# Per-node marks drawn by the tree view (see ``diff_marks``).
+MARK_NONE = 0
+MARK_PRUNED = 1  # an internal node that the edited tree turned into a leaf
+MARK_REMOVED = 2  # a node below a pruned node: gone from the edited tree
+MARK_RESPLIT = 3  # a node whose split the edited tree changed
+MARK_CHANGED = 4  # a node below a re-split node: replaced in the edited tree
+
+MARK_NAMES = {
+    MARK_NONE: "unchanged",
+    MARK_PRUNED: "pruned (now a leaf)",
+    MARK_REMOVED: "removed with a pruned ancestor",
+    MARK_RESPLIT: "re-split",
+    MARK_CHANGED: "replaced below a re-split node",
+}
+
+
+def column(array, dtype) -> bytes:
+    """One column as little-endian bytes of ``dtype``."""
+    return np.ascontiguousarray(array, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def value_kind(ensemble: Ensemble) -> str:
+    """How to read a node's ``value`` row: class fractions, a margin, or a mean."""
+    if ensemble.task == "classification" and ensemble.link == "identity":
+        return "fractions"
+    if ensemble.task == "classification" or ensemble.link != "identity":
+        return "margin"
+    return "mean"
+
+
+def tree_payload(
+    tree: TreeArrays,
+    *,
+    marks: np.ndarray | None = None,
+    data_count: np.ndarray | None = None,
+    data_target: np.ndarray | None = None,
+) -> dict:
+    """The columns of one tree as a dict of scalars and ``bytes``.
+
+    Thresholds stay float64 so that a split reads exactly as the model stores
+    it; every other float column is float32 (enough to read and to colour).
+    ``data_count`` (rows of the user's X at each node) and ``data_target``
+    (class fractions or mean of the user's y at each node, ``(n, width)``)
+    are optional.
+    """
+    n = tree.n_nodes
+    width = tree.value.shape[1]
+    payload = {
+        "n_nodes": n,
+        "n_values": width,
+        "children_left": column(tree.children_left, np.int32),
+        "children_right": column(tree.children_right, np.int32),
+        "feature": column(tree.feature, np.int32),
+        "threshold": column(tree.threshold, np.float64),
+        "is_categorical": column(tree.is_categorical, np.uint8),
+        "value": column(tree.value, np.float32),
+        "n_node_samples": column(tree.n_node_samples, np.float32),
+        "weighted_n_node_samples": column(tree.weighted_n_node_samples, np.float32),
+        "impurity": column(tree.impurity, np.float32),
+        "depth": column(node_depth(tree), np.int32),
+        "marks": column(np.zeros(n) if marks is None else marks, np.uint8),
+        "data_width": 0,
+    }
+    if data_count is not None:
+        payload["data_count"] = column(data_count, np.float32)
+    if data_target is not None:
+        data_target = np.asarray(data_target, dtype=np.float64).reshape(n, -1)
+        payload["data_target"] = column(data_target, np.float32)
+        payload["data_width"] = int(data_target.shape[1])
+    return payload
+
+
+def decode_column(payload: dict, name: str, dtype, width: int = 1) -> np.ndarray:
+    """Inverse of :func:`column` for one payload entry (used by tests and the
+    static fallback)."""
+    array = np.frombuffer(payload[name], dtype=np.dtype(dtype).newbyteorder("<"))
+    return array.reshape(-1, width) if width > 1 else array
+
+
+def diff_marks(before: TreeArrays, after: TreeArrays, *, atol: float = 0.0) -> np.ndarray:
+    """Mark the nodes of ``before`` that ``after`` changed.
+
+    Both trees are walked together from the root. Where ``before`` has an
+    internal node and ``after`` a leaf, the node was pruned (its descendants
+    are removed). Where both split but on another feature or threshold (or
+    ``after`` grew a leaf into a split), the node was re-split and everything
+    below it is replaced. Node ids of the two trees need not agree: edits
+    renumber nodes, so the walk pairs them by position.
+    """
+    marks = np.zeros(before.n_nodes, dtype=np.uint8)
+    stack = [(0, 0)]
+    while stack:
+        old, new = stack.pop()
+        old_leaf = before.children_left[old] == TREE_LEAF
+        new_leaf = after.children_left[new] == TREE_LEAF
+        if old_leaf and new_leaf:
+            continue
+        if new_leaf:
+            marks[old] = MARK_PRUNED
+            _mark_below(before, old, MARK_REMOVED, marks)
+            continue
+        same_split = (
+            not old_leaf
+            and before.feature[old] == after.feature[new]
+            and before.is_categorical[old] == after.is_categorical[new]
+            and (
+                abs(before.threshold[old] - after.threshold[new]) <= atol
+                if not before.is_categorical[old]
+                else np.array_equal(before.category_left[old], after.category_left[new])
+            )
+        )
+        if not same_split:
+            marks[old] = MARK_RESPLIT
+            if not old_leaf:
+                _mark_below(before, old, MARK_CHANGED, marks)
+            continue
+        stack.append((int(before.children_left[old]), int(after.children_left[new])))
+        stack.append((int(before.children_right[old]), int(after.children_right[new])))
+    return marks
+
+
+def _mark_below(tree: TreeArrays, node: int, mark: int, marks: np.ndarray) -> None:
+    stack = [int(tree.children_left[node]), int(tree.children_right[node])]
+    while stack:
+        current = stack.pop()
+        if current == TREE_LEAF:
+            continue
+        marks[current] = mark
+        stack.append(int(tree.children_left[current]))
+        stack.append(int(tree.children_right[current]))
+
+
+def marks_from_collapsed(tree: TreeArrays, collapsed_nodes) -> np.ndarray:
+    """Marks for a tree when the collapsed node ids are known (no second tree)."""
+    marks = np.zeros(tree.n_nodes, dtype=np.uint8)
+    for node in collapsed_nodes:
+        node = int(node)
+        if tree.children_left[node] == TREE_LEAF or marks[node] == MARK_REMOVED:
+            continue
+        marks[node] = MARK_PRUNED
+        _mark_below(tree, node, MARK_REMOVED, marks)
+    return marks
+
+
+def node_data_summary(ensemble: Ensemble, tree_index: int, X: np.ndarray, y=None):
+    """Rows of ``X`` at every node of one tree, and the class fractions (or
+    mean) of ``y`` there. Uses the ensemble's own routing (decision_path)."""
+    indicator, offsets = ensemble.decision_path(X)
+    start, stop = int(offsets[tree_index]), int(offsets[tree_index + 1])
+    at_node = indicator[:, start:stop].tocsc()
+    count = np.asarray(at_node.sum(axis=0), dtype=np.float64).ravel()
+    if y is None:
+        return count, None
+    y = np.asarray(y)
+    if ensemble.task == "classification":
+        classes = np.asarray(ensemble.classes_)
+        onehot = (y.reshape(-1, 1) == classes.reshape(1, -1)).astype(np.float64)
+        totals = np.asarray(at_node.T @ onehot)
+    else:
+        totals = np.asarray(at_node.T @ y.astype(np.float64).reshape(-1, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        target = totals / count.reshape(-1, 1)
+    target[count == 0] = np.nan
+    return count, target
+
+
+def row_path(ensemble: Ensemble, tree_index: int, row: np.ndarray) -> list[int]:
+    """Node ids (local to the tree) that one row visits, root first."""
+    indicator, offsets = ensemble.decision_path(np.asarray(row).reshape(1, -1))
+    start, stop = int(offsets[tree_index]), int(offsets[tree_index + 1])
+    nodes = indicator.indices[(indicator.indices >= start) & (indicator.indices < stop)] - start
+    return sorted(int(node) for node in nodes)
+
+
+def tree_contributions(ensemble: Ensemble, row: np.ndarray) -> tuple[np.ndarray, int]:
+    """What each tree adds to one row's raw score, in the raw column that
+    decides the prediction (the largest one; column 0 for one output).
+    Returns the contributions and that column."""
+    row = np.asarray(row).reshape(1, -1)
+    raw = ensemble.predict_raw(row)[0]
+    target = int(np.argmax(raw)) if raw.shape[0] > 1 else 0
+    leaves = ensemble.apply(row)[0]
+    contribution = np.zeros(ensemble.n_trees, dtype=np.float64)
+    for index, (tree, leaf) in enumerate(zip(ensemble.trees, leaves)):
+        position = target - int(ensemble.tree_output[index])
+        if 0 <= position < tree.value.shape[1]:
+            contribution[index] = ensemble.tree_scale[index] * tree.value[int(leaf), position]
+    if ensemble.aggregation == "mean":
+        contribution /= ensemble.n_trees
+    return contribution, target
+
+
+def tree_overview(ensemble: Ensemble) -> dict:
+    """Per-tree numbers for the ensemble overview bars."""
+    return {
+        "leaves": [int(tree.n_leaves) for tree in ensemble.trees],
+        "depth": [int(tree.max_depth) for tree in ensemble.trees],
+        "nodes": [int(tree.n_nodes) for tree in ensemble.trees],
+    }

@@ -1,0 +1,196 @@
+"""Script-free HTML for the panels' static fallback (``_repr_mimebundle_``).
+
+Where widgets do not run (nbconvert HTML without widget state, GitHub's
+notebook viewer, a kernel-less viewer), the front end picks ``text/html``
+instead of the widget view; these functions render what the panel shows as
+plain HTML and inline SVG, without any script, so the page stays readable
+offline and in untrusted notebooks.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from ..tree import TREE_LEAF, TreeArrays
+from ._payload import MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")
+SLOT, LEVEL, BOX_W, BOX_H = 92.0, 64.0, 84.0, 30.0
+
+
+def escape(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def number(value, digits: int = 4) -> str:
+    value = float(value)
+    if np.isnan(value):
+        return "n/a"
+    if value == int(value) and abs(value) < 1e9:
+        return str(int(value))
+    return f"{value:.{digits}g}"
+
+
+def feature_label(feature_names, index: int) -> str:
+    if feature_names is not None and 0 <= index < len(feature_names):
+        return str(feature_names[index])
+    return f"x[{index}]"
+
+
+def node_label(tree: TreeArrays, node: int, feature_names, class_names, value_kind: str) -> str:
+    if tree.children_left[node] != TREE_LEAF:
+        name = feature_label(feature_names, int(tree.feature[node]))
+        if tree.is_categorical[node]:
+            return f"{name} in {{left set}}"
+        return f"{name} <= {number(tree.threshold[node], 5)}"
+    value = tree.value[node]
+    if value_kind == "fractions" and value.shape[0] > 1:
+        best = int(np.argmax(value))
+        return str(class_names[best]) if class_names is not None and best < len(class_names) else f"class {best}"
+    return f"value {number(value[0], 3)}"
+
+
+def _fill(tree: TreeArrays, node: int, value_kind: str, limit: float) -> str:
+    value = tree.value[node]
+    if value_kind == "fractions" and value.shape[0] > 1:
+        best = int(np.argmax(value))
+        chance = 1.0 / value.shape[0]
+        strength = 0.2 + 0.8 * (value[best] - chance) / (1 - chance)
+        return _tint(PALETTE[best % len(PALETTE)], strength)
+    if limit <= 0 or not np.isfinite(value[0]):
+        return "#eeeeee"
+    t = float(np.clip(value[0] / limit, -1, 1))
+    return _tint("#3b6fb6", 0.15 + 0.85 * -t) if t < 0 else _tint("#c8453b", 0.15 + 0.85 * t)
+
+
+def _tint(hex_colour: str, strength: float) -> str:
+    strength = float(np.clip(strength, 0, 1))
+    rgb = [int(hex_colour[k : k + 2], 16) for k in (1, 3, 5)]
+    mixed = [round(255 - (255 - c) * strength) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def tree_svg(
+    tree: TreeArrays,
+    *,
+    feature_names=None,
+    class_names=None,
+    value_kind: str = "mean",
+    marks: np.ndarray | None = None,
+    max_depth: int = 3,
+    path=None,
+) -> str:
+    """The top ``max_depth`` levels of a tree as an inline SVG."""
+    left, right = tree.children_left, tree.children_right
+    depth = {0: 0}
+    x = {}
+    order = []
+    stack = [0]
+    slot = 0
+    while stack:  # preorder; leaves and cut nodes take consecutive slots
+        node = stack.pop()
+        order.append(node)
+        if left[node] != TREE_LEAF and depth[node] < max_depth:
+            for child in (int(right[node]), int(left[node])):
+                depth[child] = depth[node] + 1
+                stack.append(child)
+        else:
+            x[node] = slot * SLOT + SLOT / 2
+            slot += 1
+    for node in reversed(order):
+        if node not in x:
+            x[node] = (x[int(left[node])] + x[int(right[node])]) / 2
+    leaf_values = tree.value[left == TREE_LEAF, 0]
+    limit = float(np.max(np.abs(leaf_values))) if leaf_values.size else 0.0
+    on_path = set(int(node) for node in (path or ()))
+    width = slot * SLOT
+    height = (max(depth.values()) + 1) * LEVEL
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="10">'
+    ]
+    for node in order:
+        if left[node] != TREE_LEAF and depth[node] < max_depth:
+            for child in (int(left[node]), int(right[node])):
+                colour = "#1f5fbf" if node in on_path and child in on_path else "#999999"
+                parts.append(
+                    f'<line x1="{x[node]:.1f}" y1="{depth[node] * LEVEL + BOX_H:.1f}" x2="{x[child]:.1f}" '
+                    f'y2="{depth[child] * LEVEL:.1f}" stroke="{colour}"/>'
+                )
+    for node in order:
+        mark = int(marks[node]) if marks is not None else 0
+        stroke, dash, opacity = "#666666", "", "1"
+        if mark == MARK_PRUNED:
+            stroke, dash = "#c62828", ' stroke-dasharray="5,3"'
+        elif mark == MARK_RESPLIT:
+            stroke = "#e08a00"
+        elif mark == MARK_REMOVED:
+            opacity = "0.35"
+        if node in on_path:
+            stroke = "#1f5fbf"
+        cut = left[node] != TREE_LEAF and depth[node] >= max_depth
+        label = node_label(tree, node, feature_names, class_names, value_kind)
+        if len(label) > 16:
+            label = label[:15] + "…"
+        samples = int(tree.n_node_samples[node])
+        second = f"n={samples}" if samples >= 0 else f"#{node}"
+        if cut:
+            second += " ▸"
+        top = depth[node] * LEVEL
+        parts.append(
+            f'<g opacity="{opacity}"><rect x="{x[node] - BOX_W / 2:.1f}" y="{top:.1f}" width="{BOX_W:.0f}" '
+            f'height="{BOX_H:.0f}" fill="{_fill(tree, node, value_kind, limit)}" stroke="{stroke}"{dash}/>'
+            f'<text x="{x[node]:.1f}" y="{top + 12:.1f}" text-anchor="middle">{escape(label)}</text>'
+            f'<text x="{x[node]:.1f}" y="{top + 25:.1f}" text-anchor="middle" fill="#444">{escape(second)}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def table(rows, header=None, css_class: str = "") -> str:
+    """A plain HTML table from a list of rows (values are escaped)."""
+    out = [f'<table class="{escape(css_class)}" style="border-collapse:collapse">']
+    if header:
+        out.append("<tr>" + "".join(f'<th style="text-align:right;padding:2px 8px">{escape(h)}</th>' for h in header) + "</tr>")
+    for row in rows:
+        out.append("<tr>" + "".join(f'<td style="text-align:right;padding:2px 8px">{escape(v)}</td>' for v in row) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79a7", "#c8453b"), labels=()) -> str:
+    """Line chart of one or more 1-D series as an inline SVG (no axes library)."""
+    series = [np.asarray(values, dtype=np.float64) for values in series if len(values)]
+    if not series:
+        return ""
+    low = min(float(np.nanmin(values)) for values in series)
+    high = max(float(np.nanmax(values)) for values in series)
+    span = high - low or 1.0
+    length = max(len(values) for values in series)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" font-family="sans-serif">']
+    parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff" stroke="#dddddd"/>')
+    for index, values in enumerate(series):
+        xs = np.linspace(2, width - 2, len(values)) if len(values) > 1 else np.array([width / 2])
+        if length > 1:
+            xs = 2 + (width - 4) * np.arange(len(values)) / (length - 1)
+        ys = height - 4 - (values - low) / span * (height - 8)
+        points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs, ys) if np.isfinite(b))
+        parts.append(f'<polyline fill="none" stroke="{colours[index % len(colours)]}" stroke-width="1.5" points="{points}"/>')
+    caption = f"min {number(low)} · max {number(high)} · {length} points"
+    if labels:
+        caption = " / ".join(f"{label}" for label in labels) + " · " + caption
+    parts.append(f'<text x="2" y="{height + 12}" fill="#444">{escape(caption)}</text></svg>')
+    return "".join(parts)
+
+
+def error_html(message: str) -> str:
+    return (
+        '<div class="btt-panel-error" style="padding:6px 10px;border-left:4px solid #c62828;'
+        f'background:#fdecea;color:#8a1c1c;white-space:pre-wrap">{escape(message)}</div>'
+    )
+
+
+def section(title: str, body: str) -> str:
+    return f'<div style="margin:6px 0"><div style="font-weight:600;margin-bottom:2px">{escape(title)}</div>{body}</div>'

@@ -1,0 +1,368 @@
+"""TreeView: an interactive view of one tree of a model or ensemble."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..tree import Ensemble
+from . import _payload
+from ._assets import module_source, stylesheet
+from ._common import (
+    USER_ERRORS,
+    ErrorBox,
+    StaticFallback,
+    anywidget,
+    describe_error,
+    import_model,
+    ipywidgets,
+    traitlets,
+)
+from ._static_html import error_html, escape, section, tree_svg
+
+COLOR_BY = ("prediction", "impurity", "samples", "data", "none")
+OVERVIEW_METRICS = ("leaves", "depth", "nodes", "contribution")
+
+
+class TreeCanvas(anywidget.AnyWidget):
+    """The browser part of :class:`TreeView`: draws one tree on a canvas.
+
+    Tree columns travel in ``tree`` as binary buffers (see ``_payload``);
+    everything else is small JSON.
+    """
+
+    _esm = module_source("tree_view.js")
+    _css = stylesheet()
+
+    tree = traitlets.Dict().tag(sync=True)
+    feature_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    class_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    value_kind = traitlets.Unicode("mean").tag(sync=True)
+    output_label = traitlets.Unicode("").tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    initial_depth = traitlets.Int(4).tag(sync=True)
+    color_by = traitlets.Enum(COLOR_BY, default_value="prediction").tag(sync=True)
+    path = traitlets.List(traitlets.Int()).tag(sync=True)
+    selected_node = traitlets.Int(-1).tag(sync=True)
+    selected_tree = traitlets.Int(0).tag(sync=True)
+    n_trees = traitlets.Int(1).tag(sync=True)
+    overview = traitlets.Dict().tag(sync=True)
+    height = traitlets.Int(460).tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+
+
+def single_tree(ensemble: Ensemble, index: int) -> Ensemble:
+    """The ensemble restricted to one tree (to route rows through it alone)."""
+    return replace(
+        ensemble,
+        trees=(ensemble.trees[index],),
+        tree_output=ensemble.tree_output[index : index + 1],
+        tree_scale=ensemble.tree_scale[index : index + 1],
+    )
+
+
+class TreeView(StaticFallback, ipywidgets.VBox):
+    """An interactive tree: zoom, pan, collapse/expand, node details, colours,
+    the decision path of a row, and pruned or re-split nodes marked.
+
+    Parameters
+    ----------
+    model_or_ensemble : fitted model or Ensemble
+        Anything :func:`bandit_tree_tools.from_model` imports.
+    X : array-like or DataFrame, optional
+        Rows to route: the view counts the rows at each node, and can show
+        the decision path of one row (``row``).
+    y : array-like, optional
+        Targets of ``X``: node details then show their class distribution
+        (or mean) next to the training one.
+    feature_names : list of str, optional
+        Defaults to the model's feature names, then ``X``'s columns.
+    after : fitted model or Ensemble, optional
+        An edited version of the model (pruned or re-split, same number of
+        trees): the nodes it changed are marked in this view.
+    row : int, optional
+        Row of ``X`` whose decision path is highlighted (-1: none).
+    initial_depth : int, default 4
+        Nodes deeper than this start collapsed.
+    color_by : {"prediction", "impurity", "samples", "data", "none"}
+
+    Attributes
+    ----------
+    selected_node, selected_tree : int
+        The clicked node (-1: none) and the tree shown; synced with the
+        browser, so they can be read, set or observed.
+    error : str
+        The message shown when the input could not be used ("" otherwise).
+    """
+
+    selected_node = traitlets.Int(-1)
+    selected_tree = traitlets.Int(0)
+    row = traitlets.Int(-1)
+
+    def __init__(
+        self,
+        model_or_ensemble,
+        X=None,
+        y=None,
+        feature_names=None,
+        *,
+        after=None,
+        row: int = -1,
+        initial_depth: int = 4,
+        color_by: str = "prediction",
+        height: int = 460,
+        title: str | None = None,
+    ):
+        super().__init__()
+        self.add_class("btt-tree-view")
+        self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=int(height))
+        self.error_box = ErrorBox()
+        self.ensemble, error = import_model(model_or_ensemble)
+        self.after = None
+        self.X = None
+        self.y = None
+        self._messages = []
+        if error:
+            self._messages.append(error)
+        if self.ensemble is not None:
+            self._set_data(X, y)
+            self._set_after(after)
+        self._title = title
+        names = self._feature_names(feature_names, X)
+        self.canvas.feature_names = names
+        self._names = names
+        if self.ensemble is not None and self.ensemble.classes_ is not None:
+            self.canvas.class_names = [str(label) for label in self.ensemble.classes_]
+        if self.ensemble is not None:
+            self.canvas.value_kind = _payload.value_kind(self.ensemble)
+            self.canvas.n_trees = self.ensemble.n_trees
+        self.controls = self._make_controls(color_by)
+        traitlets.link((self, "selected_node"), (self.canvas, "selected_node"))
+        traitlets.link((self, "selected_tree"), (self.canvas, "selected_tree"))
+        self.observe(self._on_tree, names="selected_tree")
+        self.observe(self._on_row, names="row")
+        self.error_box.show("\n".join(self._messages))
+        self.canvas.error = "" if self.ensemble is not None else "\n".join(self._messages)
+        self._send_tree()
+        self._send_overview()
+        if row != -1:
+            self.row = int(row)
+        self.children = [self.controls, self.error_box, self.canvas]
+
+    # ------------------------------------------------------------------ input
+    def _set_data(self, X, y) -> None:
+        if X is None:
+            if y is not None:
+                self._messages.append("y was given without X; pass X too to see your data in the tree")
+            return
+        try:
+            self.X = self.ensemble.check_X(X)
+        except USER_ERRORS as error:
+            self._messages.append(describe_error(error))
+            return
+        if y is not None:
+            y = np.asarray(y)
+            if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
+                self._messages.append(
+                    f"y must be 1-D with one value per row of X ({self.X.shape[0]}), got shape {y.shape}; "
+                    "y is ignored"
+                )
+            elif self.ensemble.task == "classification" and not np.isin(y, self.ensemble.classes_).all():
+                unknown = np.setdiff1d(y, self.ensemble.classes_)[:5]
+                self._messages.append(f"y has labels the model does not know: {list(unknown)}; y is ignored")
+            else:
+                self.y = y
+
+    def _set_after(self, after) -> None:
+        if after is None:
+            return
+        edited, error = import_model(after)
+        if error:
+            self._messages.append(f"after: {error}")
+            return
+        if edited.n_trees != self.ensemble.n_trees:
+            self._messages.append(
+                f"after has {edited.n_trees} trees but the model has {self.ensemble.n_trees}; "
+                "pass an edited version of the same model"
+            )
+            return
+        self.after = edited
+
+    def _feature_names(self, feature_names, X) -> list:
+        if self.ensemble is None:
+            return []
+        n = self.ensemble.n_features_in_
+        if feature_names is not None:
+            names = [str(name) for name in feature_names]
+            if len(names) == n:
+                return names
+            self._messages.append(f"feature_names has {len(names)} names but the model has {n} features; ignored")
+        if self.ensemble.feature_names_in_ is not None:
+            return [str(name) for name in self.ensemble.feature_names_in_]
+        if X is not None and hasattr(X, "columns") and len(X.columns) == n:
+            return [str(name) for name in X.columns]
+        return [f"x[{index}]" for index in range(n)]
+
+    # --------------------------------------------------------------- controls
+    def _make_controls(self, color_by: str):
+        colours = [option for option in COLOR_BY if option != "data" or self.X is not None]
+        self.color_dropdown = ipywidgets.Dropdown(
+            options=colours, value=color_by if color_by in colours else "prediction", description="colour by",
+            layout=ipywidgets.Layout(width="210px"),
+        )
+        traitlets.link((self.color_dropdown, "value"), (self.canvas, "color_by"))
+        items = [self.color_dropdown]
+        n_trees = self.ensemble.n_trees if self.ensemble is not None else 1
+        self.tree_picker = ipywidgets.BoundedIntText(
+            value=0, min=0, max=max(0, n_trees - 1), description="tree", layout=ipywidgets.Layout(width="150px")
+        )
+        traitlets.link((self.tree_picker, "value"), (self, "selected_tree"))
+        metrics = [metric for metric in OVERVIEW_METRICS if metric != "contribution" or self.X is not None]
+        self.overview_dropdown = ipywidgets.Dropdown(
+            options=metrics, value="leaves", description="bars", layout=ipywidgets.Layout(width="200px")
+        )
+        self.overview_dropdown.observe(lambda change: self._send_overview(), names="value")
+        if n_trees > 1:
+            items += [self.tree_picker, self.overview_dropdown]
+        n_rows = self.X.shape[0] if self.X is not None else 0
+        self.row_picker = ipywidgets.BoundedIntText(
+            value=-1, min=-1, max=max(-1, n_rows - 1), description="path of row",
+            layout=ipywidgets.Layout(width="190px"),
+        )
+        traitlets.link((self.row_picker, "value"), (self, "row"))
+        if self.X is not None:
+            items.append(self.row_picker)
+        box = ipywidgets.HBox(items)
+        box.add_class("btt-tree-controls")
+        return box
+
+    # ---------------------------------------------------------------- syncing
+    def _send_tree(self) -> None:
+        if self.ensemble is None:
+            return
+        index = self.selected_tree
+        tree = self.ensemble.trees[index]
+        marks = None
+        if self.after is not None:
+            marks = _payload.diff_marks(tree, self.after.trees[index])
+        count = target = None
+        if self.X is not None:
+            count, target = _payload.node_data_summary(single_tree(self.ensemble, index), 0, self.X, self.y)
+        with self.canvas.hold_sync():
+            self.canvas.tree = _payload.tree_payload(tree, marks=marks, data_count=count, data_target=target)
+            self.canvas.title = self._tree_title(index)
+            self.canvas.output_label = self._output_label(index)
+            self.canvas.path = self._path(index)
+
+    def _tree_title(self, index: int) -> str:
+        if self._title is not None:
+            return self._title
+        source = self.ensemble.source
+        tree = self.ensemble.trees[index]
+        where = f"tree {index} of {self.ensemble.n_trees} · " if self.ensemble.n_trees > 1 else ""
+        return f"{source.library} {source.estimator} · {where}{tree.n_leaves} leaves · depth {tree.max_depth}"
+
+    def _output_label(self, index: int) -> str:
+        ensemble = self.ensemble
+        if ensemble.n_outputs <= 1 or ensemble.trees[index].value.shape[1] > 1:
+            return ""
+        column = int(ensemble.tree_output[index])
+        if ensemble.classes_ is not None and column < len(ensemble.classes_):
+            return f"raw score of class {ensemble.classes_[column]}"
+        return f"output {column}"
+
+    def _path(self, index: int) -> list:
+        if self.X is None or self.row < 0:
+            return []
+        return _payload.row_path(single_tree(self.ensemble, index), 0, self.X[self.row])
+
+    def _send_overview(self) -> None:
+        if self.ensemble is None or self.ensemble.n_trees < 2:
+            self.canvas.overview = {}
+            return
+        metric = self.overview_dropdown.value
+        if metric == "contribution":
+            if self.X is None or self.row < 0:
+                self.canvas.overview = {"metric": "contribution (choose a row)", "values": [0.0] * self.ensemble.n_trees}
+                return
+            values, column = _payload.tree_contributions(self.ensemble, self.X[self.row])
+            label = f"contribution to raw score column {column} for row {self.row}"
+            self.canvas.overview = {"metric": label, "values": [float(v) for v in values]}
+            return
+        self.canvas.overview = {"metric": metric, "values": _payload.tree_overview(self.ensemble)[metric]}
+
+    def _on_tree(self, change) -> None:
+        if self.ensemble is None:
+            return
+        if not 0 <= change["new"] < self.ensemble.n_trees:
+            self.error_box.show(f"tree {change['new']} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+            self.selected_tree = change["old"]
+            return
+        self.selected_node = -1
+        self._send_tree()
+        self.canvas.selected_tree = change["new"]
+
+    def _on_row(self, change) -> None:
+        if self.X is None:
+            return
+        self.canvas.path = self._path(self.selected_tree)
+        if self.overview_dropdown.value == "contribution":
+            self._send_overview()
+
+    # ---------------------------------------------------------------- display
+    @property
+    def error(self) -> str:
+        return self.error_box.message
+
+    def node_details(self, node: int | None = None) -> dict:
+        """What the details pane shows for a node, as a dict (for scripts)."""
+        if self.ensemble is None:
+            raise ValueError(self.error)
+        node = self.selected_node if node is None else int(node)
+        tree = self.ensemble.trees[self.selected_tree]
+        if not 0 <= node < tree.n_nodes:
+            raise IndexError(f"node {node} does not exist; tree {self.selected_tree} has nodes 0..{tree.n_nodes - 1}")
+        from ._static_html import node_label
+
+        details = {
+            "node": node,
+            "leaf": bool(tree.children_left[node] == -1),
+            "label": node_label(tree, node, self._names, self.canvas.class_names or None, self.canvas.value_kind),
+            "n_node_samples": int(tree.n_node_samples[node]),
+            "impurity": float(tree.impurity[node]),
+            "value": tree.value[node].tolist(),
+        }
+        if self.after is not None:
+            marks = _payload.diff_marks(tree, self.after.trees[self.selected_tree])
+            details["edit"] = _payload.MARK_NAMES[int(marks[node])]
+        return details
+
+    def static_html(self) -> str:
+        if self.ensemble is None:
+            return error_html(self.error)
+        index = self.selected_tree
+        tree = self.ensemble.trees[index]
+        marks = _payload.diff_marks(tree, self.after.trees[index]) if self.after is not None else None
+        svg = tree_svg(
+            tree,
+            feature_names=self._names,
+            class_names=list(self.canvas.class_names) or None,
+            value_kind=self.canvas.value_kind,
+            marks=marks,
+            max_depth=min(3, self.canvas.initial_depth),
+            path=self.canvas.path,
+        )
+        note = (
+            f"Static view: the first {min(3, self.canvas.initial_depth)} levels of {tree.n_nodes} nodes. "
+            "Run the notebook with a live kernel to explore the whole tree."
+        )
+        body = f'<div style="overflow:auto;max-width:100%">{svg}</div><div style="color:#666">{escape(note)}</div>'
+        if self.error:
+            body = error_html(self.error) + body
+        return f'<div class="btt-static btt-tree-view-static">{section(self.canvas.title, body)}</div>'
+
+    def __repr__(self) -> str:
+        if self.ensemble is None:
+            return f"TreeView(error={self.error!r})"
+        return f"TreeView({self.ensemble!r}, selected_tree={self.selected_tree}, selected_node={self.selected_node})"

@@ -1,0 +1,66 @@
+"""Fixtures of the browser tests: one JupyterLab and one Chromium per module."""
+
+from pathlib import Path
+
+import pytest
+
+from .lab import CHROMIUM, CHROMIUM_ARGS, JupyterLab
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/ui/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="module")
+def notebook_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("notebooks")
+
+
+@pytest.fixture(scope="module")
+def lab(notebook_dir, tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM} (apt-get install chromium)")
+    pytest.importorskip("jupyterlab")
+    with JupyterLab(notebook_dir, tmp_path_factory.mktemp("lab")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    messages = []
+    page.on("console", lambda message: messages.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: messages.append(f"pageerror: {error}"))
+    page.console_messages = messages
+    yield page
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = request.node.name.replace("/", "_")
+    try:
+        page.screenshot(path=str(ARTIFACTS / f"{name}-final.png"), full_page=False)
+    except Exception:
+        pass
+    (ARTIFACTS / f"{name}-console.log").write_text("\n".join(messages))
+    context.close()
+
+
+def screenshot(page, name: str, locator=None) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    (locator or page).screenshot(path=str(path))
+    return path

@@ -1,0 +1,68 @@
+"""The panels in a real browser: JupyterLab in Debian's Chromium.
+
+Each test writes a small notebook, runs it through the JupyterLab UI, and
+checks what a person would see (the panels' stable ``btt-`` CSS classes),
+clicks, and that clicks reach Python (synced traits read back from the
+kernel). Screenshots go to test-artifacts/.
+"""
+
+import pytest
+
+from .conftest import screenshot
+from .lab import kernel_eval, open_and_run, write_notebook
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TREE_CELLS = [
+    "from sklearn.datasets import load_iris\n"
+    "from sklearn.ensemble import RandomForestClassifier\n"
+    "from sklearn.tree import DecisionTreeClassifier\n"
+    "import bandit_tree_tools as btt\n"
+    "X, y = load_iris(return_X_y=True, as_frame=True)\n"
+    "model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)",
+    "view = btt.TreeView(model, X, y, row=100)\nview",
+    "forest = RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y)\n"
+    "forest_view = btt.TreeView(forest, X, y)\nforest_view",
+]
+
+
+def click_node(page, canvas, node: int) -> None:
+    position = canvas.evaluate(f"(el) => el.bttView.nodeCenter({node})")
+    assert position is not None, f"node {node} is not drawn"
+    page.mouse.click(position["x"], position["y"])
+
+
+def test_tree_view(page, lab, notebook_dir):
+    write_notebook(notebook_dir / "tree_view.ipynb", TREE_CELLS)
+    open_and_run(page, lab, "tree_view.ipynb")
+    views = page.locator(".btt-tree-view-canvas")
+    views.first.wait_for(state="visible", timeout=60_000)
+    assert views.count() == 2
+    single = views.nth(0)
+    single.scroll_into_view_if_needed()
+    # the tree opened at its initial depth and drew every visible node
+    assert int(single.get_attribute("data-nodes")) > 10
+    assert int(single.get_attribute("data-visible-nodes")) >= 7
+    # a click selects a node: details appear and the kernel sees it
+    click_node(page, single, 0)
+    details = single.locator(".btt-tree-details .btt-details-title")
+    details.wait_for(timeout=10_000)
+    assert "Node 0" in details.inner_text()
+    assert "petal" in single.locator(".btt-details-table").inner_text()
+    page.wait_for_function("() => true")
+    assert kernel_eval(page, "print(view.selected_node)").strip() == "0"
+    click_node(page, single, 2)
+    page.wait_for_function("(el) => el.dataset.selectedNode === '2'", arg=single.element_handle())
+    assert kernel_eval(page, "print(view.selected_node)").strip() == "2"
+    screenshot(page, "tree_view-single", single)
+    # the ensemble: an overview strip; a click on a bar drills into that tree
+    forest = views.nth(1)
+    forest.scroll_into_view_if_needed()
+    strip = forest.locator(".btt-overview canvas")
+    assert strip.is_visible()
+    box = strip.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * (5.5 / 12), box["y"] + box["height"] / 2)
+    page.wait_for_function("(el) => el.querySelector('.btt-tree-title').textContent.includes('tree 5 of 12')",
+                           arg=forest.element_handle(), timeout=10_000)
+    assert kernel_eval(page, "print(forest_view.selected_tree)").strip() == "5"
+    screenshot(page, "tree_view-forest", forest)

@@ -1,0 +1,219 @@
+"""Python state of TreeView: payload buffers, synced traits, paths, marks,
+errors and the static fallback."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("anywidget")
+
+from ipywidgets.widgets.widget import _remove_buffers  # noqa: E402
+from sklearn.datasets import load_iris  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
+import bandit_tree_tools as btt  # noqa: E402
+from bandit_tree_tools.tree import make_tree, node_depth, subtree_nodes  # noqa: E402
+from bandit_tree_tools.widgets import TreeView  # noqa: E402
+from bandit_tree_tools.widgets import _payload  # noqa: E402
+from bandit_tree_tools.widgets._assets import module_source, static_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def iris_tree(iris):
+    X, y = iris
+    return DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+
+
+def hand_tree():
+    #        0
+    #      1   2
+    #     3 4 5 6
+    return make_tree(
+        children_left=[1, 3, 5, -1, -1, -1, -1],
+        children_right=[2, 4, 6, -1, -1, -1, -1],
+        feature=[0, 1, 1, -2, -2, -2, -2],
+        threshold=[0.5, 1.5, 2.5, -2, -2, -2, -2],
+        value=[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0]],
+        n_node_samples=[10, 6, 4, 3, 3, 2, 2],
+    )
+
+
+def test_assets_are_found_and_self_contained():
+    assert (static_dir() / "tree_view.js").is_file()
+    source = module_source("tree_view.js")
+    assert "export default" in source and "function bttColumn" in source
+    assert "http://" not in source and "https://" not in source  # nothing fetched at run time
+
+
+def test_payload_columns_are_binary_and_round_trip(iris_tree):
+    tree = btt.from_model(iris_tree).trees[0]
+    payload = _payload.tree_payload(tree)
+    for name, dtype in [("children_left", np.int32), ("feature", np.int32), ("threshold", np.float64)]:
+        assert isinstance(payload[name], bytes)
+        np.testing.assert_array_equal(_payload.decode_column(payload, name, dtype), getattr(tree, name))
+    value = _payload.decode_column(payload, "value", np.float32, width=tree.value.shape[1])
+    np.testing.assert_allclose(value, tree.value, rtol=1e-6)
+    depth = _payload.decode_column(payload, "depth", np.int32)
+    np.testing.assert_array_equal(depth, node_depth(tree))
+
+
+def test_tree_travels_as_buffers_not_json(iris_tree):
+    view = TreeView(iris_tree)
+    state, paths, buffers = _remove_buffers(view.canvas.get_state())
+    names = {tuple(path) for path in paths}
+    assert ("tree", "children_left") in names and ("tree", "threshold") in names
+    n = btt.from_model(iris_tree).trees[0].n_nodes
+    sizes = {tuple(path): len(memoryview(buffer).cast("B")) for path, buffer in zip(paths, buffers)}
+    assert sizes[("tree", "children_left")] == 4 * n
+    assert sizes[("tree", "threshold")] == 8 * n
+    assert "children_left" not in state["tree"]  # not duplicated as JSON
+
+
+def test_selected_node_and_tree_are_linked_both_ways(iris):
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    view = TreeView(forest)
+    view.canvas.selected_node = 3  # a click in the browser
+    assert view.selected_node == 3
+    view.selected_node = 1
+    assert view.canvas.selected_node == 1
+    view.canvas.selected_tree = 2  # a click on the overview bar
+    assert view.selected_tree == 2
+    assert view.selected_node == -1  # a new tree clears the selection
+    assert "tree 2 of 5" in view.canvas.title
+    expected = btt.from_model(forest).trees[2]
+    np.testing.assert_array_equal(_payload.decode_column(view.canvas.tree, "children_left", np.int32),
+                                  expected.children_left)
+    assert view.canvas.overview["values"] == [t.n_leaves for t in btt.from_model(forest).trees]
+    view.overview_dropdown.value = "depth"
+    assert view.canvas.overview["values"] == [t.max_depth for t in btt.from_model(forest).trees]
+
+
+def test_row_path_and_node_counts_match_sklearn(iris, iris_tree):
+    X, y = iris
+    view = TreeView(iris_tree, X, y, row=120)
+    expected = iris_tree.decision_path(X.iloc[[120]]).indices.tolist()
+    assert view.canvas.path == expected
+    view.row = 7
+    assert view.canvas.path == iris_tree.decision_path(X.iloc[[7]]).indices.tolist()
+    view.row = -1
+    assert view.canvas.path == []
+    count = _payload.decode_column(view.canvas.tree, "data_count", np.float32)
+    np.testing.assert_array_equal(count, np.asarray(iris_tree.decision_path(X).sum(axis=0)).ravel())
+    # class fractions of y at each node: at the root, the class balance
+    target = _payload.decode_column(view.canvas.tree, "data_target", np.float32, width=3)
+    np.testing.assert_allclose(target[0], np.bincount(y) / len(y), rtol=1e-6)
+
+
+def test_contributions_add_up_to_the_raw_score(iris):
+    X, y = iris
+    model = GradientBoostingClassifier(n_estimators=6, max_depth=2, random_state=0).fit(X, y)
+    ensemble = btt.from_model(model)
+    row = ensemble.check_X(X)[60]
+    contributions, column = _payload.tree_contributions(ensemble, row)
+    raw = ensemble.predict_raw(row.reshape(1, -1))[0]
+    assert column == int(np.argmax(raw))
+    assert contributions.sum() + ensemble.base_score[column] == pytest.approx(raw[column])
+    view = TreeView(model, X, row=60)
+    view.overview_dropdown.value = "contribution"
+    np.testing.assert_allclose(view.canvas.overview["values"], contributions)
+    assert view.canvas.output_label.startswith("raw score of class")
+
+
+def test_diff_marks_after_collapse_matches_the_collapsed_nodes(iris, iris_tree):
+    ensemble = btt.from_model(iris_tree)
+    tree = ensemble.trees[0]
+    internal = np.flatnonzero(tree.children_left != -1)
+    chosen = [int(internal[2]), int(internal[-1])]
+    pruned = btt.collapse(ensemble, {0: chosen})
+    marks = _payload.diff_marks(tree, pruned.trees[0])
+    np.testing.assert_array_equal(marks, _payload.marks_from_collapsed(tree, chosen))
+    for node in chosen:
+        if marks[node] != _payload.MARK_REMOVED:  # a chosen node may lie below another
+            assert marks[node] == _payload.MARK_PRUNED
+    removed = set(np.flatnonzero(marks == _payload.MARK_REMOVED).tolist())
+    below = set()
+    for node in chosen:
+        below |= set(subtree_nodes(tree, node).tolist()) - {node}
+    assert removed == below - set(n for n in chosen if marks[n] == _payload.MARK_PRUNED)
+    view = TreeView(ensemble, after=pruned)
+    np.testing.assert_array_equal(_payload.decode_column(view.canvas.tree, "marks", np.uint8), marks)
+    assert view.node_details(chosen[0])["edit"] in _payload.MARK_NAMES.values()
+
+
+def test_diff_marks_finds_a_resplit():
+    before = hand_tree()
+    after = make_tree(
+        children_left=[1, 3, 5, -1, -1, -1, -1],
+        children_right=[2, 4, 6, -1, -1, -1, -1],
+        feature=[0, 1, 0, -2, -2, -2, -2],  # node 2 now splits on feature 0
+        threshold=[0.5, 1.5, 0.9, -2, -2, -2, -2],
+        value=[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0]],
+    )
+    marks = _payload.diff_marks(before, after)
+    assert marks.tolist() == [0, 0, _payload.MARK_RESPLIT, 0, 0, _payload.MARK_CHANGED, _payload.MARK_CHANGED]
+    assert _payload.diff_marks(before, before).tolist() == [0] * 7
+
+
+def test_regression_tree_value_kind_and_details():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] * 2 + rng.normal(size=200)
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    view = TreeView(model, X, y, feature_names=["a", "b", "c"])
+    assert view.canvas.value_kind == "mean"
+    assert view.canvas.feature_names == ["a", "b", "c"]
+    details = view.node_details(0)
+    assert details["label"].startswith("a <= ") and details["n_node_samples"] == 200
+    target = _payload.decode_column(view.canvas.tree, "data_target", np.float32)
+    assert target[0] == pytest.approx(y.mean(), rel=1e-5)
+
+
+def test_unsupported_model_shows_a_message_not_a_traceback():
+    view = TreeView("not a model")
+    assert view.error.startswith("UnsupportedModelError: cannot import a builtins.str")
+    assert view.canvas.error == view.error
+    assert view.canvas.tree == {}
+    html = view._repr_mimebundle_()["text/html"]
+    assert "cannot import" in html and "Traceback" not in html
+
+
+def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
+    X, y = iris
+    view = TreeView(iris_tree, X.iloc[:, :3], y)
+    assert "DataError" in view.error and "columns" in view.error
+    assert view.X is None and view.canvas.path == []
+    assert view.canvas.tree["n_nodes"] > 0  # the tree is still shown
+    view = TreeView(iris_tree, X, y[:10])
+    assert "one value per row" in view.error and view.y is None and view.X is not None
+    view = TreeView(iris_tree, X, np.full(len(y), 9))
+    assert "labels the model does not know" in view.error
+    view = TreeView(iris_tree, feature_names=["only", "two"])
+    assert "feature_names has 2 names" in view.error
+    view.selected_tree = 5  # one tree only: refused, the view stays on tree 0
+    assert view.selected_tree == 0 and "tree 5 does not exist" in view.error
+
+
+def test_after_with_another_shape_is_reported(iris, iris_tree):
+    X, y = iris
+    forest = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    view = TreeView(iris_tree, after=forest)
+    assert "after has 3 trees" in view.error and view.after is None
+
+
+def test_static_fallback_is_script_free_html(iris, iris_tree):
+    X, y = iris
+    view = TreeView(iris_tree, X, y, row=100)
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    html = bundle["text/html"]
+    assert "<svg" in html and "petal" in html
+    assert "<script" not in html.lower() and "onclick" not in html.lower()
+    assert "#1f5fbf" in html  # the decision path is drawn
+    assert repr(view).startswith("TreeView(Ensemble(")

@@ -1,0 +1,114 @@
+// Helpers shared by every panel. The Python side prepends this file to each
+// panel's module, so the panels stay single files with no build step and no
+// network access.
+
+// A binary column sent by Python (DataView, typed array or ArrayBuffer) as a
+// typed array. The bytes are copied: message buffers may start at offsets
+// that are not aligned for Float64Array.
+function bttColumn(buffer, Type) {
+  if (buffer === null || buffer === undefined) return null;
+  let bytes;
+  if (buffer instanceof ArrayBuffer) bytes = new Uint8Array(buffer);
+  else if (ArrayBuffer.isView(buffer)) bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  else return null;
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return new Type(copy.buffer);
+}
+
+// Colours for classes: distinguishable and readable on white.
+const BTT_PALETTE = [
+  "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+  "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+];
+
+function bttClassColour(index) {
+  return BTT_PALETTE[((index % BTT_PALETTE.length) + BTT_PALETTE.length) % BTT_PALETTE.length];
+}
+
+function bttHexToRgb(hex) {
+  const value = parseInt(hex.slice(1), 16);
+  return [(value >> 16) & 255, (value >> 8) & 255, value & 255];
+}
+
+// Blend a colour with white: strength 0 is white, 1 the colour itself.
+function bttTint(hex, strength) {
+  const [r, g, b] = bttHexToRgb(hex);
+  const s = Math.max(0, Math.min(1, strength));
+  const mix = (c) => Math.round(255 - (255 - c) * s);
+  return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
+}
+
+// Diverging scale for signed values: blue below zero, red above.
+function bttDiverging(value, limit) {
+  if (!Number.isFinite(value) || !(limit > 0)) return "#e8e8e8";
+  const t = Math.max(-1, Math.min(1, value / limit));
+  return t < 0 ? bttTint("#3b6fb6", 0.15 + 0.85 * -t) : bttTint("#c8453b", 0.15 + 0.85 * t);
+}
+
+// Sequential scale on [0, 1].
+function bttSequential(t) {
+  if (!Number.isFinite(t)) return "#e8e8e8";
+  return bttTint("#5b3f8c", 0.1 + 0.9 * Math.max(0, Math.min(1, t)));
+}
+
+function bttFormat(value, digits = 4) {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value) && Math.abs(value) < 1e9) return String(value);
+  const magnitude = Math.abs(value);
+  if (magnitude !== 0 && (magnitude < 1e-3 || magnitude >= 1e6)) return value.toExponential(digits - 1);
+  return String(Number(value.toPrecision(digits)));
+}
+
+function bttElement(tag, className, text) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+// A canvas that follows its container's width and the device pixel ratio.
+// draw(context, width, height) is called on every resize and by redraw().
+function bttCanvas(container, height, draw) {
+  const canvas = bttElement("canvas", "btt-canvas");
+  canvas.style.height = `${height}px`;
+  container.appendChild(canvas);
+  const context = canvas.getContext("2d");
+  let pending = false;
+  const state = { width: 0, height };
+  function paint() {
+    pending = false;
+    const ratio = window.devicePixelRatio || 1;
+    const width = Math.max(50, canvas.clientWidth || container.clientWidth || 600);
+    if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(state.height * ratio)) {
+      canvas.width = Math.round(width * ratio);
+      canvas.height = Math.round(state.height * ratio);
+    }
+    state.width = width;
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, width, state.height);
+    draw(context, width, state.height);
+  }
+  function redraw() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(paint);
+  }
+  const observer = new ResizeObserver(redraw);
+  observer.observe(canvas);
+  return {
+    canvas,
+    context,
+    state,
+    redraw,
+    setHeight(value) {
+      state.height = value;
+      canvas.style.height = `${value}px`;
+      redraw();
+    },
+    dispose() {
+      observer.disconnect();
+    },
+  };
+}

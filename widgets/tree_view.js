@@ -1,0 +1,726 @@
+// The interactive tree: a canvas with zoom, pan, collapse/expand, node
+// details, colours, the decision path of a row, pruned/re-split marks, and
+// for ensembles an overview strip with one bar per tree.
+//
+// Synced traits (Python: bandit_tree_tools/widgets/_tree_view.py):
+//   tree            dict of columns as binary buffers (see _payload.py)
+//   feature_names, class_names, value_kind, output_label, title
+//   initial_depth, color_by, path, selected_node, selected_tree
+//   n_trees, overview {metric, values}, height, error
+
+const SLOT = 100; // world units per leaf slot
+const LEVEL = 90; // world units per depth level
+const BOX_W = 92;
+const BOX_H = 44;
+const MARK_PRUNED = 1;
+const MARK_REMOVED = 2;
+const MARK_RESPLIT = 3;
+const MARK_CHANGED = 4;
+const MARK_TEXT = ["", "pruned: now a leaf", "removed with a pruned ancestor", "re-split", "replaced below a re-split"];
+
+function readTree(model) {
+  const t = model.get("tree");
+  if (!t || !t.n_nodes) return null;
+  const tree = {
+    n: t.n_nodes,
+    width: t.n_values,
+    left: bttColumn(t.children_left, Int32Array),
+    right: bttColumn(t.children_right, Int32Array),
+    feature: bttColumn(t.feature, Int32Array),
+    threshold: bttColumn(t.threshold, Float64Array),
+    isCategorical: bttColumn(t.is_categorical, Uint8Array),
+    value: bttColumn(t.value, Float32Array),
+    samples: bttColumn(t.n_node_samples, Float32Array),
+    weighted: bttColumn(t.weighted_n_node_samples, Float32Array),
+    impurity: bttColumn(t.impurity, Float32Array),
+    depth: bttColumn(t.depth, Int32Array),
+    marks: bttColumn(t.marks, Uint8Array),
+    dataCount: bttColumn(t.data_count, Float32Array),
+    dataTarget: bttColumn(t.data_target, Float32Array),
+    dataWidth: t.data_width || 0,
+  };
+  // colour scales need the range of leaf values and of counts
+  let limit = 0;
+  let maxSamples = 0;
+  let maxImpurity = 0;
+  for (let i = 0; i < tree.n; i++) {
+    if (tree.left[i] < 0) limit = Math.max(limit, Math.abs(tree.value[i * tree.width]));
+    if (tree.samples[i] > maxSamples) maxSamples = tree.samples[i];
+    if (tree.impurity[i] > maxImpurity) maxImpurity = tree.impurity[i];
+  }
+  tree.valueLimit = limit;
+  tree.maxSamples = maxSamples;
+  tree.maxImpurity = maxImpurity;
+  return tree;
+}
+
+function featureName(model, index) {
+  const names = model.get("feature_names") || [];
+  return index >= 0 && index < names.length ? String(names[index]) : `x[${index}]`;
+}
+
+function className(model, index) {
+  const names = model.get("class_names") || [];
+  return index < names.length ? String(names[index]) : `class ${index}`;
+}
+
+function argmax(values, offset, width) {
+  let best = 0;
+  for (let j = 1; j < width; j++) if (values[offset + j] > values[offset + best]) best = j;
+  return best;
+}
+
+function splitText(model, tree, i) {
+  const name = featureName(model, tree.feature[i]);
+  if (tree.isCategorical[i]) return `${name} in {left set}`;
+  return `${name} <= ${bttFormat(tree.threshold[i], 5)}`;
+}
+
+function leafText(model, tree, i) {
+  const kind = model.get("value_kind");
+  if (kind === "fractions" && tree.width > 1) return className(model, argmax(tree.value, i * tree.width, tree.width));
+  return `value ${bttFormat(tree.value[i * tree.width], 3)}`;
+}
+
+function nodeColour(model, tree, i) {
+  const by = model.get("color_by");
+  const kind = model.get("value_kind");
+  if (by === "none") return "#f4f4f4";
+  if (by === "impurity") return bttSequential(tree.maxImpurity > 0 ? tree.impurity[i] / tree.maxImpurity : NaN);
+  if (by === "samples") {
+    const samples = tree.samples[i];
+    return bttSequential(samples >= 0 && tree.maxSamples > 0 ? Math.log1p(samples) / Math.log1p(tree.maxSamples) : NaN);
+  }
+  if (by === "data") {
+    if (!tree.dataCount) return "#f4f4f4";
+    const root = tree.dataCount[0] || 1;
+    return bttSequential(tree.dataCount[i] / root);
+  }
+  // "prediction": class colour (strength = purity) or a diverging value scale
+  if (kind === "fractions" && tree.width > 1) {
+    const offset = i * tree.width;
+    const best = argmax(tree.value, offset, tree.width);
+    const chance = 1 / tree.width;
+    const purity = (tree.value[offset + best] - chance) / (1 - chance);
+    return bttTint(bttClassColour(best), 0.2 + 0.8 * purity);
+  }
+  return bttDiverging(tree.value[i * tree.width], tree.valueLimit);
+}
+
+export default {
+  render({ model, el }) {
+    const root = bttElement("div", "btt-tree-view-canvas");
+    el.appendChild(root);
+    const header = bttElement("div", "btt-tree-header");
+    const title = bttElement("span", "btt-tree-title");
+    const toolbar = bttElement("span", "btt-toolbar");
+    const buttons = {};
+    for (const [name, label, tip] of [
+      ["fit", "Fit", "Zoom to show every visible node"],
+      ["expand", "Expand all", "Show every node (large trees: zoom in to read)"],
+      ["reset", "Reset", "Back to the initial depth"],
+    ]) {
+      const button = bttElement("button", `btt-button btt-button-${name}`, label);
+      button.title = tip;
+      toolbar.appendChild(button);
+      buttons[name] = button;
+    }
+    header.append(title, toolbar);
+    root.appendChild(header);
+    const errorBox = bttElement("div", "btt-error");
+    root.appendChild(errorBox);
+
+    // ensemble overview strip
+    const overviewBox = bttElement("div", "btt-overview");
+    const overviewLabel = bttElement("div", "btt-overview-label");
+    overviewBox.appendChild(overviewLabel);
+    root.appendChild(overviewBox);
+    let overviewHover = -1;
+    const overview = bttCanvas(overviewBox, 56, drawOverview);
+
+    const body = bttElement("div", "btt-tree-body");
+    root.appendChild(body);
+    const stage = bttElement("div", "btt-tree-stage");
+    body.appendChild(stage);
+    const details = bttElement("div", "btt-tree-details");
+    body.appendChild(details);
+    const tooltip = bttElement("div", "btt-tooltip");
+    stage.appendChild(tooltip);
+    const legend = bttElement("div", "btt-legend");
+    root.appendChild(legend);
+
+    let tree = null;
+    let collapsed = null; // 1 where an internal node hides its children
+    let x = null; // world x of visible nodes
+    let visible = null; // ids of visible nodes, in preorder
+    let onPath = null;
+    const view = { scale: 1, tx: 0, ty: 0, fitted: false };
+    const canvas = bttCanvas(stage, model.get("height") || 460, drawTree);
+
+    function resetCollapsed() {
+      collapsed = new Uint8Array(tree.n);
+      const depth = model.get("initial_depth");
+      for (let i = 0; i < tree.n; i++) if (tree.left[i] >= 0 && tree.depth[i] >= depth) collapsed[i] = 1;
+    }
+
+    // Leaves (and collapsed nodes) take consecutive slots in preorder; a
+    // parent sits midway between its children.
+    function layout() {
+      x = new Float64Array(tree.n).fill(NaN);
+      const order = [];
+      const stack = [0];
+      let slot = 0;
+      while (stack.length) {
+        const i = stack.pop();
+        order.push(i);
+        if (tree.left[i] >= 0 && !collapsed[i]) {
+          stack.push(tree.right[i]);
+          stack.push(tree.left[i]);
+        } else {
+          x[i] = slot * SLOT;
+          slot += 1;
+        }
+      }
+      for (let k = order.length - 1; k >= 0; k--) {
+        const i = order[k];
+        if (tree.left[i] >= 0 && !collapsed[i]) x[i] = (x[tree.left[i]] + x[tree.right[i]]) / 2;
+      }
+      visible = Int32Array.from(order);
+      root.dataset.visibleNodes = String(visible.length);
+    }
+
+    function fit() {
+      if (!tree) return;
+      let minX = Infinity;
+      let maxX = -Infinity;
+      let maxDepth = 0;
+      for (const i of visible) {
+        minX = Math.min(minX, x[i]);
+        maxX = Math.max(maxX, x[i]);
+        maxDepth = Math.max(maxDepth, tree.depth[i]);
+      }
+      const width = canvas.state.width || stage.clientWidth || 800;
+      const height = canvas.state.height;
+      const worldW = maxX - minX + SLOT;
+      const worldH = maxDepth * LEVEL + BOX_H + 24;
+      view.scale = Math.min(1.4, width / worldW, height / worldH);
+      view.tx = (width - (maxX + minX) * view.scale) / 2;
+      view.ty = 12 + Math.max(0, (height - worldH * view.scale) / 2);
+      view.fitted = true;
+      canvas.redraw();
+    }
+
+    function screenOf(i) {
+      return [x[i] * view.scale + view.tx, tree.depth[i] * LEVEL * view.scale + view.ty];
+    }
+
+    function nodeAt(px, py) {
+      if (!tree) return -1;
+      const halfW = Math.max(5, (BOX_W * view.scale) / 2);
+      const halfH = Math.max(5, (BOX_H * view.scale) / 2);
+      let best = -1;
+      let bestDistance = Infinity;
+      for (const i of visible) {
+        const [sx, sy] = screenOf(i);
+        const cy = sy + halfH;
+        if (Math.abs(px - sx) <= halfW && Math.abs(py - cy) <= halfH) {
+          const distance = Math.abs(px - sx) + Math.abs(py - cy);
+          if (distance < bestDistance) {
+            best = i;
+            bestDistance = distance;
+          }
+        }
+      }
+      return best;
+    }
+
+    function drawTree(ctx, width, height) {
+      if (!tree) return;
+      if (!view.fitted) {
+        fit();
+        return;
+      }
+      const s = view.scale;
+      const boxW = BOX_W * s;
+      const boxH = BOX_H * s;
+      const tiny = boxW < 6;
+      const minWX = (-view.tx - SLOT * s) / s;
+      const maxWX = (width - view.tx + SLOT * s) / s;
+      const selected = model.get("selected_node");
+      // edges: one path for all, then the decision path on top
+      ctx.lineWidth = 1;
+      ctx.strokeStyle = "#9a9a9a";
+      ctx.beginPath();
+      const pathEdges = [];
+      for (const i of visible) {
+        if (tree.left[i] < 0 || collapsed[i]) continue;
+        const px = x[i];
+        for (const child of [tree.left[i], tree.right[i]]) {
+          const cx = x[child];
+          if (Math.max(px, cx) < minWX || Math.min(px, cx) > maxWX) continue;
+          const [sx, sy] = screenOf(i);
+          const [ex, ey] = screenOf(child);
+          if (sy > height || ey + boxH < 0) continue;
+          const faded = tree.marks[child] === MARK_REMOVED || tree.marks[child] === MARK_CHANGED;
+          if (onPath && onPath[i] && onPath[child]) pathEdges.push([sx, sy + boxH, ex, ey]);
+          else if (!faded) {
+            ctx.moveTo(sx, sy + boxH);
+            ctx.lineTo(ex, ey);
+          }
+        }
+      }
+      ctx.stroke();
+      ctx.strokeStyle = "#c9c9c9";
+      ctx.setLineDash([3, 3]);
+      ctx.beginPath();
+      for (const i of visible) {
+        if (tree.left[i] < 0 || collapsed[i]) continue;
+        for (const child of [tree.left[i], tree.right[i]]) {
+          if (tree.marks[child] !== MARK_REMOVED && tree.marks[child] !== MARK_CHANGED) continue;
+          const [sx, sy] = screenOf(i);
+          const [ex, ey] = screenOf(child);
+          ctx.moveTo(sx, sy + boxH);
+          ctx.lineTo(ex, ey);
+        }
+      }
+      ctx.stroke();
+      ctx.setLineDash([]);
+      if (pathEdges.length) {
+        ctx.strokeStyle = "#1f5fbf";
+        ctx.lineWidth = 3;
+        ctx.beginPath();
+        for (const [a, b, c, d] of pathEdges) {
+          ctx.moveTo(a, b);
+          ctx.lineTo(c, d);
+        }
+        ctx.stroke();
+      }
+      // nodes
+      ctx.font = `${Math.max(9, Math.min(13, 11 * s))}px sans-serif`;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      for (const i of visible) {
+        if (x[i] < minWX || x[i] > maxWX) continue;
+        const [sx, sy] = screenOf(i);
+        if (sy > height || sy + boxH < 0) continue;
+        const mark = tree.marks[i];
+        ctx.globalAlpha = mark === MARK_REMOVED || mark === MARK_CHANGED ? 0.35 : 1;
+        ctx.fillStyle = nodeColour(model, tree, i);
+        if (tiny) {
+          const size = Math.max(2, boxW);
+          ctx.fillRect(sx - size / 2, sy, size, Math.max(2, boxH));
+          continue;
+        }
+        const left = sx - boxW / 2;
+        ctx.fillRect(left, sy, boxW, boxH);
+        let border = "#6b6b6b";
+        let lineWidth = 1;
+        if (mark === MARK_PRUNED) {
+          border = "#c62828";
+          lineWidth = 2.5;
+          ctx.setLineDash([5, 3]);
+        } else if (mark === MARK_RESPLIT) {
+          border = "#e08a00";
+          lineWidth = 2.5;
+        }
+        if (onPath && onPath[i]) {
+          border = "#1f5fbf";
+          lineWidth = 3;
+        }
+        if (i === selected) {
+          border = "#111";
+          lineWidth = 3;
+        }
+        ctx.strokeStyle = border;
+        ctx.lineWidth = lineWidth;
+        ctx.strokeRect(left, sy, boxW, boxH);
+        ctx.setLineDash([]);
+        if (tree.left[i] >= 0 && collapsed[i]) {
+          // a collapsed subtree: a small "+" tab below the box
+          ctx.fillStyle = "#555";
+          ctx.fillRect(sx - 6, sy + boxH + 1, 12, 9);
+          ctx.fillStyle = "#fff";
+          ctx.fillRect(sx - 3, sy + boxH + 5, 6, 1.5);
+          ctx.fillRect(sx - 0.75, sy + boxH + 2.5, 1.5, 6);
+        }
+        if (boxW >= 34) {
+          ctx.fillStyle = "#111";
+          const lines = [];
+          if (tree.left[i] >= 0) {
+            lines.push(featureName(model, tree.feature[i]));
+            lines.push(tree.isCategorical[i] ? "in {left set}" : `<= ${bttFormat(tree.threshold[i], 5)}`);
+          } else {
+            lines.push(leafText(model, tree, i));
+          }
+          const n = tree.samples[i];
+          lines.push(n >= 0 ? `n=${bttFormat(n)}` : `#${i}`);
+          const shown = boxH >= 40 ? lines : boxH >= 24 ? [lines[0], lines[lines.length - 1]] : [lines[0]];
+          const lineHeight = boxH / shown.length;
+          shown.forEach((line, k) => {
+            ctx.fillText(fitText(ctx, line, boxW - 4), sx, sy + lineHeight * (k + 0.5));
+          });
+        }
+      }
+      ctx.globalAlpha = 1;
+    }
+
+    function fitText(ctx, text, width) {
+      if (ctx.measureText(text).width <= width) return text;
+      let low = 0;
+      let high = text.length;
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        if (ctx.measureText(text.slice(0, mid) + "…").width <= width) low = mid;
+        else high = mid - 1;
+      }
+      return low > 0 ? text.slice(0, low) + "…" : "";
+    }
+
+    function drawOverview(ctx, width, height) {
+      const info = model.get("overview") || {};
+      const values = info.values || [];
+      if (values.length < 2) return;
+      let low = 0;
+      let high = 0;
+      for (const value of values) {
+        if (value < low) low = value;
+        if (value > high) high = value;
+      }
+      const span = high - low || 1;
+      const zero = height - 4 - ((0 - low) / span) * (height - 8);
+      const barW = width / values.length;
+      const chosen = model.get("selected_tree");
+      values.forEach((value, k) => {
+        const top = height - 4 - ((value - low) / span) * (height - 8);
+        ctx.fillStyle = k === chosen ? "#c8453b" : k === overviewHover ? "#2d5a8c" : "#7c9cc4";
+        ctx.fillRect(k * barW + (barW > 3 ? 0.5 : 0), Math.min(top, zero), Math.max(1, barW - (barW > 3 ? 1 : 0)), Math.max(1, Math.abs(zero - top)));
+      });
+      overviewLabel.textContent =
+        `${values.length} trees, bar height: ${info.metric || ""}. Click a bar to show that tree` +
+        (overviewHover >= 0 ? `: tree ${overviewHover} = ${bttFormat(values[overviewHover])}` : ".");
+    }
+
+    function overviewIndex(event) {
+      const values = (model.get("overview") || {}).values || [];
+      const rect = overview.canvas.getBoundingClientRect();
+      const k = Math.floor(((event.clientX - rect.left) / rect.width) * values.length);
+      return k >= 0 && k < values.length ? k : -1;
+    }
+    overview.canvas.addEventListener("mousemove", (event) => {
+      overviewHover = overviewIndex(event);
+      overview.redraw();
+    });
+    overview.canvas.addEventListener("mouseleave", () => {
+      overviewHover = -1;
+      overview.redraw();
+    });
+    overview.canvas.addEventListener("click", (event) => {
+      const k = overviewIndex(event);
+      if (k < 0) return;
+      model.set("selected_tree", k);
+      model.set("selected_node", -1);
+      model.save_changes();
+    });
+
+    function showDetails() {
+      details.textContent = "";
+      const i = model.get("selected_node");
+      if (!tree || i < 0 || i >= tree.n) {
+        details.appendChild(bttElement("div", "btt-hint", "Click a node to see its details; double-click to collapse or expand it. Scroll to zoom, drag to pan."));
+        root.dataset.selectedNode = "-1";
+        return;
+      }
+      root.dataset.selectedNode = String(i);
+      const internal = tree.left[i] >= 0;
+      details.appendChild(bttElement("div", "btt-details-title", `Node ${i} · depth ${tree.depth[i]} · ${internal ? "split" : "leaf"}`));
+      const table = bttElement("table", "btt-details-table");
+      const row = (key, value) => {
+        const tr = bttElement("tr");
+        tr.append(bttElement("th", "", key), bttElement("td", "", value));
+        table.appendChild(tr);
+      };
+      if (internal) {
+        row("split", splitText(model, tree, i));
+        row("left child", `${tree.left[i]} (condition true)`);
+        row("right child", String(tree.right[i]));
+      }
+      row("training samples", tree.samples[i] >= 0 ? bttFormat(tree.samples[i]) : "not recorded");
+      if (Number.isFinite(tree.weighted[i])) row("weight / cover", bttFormat(tree.weighted[i]));
+      row("impurity", Number.isFinite(tree.impurity[i]) ? bttFormat(tree.impurity[i]) : "not recorded");
+      const kind = model.get("value_kind");
+      if (kind !== "fractions" || tree.width === 1) {
+        const values = Array.from(tree.value.slice(i * tree.width, (i + 1) * tree.width), (v) => bttFormat(v));
+        row(kind === "margin" ? "value (margin)" : "value", values.join(", "));
+      }
+      if (model.get("output_label")) row("adds to", model.get("output_label"));
+      if (tree.dataCount) row("rows of X here", bttFormat(tree.dataCount[i]));
+      if (tree.marks[i]) row("edit", MARK_TEXT[tree.marks[i]]);
+      details.appendChild(table);
+      if (kind === "fractions" && tree.width > 1) {
+        details.appendChild(bttElement("div", "btt-details-sub", "class distribution (training)"));
+        details.appendChild(classBars(tree.value, i * tree.width, tree.width));
+      }
+      if (tree.dataTarget && tree.dataCount && tree.dataCount[i] > 0) {
+        if (tree.dataWidth > 1) {
+          details.appendChild(bttElement("div", "btt-details-sub", "class distribution (your y)"));
+          details.appendChild(classBars(tree.dataTarget, i * tree.dataWidth, tree.dataWidth));
+        } else {
+          details.appendChild(bttElement("div", "btt-details-sub", `mean of your y: ${bttFormat(tree.dataTarget[i])}`));
+        }
+      }
+      if (internal) {
+        const toggle = bttElement("button", "btt-button btt-button-toggle", collapsed[i] ? "Expand" : "Collapse");
+        toggle.addEventListener("click", () => toggleNode(i));
+        details.appendChild(toggle);
+      }
+    }
+
+    function classBars(values, offset, width) {
+      const box = bttElement("div", "btt-class-bars");
+      for (let j = 0; j < width; j++) {
+        const line = bttElement("div", "btt-class-bar");
+        const label = bttElement("span", "btt-class-name", className(model, j));
+        const track = bttElement("span", "btt-class-track");
+        const fill = bttElement("span", "btt-class-fill");
+        fill.style.width = `${Math.round(100 * Math.max(0, Math.min(1, values[offset + j])))}%`;
+        fill.style.background = bttClassColour(j);
+        track.appendChild(fill);
+        line.append(label, track, bttElement("span", "btt-class-value", bttFormat(values[offset + j], 3)));
+        box.appendChild(line);
+      }
+      return box;
+    }
+
+    function toggleNode(i) {
+      if (tree.left[i] < 0) return;
+      const [before] = screenOf(i);
+      collapsed[i] = collapsed[i] ? 0 : 1;
+      layout();
+      const [after] = screenOf(i);
+      view.tx += before - after; // keep the toggled node under the pointer
+      canvas.redraw();
+      showDetails();
+    }
+
+    function applyPath() {
+      const path = model.get("path") || [];
+      onPath = null;
+      if (!tree || !path.length) return;
+      onPath = new Uint8Array(tree.n);
+      for (const i of path) if (i >= 0 && i < tree.n) onPath[i] = 1;
+      let changed = false;
+      for (const i of path) {
+        if (i >= 0 && i < tree.n && collapsed[i] && i !== path[path.length - 1]) {
+          collapsed[i] = 0;
+          changed = true;
+        }
+      }
+      if (changed) layout();
+    }
+
+    function drawLegend() {
+      legend.textContent = "";
+      if (!tree) return;
+      const by = model.get("color_by");
+      const kind = model.get("value_kind");
+      const add = (colour, text, className = "btt-swatch") => {
+        const item = bttElement("span", "btt-legend-item");
+        const swatch = bttElement("span", className);
+        swatch.style.background = colour;
+        item.append(swatch, document.createTextNode(text));
+        legend.appendChild(item);
+      };
+      if (by === "prediction" && kind === "fractions" && tree.width > 1) {
+        for (let j = 0; j < Math.min(tree.width, 10); j++) add(bttClassColour(j), className(model, j));
+      } else if (by === "prediction") {
+        add(bttDiverging(-1, 1), "negative value");
+        add(bttDiverging(1, 1), "positive value");
+      } else if (by !== "none") {
+        add(bttSequential(0.1), `low ${by}`);
+        add(bttSequential(1), `high ${by}`);
+      }
+      let pruned = 0;
+      let resplit = 0;
+      for (let i = 0; i < tree.n; i++) {
+        if (tree.marks[i] === MARK_PRUNED) pruned++;
+        if (tree.marks[i] === MARK_RESPLIT) resplit++;
+      }
+      if (pruned) add("transparent", `${pruned} pruned (red dashed)`, "btt-swatch btt-swatch-pruned");
+      if (resplit) add("transparent", `${resplit} re-split (orange)`, "btt-swatch btt-swatch-resplit");
+      if ((model.get("path") || []).length) add("transparent", "decision path of the chosen row", "btt-swatch btt-swatch-path");
+    }
+
+    function load() {
+      tree = readTree(model);
+      const error = model.get("error") || "";
+      errorBox.textContent = error;
+      errorBox.style.display = error ? "block" : "none";
+      title.textContent = model.get("title") || "";
+      const values = (model.get("overview") || {}).values || [];
+      overviewBox.style.display = values.length > 1 ? "block" : "none";
+      if (!tree) {
+        body.style.display = "none";
+        return;
+      }
+      body.style.display = "";
+      resetCollapsed();
+      layout();
+      applyPath();
+      view.fitted = false;
+      canvas.redraw();
+      overview.redraw();
+      showDetails();
+      drawLegend();
+      root.dataset.nodes = String(tree.n);
+    }
+
+    // pointer: drag pans, a click selects, a double-click toggles
+    let drag = null;
+    canvas.canvas.addEventListener("pointerdown", (event) => {
+      drag = { x: event.clientX, y: event.clientY, tx: view.tx, ty: view.ty, moved: false };
+      canvas.canvas.setPointerCapture(event.pointerId);
+    });
+    canvas.canvas.addEventListener("pointermove", (event) => {
+      const rect = canvas.canvas.getBoundingClientRect();
+      if (drag) {
+        const dx = event.clientX - drag.x;
+        const dy = event.clientY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 4) drag.moved = true;
+        if (drag.moved) {
+          view.tx = drag.tx + dx;
+          view.ty = drag.ty + dy;
+          canvas.redraw();
+        }
+        return;
+      }
+      const i = nodeAt(event.clientX - rect.left, event.clientY - rect.top);
+      if (i < 0) {
+        tooltip.style.display = "none";
+        return;
+      }
+      tooltip.textContent = `#${i}: ${tree.left[i] >= 0 ? splitText(model, tree, i) : leafText(model, tree, i)}` +
+        (tree.samples[i] >= 0 ? ` (n=${bttFormat(tree.samples[i])})` : "");
+      tooltip.style.display = "block";
+      tooltip.style.left = `${event.clientX - rect.left + 12}px`;
+      tooltip.style.top = `${event.clientY - rect.top + 12}px`;
+    });
+    canvas.canvas.addEventListener("pointerleave", () => {
+      tooltip.style.display = "none";
+    });
+    canvas.canvas.addEventListener("pointerup", (event) => {
+      const wasDrag = drag && drag.moved;
+      drag = null;
+      if (wasDrag || !tree) return;
+      const rect = canvas.canvas.getBoundingClientRect();
+      const i = nodeAt(event.clientX - rect.left, event.clientY - rect.top);
+      if (i >= 0) {
+        model.set("selected_node", i);
+        model.save_changes();
+      }
+    });
+    canvas.canvas.addEventListener("dblclick", (event) => {
+      const rect = canvas.canvas.getBoundingClientRect();
+      const i = nodeAt(event.clientX - rect.left, event.clientY - rect.top);
+      if (i >= 0) toggleNode(i);
+    });
+    canvas.canvas.addEventListener(
+      "wheel",
+      (event) => {
+        if (!tree) return;
+        event.preventDefault();
+        const rect = canvas.canvas.getBoundingClientRect();
+        const px = event.clientX - rect.left;
+        const py = event.clientY - rect.top;
+        const factor = Math.exp(-event.deltaY * 0.0015);
+        const scale = Math.max(0.002, Math.min(4, view.scale * factor));
+        view.tx = px - ((px - view.tx) * scale) / view.scale;
+        view.ty = py - ((py - view.ty) * scale) / view.scale;
+        view.scale = scale;
+        canvas.redraw();
+      },
+      { passive: false },
+    );
+    buttons.fit.addEventListener("click", fit);
+    buttons.expand.addEventListener("click", () => {
+      if (!tree) return;
+      collapsed.fill(0);
+      layout();
+      fit();
+      showDetails();
+    });
+    buttons.reset.addEventListener("click", () => {
+      if (!tree) return;
+      resetCollapsed();
+      layout();
+      applyPath();
+      fit();
+      showDetails();
+    });
+
+    // a handle for automation and tests: where a node is drawn, in page pixels
+    root.bttView = {
+      nodeCenter(i) {
+        if (!tree || !x || Number.isNaN(x[i])) return null;
+        const rect = canvas.canvas.getBoundingClientRect();
+        const [sx, sy] = screenOf(i);
+        return { x: rect.left + sx, y: rect.top + sy + (BOX_H * view.scale) / 2 };
+      },
+      visibleCount: () => (visible ? visible.length : 0),
+    };
+
+    const onTree = () => load();
+    const onSelected = () => {
+      canvas.redraw();
+      showDetails();
+    };
+    const onStyle = () => {
+      canvas.redraw();
+      drawLegend();
+      showDetails();
+    };
+    const onPathChange = () => {
+      applyPath();
+      canvas.redraw();
+      drawLegend();
+    };
+    const onOverview = () => {
+      const values = (model.get("overview") || {}).values || [];
+      overviewBox.style.display = values.length > 1 ? "block" : "none";
+      overview.redraw();
+    };
+    const onHeight = () => canvas.setHeight(model.get("height") || 460);
+    const onError = () => {
+      const error = model.get("error") || "";
+      errorBox.textContent = error;
+      errorBox.style.display = error ? "block" : "none";
+    };
+    model.on("change:tree", onTree);
+    model.on("change:selected_node", onSelected);
+    model.on("change:color_by", onStyle);
+    model.on("change:feature_names", onStyle);
+    model.on("change:class_names", onStyle);
+    model.on("change:path", onPathChange);
+    model.on("change:overview", onOverview);
+    model.on("change:selected_tree", onOverview);
+    model.on("change:height", onHeight);
+    model.on("change:error", onError);
+    const onTitle = () => (title.textContent = model.get("title") || "");
+    model.on("change:title", onTitle);
+    load();
+    return () => {
+      model.off("change:tree", onTree);
+      model.off("change:selected_node", onSelected);
+      model.off("change:color_by", onStyle);
+      model.off("change:feature_names", onStyle);
+      model.off("change:class_names", onStyle);
+      model.off("change:path", onPathChange);
+      model.off("change:overview", onOverview);
+      model.off("change:selected_tree", onOverview);
+      model.off("change:height", onHeight);
+      model.off("change:error", onError);
+      model.off("change:title", onTitle);
+      canvas.dispose();
+      overview.dispose();
+    };
+  },
+};
