@@ -12,9 +12,11 @@ TREE_UNDEFINED = -2
 # Values of ``missing_type``: how a node decides for NaN (and zero).
 MISSING_NAN = 0  # NaN follows missing_go_to_left; every other value is compared
 MISSING_NAN_AS_ZERO = 1  # NaN is replaced by 0.0, then compared (LightGBM "None")
-MISSING_ZERO_OR_NAN = 2  # NaN and |x| <= 1e-35 follow missing_go_to_left (LightGBM "Zero")
+MISSING_ZERO_OR_NAN = 2  # NaN and |x| <= ZERO_THRESHOLD follow missing_go_to_left (LightGBM "Zero")
 
-ZERO_THRESHOLD = 1e-35  # LightGBM's kZeroThreshold
+# LightGBM's kZeroThreshold is the float literal 1e-35f, i.e. 1.0000000180025095e-35
+# as a double, and LightGBM's IsZero includes both ends of [-kZeroThreshold, kZeroThreshold].
+ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 class TreeArrays(NamedTuple):
@@ -48,7 +50,8 @@ class TreeArrays(NamedTuple):
     missing_type : uint8 (n,)
         0: NaN is missing, every other value is compared. 1: NaN is replaced
         by 0.0 and then compared (LightGBM's missing type "None"). 2: NaN and
-        values with ``|x| <= 1e-35`` are missing (LightGBM's "Zero").
+        values with ``|x| <= ZERO_THRESHOLD`` (``float32(1e-35)``, both ends
+        included) are missing (LightGBM's "Zero").
     is_categorical : uint8 (n,)
         1 if the node splits on category sets instead of a threshold.
     category_left : uint32 (n, n_words)

@@ -38,7 +38,7 @@ def _goes_left(
             x = 0.0  # NaN -> 0.0, then compared like any value
         else:
             return missing_go_to_left[node] == 1
-    if kind == MISSING_ZERO_OR_NAN and -ZERO_THRESHOLD < x <= ZERO_THRESHOLD:
+    if kind == MISSING_ZERO_OR_NAN and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD:
         return missing_go_to_left[node] == 1
     if is_categorical[node] == 1:
         # Negative and huge values are no category of any library we import.

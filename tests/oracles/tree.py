@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from bandit_tree_tools.tree import TREE_LEAF
+from bandit_tree_tools.tree._arrays import ZERO_THRESHOLD
 
 
 def _category_in(bits, node, category):
@@ -22,7 +23,7 @@ def reference_goes_left(tree, node, x, split_rule):
             x = 0.0
         else:
             return bool(tree.missing_go_to_left[node])
-    if kind == 2 and -1e-35 < x <= 1e-35:
+    if kind == 2 and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD:
         return bool(tree.missing_go_to_left[node])
     if tree.is_categorical[node]:
         if x < 0 or x >= 2**31 - 1:
