@@ -1,0 +1,475 @@
+"""Import XGBoost models into the common format and export them back.
+
+Supported: ``xgboost.Booster``, ``XGBClassifier``, ``XGBRegressor`` (and
+their random-forest subclasses) with ``booster="gbtree"`` or ``"dart"``, any
+``tree_method`` (``hist``, ``approx``, ``exact``), binary and multiclass
+classification, regression (also several targets with
+``multi_strategy="one_output_per_tree"``), Poisson/Gamma/Tweedie/Cox
+regression (exp link), ``enable_categorical``, missing values, any depth and
+``num_parallel_tree``. Refused with :class:`UnsupportedModelError`:
+``gblinear``, vector-leaf trees (``multi_strategy="multi_output_tree"``),
+multi-label classification, ``binary:hinge`` and unknown objectives, and
+wrappers whose ``missing`` is not NaN.
+
+How XGBoost's facts map into the common format
+-----------------------------------------------
+* Splits: ``float32(x) < split_condition`` goes left (``split_rule="lt"``,
+  ``input_dtype="float32"``); NaN follows ``default_left``. Categorical
+  splits send the listed categories RIGHT and every other value (negative,
+  beyond the list, unlisted) LEFT: ``category_right`` holds the list,
+  ``unknown_category_go_to_left=1``.
+* Leaf values are XGBoost's ``split_conditions`` at leaves (the learning rate
+  is already inside). An internal node's value is
+  ``float32(eta_tree) * float32(base_weight)``, the value XGBoost's updaters
+  would have given it as a leaf, with ``eta_tree = eta / num_parallel_tree``.
+  ``eta`` lives only in the booster's training configuration
+  (``save_config()``), which a model loaded from a file no longer has (it
+  reports the default 0.3). So every tree is checked: XGBoost's weights
+  satisfy ``w_parent (H_parent + lambda) = w_left (H_left + lambda) + w_right
+  (H_right + lambda)`` (``H`` = ``sum_hessian``); where a tree's leaves
+  disagree with the configured ``eta`` (a model loaded from a file, a
+  learning-rate schedule, or an objective that re-fits leaves such as
+  ``reg:absoluteerror``), its internal nodes get ``has_leaf_value=0`` and
+  ``source.payload["collapse_hint"]`` says to pass ``learning_rate=``.
+* ``base_score`` is stored after the inverse link; it is turned into a margin
+  with XGBoost's own float32 arithmetic (logit for logistic objectives, log
+  for Poisson/Gamma/Tweedie/Cox, identity otherwise).
+* XGBoost adds tree outputs in float32, starting from the base margin
+  (``accumulate_float32=True``): raw scores equal XGBoost's margins exactly
+  (max abs difference 0). Probabilities and exp-link predictions go through
+  float32 links whose last bit may differ from XGBoost's ``expf``: they
+  agree within 1e-6 (absolute for probabilities, relative for exp).
+* ``cover``: ``sum_hessian`` -> ``weighted_n_node_samples``; ``loss_changes``
+  -> ``gain``; ``n_node_samples`` is unknown (-1).
+* DART: ``weight_drop`` -> ``tree_scale`` (XGBoost multiplies each float32
+  tree output by it in float32, which is what the kernel does).
+* Wrappers predict with ``best_iteration + 1`` iterations when early stopping
+  set ``best_iteration``; ``from_xgboost`` imports what the object's own
+  ``predict`` uses (a Booster: all trees) unless ``iteration_range`` says
+  otherwise, so the imported ensemble predicts like the object.
+
+The model is read and written as XGBoost's JSON model document in its binary
+encoding (``save_raw("ubj")``, same schema as ``save_raw("json")``), see
+:mod:`._xgboost_ubjson`: exact float32 values and about ten times faster.
+Exported trees are renumbered breadth-first with consecutive siblings (see
+:mod:`._xgboost_trees`).
+"""
+
+import copy
+import json
+import math
+from types import MappingProxyType
+
+import numpy as np
+
+from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError, missing_dependency
+from ..tree import Ensemble, Source
+from . import _xgboost_ubjson as ubjson
+from ._xgboost_trees import check_exportable, read_trees, write_trees
+
+# objective -> (task, link, how the stored base_score becomes a margin)
+OBJECTIVES = {
+    "binary:logistic": ("classification", "sigmoid", "logit"),
+    "multi:softprob": ("classification", "softmax", "identity"),
+    "multi:softmax": ("classification", "softmax", "identity"),
+    "reg:logistic": ("regression", "sigmoid", "logit"),
+    "binary:logitraw": ("regression", "identity", "logit"),
+    "reg:squarederror": ("regression", "identity", "identity"),
+    "reg:linear": ("regression", "identity", "identity"),
+    "reg:squaredlogerror": ("regression", "identity", "identity"),
+    "reg:pseudohubererror": ("regression", "identity", "identity"),
+    "reg:absoluteerror": ("regression", "identity", "identity"),
+    "reg:quantileerror": ("regression", "identity", "identity"),
+    "rank:pairwise": ("regression", "identity", "identity"),
+    "rank:ndcg": ("regression", "identity", "identity"),
+    "rank:map": ("regression", "identity", "identity"),
+    "count:poisson": ("regression", "exp", "log"),
+    "reg:gamma": ("regression", "exp", "log"),
+    "reg:tweedie": ("regression", "exp", "log"),
+    "survival:cox": ("regression", "exp", "log"),
+}
+# Objectives whose leaves are re-fitted after the tree is grown (quantiles of
+# the residuals): an internal node's Newton weight is not its leaf value.
+ADAPTIVE_OBJECTIVES = ("reg:absoluteerror", "reg:quantileerror")
+
+SUPPORTED = "xgboost.Booster, XGBClassifier, XGBRegressor, XGBRFClassifier, XGBRFRegressor (booster gbtree or dart)"
+
+
+def _xgboost():
+    try:
+        import xgboost
+    except ImportError:  # pragma: no cover - exercised only without xgboost
+        raise missing_dependency("xgboost", "xgboost", "Importing XGBoost models") from None
+    return xgboost
+
+
+# ---------------------------------------------------------------- base score
+def _parse_base_score(text: str) -> np.ndarray:
+    text = str(text).strip()
+    if text.startswith("["):
+        text = text[1:-1]
+    return np.array([float(part) for part in text.split(",") if part.strip()], dtype=np.float32)
+
+
+def _to_margin(stored: np.ndarray, kind: str) -> np.ndarray:
+    """XGBoost's ``ProbToMargin`` in float32: ``-logf(1/p - 1)``, ``logf(p)``."""
+    stored = stored.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "logit":
+            inner = np.float32(1.0) / stored - np.float32(1.0)
+            margin = (-np.log(inner.astype(np.float64))).astype(np.float32)
+        elif kind == "log":
+            margin = np.log(stored.astype(np.float64)).astype(np.float32)
+        else:
+            margin = stored
+    if not np.all(np.isfinite(margin)):
+        raise ConversionError(f"the XGBoost model's base_score {stored.tolist()} has no finite margin")
+    return margin.astype(np.float64)
+
+
+def _from_margin(margin: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "logit":
+        return 1.0 / (1.0 + np.exp(-margin))
+    if kind == "log":
+        return np.exp(margin)
+    return margin
+
+
+def _format_base_score(values: np.ndarray) -> str:
+    return "[" + ",".join(np.format_float_scientific(np.float32(v), unique=True) for v in values) + "]"
+
+
+# -------------------------------------------------------------- the objects
+def _booster_and_shell(model):
+    """The model's Booster (never modified) and, for wrappers, a deep copy of
+    the wrapper without its Booster (to rebuild the same class on export)."""
+    xgboost = _xgboost()
+    if isinstance(model, xgboost.Booster):
+        return model, None
+    if isinstance(model, xgboost.XGBModel):
+        if not type(model).__module__.startswith("xgboost.sklearn"):
+            raise UnsupportedModelError(
+                f"cannot import a {type(model).__module__}.{type(model).__name__}; supported: {SUPPORTED}. "
+                "For a distributed model, import model.get_booster()"
+            )
+        if not isinstance(model, (xgboost.XGBClassifier, xgboost.XGBRegressor)):
+            raise UnsupportedModelError(
+                f"cannot import a {type(model).__name__}; supported: {SUPPORTED}. Import model.get_booster() to "
+                "treat it as a regression on its raw scores"
+            )
+        if not model.__sklearn_is_fitted__():
+            raise NotFittedError(
+                f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it"
+            )
+        missing = model.missing
+        if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+            raise UnsupportedModelError(
+                f"this {type(model).__name__} treats {missing!r} as missing; only missing=np.nan is supported "
+                "(the common format treats NaN as XGBoost's missing value)"
+            )
+        booster = model.get_booster()
+        shell = copy.deepcopy(model, memo={id(booster): None})
+        return booster, shell
+    raise UnsupportedModelError(f"cannot import a {type(model).__module__}.{type(model).__name__}; supported: {SUPPORTED}")
+
+
+def _tree_config(config: dict) -> dict:
+    booster = config["learner"]["gradient_booster"]
+    if booster.get("name") == "dart":
+        booster = booster["gbtree"]
+    return booster.get("tree_train_param", {})
+
+
+def _relation_holds(trees, lambda_: float) -> np.ndarray:
+    """Per tree: do the stored weights satisfy XGBoost's Newton relation
+    ``v_parent (H_parent + lambda) = v_left (H_left + lambda) + v_right (H_right
+    + lambda)`` with the node values we computed (leaves: the stored leaf
+    values; internal nodes: eta * base_weight)? Tolerance 1e-3 relative:
+    float32 rounding is ~1e-6, a wrong learning rate is off by far more."""
+    verdict = np.ones(len(trees), dtype=bool)
+    for index, tree in enumerate(trees):
+        internal = np.flatnonzero(tree.children_left >= 0)
+        if internal.size == 0:
+            continue
+        value = tree.value[:, 0]
+        weight = tree.weighted_n_node_samples + lambda_
+        left, right = tree.children_left[internal], tree.children_right[internal]
+        parent_term = value[internal] * weight[internal]
+        children_term = value[left] * weight[left] + value[right] * weight[right]
+        scale = np.abs(parent_term) + np.abs(value[left] * weight[left]) + np.abs(value[right] * weight[right])
+        verdict[index] = bool(np.all(np.abs(parent_term - children_term) <= 1e-3 * scale + 1e-9))
+    return verdict
+
+
+def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble:
+    """Import a fitted XGBoost model into the common format.
+
+    Parameters
+    ----------
+    model : xgboost.Booster, XGBClassifier or XGBRegressor
+        Never modified.
+    iteration_range : (begin, end) or None
+        Boosting iterations to import, as in XGBoost's ``predict``
+        (``end=0``: up to the last). None imports what the object's own
+        ``predict`` uses: a wrapper trained with early stopping uses
+        ``best_iteration + 1`` iterations, a Booster all of them.
+    learning_rate : float or None
+        The ``eta`` the trees were trained with, needed only to collapse
+        internal nodes. None reads it from the booster's training
+        configuration and checks it against the trees; a model loaded from a
+        file has lost it, and then its internal nodes get
+        ``has_leaf_value=0`` until you pass it here.
+
+    Returns
+    -------
+    Ensemble
+        Raw scores equal XGBoost's margins exactly; see the module docstring.
+    """
+    booster, shell = _booster_and_shell(model)
+    document = ubjson.loads(booster.save_raw("ubj"))
+    config = json.loads(booster.save_config())
+    learner = document["learner"]
+    gradient_booster = learner["gradient_booster"]
+    kind = gradient_booster.get("name")
+    if kind == "gblinear":
+        raise UnsupportedModelError(
+            "XGBoost gblinear models have no trees; train with booster='gbtree' (or 'dart') to use bandit_tree_tools"
+        )
+    if kind not in ("gbtree", "dart"):
+        raise UnsupportedModelError(f"XGBoost booster {kind!r} is not supported; supported: gbtree, dart")
+    tree_model = gradient_booster["gbtree"]["model"] if kind == "dart" else gradient_booster["model"]
+    train_param = config["learner"].get("learner_train_param", {})
+    if train_param.get("multi_strategy", "one_output_per_tree") != "one_output_per_tree":
+        raise UnsupportedModelError(
+            "XGBoost multi_strategy='multi_output_tree' (vector-leaf trees) is not supported; "
+            "train with multi_strategy='one_output_per_tree'"
+        )
+
+    objective = learner["objective"]["name"]
+    if objective not in OBJECTIVES:
+        raise UnsupportedModelError(
+            f"XGBoost objective {objective!r} is not supported; supported objectives: {sorted(OBJECTIVES)}"
+        )
+    task, link, margin_kind = OBJECTIVES[objective]
+    model_param = learner["learner_model_param"]
+    n_features = int(model_param["num_feature"])
+    n_classes = int(model_param.get("num_class", "0") or 0)
+    n_targets = int(model_param.get("num_target", "1") or 1)
+    if task == "classification":
+        if n_targets > 1:
+            raise UnsupportedModelError(
+                f"multi-label XGBoost classifiers ({n_targets} targets) are not supported; train one model per label"
+            )
+        n_outputs = n_classes if link == "softmax" else 1
+        classes = np.arange(max(n_classes, 2)) if shell is None else np.asarray(shell.classes_).copy()
+    else:
+        n_outputs = max(n_targets, n_classes, 1)
+        classes = None
+    stored_base = _parse_base_score(model_param["base_score"])
+    margin = _to_margin(stored_base, margin_kind)
+    base_score = np.broadcast_to(margin, (n_outputs,)).copy() if margin.size in (1, n_outputs) else None
+    if base_score is None:
+        raise ConversionError(f"base_score has {margin.size} values, but the model has {n_outputs} outputs")
+
+    # which trees: as the object's own predict does
+    indptr = np.asarray(tree_model["iteration_indptr"], dtype=np.int64)
+    n_iterations = indptr.shape[0] - 1
+    if iteration_range is None:
+        best = learner.get("attributes", {}).get("best_iteration")
+        end = int(best) + 1 if (shell is not None and best is not None) else n_iterations
+        iteration_range = (0, end)
+    begin, end = (int(v) for v in iteration_range)
+    end = n_iterations if end == 0 else end
+    if not 0 <= begin < end <= n_iterations:
+        raise ConversionError(
+            f"iteration_range {tuple(iteration_range)} is outside the model's {n_iterations} iterations"
+        )
+    first_tree, last_tree = int(indptr[begin]), int(indptr[end])
+    tree_documents = tree_model["trees"][first_tree:last_tree]
+    tree_info = np.asarray(tree_model["tree_info"], dtype=np.int64)[first_tree:last_tree]
+    new_indptr = indptr[begin : end + 1] - first_tree
+    if kind == "dart":
+        weight_drop = np.asarray(gradient_booster["weight_drop"], dtype=np.float32)[first_tree:last_tree]
+        tree_scale = weight_drop.astype(np.float64)
+    else:
+        tree_scale = np.ones(len(tree_documents))
+    if np.any(tree_info >= n_outputs) or np.any(tree_info < 0):
+        raise ConversionError(f"XGBoost tree_info names outputs outside 0..{n_outputs - 1}")
+
+    # the learning rate behind internal nodes' values
+    n_parallel = int(tree_model["gbtree_model_param"].get("num_parallel_tree", "1"))
+    tree_param = _tree_config(config)
+    eta = np.float32(learning_rate if learning_rate is not None else float(tree_param.get("eta", "0.3")))
+    eta_tree = np.float32(eta / np.float32(n_parallel))
+    scales = np.full(len(tree_documents), eta_tree, dtype=np.float32)
+    trusted = np.ones(len(tree_documents), dtype=bool)
+    trees = read_trees(tree_documents, n_features, scales, trusted)
+    hint = ""
+    if objective in ADAPTIVE_OBJECTIVES:
+        trusted[:] = False
+        hint = (
+            f"The {objective} objective re-fits leaf values after each tree is grown, so the value an internal "
+            "node would have as a leaf is not stored; collapse is not possible for this model."
+        )
+    elif learning_rate is None:
+        checkable = (
+            float(tree_param.get("alpha", "0")) == 0.0
+            and float(tree_param.get("max_delta_step", "0")) == 0.0
+            and tree_param.get("monotone_constraints", "()") in ("()", "")
+        )
+        if checkable:
+            trusted = _relation_holds(trees, float(tree_param.get("lambda", "1")))
+        if not np.all(trusted):
+            hint = (
+                f"The learning rate of {np.count_nonzero(~trusted)} of {len(trees)} trees is not the configured "
+                f"eta={float(eta):g} (a model loaded from a file keeps no training configuration; a learning-rate "
+                "schedule changes eta between trees). Pass from_xgboost(model, learning_rate=<eta used in "
+                "training>), or import the trained object itself (or its pickle), which keeps its configuration."
+            )
+    if not np.all(trusted):
+        trees = [
+            tree if ok else tree._replace(has_leaf_value=(tree.children_left < 0).astype(np.uint8))
+            for tree, ok in zip(trees, trusted)
+        ]
+
+    feature_names = None
+    if shell is not None and hasattr(shell, "feature_names_in_"):
+        feature_names = np.asarray(shell.feature_names_in_, dtype=object)
+    elif learner.get("feature_names"):
+        feature_names = np.asarray(learner["feature_names"], dtype=object)
+    header = copy.deepcopy({key: value for key, value in document.items() if key != "learner"})
+    header["learner"] = {key: value for key, value in learner.items() if key != "gradient_booster"}
+    header["learner"]["gradient_booster"] = {key: value for key, value in gradient_booster.items() if key not in ("model", "gbtree", "weight_drop")}
+    model_header = {key: value for key, value in tree_model.items() if key not in ("trees", "tree_info", "iteration_indptr")}
+    payload = {
+        "header": header,
+        "model_header": model_header,
+        "booster": kind,
+        "config": json.dumps(config),
+        "shell": shell,
+        "objective": objective,
+        "margin_kind": margin_kind,
+        "stored_base_score": model_param["base_score"],
+        "imported_base_score": base_score.copy(),
+        "iteration_indptr": new_indptr,
+        "trees_per_iteration": int(new_indptr[1] - new_indptr[0]) if new_indptr.shape[0] > 1 else 1,
+        "internal_scale": scales,
+        "collapse_hint": hint,
+    }
+    return Ensemble(
+        trees=tuple(trees),
+        task=task,
+        n_features_in_=n_features,
+        n_outputs=n_outputs,
+        tree_output=tree_info,
+        tree_scale=tree_scale,
+        aggregation="sum",
+        base_score=base_score,
+        link=link,
+        source=Source(
+            library="xgboost",
+            estimator=type(model).__name__,
+            version=_xgboost().__version__,
+            payload=MappingProxyType(payload),
+        ),
+        classes_=classes,
+        feature_names_in_=feature_names,
+        split_rule="lt",
+        input_dtype="float32",
+        accumulate_float32=True,
+    )
+
+
+# ------------------------------------------------------------------- export
+def _check_exportable(ensemble: Ensemble, payload) -> None:
+    if ensemble.source.library != "xgboost" or "header" not in payload:
+        raise ConversionError(
+            f"to_xgboost needs an ensemble imported from XGBoost (btt.from_xgboost), got one from "
+            f"{ensemble.source.library!r}"
+        )
+    for name, expected in (("split_rule", "lt"), ("input_dtype", "float32"), ("aggregation", "sum")):
+        if getattr(ensemble, name) != expected:
+            raise ConversionError(
+                f"XGBoost models need {name}={expected!r}, but the ensemble has {getattr(ensemble, name)!r}"
+            )
+    if payload["booster"] == "gbtree" and np.any(ensemble.tree_scale != 1.0):
+        raise ConversionError("gbtree models add every tree with weight 1; this ensemble has other tree_scale values")
+    for index, tree in enumerate(ensemble.trees):
+        check_exportable(tree, index)
+
+
+def _document(ensemble: Ensemble, payload) -> dict:
+    n_trees = ensemble.n_trees
+    per_iteration = payload["trees_per_iteration"]
+    indptr = payload["iteration_indptr"]
+    if indptr[-1] != n_trees:
+        if n_trees % per_iteration:
+            raise ConversionError(
+                f"the ensemble has {n_trees} trees, which is not a whole number of XGBoost iterations of "
+                f"{per_iteration} trees"
+            )
+        indptr = np.arange(0, n_trees + 1, per_iteration)
+    scale = np.asarray(payload["internal_scale"], dtype=np.float32)
+    if scale.shape[0] != n_trees:
+        scale = np.full(n_trees, scale[0] if scale.size else np.float32(1.0), dtype=np.float32)
+    model = dict(payload["model_header"])
+    model["gbtree_model_param"] = dict(model["gbtree_model_param"], num_trees=str(n_trees))
+    model["iteration_indptr"] = [int(v) for v in indptr]
+    model["tree_info"] = [int(v) for v in ensemble.tree_output]
+    model["trees"] = write_trees(ensemble.trees, ensemble.n_features_in_, scale)
+
+    header = payload["header"]
+    learner = dict(header["learner"])
+    model_param = dict(learner["learner_model_param"])
+    if not np.array_equal(ensemble.base_score, payload["imported_base_score"]):
+        model_param["base_score"] = _format_base_score(_from_margin(ensemble.base_score, payload["margin_kind"]))
+    learner["learner_model_param"] = model_param
+    attributes = dict(learner.get("attributes", {}))
+    n_iterations = len(indptr) - 1
+    if "best_iteration" in attributes and int(attributes["best_iteration"]) >= n_iterations:
+        attributes["best_iteration"] = str(n_iterations - 1)
+    learner["attributes"] = attributes
+    gradient_booster = dict(learner["gradient_booster"])
+    if payload["booster"] == "dart":
+        gradient_booster["gbtree"] = {"model": model, "name": "gbtree"}
+        gradient_booster["weight_drop"] = [float(np.float32(v)) for v in ensemble.tree_scale]
+    else:
+        gradient_booster["model"] = model
+    learner["gradient_booster"] = gradient_booster
+    return dict(header, learner=learner)
+
+
+def to_xgboost(ensemble: Ensemble):
+    """Export an ensemble imported from XGBoost (possibly edited) back into
+    an object of the imported class: a Booster, or a deep copy of the
+    imported wrapper with its Booster replaced (``predict``,
+    ``predict_proba``, pickling and ``save_model`` work). It predicts exactly
+    like ``ensemble`` (raw margins bit for bit)."""
+    if not isinstance(ensemble, Ensemble):
+        raise TypeError(f"to_xgboost expects an Ensemble (see btt.from_xgboost), got {type(ensemble).__name__}")
+    payload = ensemble.source.payload
+    _check_exportable(ensemble, payload)
+    xgboost = _xgboost()
+    document = _document(ensemble, payload)
+    booster = xgboost.Booster()
+    booster.load_model(ubjson.dumps(document))
+    config = json.loads(payload["config"])
+    _set_num_trees(config, ensemble.n_trees)
+    booster.load_config(json.dumps(config))
+    shell = payload["shell"]
+    if shell is None:
+        return booster
+    wrapper = copy.deepcopy(shell)
+    wrapper._Booster = booster
+    return wrapper
+
+
+def _set_num_trees(config: dict, n_trees: int) -> None:
+    booster = config["learner"]["gradient_booster"]
+    if booster.get("name") == "dart":
+        booster = booster["gbtree"]
+    if "gbtree_model_param" in booster:
+        booster["gbtree_model_param"]["num_trees"] = str(n_trees)
+
+
+__all__ = ["from_xgboost", "to_xgboost"]
