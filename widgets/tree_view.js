@@ -205,7 +205,7 @@ export default {
       const worldH = maxDepth * LEVEL + BOX_H + 24;
       view.scale = Math.min(1.4, width / worldW, height / worldH);
       view.tx = (width - (maxX + minX) * view.scale) / 2;
-      view.ty = 12 + Math.max(0, (height - worldH * view.scale) / 2);
+      view.ty = 14;
       view.fitted = true;
       canvas.redraw();
     }

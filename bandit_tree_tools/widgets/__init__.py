@@ -6,6 +6,8 @@ the wheel as ``bandit_tree_tools/_static``). Needs the ``widgets`` extra:
 ``pip install 'bandit-tree-tools[widgets]'``.
 """
 
+from ._pruning_panel import PruningPanel
+from ._reward_chart import RewardChart
 from ._tree_view import TreeCanvas, TreeView
 
-__all__ = ["TreeCanvas", "TreeView"]
+__all__ = ["PruningPanel", "RewardChart", "TreeCanvas", "TreeView"]

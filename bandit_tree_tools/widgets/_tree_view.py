@@ -310,6 +310,17 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.overview_dropdown.value == "contribution":
             self._send_overview()
 
+    def set_after(self, after) -> None:
+        """Mark the nodes that an edited version of the model changed
+        (``None`` removes the marks)."""
+        self.after = None
+        if after is not None:
+            edited, error = import_model(after)
+            if error or edited.n_trees != self.ensemble.n_trees:
+                raise ValueError(error or f"after has {edited.n_trees} trees, the model {self.ensemble.n_trees}")
+            self.after = edited
+        self._send_tree()
+
     # ---------------------------------------------------------------- display
     @property
     def error(self) -> str:

@@ -66,3 +66,59 @@ def test_tree_view(page, lab, notebook_dir):
                            arg=forest.element_handle(), timeout=10_000)
     assert kernel_eval(page, "print(forest_view.selected_tree)").strip() == "5"
     screenshot(page, "tree_view-forest", forest)
+
+
+PRUNING_CELLS = [
+    "from sklearn.datasets import load_breast_cancer\n"
+    "from sklearn.model_selection import train_test_split\n"
+    "from sklearn.tree import DecisionTreeClassifier\n"
+    "import bandit_tree_tools as btt\n"
+    "X, y = load_breast_cancer(return_X_y=True, as_frame=True)\n"
+    "X_train, X_val, y_train, y_val = train_test_split(X, y, test_size=0.35, random_state=0)\n"
+    "model = DecisionTreeClassifier(max_depth=7, min_samples_leaf=3, random_state=0).fit(X_train, y_train)\n"
+    "btt.bandit_prune(model, X_val, y_val, n_rounds=5, progress=False)  # compile the kernels before the clicks",
+    # long enough to press Stop while it runs
+    "panel = btt.PruningPanel(model, X_val, y_val, n_rounds=2_000_000, min_depth=3)\npanel",
+]
+
+
+def chart_rounds(chart) -> int:
+    return int(chart.get_attribute("data-rounds") or 0)
+
+
+def test_pruning_panel_start_stop(page, lab, notebook_dir):
+    write_notebook(notebook_dir / "pruning.ipynb", PRUNING_CELLS)
+    open_and_run(page, lab, "pruning.ipynb")
+    panel = page.locator(".btt-pruning-panel")
+    panel.wait_for(state="visible", timeout=60_000)
+    chart = panel.locator(".btt-reward-chart")
+    assert chart_rounds(chart) == 0
+    # Stop before Start: a note, nothing breaks
+    panel.locator(".btt-stop").click()
+    page.wait_for_function("(el) => el.textContent.includes('Nothing to stop')",
+                           arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
+    panel.locator(".btt-start").click()
+    page.wait_for_function("(el) => Number(el.dataset.rounds || 0) > 0", arg=chart.element_handle(), timeout=30_000)
+    first = chart_rounds(chart)
+    page.wait_for_function(f"(el) => Number(el.dataset.rounds) > {first}", arg=chart.element_handle(),
+                           timeout=30_000)
+    assert chart_rounds(chart) > first  # the chart gains points while the bandit runs
+    screenshot(page, "pruning_panel-running", panel)
+    panel.locator(".btt-stop").click()
+    panel.locator(".btt-stop").click()  # twice: harmless
+    page.wait_for_function("(el) => el.dataset.state === 'stopped'", arg=chart.element_handle(), timeout=60_000)
+    stopped_at = chart_rounds(chart)
+    page.wait_for_timeout(1200)
+    assert chart_rounds(chart) == stopped_at  # it stopped
+    status = panel.locator(".btt-status").inner_text()
+    assert f"Stopped after {stopped_at} rounds" in status
+    assert kernel_eval(page, "print(len(panel.result.history))").strip() == str(stopped_at)
+    assert panel.locator(".btt-arm-table table").is_visible()
+    assert "before" in panel.locator(".btt-metrics").inner_text()
+    # the tree view inside the panel: click the root, see its details
+    tree = panel.locator(".btt-tree-view-canvas")
+    tree.scroll_into_view_if_needed()
+    click_node(page, tree, 0)
+    tree.locator(".btt-details-title").wait_for(timeout=10_000)
+    assert "Node 0" in tree.locator(".btt-details-title").inner_text()
+    screenshot(page, "pruning_panel-stopped", panel)

@@ -1,0 +1,415 @@
+"""PruningPanel: run bandit pruning live, look at the rewards, export the result."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
+from ._live import RoundLog, StopRun, observed_policy
+from ._reward_chart import RewardChart
+from ._static_html import error_html, escape, polyline_svg, section, table
+from ._tree_view import TreeView
+
+REDRAW_INTERVAL = 0.1  # seconds between live redraws: at most 10 per second
+ARM_ROWS = 12  # rows of the arm table
+
+
+def save_native(model, path) -> Path:
+    """Write a native model the way its library reads it back: LightGBM's
+    model string, XGBoost's JSON/UBJSON, joblib for scikit-learn."""
+    path = Path(path)
+    module = type(model).__module__.split(".")[0]
+    if module == "lightgbm":
+        getattr(model, "booster_", model).save_model(str(path))
+    elif module == "xgboost":
+        model.save_model(str(path))
+    else:
+        import joblib
+
+        joblib.dump(model, path)
+    return path
+
+
+class PruningPanel(StaticFallback, ipywidgets.VBox):
+    """Bandit pruning, live: controls, Start/Stop, reward charts, the arm
+    table, before/after metrics, the tree with pruned nodes marked, export.
+
+    The bandit loop (:func:`bandit_tree_tools.bandit_prune`) runs in a
+    background thread, so the notebook stays responsive and Stop works; the
+    display is refreshed at most 10 times a second. Stop ends the rounds and
+    finishes the pruning with the rounds already played (they are replayed
+    with the same seed, which reproduces them exactly).
+
+    Parameters
+    ----------
+    model : fitted model or Ensemble
+    X_val, y_val : validation data (never the training data)
+    policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state
+        Initial values of the controls (see :func:`bandit_prune`).
+    **prune_params
+        Other keyword arguments of :func:`bandit_prune` (weights, ...).
+
+    Attributes
+    ----------
+    result : PruneResult or None
+        The last finished run.
+    error : str
+        The message shown when something went wrong ("" otherwise).
+    """
+
+    def __init__(
+        self,
+        model,
+        X_val,
+        y_val,
+        *,
+        policy: str = "ucb1",
+        n_rounds: int = 1100,
+        eval_size: float = 0.5,
+        candidates: str = "twigs",
+        min_depth: int = 4,
+        strategy: str = "rank",
+        random_state: int = 0,
+        **prune_params,
+    ):
+        super().__init__()
+        self.add_class("btt-pruning-panel")
+        self.result = None
+        self.round_log = None
+        self._thread = None
+        self._ticker = None
+        self._prune_params = prune_params
+        self.ensemble, error = import_model(model)
+        self.X_val = self.y_val = None
+        messages = [error] if error else []
+        if self.ensemble is not None:
+            try:
+                self.X_val = self.ensemble.check_X(X_val)
+                self.y_val = np.asarray(y_val)
+                if self.y_val.ndim != 1 or self.y_val.shape[0] != self.X_val.shape[0]:
+                    raise ValueError(
+                        f"y_val must be 1-D with one value per row of X_val ({self.X_val.shape[0]}), "
+                        f"got shape {self.y_val.shape}"
+                    )
+            except USER_ERRORS as failure:
+                messages.append(describe_error(failure))
+                self.X_val = self.y_val = None
+        self._build_controls(policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state)
+        self.error_box = ErrorBox("\n".join(messages))
+        self.status = ipywidgets.HTML("")
+        self.status.add_class("btt-status")
+        self.chart = RewardChart()
+        self.arm_table = ipywidgets.HTML("")
+        self.arm_table.add_class("btt-arm-table")
+        self.metrics = ipywidgets.HTML("")
+        self.metrics.add_class("btt-metrics")
+        self.tree_view = TreeView(self.ensemble, height=380) if self.ensemble is not None else None
+        ready = self.ensemble is not None and self.X_val is not None
+        self.start_button.disabled = not ready
+        self.export_button.disabled = True
+        self._set_status("Ready: choose the settings and press Start." if ready else "Cannot run: see the message above.")
+        tables = ipywidgets.HBox([self.arm_table, self.metrics], layout=ipywidgets.Layout(gap="24px"))
+        children = [self.settings, self.buttons, self.error_box, self.status, self.chart, tables]
+        if self.tree_view is not None:
+            children.append(self.tree_view)
+        children.append(self.export_row)
+        self.children = children
+
+    # --------------------------------------------------------------- controls
+    def _build_controls(self, policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state):
+        from ..bandits import POLICIES
+
+        order = ["ucb1", "kl_ucb", "thompson", "bayes_ucb", "softmax", "wsls", "epsilon_greedy"]
+        names = [name for name in order if name in POLICIES] + sorted(set(POLICIES) - set(order))
+        short = ipywidgets.Layout(width="180px")
+        style = {"description_width": "80px"}
+        self.policy = ipywidgets.Dropdown(options=names, value=policy if policy in names else names[0],
+                                          description="policy", layout=short, style=style)
+        self.n_rounds = ipywidgets.BoundedIntText(value=n_rounds, min=1, max=10**8, description="rounds",
+                                                  layout=short, style=style)
+        self.eval_size = ipywidgets.BoundedFloatText(value=eval_size, min=1e-6, max=1e9, description="eval size",
+                                                     layout=short, style=style,
+                                                     tooltip="fraction of the validation rows (<= 1) or rows (> 1)")
+        self.candidates = ipywidgets.Dropdown(options=["twigs", "internal"], value=candidates,
+                                              description="candidates", layout=short, style=style)
+        self.min_depth = ipywidgets.BoundedIntText(value=min_depth, min=0, max=10**4, description="min depth",
+                                                   layout=short, style=style)
+        self.strategy = ipywidgets.Dropdown(options=["rank", "sequential"], value=strategy, description="strategy",
+                                            layout=short, style=style)
+        self.seed = ipywidgets.IntText(value=int(random_state), description="seed", layout=short, style=style)
+        self.settings = ipywidgets.HBox(
+            [self.policy, self.n_rounds, self.eval_size, self.candidates, self.min_depth, self.strategy, self.seed],
+            layout=ipywidgets.Layout(flex_flow="row wrap"),
+        )
+        self.settings.add_class("btt-pruning-settings")
+        self.start_button = ipywidgets.Button(description="Start", button_style="success", icon="play")
+        self.start_button.add_class("btt-start")
+        self.stop_button = ipywidgets.Button(description="Stop", button_style="danger", icon="stop")
+        self.stop_button.add_class("btt-stop")
+        self.progress = ipywidgets.IntProgress(value=0, min=0, max=1, description="rounds")
+        self.progress.add_class("btt-progress")
+        self.start_button.on_click(lambda _: self.start())
+        self.stop_button.on_click(lambda _: self.stop())
+        self.buttons = ipywidgets.HBox([self.start_button, self.stop_button, self.progress])
+        self.export_path = ipywidgets.Text(value="", placeholder="file name, e.g. pruned_model.joblib",
+                                           description="export to", layout=ipywidgets.Layout(width="380px"))
+        self.export_button = ipywidgets.Button(description="Export", icon="download")
+        self.export_button.add_class("btt-export")
+        self.export_message = ipywidgets.HTML("")
+        self.export_button.on_click(lambda _: self._export_clicked())
+        self.export_row = ipywidgets.HBox([self.export_path, self.export_button, self.export_message])
+
+    def _params(self) -> dict:
+        eval_size = self.eval_size.value
+        eval_size = int(round(eval_size)) if eval_size > 1 else float(eval_size)
+        params = dict(
+            n_rounds=int(self.n_rounds.value), eval_size=eval_size, candidates=self.candidates.value,
+            min_depth=int(self.min_depth.value), strategy=self.strategy.value, random_state=int(self.seed.value),
+            progress=False,
+        )
+        params.update(self._prune_params)
+        return params
+
+    # ------------------------------------------------------------------- runs
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def error(self) -> str:
+        return self.error_box.message
+
+    def start(self) -> bool:
+        """Start a run in a background thread; False if one is running or
+        the input cannot be used."""
+        if self.running:
+            self._set_status("Already running: press Stop first.")
+            return False
+        if self.ensemble is None or self.X_val is None:
+            self._set_status("Cannot run: see the message above.")
+            return False
+        from ..bandits import POLICIES
+
+        self.error_box.clear()
+        self.result = None
+        self.round_log = RoundLog()
+        params = self._params()
+        policy_name = self.policy.value
+        policy_class = observed_policy(POLICIES[policy_name], self.round_log)
+        self.chart.clear()
+        self.chart.state = "running"
+        self.progress.max = params["n_rounds"]
+        self.progress.value = 0
+        self.start_button.disabled = True
+        self.export_button.disabled = True
+        self.tree_view.set_after(None)
+        self.arm_table.value = ""
+        self.metrics.value = ""
+        self._set_status(f"Running {policy_name} for {params['n_rounds']} rounds…")
+        self._started = time.perf_counter()
+        self._family = POLICIES[policy_name].reward_family
+        self._outcome = (None, False, "the run ended without a result", [])
+        self._thread = threading.Thread(
+            target=self._work, args=(policy_class, policy_name, params, self.round_log), daemon=True, name="btt-pruning"
+        )
+        self._ticker = threading.Thread(target=self._tick, args=(self.round_log, self._thread), daemon=True,
+                                        name="btt-pruning-display")
+        self._thread.start()
+        self._ticker.start()
+        return True
+
+    def stop(self) -> bool:
+        """Ask the running loop to stop; False (and a note) if nothing runs."""
+        if not self.running:
+            self._set_status("Nothing to stop: no run in progress." if self.result is None else
+                             "Nothing to stop: the run has already finished.")
+            return False
+        if self.round_log.stop_requested.is_set():
+            return False
+        self.round_log.stop_requested.set()
+        self.chart.state = "stopping"
+        self._set_status("Stopping…")
+        return True
+
+    def wait(self, timeout: float | None = None):
+        """Block until the run (and its last redraw) ends; return the result."""
+        for thread in (self._thread, self._ticker):
+            if thread is not None:
+                thread.join(timeout)
+        return self.result
+
+    def _work(self, policy_class, policy_name, params, log) -> None:
+        from ..pruning import bandit_prune
+
+        result, stopped, failure, notes = None, False, "", []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    result = bandit_prune(self.ensemble, self.X_val, self.y_val, policy=policy_class, **params)
+                except StopRun:
+                    stopped = True
+                    done = log.n_rounds if log.phase == 0 else 0
+                    if params["strategy"] == "rank" and done > 0:
+                        # replay the rounds played so far (same seed, same rounds) and finish
+                        result = bandit_prune(self.ensemble, self.X_val, self.y_val, policy=policy_name,
+                                              **{**params, "n_rounds": done})
+            notes = [str(warning.message) for warning in caught if issubclass(warning.category, UserWarning)]
+        except USER_ERRORS as error:
+            failure = describe_error(error)
+        except Exception as error:  # a bug: show it, and keep it for the log
+            failure = f"unexpected error, please report it: {describe_error(error)}"
+            self._exception = error
+        self._outcome = (result, stopped, failure, notes)
+
+    def _tick(self, log, worker) -> None:
+        """Redraw while the worker runs (<= 10 times a second), then once more."""
+        while worker.is_alive():
+            worker.join(REDRAW_INTERVAL)
+            if worker.is_alive():
+                self._draw_live(log)
+        self._draw_live(log)
+        self._finish(*self._outcome)
+
+    def _draw_live(self, log) -> None:
+        snapshot = log.snapshot()
+        family = self._family
+        with self.chart.hold_sync():
+            self.chart.show_rounds(snapshot["rewards"], self.progress.max if log.phase <= 0 else len(snapshot["rewards"]),
+                                   family)
+            if snapshot["counts"].size:
+                self.chart.show_arms(snapshot["means"], snapshot["counts"], label=f"arm ({snapshot['counts'].size})")
+        self.progress.value = min(self.progress.max, snapshot["phase_rounds"])
+        if snapshot["counts"].size:
+            order = np.argsort(-snapshot["counts"], kind="stable")[:ARM_ROWS]
+            rows = [(int(arm), int(snapshot["counts"][arm]), f"{snapshot['means'][arm]:.4f}") for arm in order]
+            phase = f" (phase {snapshot['phase']})" if snapshot["phase"] > 0 else ""
+            self.arm_table.value = section(f"Most pulled arms{phase}", table(rows, ["arm", "pulls", "mean reward"]))
+        if not log.stop_requested.is_set():
+            self._set_status(f"Running: {len(snapshot['rewards'])} rounds played…")
+
+    def _finish(self, result, stopped, failure, notes) -> None:
+        self.result = result
+        self.start_button.disabled = False
+        elapsed = time.perf_counter() - self._started
+        if failure:
+            self.error_box.show(failure)
+            self.chart.state = "error"
+            self._set_status("The run failed: see the message above.")
+            return
+        played = self.round_log.n_rounds
+        if result is None:
+            self.chart.state = "stopped"
+            self._set_status(f"Stopped after {played} rounds, before a result: press Start to run again.")
+            return
+        self._show_result(result)
+        self.export_button.disabled = False
+        self.chart.state = "stopped" if stopped else "done"
+        before, after = result.metrics.loc["before", "score"], result.metrics.loc["after", "score"]
+        head = f"Stopped after {played} rounds; finished with those rounds" if stopped else f"Done: {played} rounds"
+        text = (
+            f"{head} in {elapsed:.2f} s. Pruned {result.n_pruned} nodes; validation score "
+            f"{before:.4f} → {after:.4f}; leaves {result.original.n_leaves} → {result.ensemble.n_leaves}."
+        )
+        if notes:
+            text += " Note: " + " ".join(notes)
+        self._set_status(text)
+
+    def _show_result(self, result) -> None:
+        arms = result.arms.sort_values("rank") if len(result.arms) else result.arms
+        with self.chart.hold_sync():
+            if len(arms):
+                self.chart.show_arms(arms["mean_reward"].to_numpy(), arms["pulls"].to_numpy(),
+                                     pruned=arms["pruned"].to_numpy(), label="arm by rank (red: pruned)")
+            if len(result.path):
+                n_pruned = result.path["n_pruned"].to_numpy()
+                hits = np.flatnonzero(n_pruned == result.n_pruned)
+                chosen = int(hits[0]) if hits.size else int(np.argmax(result.path["score"].to_numpy()))
+                self.chart.show_path(n_pruned, result.path["score"].to_numpy(), chosen)
+        self.arm_table.value = self._arm_table_html(result)
+        self.metrics.value = self._metrics_html(result)
+        self.tree_view.set_after(result.ensemble)
+
+    @staticmethod
+    def _arm_table_html(result) -> str:
+        if not len(result.arms):
+            return section("Arms", "<div>no arm: nothing could be pruned at these settings</div>")
+        arms = result.arms.sort_values("rank").head(ARM_ROWS)
+        rows = [
+            (int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples), int(r.pulls),
+             f"{r.mean_reward:.4f}", f"{r.mean_score_delta:+.4f}", "yes" if r.pruned else "")
+            for r in arms.itertuples()
+        ]
+        header = ["rank", "tree", "node", "depth", "samples", "pulls", "mean reward", "mean Δscore", "pruned"]
+        return section(f"Arms, best first ({len(result.arms)} in all)", table(rows, header))
+
+    @staticmethod
+    def _metrics_html(result) -> str:
+        frame = result.metrics
+
+        def shown(value, name):
+            return f"{value:g}" if name in ("leaves", "depth") else f"{value:.4f}"
+
+        rows = [(name, shown(frame.loc["before", name], name), shown(frame.loc["after", name], name))
+                for name in frame.columns]
+        return section("Validation metrics", table(rows, ["", "before", "after"]))
+
+    def _set_status(self, text: str) -> None:
+        self.status.value = f'<span class="btt-status-text">{escape(text)}</span>'
+
+    # ----------------------------------------------------------------- export
+    def export(self, path=None):
+        """The pruned model as a native object of its library (written to
+        ``path`` too, if given)."""
+        if self.result is None:
+            raise ValueError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
+        native = self.result.to_model()
+        if path:
+            save_native(native, path)
+        return native
+
+    def _export_clicked(self) -> None:
+        path = self.export_path.value.strip()
+        try:
+            native = self.export(path or None)
+        except USER_ERRORS + (OSError,) as error:
+            self.export_message.value = error_html(describe_error(error))
+            return
+        where = f"written to {escape(path)}" if path else "available as panel.export() (give a file name to save it)"
+        self.export_message.value = f"<span>{escape(type(native).__name__)} {where}</span>"
+
+    # ---------------------------------------------------------------- display
+    def static_html(self) -> str:
+        parts = []
+        if self.error:
+            parts.append(error_html(self.error))
+        if self.result is None:
+            parts.append(f"<div>{escape(self._status_text())}</div>")
+        else:
+            history = self.result.history
+            if len(history):
+                rewards = history["reward"].to_numpy()
+                running = np.cumsum(rewards) / np.arange(1, len(rewards) + 1)
+                parts.append(section("Reward per round (blue) and running mean (red)",
+                                     polyline_svg([rewards, running], labels=("reward", "running mean"))))
+            parts.append(self._metrics_html(self.result))
+            parts.append(self._arm_table_html(self.result))
+            if self.tree_view is not None:
+                parts.append(self.tree_view.static_html())
+        return '<div class="btt-static btt-pruning-panel-static">' + section("Bandit pruning", "".join(parts)) + "</div>"
+
+    def _status_text(self) -> str:
+        import re
+
+        return re.sub(r"<[^>]+>", "", self.status.value)
+
+    def __repr__(self) -> str:
+        if self.ensemble is None:
+            return f"PruningPanel(error={self.error!r})"
+        state = "running" if self.running else ("finished" if self.result is not None else "not run")
+        return f"PruningPanel({self.ensemble!r}, {state})"
