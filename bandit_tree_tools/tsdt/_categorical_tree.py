@@ -1,0 +1,427 @@
+"""Multiway categorical trees (what TSDT and the exact solver return), their
+input checks, and their translation into the common binary format."""
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..exceptions import DataError, NotFittedError
+from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree
+from ._kernels import apply_categorical
+
+MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
+
+
+@dataclass(frozen=True, eq=False)
+class CategoricalTree:
+    """A decision tree with multiway splits on categorical attributes.
+
+    Node 0 is the root; the children of an internal node ``i`` that splits
+    on attribute ``f = feature[i]`` are ``first_child[i] + v`` for every
+    category ``v`` in ``range(n_categories[f])`` (one child per category,
+    contiguous ids, always larger than the parent's id). A row whose category
+    has no child (negative, ``>= n_categories[f]`` or missing) stops at the
+    splitting node and gets that node's ``value``. Nodes that no training row
+    reached carry their parent's ``value``.
+
+    Attributes
+    ----------
+    feature : int64 (n,)
+        Attribute tested at the node, ``-2`` at leaves.
+    first_child : int64 (n,)
+        Id of the child for category 0, ``-1`` at leaves.
+    n_categories : int64 (n_features,)
+        Number of categories of each attribute at training time.
+    value : float64 (n, n_classes)
+        Class fractions of the training rows at the node.
+    n_node_samples : int64 (n,)
+        Training rows (or stream rows) that reached the node.
+    """
+
+    feature: np.ndarray
+    first_child: np.ndarray
+    n_categories: np.ndarray
+    value: np.ndarray
+    n_node_samples: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.feature < 0
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.is_leaf))
+
+    @property
+    def n_splits(self) -> int:
+        """Internal nodes; a multiway split counts once."""
+        return self.n_nodes - self.n_leaves
+
+    @property
+    def max_depth(self) -> int:
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for node in range(self.n_nodes):
+            if self.feature[node] >= 0:
+                n_children = self.n_categories[self.feature[node]]
+                depth[self.first_child[node] : self.first_child[node] + n_children] = depth[node] + 1
+        return int(depth.max())
+
+    def apply(self, X_codes: np.ndarray) -> np.ndarray:
+        """Node where each row stops (a leaf, or a split meeting an unseen category)."""
+        return apply_categorical(
+            np.ascontiguousarray(X_codes, dtype=np.float64), self.feature, self.first_child, self.n_categories
+        )
+
+    def describe(self, feature_names=None, class_names=None) -> str:
+        """The tree as indented text, one line per node."""
+        names = feature_names if feature_names is not None else [f"x{j}" for j in range(len(self.n_categories))]
+        lines = []
+
+        def visit(node, indent, label):
+            klass = int(np.argmax(self.value[node]))
+            shown = class_names[klass] if class_names is not None else klass
+            head = f"{'  ' * indent}{label}"
+            if self.feature[node] < 0:
+                lines.append(f"{head}-> {shown} (n={int(self.n_node_samples[node])})")
+                return
+            feature = int(self.feature[node])
+            lines.append(f"{head}split on {names[feature]} (n={int(self.n_node_samples[node])}, else {shown})")
+            for category in range(int(self.n_categories[feature])):
+                visit(int(self.first_child[node]) + category, indent + 1, f"{names[feature]}={category}: ")
+
+        visit(0, 0, "")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"CategoricalTree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, n_splits={self.n_splits}, "
+            f"max_depth={self.max_depth}, n_classes={self.value.shape[1]})"
+        )
+
+
+@numba.njit(cache=True)
+def _node_class_counts(X, y, n_classes, feature, first_child, n_categories):
+    counts = np.zeros((feature.shape[0], n_classes), dtype=np.int64)
+    for row in range(X.shape[0]):
+        node = 0
+        counts[node, y[row]] += 1
+        while feature[node] >= 0:
+            x = X[row, feature[node]]
+            if x < 0 or x >= n_categories[feature[node]]:
+                break
+            node = first_child[node] + np.int64(x)
+            counts[node, y[row]] += 1
+    return counts
+
+
+def tree_from_counts(feature, first_child, n_categories, counts) -> CategoricalTree:
+    """Fill values from per-node class counts; empty nodes inherit their parent's."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n_node_samples = counts.sum(axis=1)
+    value = np.zeros_like(counts)
+    value[0] = counts[0] / n_node_samples[0] if n_node_samples[0] > 0 else 1.0 / counts.shape[1]
+    for node in range(len(feature)):  # parents come before children
+        if node > 0 and n_node_samples[node] > 0:
+            value[node] = counts[node] / n_node_samples[node]
+        if feature[node] >= 0:
+            for category in range(int(n_categories[feature[node]])):
+                child = first_child[node] + category
+                if n_node_samples[child] == 0:
+                    value[child] = value[node]
+    return CategoricalTree(
+        feature=np.asarray(feature, dtype=np.int64),
+        first_child=np.asarray(first_child, dtype=np.int64),
+        n_categories=np.asarray(n_categories, dtype=np.int64),
+        value=value,
+        n_node_samples=np.rint(n_node_samples).astype(np.int64),
+    )
+
+
+def tree_from_data(feature, first_child, n_categories, X_codes, y_codes, n_classes) -> CategoricalTree:
+    feature = np.asarray(feature, dtype=np.int64)
+    first_child = np.asarray(first_child, dtype=np.int64)
+    n_categories = np.asarray(n_categories, dtype=np.int64)
+    counts = _node_class_counts(X_codes, y_codes, n_classes, feature, first_child, n_categories)
+    return tree_from_counts(feature, first_child, n_categories, counts)
+
+
+# -------------------------------------------------------------- common format
+def to_tree_arrays(tree: CategoricalTree):
+    """Binary common-format tree predicting exactly like ``tree``.
+
+    A multiway split of node ``i`` on attribute ``f`` becomes a chain of
+    categorical nodes: the j-th sends the j-th category that has training
+    rows to the left (to that child's subtree) and the later ones to the
+    right. Everything else (categories without rows, unseen categories,
+    negative codes, NaN) is routed right at every link
+    (``unknown_category_go_to_left = missing_go_to_left = 0``) and ends in
+    a last leaf holding node ``i``'s value: the majority class of the node,
+    as :meth:`CategoricalTree.apply` gives. Each split therefore adds one
+    leaf to the binary tree.
+    """
+    n_words = max(1, int((int(tree.n_categories.max(initial=1)) + 31) // 32))
+    rows = []  # dicts of one binary node each, in preorder
+
+    def add(feature, value, n_samples, left_set=(), right_set=()):
+        rows.append(
+            {
+                "feature": feature,
+                "value": value,
+                "n": n_samples,
+                "left_set": tuple(left_set),
+                "right_set": tuple(right_set),
+                "left": TREE_LEAF,
+                "right": TREE_LEAF,
+            }
+        )
+        return len(rows) - 1
+
+    def build(node):
+        counts = tree.value[node] * tree.n_node_samples[node]
+        if tree.feature[node] < 0:
+            return add(TREE_UNDEFINED, tree.value[node], int(tree.n_node_samples[node]))
+        feature = int(tree.feature[node])
+        first = int(tree.first_child[node])
+        explicit = [
+            category
+            for category in range(int(tree.n_categories[feature]))
+            if tree.n_node_samples[first + category] > 0 or tree.feature[first + category] >= 0
+        ]
+        if not explicit:
+            return add(TREE_UNDEFINED, tree.value[node], int(tree.n_node_samples[node]))
+        top = None
+        previous = None
+        for position, category in enumerate(explicit):
+            later = explicit[position + 1 :]
+            child = first + category
+            n_here = int(sum(tree.n_node_samples[first + c] for c in explicit[position:]))
+            counts_here = sum(tree.value[first + c] * tree.n_node_samples[first + c] for c in explicit[position:])
+            value_here = counts_here / n_here if n_here > 0 else tree.value[node]
+            link = add(feature, value_here, n_here, (category,), later)
+            if previous is None:
+                top = link
+            else:
+                rows[previous]["right"] = link
+            rows[link]["left"] = build(child)
+            previous = link
+        rows[previous]["right"] = add(TREE_UNDEFINED, tree.value[node], 0)
+        del counts
+        return top
+
+    build(0)
+    n = len(rows)
+    children_left = np.array([row["left"] for row in rows], dtype=np.int64)
+    children_right = np.array([row["right"] for row in rows], dtype=np.int64)
+    feature = np.array([row["feature"] for row in rows], dtype=np.int64)
+    value = np.array([row["value"] for row in rows], dtype=np.float64)
+    n_node_samples = np.array([row["n"] for row in rows], dtype=np.int64)
+    category_left = np.zeros((n, n_words), dtype=np.uint32)
+    category_right = np.zeros((n, n_words), dtype=np.uint32)
+    for index, row in enumerate(rows):
+        for category in row["left_set"]:
+            category_left[index, category // 32] |= np.uint32(1 << (category % 32))
+        for category in row["right_set"]:
+            category_right[index, category // 32] |= np.uint32(1 << (category % 32))
+    internal = children_left != TREE_LEAF
+    return make_tree(
+        children_left,
+        children_right,
+        feature,
+        np.full(n, float(TREE_UNDEFINED)),
+        value,
+        missing_go_to_left=np.zeros(n, dtype=np.uint8),
+        is_categorical=internal.astype(np.uint8),
+        category_left=category_left,
+        category_right=category_right,
+        unknown_category_go_to_left=np.zeros(n, dtype=np.uint8),
+        n_node_samples=n_node_samples,
+        weighted_n_node_samples=n_node_samples.astype(np.float64),
+        impurity=1.0 - np.sum(value * value, axis=1),
+    )
+
+
+def to_ensemble(tree: CategoricalTree, classes, feature_names, estimator: str) -> Ensemble:
+    return Ensemble(
+        trees=(to_tree_arrays(tree),),
+        task="classification",
+        n_features_in_=int(len(tree.n_categories)),
+        n_outputs=int(tree.value.shape[1]),
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="sum",
+        base_score=0.0,
+        link="identity",
+        source=Source(library="bandit_tree_tools", estimator=estimator),
+        classes_=np.asarray(classes),
+        feature_names_in_=feature_names,
+    )
+
+
+# ------------------------------------------------------------------- inputs
+def _float_codes(values, column) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[~np.isnan(values)]
+    if finite.size and np.any(finite != np.floor(finite)):
+        example = finite[finite != np.floor(finite)][0]
+        raise DataError(
+            f"feature {column!r} holds non-integer numbers (for example {example!r}); TSDT needs categorical "
+            "attributes given as integer codes 0, 1, 2, ... or pandas categoricals; turn numeric features "
+            "into categories first with btt.discretize(X) (quantile bins) or btt.discretize(X, model) "
+            "(the thresholds your model uses)"
+        )
+    return values
+
+
+def categorical_codes(X, *, fitting: bool):
+    """Turn ``X`` into float64 category codes (NaN where missing).
+
+    Returns ``(codes, n_categories, feature_names)``; ``n_categories`` is read
+    from pandas categoricals or is ``max code + 1`` of other columns.
+    """
+    feature_names = None
+    declared = None
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        feature_names = np.asarray([str(column) for column in X.columns], dtype=object)
+        columns, declared = [], []
+        for column in X.columns:
+            series = X[column]
+            if str(series.dtype) == "category":
+                codes = series.cat.codes.to_numpy().astype(np.float64)
+                codes[codes < 0] = np.nan
+                declared.append(len(series.cat.categories))
+            else:
+                try:
+                    codes = series.to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError):
+                    raise DataError(
+                        f"column {column!r} has dtype {series.dtype}; encode it as a pandas categorical "
+                        f"(X[{column!r}].astype('category')) or as integer codes"
+                    ) from None
+                codes = _float_codes(codes, column)
+                declared.append(-1)
+            columns.append(codes)
+        codes = np.column_stack(columns) if columns else np.empty((len(X), 0))
+        declared = np.asarray(declared, dtype=np.int64)
+    else:
+        try:
+            codes = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise DataError(
+                f"X must hold integer category codes; converting it to numbers failed: {error}. "
+                "Encode strings with pandas (.astype('category')) or sklearn's OrdinalEncoder"
+            ) from None
+        if codes.ndim != 2:
+            raise DataError(f"X must be 2-D (n_rows, n_features), got an array with {codes.ndim} dimensions")
+        for column in range(codes.shape[1]):
+            _float_codes(codes[:, column], column)
+    if codes.ndim != 2:
+        raise DataError(f"X must be 2-D (n_rows, n_features), got {codes.ndim} dimensions")
+    if codes.shape[0] == 0:
+        raise DataError("X has no rows; TSDT needs at least one row of each of two classes")
+    if codes.shape[1] == 0:
+        raise DataError("X has no columns; pass at least one categorical feature")
+    n_categories = None
+    if fitting:
+        if np.isnan(codes).any():
+            row, column = np.argwhere(np.isnan(codes))[0]
+            raise DataError(
+                f"X has a missing value (row {row}, feature {column}); give missing values their own category "
+                "(btt.discretize does this for numeric columns)"
+            )
+        if (codes < 0).any():
+            row, column = np.argwhere(codes < 0)[0]
+            raise DataError(f"X has a negative category code {codes[row, column]:g} (row {row}, feature {column}); "
+                            "codes must be 0, 1, 2, ...")
+        n_categories = codes.max(axis=0).astype(np.int64) + 1
+        if declared is not None:
+            n_categories = np.where(declared > 0, np.maximum(declared, n_categories), n_categories)
+        if n_categories.max() > MAX_CATEGORIES:
+            column = int(np.argmax(n_categories))
+            raise DataError(
+                f"feature {column} has {int(n_categories[column])} categories (more than {MAX_CATEGORIES}); "
+                "this looks like a numeric or identifier column: bin it with btt.discretize or drop it"
+            )
+    return codes, n_categories, feature_names
+
+
+def encode_labels(y, n_rows: int, classes=None):
+    y = np.asarray(y)
+    if y.ndim != 1:
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        else:
+            raise DataError(f"y must be 1-D (one label per row), got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise DataError(f"X has {n_rows} rows but y has {y.shape[0]} labels; pass one label per row")
+    if classes is None:
+        classes, codes = np.unique(y, return_inverse=True)
+    else:
+        classes = np.asarray(classes)
+        position = np.searchsorted(classes, y)
+        position = np.clip(position, 0, len(classes) - 1)
+        if np.any(classes[position] != y):
+            unknown = y[classes[position] != y][0]
+            raise DataError(f"y contains the label {unknown!r}, which is not in classes {list(classes)}")
+        codes = position
+    return classes, codes.astype(np.int64)
+
+
+class CategoricalTreeModel:
+    """Prediction methods shared by the fitted models that hold a ``tree_``."""
+
+    def _check_fitted(self):
+        if not hasattr(self, "tree_"):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
+            )
+
+    def _codes_for_predict(self, X) -> np.ndarray:
+        self._check_fitted()
+        codes = check_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None))
+        for column in range(codes.shape[1]):
+            _float_codes(codes[:, column], column)
+        return codes
+
+    def apply(self, X) -> np.ndarray:
+        """Node of ``tree_`` where each row stops."""
+        return self.tree_.apply(self._codes_for_predict(X))
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class fractions of the node each row reaches. Unseen categories
+        (and missing values) stop at the split that meets them and get that
+        node's class fractions: its majority class is predicted."""
+        return self.tree_.value[self.apply(X)]
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y) -> float:
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+    @property
+    def n_leaves_(self) -> int:
+        self._check_fitted()
+        return self.tree_.n_leaves
+
+    @property
+    def n_splits_(self) -> int:
+        self._check_fitted()
+        return self.tree_.n_splits
+
+    @property
+    def ensemble_(self) -> Ensemble:
+        """``tree_`` in the common format (binary category-set splits)."""
+        self._check_fitted()
+        cached = self.__dict__.get("_ensemble_cache")
+        if cached is None or cached[0] is not self.tree_:
+            cached = (
+                self.tree_,
+                to_ensemble(self.tree_, self.classes_, getattr(self, "feature_names_in_", None), type(self).__name__),
+            )
+            self.__dict__["_ensemble_cache"] = cached
+        return cached[1]

@@ -1,0 +1,442 @@
+"""TSDTClassifier: TSDT and Fast-TSDT, optimal decision trees searched on a
+stream by Monte Carlo tree search with Thompson sampling."""
+
+import time
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+
+from ..exceptions import DataError
+from . import _kernels as K
+from ._categorical_tree import (
+    CategoricalTree,
+    CategoricalTreeModel,
+    categorical_codes,
+    encode_labels,
+    tree_from_counts,
+    tree_from_data,
+)
+
+VARIANTS = ("fast", "clark")
+
+# field -> (capacity kind, fill value)
+_FIELDS = {
+    "dt_parent": ("dt", -1),
+    "dt_feature": ("dt", -1),
+    "dt_category": ("dt", -1),
+    "dt_depth": ("dt", 0),
+    "dt_slot": ("dt", -1),
+    "split_of": ("dt", -1),
+    "stack_node": ("dt", 0),
+    "stack_weight": ("dt", 0.0),
+    "slot_counts": ("slot", 0),
+    "slot_correct": ("slot", 0),
+    "slot_total": ("slot", 0),
+    "slot_child": ("slot", -1),
+    "s_parent": ("search", -1),
+    "s_split_leaf": ("search", -1),
+    "s_split_feature": ("search", -1),
+    "s_n_splits": ("search", 0),
+    "s_is_stop": ("search", 0),
+    "s_state": ("search", 0),
+    "s_first_child": ("search", -1),
+    "s_last_child": ("search", -1),
+    "s_next_sibling": ("search", -1),
+    "s_visits": ("search", 0),
+    "s_mu": ("search", 0.0),
+    "s_sd": ("search", 0.0),
+    "s_pool_start": ("search", 0),
+    "s_pool_len": ("search", 0),
+    "pool_leaf": ("pool", -1),
+    "pool_done": ("pool", 0),
+}
+_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_is_stop": np.uint8,
+           "s_state": np.uint8, "pool_done": np.uint8}
+_USED = {"dt": K.C_DT, "slot": K.C_SLOTS, "search": K.C_SEARCH, "pool": K.C_POOL}
+
+
+def _field_shape(name, capacity, n_cells, n_classes, n_features):
+    if name == "slot_counts":
+        return (capacity, n_cells, n_classes)
+    if name == "slot_correct":
+        return (capacity, n_cells)
+    if name == "slot_child":
+        return (capacity, n_features)
+    return (capacity,)
+
+
+def new_state(n_categories, n_classes, rng_words) -> K.SearchState:
+    """An empty search: the root DT node and the root search node."""
+    n_features = len(n_categories)
+    n_cells = int(np.sum(n_categories))
+    capacity = {"dt": 64 + 64 * n_cells, "slot": 256, "search": 64 + 64 * (n_features + 1), "pool": 1024}
+    arrays = {}
+    for name, (kind, fill) in _FIELDS.items():
+        shape = _field_shape(name, capacity[kind], n_cells, n_classes, n_features)
+        arrays[name] = np.full(shape, fill, dtype=_DTYPES.get(name, np.int64))
+    counters = np.zeros(K.N_COUNTERS, dtype=np.int64)
+    counters[K.C_DT] = 1
+    counters[K.C_SEARCH] = 1
+    counters[K.C_PENDING] = -1
+    arrays["s_state"][0] = K.UNVISITED
+    return K.SearchState(
+        counters=counters,
+        rng=np.asarray(rng_words, dtype=np.uint64).copy(),
+        root_counts=np.zeros(n_classes, dtype=np.int64),
+        **arrays,
+    )
+
+
+def grow_state(state: K.SearchState, n_categories) -> K.SearchState:
+    """Double every array kind that lacks room for one more iteration."""
+    n_features = len(n_categories)
+    n_cells = state.slot_counts.shape[1]
+    n_classes = state.slot_counts.shape[2]
+    pending = int(state.counters[K.C_PENDING])
+    tree_size = 1
+    node = pending
+    while node >= 0:
+        if state.s_split_leaf[node] >= 0:
+            tree_size += int(n_categories[state.s_split_feature[node]])
+        node = int(state.s_parent[node])
+    needs = {"dt": n_cells, "slot": tree_size, "search": n_features + 1, "pool": tree_size}
+    current = {"dt": state.dt_parent.shape[0], "slot": state.slot_total.shape[0],
+               "search": state.s_parent.shape[0], "pool": state.pool_leaf.shape[0]}
+    wanted = {}
+    for kind, capacity in current.items():
+        used = int(state.counters[_USED[kind]])
+        while capacity - used < needs[kind]:
+            capacity *= 2
+        wanted[kind] = capacity
+    updates = {}
+    for name, (kind, fill) in _FIELDS.items():
+        if wanted[kind] == current[kind]:
+            continue
+        old = getattr(state, name)
+        new = np.full(_field_shape(name, wanted[kind], n_cells, n_classes, n_features), fill, dtype=old.dtype)
+        new[: old.shape[0]] = old
+        updates[name] = new
+    return state._replace(**updates)
+
+
+@dataclass(frozen=True)
+class SearchTrace:
+    """Posterior of the best tree's objective at the search root after each
+    iteration: ``mean`` and ``sd`` (float64 arrays, one entry per iteration)."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+
+    def plot(self, ax=None):
+        """Mean with a +-2 sd band against the iteration number."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        steps = np.arange(1, len(self.mean) + 1)
+        ax.plot(steps, self.mean, label="root posterior mean")
+        ax.fill_between(steps, self.mean - 2 * self.sd, self.mean + 2 * self.sd, alpha=0.25, label="+-2 sd")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("accuracy - lambda * splits")
+        ax.legend(loc="lower right")
+        return ax
+
+    def __repr__(self) -> str:
+        if len(self.mean) == 0:
+            return "SearchTrace(n_iterations=0)"
+        return (
+            f"SearchTrace(n_iterations={len(self.mean)}, final mean={self.mean[-1]:.4f}, "
+            f"final sd={self.sd[-1]:.4f})"
+        )
+
+
+class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
+    """Optimal decision tree on categorical attributes by Thompson-sampling
+    Monte Carlo tree search: TSDT and Fast-TSDT (Chaouki, Read & Bifet, 2024).
+
+    The search maximises ``accuracy - lambda_ * (number of splits)`` over trees
+    with multiway splits (one child per category, an attribute at most once per
+    path). Every iteration draws ``batch_size`` rows from the stream, sends them
+    through a tree chosen by Thompson sampling, expands that tree by one leaf
+    and back-propagates Normal posteriors to the root. The final tree follows
+    the most visited child from the root.
+
+    Parameters
+    ----------
+    lambda_ : float, default=0.01
+        Penalty per split (a multiway split counts once); >= 0.
+    n_iter : int, default=1000
+        Iterations run by ``fit`` (``partial_fit`` runs one per ``batch_size``
+        rows it receives).
+    batch_size : int, default=100
+        Rows streamed through the selected tree per iteration (the paper's m).
+    variant : {"fast", "clark"}, default="fast"
+        "fast": Fast-TSDT, a node takes the posterior of its child with the
+        largest mean. "clark": TSDT, Clark's Normal approximation of the
+        maximum of the children (computed with standard deviations).
+    gamma : float, default=0.75
+        Exponent applied to a tree's posterior standard deviation (appendix B
+        of the paper) to slow its collapse; 1 disables it.
+    time_limit : float or None, default=None
+        Seconds after which ``fit`` stops early (checked every few iterations).
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    tree_ : CategoricalTree
+        The final tree (multiway splits). With ``fit``, its class fractions are
+        those of the training rows; with ``partial_fit`` only, those of the
+        streamed rows seen at each node.
+    ensemble_ : Ensemble
+        The same tree in the common format (binary category-set splits).
+    n_leaves_, n_splits_ : int
+    objective_ : float
+        ``accuracy - lambda_ * n_splits_`` of ``tree_`` on the rows given to
+        ``fit``; after ``partial_fit`` alone, the accuracy is estimated from
+        the stream statistics of the leaves.
+    trace_ : SearchTrace
+        Root posterior (mean, sd) after every iteration.
+    n_iter_ : int
+        Iterations run in total.
+    n_categories_ : ndarray of int64
+    classes_, n_features_in_, feature_names_in_
+
+    Notes
+    -----
+    Unseen categories and missing values at prediction time stop at the split
+    that meets them and get that node's majority class; they never raise.
+    """
+
+    def __init__(
+        self,
+        *,
+        lambda_=0.01,
+        n_iter=1000,
+        batch_size=100,
+        variant="fast",
+        gamma=0.75,
+        time_limit=None,
+        random_state=None,
+    ):
+        self.lambda_ = lambda_
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.variant = variant
+        self.gamma = gamma
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ parameters
+    def _check_params(self):
+        def bad(name, expected):
+            raise ValueError(
+                f"{type(self).__name__}: {name} must be {expected}, got {getattr(self, name)!r}"
+            )
+
+        if not isinstance(self.lambda_, Real) or not np.isfinite(self.lambda_) or self.lambda_ < 0:
+            bad("lambda_", "a finite number >= 0 (the penalty per split)")
+        if not isinstance(self.n_iter, Integral) or self.n_iter < 1:
+            bad("n_iter", "an integer >= 1")
+        if not isinstance(self.batch_size, Integral) or self.batch_size < 1:
+            bad("batch_size", "an integer >= 1")
+        if self.variant not in VARIANTS:
+            bad("variant", f"one of {VARIANTS}")
+        if not isinstance(self.gamma, Real) or not 0 < self.gamma <= 1:
+            bad("gamma", "a number in (0, 1]")
+        if self.time_limit is not None and (not isinstance(self.time_limit, Real) or self.time_limit <= 0):
+            bad("time_limit", "None or a number of seconds > 0")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Search for the best tree, replaying the rows of ``X`` as a stream
+        (shuffled, reshuffled after every pass) for ``n_iter`` iterations."""
+        self._check_params()
+        codes, n_categories, feature_names = categorical_codes(X, fitting=True)
+        classes, y_codes = encode_labels(y, codes.shape[0])
+        if len(classes) < 2:
+            raise DataError(
+                f"y has a single class ({classes[0]!r}); a classifier needs at least two classes in the training data"
+            )
+        self._start(n_categories, classes, feature_names)
+        X_codes = codes.astype(np.int64)
+        self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
+        self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), int(self.n_iter), cycle=True)
+        self._finish(X_codes, y_codes)
+        return self
+
+    def partial_fit(self, X, y, classes=None, n_categories=None):
+        """Consume one chunk of a stream: each row is used once, ``batch_size``
+        rows per iteration (the last iteration takes what is left). The first
+        call fixes the classes and the number of categories of each feature:
+        pass ``classes`` and ``n_categories`` then if the first chunk does not
+        show them all."""
+        self._check_params()
+        first = not hasattr(self, "_state")
+        codes, seen_categories, feature_names = categorical_codes(X, fitting=True)
+        if first:
+            labels, _ = encode_labels(y, codes.shape[0], None)
+            known = np.unique(np.concatenate([labels, np.asarray(classes)])) if classes is not None else labels
+            if len(known) < 2:
+                raise DataError(
+                    f"the first chunk has a single class ({known[0]!r}); pass classes=[...] with every label "
+                    "of the stream on the first partial_fit call"
+                )
+            declared = seen_categories
+            if n_categories is not None:
+                declared = np.asarray(n_categories, dtype=np.int64)
+                if declared.shape != seen_categories.shape or np.any(declared < seen_categories):
+                    raise DataError(
+                        f"n_categories={declared.tolist()} does not cover the categories of the first chunk "
+                        f"(at least {seen_categories.tolist()} are needed)"
+                    )
+            self._start(declared, known, feature_names)
+        else:
+            if codes.shape[1] != self.n_features_in_:
+                raise DataError(
+                    f"X has {codes.shape[1]} features, but the stream started with {self.n_features_in_}; "
+                    "pass the same columns in every chunk"
+                )
+            too_big = codes >= self.n_categories_
+            if np.any(too_big):
+                row, column = np.argwhere(too_big)[0]
+                raise DataError(
+                    f"feature {column} has category {int(codes[row, column])} in this chunk, but the stream was "
+                    f"declared with {int(self.n_categories_[column])} categories; pass n_categories= on the "
+                    "first partial_fit call"
+                )
+        _, y_codes = encode_labels(y, codes.shape[0], self.classes_)
+        X_codes = codes.astype(np.int64)
+        self._state.counters[K.C_POSITION] = 0
+        n_iter = -(-X_codes.shape[0] // int(self.batch_size))
+        self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), n_iter, cycle=False)
+        self._finish(None, None)
+        return self
+
+    # ------------------------------------------------------------- internals
+    def _start(self, n_categories, classes, feature_names):
+        self.classes_ = np.asarray(classes)
+        self.n_categories_ = np.asarray(n_categories, dtype=np.int64)
+        self.n_features_in_ = int(len(n_categories))
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self._cat_offset = np.concatenate([[0], np.cumsum(self.n_categories_)[:-1]]).astype(np.int64)
+        seed = check_random_state(self.random_state).randint(1, 2**62, size=4)
+        self._state = new_state(self.n_categories_, len(self.classes_), seed.astype(np.uint64))
+        self._trace = []
+        self.n_iter_ = 0
+
+    def _run(self, X_codes, y_codes, order, n_iter, cycle):
+        started = time.perf_counter()
+        trace_mu = np.empty(n_iter, dtype=np.float64)
+        trace_sd = np.empty(n_iter, dtype=np.float64)
+        done = 0
+        chunk = n_iter if self.time_limit is None else 16
+        while done < n_iter:
+            step = min(chunk, n_iter - done)
+            count, status = K.run_search(
+                self._state, X_codes, y_codes, order, step, int(self.batch_size), cycle,
+                self.n_categories_, self._cat_offset, float(self.lambda_), float(self.gamma),
+                self.variant == "clark", trace_mu[done:], trace_sd[done:],
+            )
+            done += count
+            if status == K.NEEDS_SPACE:
+                self._state = grow_state(self._state, self.n_categories_)
+                continue
+            if count < step:  # the stream ran out
+                break
+            if self.time_limit is not None and time.perf_counter() - started > self.time_limit:
+                break
+        self._trace.append((trace_mu[:done], trace_sd[:done]))
+        self.n_iter_ += done
+
+    def _final_search_node(self) -> int:
+        state = self._state
+        node = 0
+        while state.s_first_child[node] >= 0:
+            best = child = int(state.s_first_child[node])
+            while child >= 0:
+                if state.s_visits[child] > state.s_visits[best]:
+                    best = child
+                child = int(state.s_next_sibling[child])
+            node = best
+        return node
+
+    def _final_structure(self):
+        """Multiway arrays of the final tree, plus the DT node of every node."""
+        state = self._state
+        splits = {}
+        node = self._final_search_node()
+        while node >= 0:
+            if state.s_split_leaf[node] >= 0:
+                splits[int(state.s_split_leaf[node])] = int(state.s_split_feature[node])
+            node = int(state.s_parent[node])
+        feature, first_child, dt_of = [], [], [0]
+        position = 0
+        while position < len(dt_of):
+            dt = dt_of[position]
+            split = splits.get(dt)
+            if split is None:
+                feature.append(-2)
+                first_child.append(-1)
+            else:
+                feature.append(split)
+                first_child.append(len(dt_of))
+                base = int(state.slot_child[state.dt_slot[dt], split])
+                dt_of.extend(range(base, base + int(self.n_categories_[split])))
+            position += 1
+        return np.array(feature, dtype=np.int64), np.array(first_child, dtype=np.int64), dt_of
+
+    def _finish(self, X_codes, y_codes):
+        feature, first_child, dt_of = self._final_structure()
+        n_classes = len(self.classes_)
+        if X_codes is not None:
+            self.tree_ = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, n_classes)
+            correct = np.argmax(self.tree_.value[self.tree_.apply(X_codes)], axis=1) == y_codes
+            accuracy = float(np.mean(correct))
+        else:
+            state = self._state
+            counts = np.zeros((len(dt_of), n_classes), dtype=np.float64)
+            for index, dt in enumerate(dt_of):
+                if dt == 0:
+                    counts[index] = state.root_counts
+                else:
+                    parent_slot = state.dt_slot[state.dt_parent[dt]]
+                    cell = self._cat_offset[state.dt_feature[dt]] + state.dt_category[dt]
+                    counts[index] = state.slot_counts[parent_slot, cell]
+            self.tree_ = tree_from_counts(feature, first_child, self.n_categories_, counts)
+            accuracy = _chain_rule_accuracy(self.tree_, counts)
+        self.objective_ = accuracy - float(self.lambda_) * self.tree_.n_splits
+        self.trace_ = SearchTrace(
+            mean=np.concatenate([mu for mu, _ in self._trace]), sd=np.concatenate([sd for _, sd in self._trace])
+        )
+        self.n_search_nodes_ = int(self._state.counters[K.C_SEARCH])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        return tags
+
+
+def _chain_rule_accuracy(tree: CategoricalTree, counts) -> float:
+    """Majority-class accuracy of the leaves weighted by the chain-rule
+    estimate of their probability (section 4.4), from stream counts."""
+    weight = np.zeros(tree.n_nodes)
+    weight[0] = 1.0
+    accuracy = 0.0
+    for node in range(tree.n_nodes):
+        total = counts[node].sum()
+        if tree.feature[node] < 0:
+            if total > 0:
+                accuracy += weight[node] * counts[node].max() / total
+            continue
+        first = tree.first_child[node]
+        children = np.arange(first, first + tree.n_categories[tree.feature[node]])
+        sizes = counts[children].sum(axis=1)
+        if sizes.sum() > 0:
+            weight[children] = weight[node] * sizes / sizes.sum()
+    return float(accuracy)
