@@ -113,7 +113,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self.start_button.disabled = not ready
         self.export_button.disabled = True
         self._set_status("Ready: choose the settings and press Start." if ready else "Cannot run: see the message above.")
-        tables = ipywidgets.HBox([self.arm_table, self.metrics], layout=ipywidgets.Layout(gap="24px"))
+        self.arm_table.layout.margin = "0 24px 0 0"
+        tables = ipywidgets.HBox([self.arm_table, self.metrics])
         children = [self.settings, self.buttons, self.error_box, self.status, self.chart, tables]
         if self.tree_view is not None:
             children.append(self.tree_view)

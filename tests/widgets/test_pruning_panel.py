@@ -1,0 +1,191 @@
+"""Python state of PruningPanel and of the live-run helpers: background
+thread, Stop, redraw rate, charts, export, errors and the static fallback."""
+
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("anywidget")
+
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier  # noqa: E402
+
+import bandit_tree_tools as btt  # noqa: E402
+from bandit_tree_tools.bandits import POLICIES, play  # noqa: E402
+from bandit_tree_tools.widgets import PruningPanel  # noqa: E402
+from bandit_tree_tools.widgets._live import RoundLog, StopRun, binned_series, observed_policy  # noqa: E402
+from bandit_tree_tools.widgets._payload import decode_column  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X_train, X_val, y_train, y_val = train_test_split(X, y, test_size=0.35, random_state=0)
+    model = DecisionTreeClassifier(max_depth=7, min_samples_leaf=3, random_state=0).fit(X_train, y_train)
+    return model, X_val, y_val
+
+
+def wait_for(condition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.01)
+
+
+# ----------------------------------------------------------------- live helpers
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_observed_policy_plays_exactly_like_the_plain_one(name):
+    means = np.array([0.2, 0.5, 0.45, 0.1])
+
+    def pull_from(seed):
+        rng = np.random.default_rng(seed)
+        return lambda arm: float(rng.random() < means[arm])
+
+    plain = play(POLICIES[name](), pull_from(1), n_arms=4, n_rounds=200, random_state=3)
+    log = RoundLog()
+    observed = play(observed_policy(POLICIES[name], log)(), pull_from(1), n_arms=4, n_rounds=200, random_state=3)
+    np.testing.assert_array_equal(observed.counts_, plain.counts_)
+    np.testing.assert_array_equal(observed.sums_, plain.sums_)
+    snapshot = log.snapshot()
+    assert snapshot["rewards"].shape == (200,)
+    np.testing.assert_array_equal(snapshot["counts"], plain.counts_)
+    np.testing.assert_allclose(snapshot["means"], plain.means_)
+    assert observed.name == name and observed.reward_family == POLICIES[name].reward_family
+
+
+def test_stop_request_raises_inside_select():
+    log = RoundLog()
+    policy = observed_policy(POLICIES["ucb1"], log)().start(3, random_state=0)
+    policy.update(policy.select(), 1.0)
+    log.stop_requested.set()
+    with pytest.raises(StopRun):
+        policy.select()
+
+
+def test_binned_series_against_a_loop():
+    values = np.random.default_rng(0).random(1003)
+    x, binned, running = binned_series(values, max_points=2000)
+    np.testing.assert_array_equal(binned, values)
+    np.testing.assert_allclose(running[-1], values.mean())
+    x, binned, running = binned_series(values, max_points=10)
+    assert len(binned) == 10
+    edges = np.linspace(0, 1003, 11).astype(int)
+    for k in range(10):
+        chunk = values[edges[k] : edges[k + 1]]
+        assert binned[k] == pytest.approx(chunk.mean())
+        assert running[k] == pytest.approx(values[: edges[k + 1]].mean())
+    assert [len(part) for part in binned_series(np.zeros(0))] == [0, 0, 0]
+
+
+# ------------------------------------------------------------------- the panel
+def test_a_run_equals_bandit_prune_and_fills_the_charts(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=300, min_depth=3, random_state=7)
+    assert panel.start()
+    result = panel.wait(60)
+    expected = btt.bandit_prune(model, X_val, y_val, n_rounds=300, min_depth=3, random_state=7, progress=False)
+    np.testing.assert_array_equal(result.history["arm"], expected.history["arm"])
+    np.testing.assert_allclose(result.history["reward"], expected.history["reward"])
+    assert result.pruned_nodes.keys() == expected.pruned_nodes.keys()
+    assert panel.chart.state == "done"
+    assert panel.chart.rounds["n_done"] == 300
+    ranked = result.arms.sort_values("rank")
+    np.testing.assert_allclose(decode_column(panel.chart.arms, "mean", np.float32), ranked["mean_reward"], rtol=1e-6)
+    np.testing.assert_array_equal(decode_column(panel.chart.arms, "pruned", np.uint8), ranked["pruned"])
+    assert panel.chart.path["n_pruned"] == result.path["n_pruned"].tolist()
+    assert panel.chart.path["n_pruned"][panel.chart.path["chosen"]] == result.n_pruned
+    assert panel.progress.value == 300
+    assert "Done: 300 rounds" in panel.status.value
+    assert "<table" in panel.arm_table.value and "before" in panel.metrics.value
+    # the tree view marks the pruned nodes
+    marks = decode_column(panel.tree_view.canvas.tree, "marks", np.uint8)
+    assert (marks == 1).sum() == result.n_pruned
+    assert not panel.start_button.disabled and not panel.export_button.disabled
+
+
+def test_stop_ends_promptly_and_finishes_with_the_rounds_played(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=10**7, min_depth=3)
+    updates = []
+    panel.chart.observe(lambda change: updates.append(time.monotonic()), names="rounds")
+    started = time.monotonic()
+    panel.start()
+    assert not panel.start()  # a second Start while running is refused
+    assert "Already running" in panel.status.value
+    wait_for(lambda: panel.round_log.n_rounds > 100)
+    assert panel.stop()
+    assert not panel.stop()  # twice: nothing more happens
+    result = panel.wait(60)
+    elapsed = time.monotonic() - started
+    played = panel.round_log.n_rounds
+    assert played < 10**6  # stopped long before the end
+    assert len(result.history) == played
+    np.testing.assert_allclose(result.history["reward"], panel.round_log.rewards)
+    assert panel.chart.state == "stopped"
+    assert f"Stopped after {played} rounds" in panel.status.value
+    # at most ~10 redraws a second (plus the last ones)
+    assert len(updates) <= 10 * elapsed + 3
+
+
+def test_stop_before_start_and_after_the_end(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=50, min_depth=3)
+    assert not panel.stop()
+    assert "Nothing to stop" in panel.status.value
+    panel.start()
+    panel.wait(60)
+    assert not panel.stop()
+    assert "already finished" in panel.status.value
+
+
+def test_export_writes_a_native_model(data, tmp_path):
+    import joblib
+
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=200, min_depth=3)
+    with pytest.raises(ValueError, match="nothing to export yet"):
+        panel.export()
+    panel.start()
+    result = panel.wait(60)
+    panel.export_path.value = str(tmp_path / "pruned.joblib")
+    panel._export_clicked()
+    assert "written to" in panel.export_message.value
+    native = joblib.load(tmp_path / "pruned.joblib")
+    np.testing.assert_array_equal(native.predict(X_val), result.ensemble.predict(X_val))
+    assert native.tree_.node_count == result.ensemble.trees[0].n_nodes
+    panel.export_path.value = str(tmp_path / "missing" / "folder" / "x.joblib")
+    panel._export_clicked()
+    assert "Error" in panel.export_message.value  # shown, not raised
+
+
+def test_bad_input_is_shown_not_raised(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(object(), X_val, y_val)
+    assert panel.error.startswith("UnsupportedModelError")
+    assert panel.start_button.disabled and not panel.start()
+    panel = PruningPanel(model, X_val.to_numpy()[:, :5], y_val)
+    assert "DataError: X has 5 features, but the model was trained on 30" in panel.error
+    assert panel.start_button.disabled
+    panel = PruningPanel(model, X_val, y_val[:10])
+    assert "one value per row" in panel.error
+    # an error raised inside the run: eval_size larger than the validation set
+    panel = PruningPanel(model, X_val, y_val, n_rounds=10, eval_size=10_000)
+    panel.start()
+    assert panel.wait(60) is None
+    assert "eval_size=10000" in panel.error and panel.chart.state == "error"
+    assert not panel.start_button.disabled  # the user can fix the setting and retry
+
+
+def test_static_fallback_before_and_after_a_run(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=100, min_depth=3)
+    html = panel._repr_mimebundle_()["text/html"]
+    assert "Ready" in html and "<script" not in html.lower()
+    panel.start()
+    panel.wait(60)
+    html = panel._repr_mimebundle_()["text/html"]
+    assert "<svg" in html and "Validation metrics" in html and "<script" not in html.lower()
+    assert "finished" in repr(panel)
