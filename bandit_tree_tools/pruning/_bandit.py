@@ -61,6 +61,9 @@ from ._evaluator import IncrementalEvaluator
 CANDIDATES = ("twigs", "internal")
 STRATEGIES = ("rank", "sequential")
 ZERO_DELTA = 1e-12
+# Scores are sums of floats accumulated in varying order; differences below this
+# are round-off, so comparisons of scores treat them as ties.
+TIE = 1e-12
 
 
 def _eval_rows(eval_size, n_rows: int) -> int:
@@ -105,7 +108,8 @@ def _rank(pulls, mean_reward, mean_delta) -> np.ndarray:
     """Arm indices, best first: pulled arms by mean reward, then mean score
     change, then index; arms never pulled last."""
     index = np.arange(len(pulls))
-    return np.lexsort((index, -mean_delta, -mean_reward, pulls == 0))
+    # rounded so that equal score changes summed in another order still tie
+    return np.lexsort((index, -np.round(mean_delta, 10), -mean_reward, pulls == 0))
 
 
 def _non_nested(order, arm_tree, arm_node, evaluator: IncrementalEvaluator) -> list:
@@ -277,7 +281,7 @@ def bandit_prune(
             snapshot = evaluator.snapshot()
             evaluator.commit(int(arms.tree[best]), int(arms.node[best]))
             score = evaluator.score()
-            if score < scores[-1]:
+            if score < scores[-1] - TIE:
                 evaluator.restore(snapshot)
                 break
             scores.append(score)
@@ -310,8 +314,8 @@ def _best_prefix(evaluator: IncrementalEvaluator, arms: _Arms, chosen: list) -> 
         evaluator.commit(int(arms.tree[arm]), int(arms.node[arm]))
         score = evaluator.score()
         scores.append(score)
-        if score >= best_score:
-            best_score, best_c = score, c
+        if score >= best_score - TIE:  # ties go to more pruning (Algorithm 2, line 24)
+            best_score, best_c = max(score, best_score), c
     evaluator.restore(snapshot)
     for arm in chosen[:best_c]:
         evaluator.commit(int(arms.tree[arm]), int(arms.node[arm]))

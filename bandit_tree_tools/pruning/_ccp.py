@@ -212,7 +212,7 @@ def cost_complexity_prune(
         scores.append(evaluator.score())
         n_pruned.append(done)
     scores = np.array(scores)
-    best = int(np.flatnonzero(scores == scores.max())[-1])  # ties: the largest alpha
+    best = int(np.flatnonzero(scores >= scores.max() - 1e-12)[-1])  # ties (up to round-off): the largest alpha
     chosen_alpha = alphas[best]
     evaluator = prepare(ensemble, X_val, y_val, select_weights)[3]
     for tree, path in enumerate(paths):

@@ -48,7 +48,7 @@ def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weigh
         for node in internal[::-1]:  # larger ids first: children before parents
             pulled = evaluator.pulled_stats(tree_index, int(node), base, everything)
             score = evaluator.score_stats(pulled)
-            if score >= current:
+            if score >= current - 1e-12:  # no worse, up to round-off
                 evaluator.commit(tree_index, int(node))
                 base = evaluator.stats(evaluator.all_rows)
                 current = evaluator.score_stats(base)

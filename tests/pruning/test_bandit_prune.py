@@ -1,0 +1,163 @@
+"""bandit_prune: full-budget runs equal the exact strategies of the oracle,
+determinism, result contents, bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from bandit_tree_tools.bandits import POLICIES
+from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.pruning import bandit_prune
+from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.tree import make_tree
+from tests.oracles.pruning import exact_rank_prune, exact_sequential_prune, reference_arms, reference_score
+
+from .models import model_zoo
+
+ZOO = model_zoo()
+WEIGHTS = (1.0, 2.5, 1.0)
+
+
+def pruned_pairs(result):
+    return sorted((tree, int(node)) for tree, nodes in result.pruned_nodes.items() for node in nodes)
+
+
+def full_budget(name, candidates, min_depth, **kwargs):
+    """Every arm pulled on every validation row: the rewards are exact."""
+    ensemble, X, y = ZOO[name]
+    n_arms = len(reference_arms(ensemble, candidates, min_depth))
+    return bandit_prune(
+        ensemble, X, y, eval_size=len(y), n_rounds=2 * n_arms, candidates=candidates, min_depth=min_depth,
+        random_state=0, progress=False, **kwargs,
+    )
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("candidates", ["twigs", "internal"])
+def test_full_budget_equals_exact_ranking_for_every_policy(policy, candidates):
+    ensemble, X, y = ZOO["tree_binary"]
+    result = full_budget("tree_binary", candidates, 2, policy=policy)
+    expected = exact_rank_prune(ensemble, X, y, candidates, 2, WEIGHTS)
+    assert expected, "the test model must have something worth pruning"
+    assert pruned_pairs(result) == expected
+
+
+@pytest.mark.parametrize("name", ["forest_multiclass", "forest_regression", "boosted_binary", "boosted_softmax"])
+def test_full_budget_equals_exact_ranking_across_trees(name):
+    ensemble, X, y = ZOO[name]
+    variance = check_target(ensemble, y, len(y)).variance
+    result = full_budget(name, "internal", 2)
+    assert pruned_pairs(result) == exact_rank_prune(ensemble, X, y, "internal", 2, WEIGHTS, variance)
+    assert result.metrics.loc["after", "score"] >= result.metrics.loc["before", "score"] - 1e-12
+
+
+@pytest.mark.parametrize(("name", "candidates", "min_depth"), [("tree_binary", "twigs", 2),
+                                                               ("tree_binary", "internal", 3),
+                                                               ("forest_regression", "twigs", 3)])
+def test_full_budget_sequential_equals_exact_greedy(name, candidates, min_depth):
+    ensemble, X, y = ZOO[name]
+    variance = check_target(ensemble, y, len(y)).variance
+    n_arms = len(reference_arms(ensemble, candidates, min_depth))
+    result = bandit_prune(ensemble, X, y, eval_size=len(y), n_rounds=n_arms, candidates=candidates,
+                          min_depth=min_depth, strategy="sequential", policy="thompson", random_state=1,
+                          progress=False)
+    expected = exact_sequential_prune(ensemble, X, y, candidates, min_depth, WEIGHTS, variance)
+    assert len(expected) > 1, "the test model must have several things worth pruning"
+    assert pruned_pairs(result) == expected
+    assert np.all(np.diff(result.path["score"]) >= -1e-12)
+
+
+def test_same_random_state_same_result_and_fresh_subsets():
+    ensemble, X, y = ZOO["tree_binary"]
+    run = lambda seed: bandit_prune(ensemble, X, y, n_rounds=300, eval_size=40, min_depth=2, policy="thompson",
+                                    random_state=seed, progress=False)
+    first, second, other = run(5), run(5), run(6)
+    assert first.history.equals(second.history)
+    assert pruned_pairs(first) == pruned_pairs(second)
+    assert not first.history.equals(other.history)
+    # the same arm gets different score changes on different random subsets
+    spread = first.history.groupby("arm")["score_delta"].nunique()
+    assert spread.max() > 3
+
+
+def test_result_contents():
+    ensemble, X, y = ZOO["tree_binary"]
+    before = [array.copy() for array in ensemble.trees[0]]
+    X_copy = X.copy()
+    result = bandit_prune(ensemble, X, y, n_rounds=200, min_depth=2, candidates="internal", random_state=0,
+                          progress=False)
+    for array, saved in zip(ensemble.trees[0], before):
+        np.testing.assert_array_equal(array, saved)  # the model is never modified
+    np.testing.assert_array_equal(X, X_copy)
+    history, arms = result.history, result.arms
+    assert len(history) == 200 and list(history["round"]) == list(range(200))
+    assert history["reward"].between(0, 1).all()
+    assert arms["pulls"].sum() == 200
+    for row in arms.itertuples():
+        pulls = history[history["arm"] == row.arm]
+        assert row.pulls == len(pulls)
+        assert row.mean_reward == pytest.approx(pulls["reward"].mean())
+        assert row.samples == ensemble.trees[0].n_node_samples[row.node]
+    assert set(arms.loc[arms["pruned"], "node"]) == set(result.pruned_nodes.get(0, []))
+    assert result.metrics.loc["before", "score"] == pytest.approx(reference_score(ensemble, X, y))
+    assert result.metrics.loc["after", "score"] == pytest.approx(reference_score(result.ensemble, X, y))
+    assert result.metrics.loc["after", "leaves"] <= result.metrics.loc["before", "leaves"]
+    assert result.path["score"].max() == pytest.approx(result.metrics.loc["after", "score"])
+    text = repr(result)
+    assert text.startswith("PruneResult(method='bandit'") and "before" in text and "log_loss" in text
+    axes = result.plot()
+    assert len(axes) == 3 and axes[0].get_title() == "Reward per round"
+
+
+def test_policy_object_and_parameters():
+    from bandit_tree_tools.bandits import Softmax
+
+    ensemble, X, y = ZOO["tree_binary"]
+    by_name = bandit_prune(ensemble, X, y, n_rounds=100, min_depth=2, policy="softmax",
+                           policy_params={"temperature": 0.5}, random_state=3, progress=False)
+    by_object = bandit_prune(ensemble, X, y, n_rounds=100, min_depth=2, policy=Softmax(temperature=0.5),
+                             random_state=3, progress=False)
+    assert by_name.history.equals(by_object.history)
+
+
+def test_bad_input():
+    ensemble, X, y = ZOO["tree_binary"]
+    with pytest.raises(DataError, match=r"labels the model never saw: 7"):
+        bandit_prune(ensemble, X, np.where(np.arange(len(y)) == 3, 7, y), progress=False)
+    with pytest.raises(DataError, match=r"eval_size=500 rows .* only 225 rows"):
+        bandit_prune(ensemble, X, y, eval_size=500, progress=False)
+    with pytest.raises(ValueError, match=r"valid policies are \['bayes_ucb', 'epsilon_greedy', 'kl_ucb'"):
+        bandit_prune(ensemble, X, y, policy="ucb", progress=False)
+    with pytest.raises(DataError, match="continuous values"):
+        bandit_prune(ensemble, X, y + np.linspace(0.01, 0.5, len(y)), progress=False)
+    with pytest.raises(DataError, match="X has 3 features, but the model was trained on 6"):
+        bandit_prune(ensemble, X[:, :3], y, progress=False)
+    with pytest.raises(DataError, match="225 rows, but X has 10"):
+        bandit_prune(ensemble, X[:10], y, progress=False)
+    with pytest.raises(ValueError, match="candidates must be one of"):
+        bandit_prune(ensemble, X, y, candidates="leaves", progress=False)
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        bandit_prune(ensemble, X, y, strategy="greedy", progress=False)
+    with pytest.raises(ValueError, match="n_rounds must be an integer >= 1"):
+        bandit_prune(ensemble, X, y, n_rounds=0, progress=False)
+
+
+def test_no_arm_warns_and_returns_the_unpruned_model():
+    ensemble, X, y = ZOO["tree_binary"]
+    with pytest.warns(UserWarning, match=r"no arm to pull: no twig at depth >= 40 .*returning the unpruned"):
+        result = bandit_prune(ensemble, X, y, min_depth=40, progress=False)
+    assert result.ensemble is ensemble and result.n_pruned == 0 and len(result.history) == 0
+
+
+def test_nodes_without_a_stored_value_are_not_arms():
+    ensemble, X, y = ZOO["tree_binary"]
+    tree = ensemble.trees[0]
+    unknown = np.ones(tree.n_nodes, dtype=np.uint8)
+    unknown[(tree.children_left != -1) & (np.arange(tree.n_nodes) % 2 == 0)] = 0
+    fields = tree._asdict()
+    fields["has_leaf_value"] = np.where(tree.children_left == -1, 1, unknown).astype(np.uint8)
+    partial = ensemble.replace_trees([make_tree(**{k: v for k, v in fields.items()})])
+    with pytest.warns(UserWarning, match="does not store the value"):
+        result = bandit_prune(partial, X, y, min_depth=0, candidates="internal", n_rounds=100, progress=False)
+    assert np.all(result.arms["node"] % 2 == 1)
