@@ -52,7 +52,9 @@ copy of the imported estimator with the trees replaced (forests: new
 ``DecisionTree*``/``ExtraTree*`` objects in ``estimators_``), whose trees are
 built from the installed version's node dtype through ``Tree.__setstate__``
 (node fields this module does not know are refused). Unknown counts are
-written as 0, unknown impurities as 0.0.
+written as 0; unknown impurities (so that ``feature_importances_`` works) as
+the Gini index or entropy of the class fractions for classifiers, and as the
+weighted variance of the leaf means below each node for regressors.
 
 Ensembles built without a scikit-learn object (``Source(library="sklearn",
 estimator=<class name>, payload=...)``, for example by this library's
@@ -66,8 +68,9 @@ The exporter then reads these payload keys, all optional:
     parameters of the class are ignored).
 ``"random_states"``
     Forests: one ``random_state`` per tree, stored on the tree estimators.
-``"n_samples"``
-    Forests: number of training rows (enables ``estimators_samples_``).
+
+Such forests have no ``estimators_samples_`` or out-of-bag attributes (the
+bootstrap samples are unknown).
 
 The ensemble must hold class fractions (classifiers, ``link="identity"``) or
 mean targets (regressors), ``tree_scale`` 1, ``base_score`` 0, aggregation
@@ -226,9 +229,47 @@ def _check_exportable_tree(tree: TreeArrays, index: int):
         )
 
 
-def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *, index: int = 0):
+def fill_unknown_impurity(tree: TreeArrays, classifier: bool, criterion: str = "gini") -> np.ndarray:
+    """``tree.impurity`` with NaN entries replaced by what can be derived from
+    the values: the Gini index (or entropy, in bits) of the class fractions
+    for classifiers; for regressors, the weighted variance of the leaf means
+    below the node (the leaves' own spread is unknown, so leaves get 0)."""
+    impurity = tree.impurity.copy()
+    unknown = np.isnan(impurity)
+    if not unknown.any():
+        return impurity
+    if classifier:
+        fractions = tree.value / np.maximum(tree.value.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+        if criterion in ("entropy", "log_loss"):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                derived = -np.sum(np.where(fractions > 0, fractions * np.log2(fractions), 0.0), axis=1)
+        else:
+            derived = 1.0 - np.sum(fractions * fractions, axis=1)
+    else:
+        weight = tree.weighted_n_node_samples.copy()
+        weight = np.where(np.isnan(weight), tree.n_node_samples.astype(np.float64), weight)
+        weight = np.maximum(weight, 0.0)
+        leaf = tree.children_left == TREE_LEAF
+        mean = tree.value[:, 0]
+        # sums of w, w*m and w*m^2 over the leaves of each subtree, from the deepest level up
+        totals = np.zeros((tree.n_nodes, 3))
+        totals[leaf] = np.column_stack([weight, weight * mean, weight * mean * mean])[leaf]
+        depth = node_depth(tree)
+        for level in range(int(depth.max()) - 1, -1, -1):
+            parents = np.flatnonzero((depth == level) & ~leaf)
+            totals[parents] = totals[tree.children_left[parents]] + totals[tree.children_right[parents]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            node_mean = totals[:, 1] / totals[:, 0]
+            derived = totals[:, 2] / totals[:, 0] - node_mean * node_mean
+        derived = np.where(np.isfinite(derived), np.maximum(derived, 0.0), 0.0)
+    impurity[unknown] = derived[unknown]
+    return impurity
+
+
+def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *, index: int = 0, criterion=None):
     """A ``sklearn.tree._tree.Tree`` with ``tree``'s nodes, built from the
-    installed version's node dtype. ``n_classes`` None for regression."""
+    installed version's node dtype. ``n_classes`` None for regression.
+    Unknown impurities are derived by :func:`fill_unknown_impurity`."""
     from sklearn.tree._tree import Tree
 
     _check_exportable_tree(tree, index)
@@ -252,7 +293,7 @@ def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *,
     nodes["right_child"] = tree.children_right
     nodes["feature"] = tree.feature
     nodes["threshold"] = tree.threshold
-    nodes["impurity"] = np.nan_to_num(tree.impurity, nan=0.0)
+    nodes["impurity"] = fill_unknown_impurity(tree, n_classes is not None, criterion or "gini")
     nodes["n_node_samples"] = np.maximum(tree.n_node_samples, 0)
     nodes["weighted_n_node_samples"] = np.nan_to_num(tree.weighted_n_node_samples, nan=0.0)
     nodes["missing_go_to_left"] = tree.missing_go_to_left
@@ -434,17 +475,18 @@ def _new_estimator(cls, payload):
     return cls(**{key: value for key, value in params.items() if key in accepted})
 
 
-def _set_fitted(estimator, ensemble, classifier, *, classes, tree_index=None):
+def _set_fitted(estimator, ensemble, classifier, *, classes, is_tree):
+    """The fitted attributes scikit-learn's fit would set (besides the trees)."""
     estimator.n_features_in_ = ensemble.n_features_in_
     estimator.n_outputs_ = 1
     if classifier:
         estimator.classes_ = classes
         estimator.n_classes_ = len(classes)
-    max_features = getattr(estimator, "max_features", None)
-    estimator.max_features_ = _resolve_max_features(max_features, ensemble.n_features_in_, classifier)
+    if is_tree:
+        estimator.max_features_ = _resolve_max_features(estimator.max_features, ensemble.n_features_in_)
 
 
-def _resolve_max_features(max_features, n_features, classifier):
+def _resolve_max_features(max_features, n_features):
     # The number of features scikit-learn's fit would have drawn per split.
     if max_features is None:
         return n_features
@@ -459,13 +501,16 @@ def _resolve_max_features(max_features, n_features, classifier):
 
 def _export_tree(ensemble, cls, classifier, payload):
     classes = None if not classifier else np.array(ensemble.classes_, copy=True)
-    sk_tree = tree_to_sklearn(ensemble.trees[0], ensemble.n_features_in_, len(classes) if classifier else None)
     template = payload.get("template")
+    criterion = getattr(template, "criterion", None) or dict(payload.get("params") or {}).get("criterion")
+    sk_tree = tree_to_sklearn(
+        ensemble.trees[0], ensemble.n_features_in_, len(classes) if classifier else None, criterion=criterion
+    )
     if template is not None:
         estimator = copy.deepcopy(template)
     else:
         estimator = _new_estimator(cls, payload)
-        _set_fitted(estimator, ensemble, classifier, classes=classes)
+        _set_fitted(estimator, ensemble, classifier, classes=classes, is_tree=True)
         if ensemble.feature_names_in_ is not None:
             estimator.feature_names_in_ = np.array(ensemble.feature_names_in_, dtype=object)
     estimator.tree_ = sk_tree
@@ -491,31 +536,26 @@ def _export_forest(ensemble, cls, classifier, payload):
 
         def new_tree():
             estimator = forest._make_estimator(append=False)
-            _set_fitted(estimator, ensemble, classifier, classes=encoded)
+            _set_fitted(estimator, ensemble, classifier, classes=encoded, is_tree=True)
             return estimator
 
-        _set_fitted(forest, ensemble, classifier, classes=np.array(ensemble.classes_, copy=True) if classifier else None)
+        _set_fitted(
+            forest, ensemble, classifier, classes=np.array(ensemble.classes_, copy=True) if classifier else None,
+            is_tree=False,
+        )
         if ensemble.feature_names_in_ is not None:
             forest.feature_names_in_ = np.array(ensemble.feature_names_in_, dtype=object)
-        if payload.get("n_samples") is not None:
-            forest._n_samples = int(payload["n_samples"])
-            forest._n_samples_bootstrap = _n_samples_bootstrap(forest)
     estimators = []
     for index, tree in enumerate(ensemble.trees):
         estimator = new_tree()
         if random_states is not None:
             estimator.random_state = copy.deepcopy(random_states[index])
-        estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, n_classes, index=index)
+        estimator.tree_ = tree_to_sklearn(
+            tree, ensemble.n_features_in_, n_classes, index=index, criterion=getattr(estimator, "criterion", None)
+        )
         estimators.append(estimator)
     forest.estimators_ = estimators
     if hasattr(forest, "n_estimators") and template is None:
         forest.n_estimators = len(estimators)
     return forest
 
-
-def _n_samples_bootstrap(forest):
-    from sklearn.ensemble._forest import _get_n_samples_bootstrap
-
-    if not getattr(forest, "bootstrap", False):
-        return None
-    return _get_n_samples_bootstrap(forest._n_samples, forest.max_samples)
