@@ -1,0 +1,190 @@
+"""The validating wrapper around the k-medoids kernels: one call that runs
+exact PAM, FasterPAM or BanditPAM on validated float64 rows and reports what
+it did. Used by :class:`KMedoids` and by :func:`leaf_medoids`."""
+
+import math
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..exceptions import DataError
+from . import _bandit_kernels, _kernels
+from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
+
+ALGORITHMS = ("auto", "pam", "fasterpam", "banditpam")
+
+# "auto" thresholds (rows), measured on 2 cores with benchmarks/bench_kmedoids.py:
+# exact PAM on the distance matrix up to AUTO_PAM_MAX_N rows, FasterPAM up to
+# AUTO_MATRIX_MAX_N rows (and while the matrix fits in memory), BanditPAM beyond.
+AUTO_PAM_MAX_N = 1500
+AUTO_MATRIX_MAX_N = 12000
+# the (n, n) float64 matrix may take at most this fraction of available memory
+MATRIX_MEMORY_FRACTION = 0.5
+# BanditPAM's distance cache holds at most this many float64 entries (128 MiB)
+CACHE_ENTRIES = 2**24
+
+
+@dataclass
+class MedoidFit:
+    medoids: np.ndarray
+    n_iter: int
+    n_distance_calls: int
+    converged: bool
+    algorithm: str
+
+
+def available_memory() -> int:
+    """Bytes of memory available to this process (Linux /proc/meminfo, else
+    physical memory)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def matrix_fits(n: int) -> bool:
+    return 8 * n * n <= MATRIX_MEMORY_FRACTION * available_memory()
+
+
+def choose_algorithm(algorithm: str, n: int, metric: Metric) -> str:
+    if algorithm not in ALGORITHMS:
+        raise DataError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+    if algorithm != "auto":
+        if algorithm in ("pam", "fasterpam") and metric.code != PRECOMPUTED and not matrix_fits(n):
+            raise DataError(
+                f"algorithm={algorithm!r} needs the {n} x {n} distance matrix ({8 * n * n / 2**30:.1f} GiB), "
+                f"more than half the available memory ({available_memory() / 2**30:.1f} GiB); "
+                "use algorithm='banditpam' (or 'auto'), which never builds it"
+            )
+        return algorithm
+    if metric.code == PRECOMPUTED or n <= AUTO_PAM_MAX_N:
+        return "pam" if n <= AUTO_PAM_MAX_N else "fasterpam"
+    if n <= AUTO_MATRIX_MAX_N and matrix_fits(n):
+        return "fasterpam"
+    return "banditpam"
+
+
+@contextmanager
+def numba_threads(n_jobs):
+    """Run numba's parallel kernels on ``n_jobs`` threads (None: numba's
+    default, every core; negative: cores + 1 + n_jobs, as in joblib)."""
+    if n_jobs is None:
+        yield
+        return
+    limit = numba.config.NUMBA_NUM_THREADS
+    threads = n_jobs if n_jobs > 0 else limit + 1 + n_jobs
+    threads = int(min(max(threads, 1), limit))
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def is_constant(X: np.ndarray, metric: Metric) -> bool:
+    """Every pairwise distance is zero (identical rows, or an all-zero
+    precomputed matrix). Only decidable for built-in metrics."""
+    if metric.code == CALLABLE or X.shape[0] == 0:
+        return False
+    if metric.code == PRECOMPUTED:
+        return not np.any(X)
+    return bool(np.all(X == X[0]))
+
+
+def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100, build_confidence=5.0,
+                swap_confidence=8.0, batch_size=100, random_state=None) -> MedoidFit:
+    """k medoids of the rows of ``X`` (float64, C order, finite; for
+    "precomputed" the checked (n, n) matrix). ``random_state`` is a
+    ``numpy.random.Generator``-compatible seed."""
+    n = X.shape[0]
+    k = int(n_clusters)
+    chosen = choose_algorithm(algorithm, n, metric)
+    if k == n:
+        return MedoidFit(np.arange(n, dtype=np.int64), 0, 0, True, chosen)
+    if is_constant(X, metric):
+        # all rows are equivalent: PAM's answer (lowest indices) without n^2 work
+        return MedoidFit(np.arange(k, dtype=np.int64), 0, 0, True, chosen)
+    rng = np.random.default_rng(random_state)
+    if chosen in ("pam", "fasterpam"):
+        if metric.code == PRECOMPUTED:
+            D = X
+            calls = n * n
+        else:
+            D = _pairwise(X, X, *metric.args, metric.symmetric)
+            calls = n * (n + 1) // 2 if metric.symmetric else n * n
+        if chosen == "pam":
+            medoids = _kernels._pam_build(D, k)
+            medoids, n_iter, converged = _kernels._pam_swap(D, medoids, int(max_iter))
+        else:
+            start = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
+            medoids, n_iter, _, converged = _kernels._fasterpam(D, start, max(int(max_iter), 1))
+        return MedoidFit(medoids, int(n_iter), int(calls), bool(converged), chosen)
+    perm = rng.permutation(n).astype(np.int64)
+    position = np.empty(n, dtype=np.int64)
+    position[perm] = np.arange(n, dtype=np.int64)
+    width = 0 if metric.code == PRECOMPUTED else int(min(n, max(batch_size, CACHE_ENTRIES // n)))
+    cache = np.full((n, width), np.nan)
+    counts = np.zeros(n, dtype=np.int64)
+    build = float(build_confidence)
+    swap = float(swap_confidence)
+    medoids = _bandit_kernels._bandit_build(X, k, *metric.args, perm, position, cache, counts, int(batch_size), build)
+    medoids, n_iter, converged = _bandit_kernels._bandit_swap(
+        X, medoids, *metric.args, perm, position, cache, counts, int(batch_size), swap, int(max_iter)
+    )
+    return MedoidFit(medoids, int(n_iter), int(counts.sum()), bool(converged), chosen)
+
+
+def distances_to(X, Y, medoids, metric: Metric) -> np.ndarray:
+    """(n, k) distances of the rows of X to the medoid rows ``Y[medoids]``
+    (for "precomputed", X's columns are the training rows)."""
+    medoids = np.ascontiguousarray(medoids, dtype=np.int64)
+    if metric.code == PRECOMPUTED:
+        return np.ascontiguousarray(X[:, medoids], dtype=np.float64)
+    return _to_medoids(X, Y, medoids, *metric.args)
+
+
+def check_rows(X, *, what="X") -> np.ndarray:
+    """float64, C-contiguous, writeable, finite 2-D rows."""
+    array = np.asarray(X, dtype=np.float64)
+    if array.ndim != 2:
+        raise DataError(f"{what} must be 2-D (n_samples, n_features), got {array.ndim} dimensions")
+    if not np.all(np.isfinite(array)):
+        bad = int(np.count_nonzero(~np.isfinite(array)))
+        raise DataError(
+            f"{what} contains NaN or infinity ({bad} values); distances need finite values: impute or drop them"
+        )
+    array = np.ascontiguousarray(array)
+    if not array.flags.writeable:
+        array = array.copy()
+    return array
+
+
+def check_n_clusters(n_clusters, n_samples: int) -> int:
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
+        raise DataError(f"n_clusters must be an integer >= 1, got {n_clusters!r}")
+    if n_clusters < 1:
+        raise DataError(f"n_clusters must be >= 1, got {n_clusters}")
+    if n_clusters > n_samples:
+        raise DataError(
+            f"n_clusters={n_clusters} is larger than the number of samples, n_samples={n_samples}; "
+            "pass at most n_samples clusters (n_clusters == n_samples makes every sample a medoid)"
+        )
+    return int(n_clusters)
+
+
+def check_confidence(name: str, value) -> float:
+    value = float(value)
+    if math.isnan(value) or value <= -1e300:
+        raise DataError(f"{name} must be a number (math.inf for exact evaluation), got {value!r}")
+    return value

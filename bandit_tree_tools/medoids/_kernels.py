@@ -1,0 +1,268 @@
+"""Numba kernels of exact k-medoids on a distance matrix: PAM (BUILD + SWAP
+with the FastPAM1 decomposition), FasterPAM's eager swaps, and assignment.
+
+``D[o, x]`` is the distance of point ``o`` to medoid (or candidate) ``x``.
+Medoids live in slots ``0..k-1``; a swap replaces one slot. Ties are broken
+towards the lowest candidate index, then the lowest slot, everywhere, so the
+bandit version in ``_bandit_kernels`` can reproduce every step bitwise: the
+sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
+"""
+
+import numba
+import numpy as np
+
+# A swap must lower the loss by more than this fraction of it: rounding noise
+# on a swap between equivalent points (duplicates) would otherwise cycle.
+SWAP_TOLERANCE = 1e-12
+
+
+@numba.njit(cache=True)
+def _build_term(distance, nearest, first):
+    """Contribution of one point to a BUILD candidate's loss change
+    (PAM's BUILD, Kaufman and Rousseeuw; first medoid: its plain distance)."""
+    if first:
+        return distance
+    return min(distance, nearest) - nearest
+
+
+@numba.njit(cache=True)
+def _swap_terms(distance, nearest, second):
+    """FastPAM1 decomposition of one point's change when candidate x enters:
+    (change shared by every removed slot, extra change if its own slot is
+    removed). Delta(slot i, x) = sum of shared + sum over the slot's points of
+    the extra term."""
+    shared = min(distance, nearest) - nearest
+    own = min(distance, second) - min(distance, nearest)
+    return shared, own
+
+
+@numba.njit(cache=True)
+def _assign(medoid_distance):
+    """Nearest slot, its distance, second-nearest slot and its distance, from
+    the (n, k) distances to the medoids. Ties go to the lowest slot."""
+    n, k = medoid_distance.shape
+    nearest_slot = np.zeros(n, dtype=np.int64)
+    second_slot = np.zeros(n, dtype=np.int64)
+    nearest = np.full(n, np.inf)
+    second = np.full(n, np.inf)
+    for o in range(n):
+        for c in range(k):
+            d = medoid_distance[o, c]
+            if d < nearest[o]:
+                second[o] = nearest[o]
+                second_slot[o] = nearest_slot[o]
+                nearest[o] = d
+                nearest_slot[o] = c
+            elif d < second[o]:
+                second[o] = d
+                second_slot[o] = c
+        if k == 1:
+            second_slot[o] = -1
+    return nearest_slot, nearest, second_slot, second
+
+
+@numba.njit(cache=True)
+def _loss(nearest):
+    total = 0.0
+    for o in range(nearest.shape[0]):
+        total += nearest[o]
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def _pam_build(D, k):
+    """PAM BUILD: k greedy steps, each adding the point that lowers the loss most."""
+    n = D.shape[0]
+    medoids = np.empty(k, dtype=np.int64)
+    is_medoid = np.zeros(n, dtype=np.bool_)
+    nearest = np.full(n, np.inf)
+    values = np.empty(n)
+    for step in range(k):
+        for x in numba.prange(n):
+            if is_medoid[x]:
+                values[x] = np.inf
+                continue
+            v = 0.0
+            for o in range(n):
+                v += _build_term(D[o, x], nearest[o], step == 0)
+            values[x] = v / n
+        best = -1
+        best_value = np.inf
+        for x in range(n):
+            if not is_medoid[x] and (best < 0 or values[x] < best_value):
+                best = x
+                best_value = values[x]
+        medoids[step] = best
+        is_medoid[best] = True
+        for o in range(n):
+            nearest[o] = min(nearest[o], D[o, best])
+    return medoids
+
+
+@numba.njit(cache=True)
+def _columns(D, medoids):
+    n = D.shape[0]
+    k = medoids.shape[0]
+    out = np.empty((n, k))
+    for o in range(n):
+        for c in range(k):
+            out[o, c] = D[o, medoids[c]]
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _pam_swap(D, medoids, max_iter):
+    """PAM SWAP with FastPAM1: each pass evaluates every (slot, candidate)
+    exactly in O(n) per candidate and performs the best swap if it lowers the
+    loss. Returns (medoids, number of swaps, converged)."""
+    n = D.shape[0]
+    k = medoids.shape[0]
+    medoids = medoids.copy()
+    is_medoid = np.zeros(n, dtype=np.bool_)
+    for c in range(k):
+        is_medoid[medoids[c]] = True
+    deltas = np.empty((n, k))
+    n_swaps = 0
+    converged = False
+    while True:
+        nearest_slot, nearest, second_slot, second = _assign(_columns(D, medoids))
+        loss = _loss(nearest)
+        for x in numba.prange(n):
+            if is_medoid[x]:
+                continue
+            shared = 0.0
+            own = np.zeros(k)
+            for o in range(n):
+                s, e = _swap_terms(D[o, x], nearest[o], second[o])
+                shared += s
+                own[nearest_slot[o]] += e
+            for c in range(k):
+                deltas[x, c] = shared + own[c]
+        best_x = -1
+        best_c = -1
+        best_value = np.inf
+        for x in range(n):
+            if is_medoid[x]:
+                continue
+            for c in range(k):
+                if best_x < 0 or deltas[x, c] / n < best_value:
+                    best_x = x
+                    best_c = c
+                    best_value = deltas[x, c] / n
+        if best_x < 0 or not deltas[best_x, best_c] < -SWAP_TOLERANCE * loss:
+            converged = True
+            break
+        if n_swaps >= max_iter:
+            break
+        is_medoid[medoids[best_c]] = False
+        is_medoid[best_x] = True
+        medoids[best_c] = best_x
+        n_swaps += 1
+    return medoids, n_swaps, converged
+
+
+@numba.njit(cache=True)
+def _fasterpam(D, medoids, max_iter):
+    """FasterPAM (Schubert and Rousseeuw 2021): visit candidates in turn and
+    swap eagerly as soon as the best slot for a candidate lowers the loss;
+    stop after a full pass without a swap. ``max_iter`` bounds the passes.
+    Returns (medoids, number of passes, number of swaps, converged)."""
+    n = D.shape[0]
+    k = medoids.shape[0]
+    medoids = medoids.copy()
+    is_medoid = np.zeros(n, dtype=np.bool_)
+    for c in range(k):
+        is_medoid[medoids[c]] = True
+    nearest_slot, nearest, second_slot, second = _assign(_columns(D, medoids))
+    removal = np.zeros(k)
+    for o in range(n):
+        removal[nearest_slot[o]] += second[o] - nearest[o]
+    loss = _loss(nearest)
+    delta = np.empty(k)
+    last_swap = -1
+    n_passes = 0
+    n_swaps = 0
+    converged = False
+    x = 0
+    steps_in_pass = 0
+    while True:
+        if x == last_swap:  # a whole cycle without any swap
+            converged = True
+            break
+        if not is_medoid[x]:
+            shared = 0.0
+            delta[:] = removal
+            for o in range(n):
+                d = D[o, x]
+                if d < nearest[o]:
+                    shared += d - nearest[o]
+                    delta[nearest_slot[o]] += nearest[o] - second[o]
+                elif d < second[o]:
+                    delta[nearest_slot[o]] += d - second[o]
+            best_c = 0
+            for c in range(1, k):
+                if delta[c] < delta[best_c]:
+                    best_c = c
+            change = delta[best_c] + shared
+            if change < -SWAP_TOLERANCE * loss:
+                is_medoid[medoids[best_c]] = False
+                is_medoid[x] = True
+                medoids[best_c] = x
+                n_swaps += 1
+                last_swap = x
+                _update_after_swap(D, medoids, best_c, nearest_slot, nearest, second_slot, second)
+                removal[:] = 0.0
+                for o in range(n):
+                    removal[nearest_slot[o]] += second[o] - nearest[o]
+                loss = _loss(nearest)
+        x += 1
+        steps_in_pass += 1
+        if x == n:
+            x = 0
+        if steps_in_pass == n:
+            steps_in_pass = 0
+            n_passes += 1
+            if last_swap < 0:  # first pass found nothing to improve
+                converged = True
+                break
+            if n_passes >= max_iter:
+                break
+    return medoids, max(n_passes, 1), n_swaps, converged
+
+
+@numba.njit(cache=True)
+def _update_after_swap(D, medoids, slot, nearest_slot, nearest, second_slot, second):
+    """Refresh nearest/second-nearest after ``medoids[slot]`` changed."""
+    n = D.shape[0]
+    k = medoids.shape[0]
+    x = medoids[slot]
+    for o in range(n):
+        d = D[o, x]
+        if nearest_slot[o] == slot or second_slot[o] == slot:
+            # the removed medoid was one of the two nearest: rescan the slots
+            best = np.inf
+            best_c = -1
+            runner = np.inf
+            runner_c = -1
+            for c in range(k):
+                v = D[o, medoids[c]]
+                if v < best:
+                    runner = best
+                    runner_c = best_c
+                    best = v
+                    best_c = c
+                elif v < runner:
+                    runner = v
+                    runner_c = c
+            nearest[o] = best
+            nearest_slot[o] = best_c
+            second[o] = runner
+            second_slot[o] = runner_c
+        elif d < nearest[o]:
+            second[o] = nearest[o]
+            second_slot[o] = nearest_slot[o]
+            nearest[o] = d
+            nearest_slot[o] = slot
+        elif d < second[o]:
+            second[o] = d
+            second_slot[o] = slot

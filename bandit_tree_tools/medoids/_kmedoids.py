@@ -1,0 +1,160 @@
+"""The scikit-learn estimator: :class:`KMedoids`."""
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ..exceptions import DataError
+from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids, numba_threads
+from ._distances import PRECOMPUTED, check_precomputed, resolve_metric
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    def _validate_data(estimator, X, **kwargs):
+        return estimator._validate_data(X, **kwargs)
+
+
+class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
+    """k-medoids clustering: k actual rows that minimise the sum of distances
+    of every row to its nearest medoid, under any distance.
+
+    Parameters
+    ----------
+    n_clusters : int, default=5
+        Number of medoids, ``1 <= n_clusters <= n_samples``
+        (``n_clusters == n_samples`` makes every row a medoid; more raises
+        :class:`~bandit_tree_tools.DataError`).
+    metric : str or numba-compiled function, default="euclidean"
+        "euclidean" ("l2"), "sqeuclidean", "manhattan" ("l1", "cityblock"),
+        "minkowski" (power ``p``), "chebyshev", "cosine", "precomputed" (X is
+        a symmetric (n, n) distance matrix), or a ``@numba.njit`` function
+        ``f(a, b) -> float`` of two float64 rows (the distance of row ``a``
+        to medoid ``b``).
+    p : float, default=2.0
+        Power of the "minkowski" metric.
+    algorithm : {"auto", "pam", "fasterpam", "banditpam"}, default="auto"
+        "pam": exact PAM (BUILD, then SWAP with FastPAM1) on the distance
+        matrix, the reference. "fasterpam": eager swaps on the matrix from a
+        random start (loss usually equal to PAM's, much faster). "banditpam":
+        BanditPAM++, which never builds the matrix and returns PAM's medoids
+        with high probability in O(n log n) distances per step. "auto": PAM
+        for small n, FasterPAM while the matrix is cheap and fits in memory,
+        BanditPAM beyond (thresholds in ``bandit_tree_tools.medoids._core``).
+    max_iter : int, default=100
+        Maximum number of swaps (PAM, BanditPAM) or passes (FasterPAM).
+    build_confidence, swap_confidence : float, default=5.0 and 8.0
+        BanditPAM's confidence: the radius of an arm after ``t`` references is
+        ``sigma * sqrt((confidence + ln(arms)) / t)``. Larger is safer and
+        slower; ``math.inf`` evaluates every arm exactly, which makes
+        BanditPAM return exactly PAM's medoids.
+    batch_size : int, default=100
+        References sampled per round of BanditPAM.
+    random_state : int, RandomState or None
+        Seeds BanditPAM's permutation of the references and FasterPAM's start.
+    n_jobs : int or None
+        Threads of the numba kernels (None: numba's default, every core;
+        -1: every core; 1: serial).
+
+    Attributes
+    ----------
+    medoid_indices_ : int64 (n_clusters,)
+        Rows of the training data chosen as medoids.
+    cluster_centers_ : (n_clusters, n_features) or None
+        The medoid rows (None for "precomputed").
+    labels_ : int64 (n_samples,)
+        Index of each training row's nearest medoid.
+    inertia_ : float
+        Sum of distances of the training rows to their nearest medoid.
+    n_iter_ : int
+        Swaps performed (PAM, BanditPAM) or passes over the data (FasterPAM).
+    n_distance_calls_ : int
+        Distance evaluations (for "precomputed": matrix entries read).
+    algorithm_ : str
+        The algorithm that ran ("auto" resolved).
+    """
+
+    def __init__(self, n_clusters=5, *, metric="euclidean", p=2.0, algorithm="auto", max_iter=100,
+                 build_confidence=5.0, swap_confidence=8.0, batch_size=100, random_state=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.metric = metric
+        self.p = p
+        self.algorithm = algorithm
+        self.max_iter = max_iter
+        self.build_confidence = build_confidence
+        self.swap_confidence = swap_confidence
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.metric == "precomputed"
+        return tags
+
+    def _check_params(self):
+        if self.algorithm not in ALGORITHMS:
+            raise DataError(f"unknown algorithm {self.algorithm!r}; choose one of {ALGORITHMS}")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 0:
+            raise DataError(f"max_iter must be an integer >= 0, got {self.max_iter!r}")
+        if (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer))
+                or self.batch_size < 1):
+            raise DataError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        build = check_confidence("build_confidence", self.build_confidence)
+        swap = check_confidence("swap_confidence", self.swap_confidence)
+        return resolve_metric(self.metric, self.p), build, swap
+
+    def fit(self, X, y=None):
+        """Choose the medoids among the rows of ``X``."""
+        metric, build, swap = self._check_params()
+        X = _validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=1)
+        X = check_rows(X)
+        if metric.code == PRECOMPUTED:
+            check_precomputed(X)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        with numba_threads(self.n_jobs):
+            result = fit_medoids(X, k, metric, algorithm=self.algorithm, max_iter=self.max_iter,
+                                 build_confidence=build, swap_confidence=swap, batch_size=self.batch_size,
+                                 random_state=seed)
+            distances = distances_to(X, X, result.medoids, metric)
+        if not result.converged:
+            warnings.warn(
+                f"KMedoids ({result.algorithm}) stopped after max_iter={self.max_iter} before converging; "
+                "increase max_iter", ConvergenceWarning, stacklevel=2,
+            )
+        self.medoid_indices_ = result.medoids.astype(np.int64)
+        self.cluster_centers_ = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()
+        self.labels_ = np.argmin(distances, axis=1).astype(np.int64)
+        self.inertia_ = float(np.min(distances, axis=1).sum())
+        if not math.isfinite(self.inertia_):
+            raise DataError(f"the metric {metric.name!r} returned non-finite distances; it must return finite values")
+        self.n_iter_ = result.n_iter
+        self.n_distance_calls_ = result.n_distance_calls
+        self.algorithm_ = result.algorithm
+        self._train = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()
+        return self
+
+    def transform(self, X):
+        """Distances of the rows of ``X`` to the medoids, (n_samples, n_clusters).
+        For "precomputed", X holds distances to the training rows, (n_samples, n_train)."""
+        check_is_fitted(self, "medoid_indices_")
+        metric = resolve_metric(self.metric, self.p)
+        X = _validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = check_rows(X)
+        with numba_threads(self.n_jobs):
+            if metric.code == PRECOMPUTED:
+                return distances_to(X, None, self.medoid_indices_, metric)
+            return distances_to(X, self._train, np.arange(self._train.shape[0]), metric)
+
+    def predict(self, X):
+        """Index of the nearest medoid of each row of ``X``."""
+        return np.argmin(self.transform(X), axis=1).astype(np.int64)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
