@@ -11,7 +11,7 @@ exported scikit-learn model routes every row exactly like this estimator.
 
 import numbers
 from math import log2, sqrt
-from types import MappingProxyType
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -24,6 +24,26 @@ from ..tree import Ensemble, Source
 from ._builder import BINS, SOLVERS, GrowthSettings, grow_tree
 
 _MAX_SEED = np.iinfo(np.int32).max
+
+
+class ReadOnlyMapping(Mapping):
+    """A read-only dict that pickles (``types.MappingProxyType`` does not, and
+    fitted estimators must pickle)."""
+
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+    def __repr__(self):
+        return f"ReadOnlyMapping({self._data!r})"
 
 
 # ------------------------------------------------------------------ input
@@ -191,7 +211,7 @@ class _MABSplitBase(BaseEstimator):
                 library="sklearn",
                 estimator=estimator,
                 version=sklearn.__version__,
-                payload=MappingProxyType({"params": dict(params)}),
+                payload=ReadOnlyMapping({"params": ReadOnlyMapping(params)}),
             ),
         )
         self.node_insertions_ = tuple(result.insertions for result in grown)
@@ -216,7 +236,8 @@ class _MABSplitBase(BaseEstimator):
         return mean / mean.sum()
 
     def predict(self, X):
-        return self.ensemble_.predict(self._validate_X(X))
+        X = self._validate_X(X)
+        return self.ensemble_.predict(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -230,7 +251,8 @@ class _ClassifierMixin(ClassifierMixin):
 
     def predict_proba(self, X):
         """Class fractions of the reached leaves (averaged over trees)."""
-        return self.ensemble_.predict_proba(self._validate_X(X))
+        X = self._validate_X(X)
+        return self.ensemble_.predict_proba(X)
 
 
 class _RegressorMixin(RegressorMixin):

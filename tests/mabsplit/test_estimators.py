@@ -1,0 +1,186 @@
+"""MABSplit estimators: scikit-learn conventions, exact export, bad input."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.utils.estimator_checks import check_estimator
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.mabsplit import (
+    MABSplitForestClassifier,
+    MABSplitForestRegressor,
+    MABSplitTreeClassifier,
+    MABSplitTreeRegressor,
+)
+
+
+@pytest.fixture(scope="module")
+def classification():
+    X, y = make_classification(1500, 8, n_informative=4, n_classes=3, random_state=0)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    X, y = make_regression(1500, 8, n_informative=4, noise=5.0, random_state=0)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        MABSplitTreeClassifier(random_state=0),
+        MABSplitTreeRegressor(random_state=0),
+        MABSplitForestClassifier(n_estimators=5, random_state=0),
+        MABSplitForestRegressor(n_estimators=5, random_state=0),
+    ],
+    ids=lambda estimator: type(estimator).__name__,
+)
+def test_passes_scikit_learn_estimator_checks(estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(estimator)
+
+
+def probe_rows(ensemble, X):
+    """Rows whose features sit exactly on thresholds, and float64 values that
+    round onto them in float32, plus the data itself."""
+    thresholds = np.concatenate([tree.threshold[tree.children_left >= 0] for tree in ensemble.trees])
+    features = np.concatenate([tree.feature[tree.children_left >= 0] for tree in ensemble.trees])
+    rows = np.repeat(X[:1], thresholds.size * 2, axis=0).astype(np.float64)
+    index = np.arange(thresholds.size)
+    rows[index, features] = thresholds
+    rows[thresholds.size + index, features] = thresholds + np.abs(thresholds) * 1e-9
+    return np.vstack([X, rows])
+
+
+@pytest.mark.parametrize(
+    "cls,params,expected",
+    [
+        (MABSplitTreeClassifier, dict(bins="quantile"), "DecisionTreeClassifier"),
+        (MABSplitForestClassifier, dict(n_estimators=8, n_jobs=2), "RandomForestClassifier"),
+        (MABSplitForestClassifier, dict(n_estimators=8, splitter="random", bootstrap=False), "ExtraTreesClassifier"),
+    ],
+)
+def test_classifier_exports_to_an_identical_scikit_learn_model(cls, params, expected, classification):
+    X, y = classification
+    model = cls(max_depth=7, random_state=1, **params).fit(X, y)
+    exported = btt.to_model(model)
+    assert type(exported).__name__ == expected
+    probe = probe_rows(model.ensemble_, X)
+    np.testing.assert_array_equal(exported.predict_proba(probe), model.predict_proba(probe))
+    np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
+    np.testing.assert_array_equal(exported.apply(probe), model.ensemble_.apply(probe).squeeze())
+
+
+@pytest.mark.parametrize("cls", [MABSplitTreeRegressor, MABSplitForestRegressor])
+def test_regressor_exports_to_an_identical_scikit_learn_model(cls, regression):
+    X, y = regression
+    params = dict(n_estimators=6, max_features=0.5) if cls is MABSplitForestRegressor else {}
+    model = cls(min_samples_leaf=5, random_state=3, **params).fit(X, y)
+    exported = btt.to_model(model)
+    probe = probe_rows(model.ensemble_, X)
+    np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
+
+
+@pytest.mark.parametrize("cls,data", [(MABSplitTreeClassifier, "classification"), (MABSplitTreeRegressor, "regression")])
+def test_bandit_tree_with_a_budget_covering_every_node_is_the_exact_tree(cls, data, request):
+    X, y = request.getfixturevalue(data)
+    exact = cls(solver="exact", max_depth=6, min_samples_leaf=3, random_state=0).fit(X, y)
+    bandit = cls(solver="mab", batch_size=X.shape[0], max_depth=6, min_samples_leaf=3, random_state=0).fit(X, y)
+    for name in ("children_left", "children_right", "feature", "threshold", "n_node_samples"):
+        np.testing.assert_array_equal(getattr(bandit.ensemble_.trees[0], name), getattr(exact.ensemble_.trees[0], name))
+    np.testing.assert_allclose(bandit.ensemble_.trees[0].value, exact.ensemble_.trees[0].value, rtol=1e-12)
+    assert bandit.n_insertions_ == exact.n_insertions_
+
+
+def test_bandit_tree_uses_fewer_insertions_than_the_exact_tree():
+    X, y = make_classification(40_000, 10, n_informative=3, random_state=0)
+    exact = MABSplitTreeClassifier(solver="exact", max_depth=3, random_state=0).fit(X, y)
+    bandit = MABSplitTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    assert bandit.n_insertions_ < exact.n_insertions_ / 2
+    assert bandit.n_insertions_ == sum(int(a.sum()) for a in bandit.node_insertions_)
+    assert bandit.score(X, y) > exact.score(X, y) - 0.02
+
+
+def test_structure_parameters_are_respected(classification):
+    X, y = classification
+    tree = MABSplitTreeClassifier(max_depth=4, random_state=0).fit(X, y).ensemble_.trees[0]
+    assert tree.max_depth <= 4
+    tree = MABSplitTreeClassifier(max_leaf_nodes=9, random_state=0).fit(X, y).ensemble_.trees[0]
+    assert tree.n_leaves == 9
+    tree = MABSplitTreeClassifier(min_samples_leaf=40, random_state=0).fit(X, y).ensemble_.trees[0]
+    assert tree.n_node_samples[tree.is_leaf].min() >= 40
+    forest = MABSplitForestClassifier(n_estimators=3, max_samples=200, bootstrap=False, max_features=2,
+                                      random_state=0).fit(X, y)
+    assert all(tree.n_node_samples[0] == 200 for tree in forest.ensemble_.trees)
+
+
+def test_feature_importances_and_insertion_counts(classification):
+    X, y = classification
+    X = np.hstack([X, np.random.RandomState(0).normal(size=(X.shape[0], 4))])
+    model = MABSplitForestClassifier(n_estimators=10, max_depth=6, random_state=0).fit(X, y)
+    importances = model.feature_importances_
+    assert importances.shape == (12,) and importances.sum() == pytest.approx(1.0)
+    assert importances[:8].sum() > importances[8:].sum()
+    assert model.n_insertions_ > 0
+    assert len(model.node_insertions_) == 10
+    assert all(a.shape[0] == tree.n_nodes for a, tree in zip(model.node_insertions_, model.ensemble_.trees))
+
+
+def test_same_random_state_same_forest_whatever_n_jobs(regression):
+    X, y = regression
+    one = MABSplitForestRegressor(n_estimators=4, max_depth=5, random_state=7, n_jobs=1).fit(X, y)
+    two = MABSplitForestRegressor(n_estimators=4, max_depth=5, random_state=7, n_jobs=2).fit(X, y)
+    for a, b in zip(one.ensemble_.trees, two.ensemble_.trees):
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+        np.testing.assert_array_equal(a.value, b.value)
+
+
+def test_pandas_input_keeps_feature_names_and_pickles(classification):
+    X, y = classification
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    model = MABSplitTreeClassifier(max_depth=3, random_state=0).fit(frame, y)
+    assert list(model.feature_names_in_) == list(frame.columns)
+    assert list(model.ensemble_.feature_names_in_) == list(frame.columns)
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(clone.predict(frame), model.predict(frame))
+
+
+def test_bad_input_is_explained(classification):
+    X, y = classification
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"]).assign(city=["x", "y", "z"] * 500)
+    with pytest.raises(DataError, match=r"non-numeric columns \['city'\]"):
+        MABSplitTreeClassifier().fit(frame, y)
+    holes = X.copy()
+    holes[5, 2] = np.nan
+    with pytest.raises(DataError, match=r"NaN in \['column 2'\].*impute"):
+        MABSplitTreeClassifier().fit(holes, y)
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        MABSplitTreeClassifier(batch_size=0).fit(X, y)
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        MABSplitForestRegressor(batch_size=-5).fit(X, y.astype(float))
+    with pytest.raises(DataError, match="Unknown label type.*MABSplitTreeRegressor"):
+        MABSplitTreeClassifier().fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="could not convert|numeric"):
+        MABSplitTreeRegressor().fit(X, np.array(["low", "high", "mid"] * 500))
+    with pytest.raises(DataError, match="only one class"):
+        MABSplitTreeClassifier().fit(X, np.zeros(X.shape[0]))
+    with pytest.raises(ValueError, match="splitter must be"):
+        MABSplitForestClassifier(splitter="best").fit(X, y)
+
+
+def test_degenerate_nodes_become_leaves(classification):
+    X, y = classification
+    constant = np.ones_like(X)
+    model = MABSplitTreeClassifier().fit(constant, y)
+    assert model.ensemble_.n_nodes == 1 and model.n_insertions_ == 0
+    np.testing.assert_allclose(model.predict_proba(X[:2]), [np.bincount(y) / y.size] * 2)
+    # fewer rows than 2 * min_samples_leaf: the root cannot split
+    model = MABSplitTreeClassifier(min_samples_leaf=400).fit(X[:700], y[:700])
+    assert model.ensemble_.n_nodes == 1
