@@ -25,6 +25,7 @@ _PUBLIC = {
     "to_model": "bandit_tree_tools.interop",
     "from_sklearn": "bandit_tree_tools.interop.sklearn",
     "from_lightgbm": "bandit_tree_tools.interop.lightgbm",
+    "to_lightgbm": "bandit_tree_tools.interop.lightgbm",
     "from_xgboost": "bandit_tree_tools.interop.xgboost",
     # pruning
     "bandit_prune": "bandit_tree_tools.pruning",
