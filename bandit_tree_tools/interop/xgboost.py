@@ -56,6 +56,9 @@ Exported trees are renumbered breadth-first with consecutive siblings (see
 """
 
 import copy
+import ctypes
+import ctypes.util
+import functools
 import json
 import math
 from types import MappingProxyType
@@ -111,32 +114,89 @@ def _parse_base_score(text: str) -> np.ndarray:
     return np.array([float(part) for part in text.split(",") if part.strip()], dtype=np.float32)
 
 
-def _to_margin(stored: np.ndarray, kind: str) -> np.ndarray:
+@functools.lru_cache(maxsize=1)
+def _c_logf():
+    """The C library's ``logf``, which XGBoost's ``ProbToMargin`` calls: it is
+    not always correctly rounded, so a numpy logarithm can be one float32
+    step away from XGBoost's base margin. None where no C library is found."""
+    name = ctypes.util.find_library("m") or ctypes.util.find_library("c") or ctypes.util.find_library("ucrtbase")
+    try:
+        logf = ctypes.CDLL(name).logf
+    except (OSError, AttributeError, TypeError):
+        return None
+    logf.restype, logf.argtypes = ctypes.c_float, [ctypes.c_float]
+    return logf
+
+
+def _logf(values: np.ndarray) -> np.ndarray:
+    logf = _c_logf()
+    if logf is None:
+        return np.log(values.astype(np.float64)).astype(np.float32)
+    out = np.empty(values.shape, dtype=np.float32)
+    for index, value in enumerate(values.tolist()):
+        out[index] = logf(value) if value > 0 else (-np.inf if value == 0 else np.nan)
+    return out
+
+
+def _to_margin(stored: np.ndarray, kind: str, check: bool = True) -> np.ndarray:
     """XGBoost's ``ProbToMargin`` in float32: ``-logf(1/p - 1)``, ``logf(p)``."""
     stored = stored.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "logit":
-            inner = np.float32(1.0) / stored - np.float32(1.0)
-            margin = (-np.log(inner.astype(np.float64))).astype(np.float32)
+            margin = -_logf(np.float32(1.0) / stored - np.float32(1.0))
         elif kind == "log":
-            margin = np.log(stored.astype(np.float64)).astype(np.float32)
+            margin = _logf(stored)
         else:
             margin = stored
-    if not np.all(np.isfinite(margin)):
+    if check and not np.all(np.isfinite(margin)):
         raise ConversionError(f"the XGBoost model's base_score {stored.tolist()} has no finite margin")
     return margin.astype(np.float64)
 
 
 def _from_margin(margin: np.ndarray, kind: str) -> np.ndarray:
+    """float32 values XGBoost turns back into exactly ``float32(margin)``
+    where such a value lies within a few float32 steps of the inverse link
+    (it always does for the identity), else the nearest float32."""
+    target = margin.astype(np.float32).astype(np.float64)
     if kind == "logit":
-        return 1.0 / (1.0 + np.exp(-margin))
-    if kind == "log":
-        return np.exp(margin)
-    return margin
+        guess = (1.0 / (1.0 + np.exp(-margin))).astype(np.float32)
+    elif kind == "log":
+        guess = np.exp(margin).astype(np.float32)
+    else:
+        return margin.astype(np.float32)
+    best = guess.copy()
+    for index in range(best.shape[0]):
+        up = down = guess[index]
+        for _ in range(8):
+            hits = [c for c in (up, down) if _to_margin(np.array([c]), kind, check=False)[0] == target[index]]
+            if hits:
+                best[index] = hits[0]
+                break
+            up, down = np.nextafter(up, np.float32(np.inf)), np.nextafter(down, np.float32(-np.inf))
+    return best
 
 
 def _format_base_score(values: np.ndarray) -> str:
     return "[" + ",".join(np.format_float_scientific(np.float32(v), unique=True) for v in values) + "]"
+
+
+def _training_categories(tree_model: dict, n_features: int):
+    """Per feature, the category values seen in training (XGBoost >= 3.1
+    stores them to re-code pandas categories by value at prediction time),
+    or None for numerical features and older models."""
+    encoder = tree_model.get("cats", {}).get("enc", [])
+    if not encoder:
+        return None
+    out = []
+    for entry in encoder:
+        if "offsets" in entry:  # strings: UTF-8 bytes cut at offsets
+            raw = np.asarray(entry["values"]).astype(np.uint8).tobytes()
+            offsets = [int(v) for v in entry["offsets"]]
+            values = [raw[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])] if offsets else []
+        else:
+            values = np.asarray(entry.get("values", ())).tolist()
+        out.append(tuple(values) if values else None)
+    return tuple(out) if len(out) == n_features else None
 
 
 # -------------------------------------------------------------- the objects
@@ -355,6 +415,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         "trees_per_iteration": int(new_indptr[1] - new_indptr[0]) if new_indptr.shape[0] > 1 else 1,
         "internal_scale": scales,
         "collapse_hint": hint,
+        "training_categories": _training_categories(tree_model, n_features),
     }
     return Ensemble(
         trees=tuple(trees),
@@ -455,6 +516,8 @@ def to_xgboost(ensemble: Ensemble):
     booster.load_model(ubjson.dumps(document))
     config = json.loads(payload["config"])
     _set_num_trees(config, ensemble.n_trees)
+    # the configuration repeats the model's parameters; keep them in step
+    config["learner"]["learner_model_param"] = dict(document["learner"]["learner_model_param"])
     booster.load_config(json.dumps(config))
     shell = payload["shell"]
     if shell is None:
