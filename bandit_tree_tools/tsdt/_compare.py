@@ -1,0 +1,228 @@
+"""compare_trees: how far is a tree from the best tree of its size?"""
+
+import time
+import warnings
+
+import numpy as np
+
+from ..exceptions import DataError, missing_dependency
+from ._categorical_tree import categorical_codes, encode_labels
+from ._exact import optimal_categorical_tree
+from ._search import TSDTClassifier
+
+COLUMNS = [
+    "method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves", "n_splits", "objective", "seconds", "note",
+]
+
+
+def _optional(package, extra, purpose, wanted):
+    """Import ``package`` when ``wanted`` is True (required) or None (if installed)."""
+    if wanted is False:
+        return None
+    try:
+        return __import__(package)
+    except ImportError:
+        if wanted:
+            raise missing_dependency(package, extra, purpose) from None
+        return None
+
+
+def _row(method, lambda_, train, test, n_leaves, n_splits, seconds, note=""):
+    return {
+        "method": method,
+        "lambda_": lambda_,
+        "train_accuracy": train,
+        "test_accuracy": test,
+        "n_leaves": n_leaves,
+        "n_splits": n_splits,
+        "objective": train - lambda_ * n_splits if np.isfinite(train) else np.nan,
+        "seconds": seconds,
+        "note": note,
+    }
+
+
+def _cart_rows(X_train, y_train, X_test, y_test, lambdas, random_state):
+    from sklearn.tree import DecisionTreeClassifier
+
+    rows = []
+    started = time.perf_counter()
+    full = DecisionTreeClassifier(random_state=random_state).fit(X_train, y_train)
+    seconds = time.perf_counter() - started
+    for lambda_ in lambdas:
+        rows.append(_row("CART", lambda_, full.score(X_train, y_train), full.score(X_test, y_test),
+                         full.get_n_leaves(), full.get_n_leaves() - 1, seconds))
+    # Cost-complexity pruning, alpha chosen on the training objective (a binary split counts once).
+    started = time.perf_counter()
+    path = full.cost_complexity_pruning_path(X_train, y_train)
+    pruned = [DecisionTreeClassifier(random_state=random_state, ccp_alpha=alpha).fit(X_train, y_train)
+              for alpha in np.unique(path.ccp_alphas)]
+    seconds = time.perf_counter() - started
+    for lambda_ in lambdas:
+        objective = [tree.score(X_train, y_train) - lambda_ * (tree.get_n_leaves() - 1) for tree in pruned]
+        best = pruned[int(np.argmax(objective))]
+        rows.append(_row("CART+CCP", lambda_, best.score(X_train, y_train), best.score(X_test, y_test),
+                         best.get_n_leaves(), best.get_n_leaves() - 1, seconds,
+                         f"ccp_alpha={best.ccp_alpha:.4g}"))
+    return rows
+
+
+def _river_rows(river, X_train, y_train, X_test, y_test, lambdas, n_samples, random_state):
+    from river import tree as river_tree
+
+    rng = np.random.default_rng(random_state)
+    rows = []
+    names = [f"x{j}" for j in range(X_train.shape[1])]
+
+    def as_dict(row):  # strings: river splits nominal attributes multiway
+        return {name: str(int(value)) for name, value in zip(names, row)}
+
+    train_dicts = [as_dict(row) for row in X_train]
+    test_dicts = [as_dict(row) for row in X_test]
+    for label, factory in (
+        ("VFDT (river)", river_tree.HoeffdingTreeClassifier),
+        ("EFDT (river)", river_tree.ExtremelyFastDecisionTreeClassifier),
+    ):
+        model = factory()
+        started = time.perf_counter()
+        order = np.concatenate([rng.permutation(len(train_dicts)) for _ in range(-(-n_samples // len(train_dicts)))])
+        for index in order[:n_samples]:
+            model.learn_one(train_dicts[index], y_train[index])
+        seconds = time.perf_counter() - started
+
+        def accuracy(dicts, labels):
+            predictions = [model.predict_one(x) for x in dicts]
+            return float(np.mean([p == t for p, t in zip(predictions, labels)]))
+
+        train, test = accuracy(train_dicts, y_train), accuracy(test_dicts, y_test)
+        for lambda_ in lambdas:
+            rows.append(_row(label, lambda_, train, test, model.n_leaves, model.n_branches, seconds,
+                             f"{n_samples} stream rows"))
+    return rows
+
+
+def _dl85_rows(dl85, X_train, y_train, X_test, y_test, lambdas, depths):
+    rows = []
+    if not np.all(np.isin(X_train, (0, 1))) or not np.all(np.isin(X_test, (0, 1))):
+        warnings.warn("DL8.5 needs binary (0/1) features; its rows are left out", stacklevel=3)
+        return rows
+    for depth in depths:
+        model = dl85.DL85Classifier(max_depth=depth)
+        started = time.perf_counter()
+        model.fit(X_train.astype(np.int64), y_train)
+        seconds = time.perf_counter() - started
+        train = float(np.mean(model.predict(X_train.astype(np.int64)) == y_train))
+        test = float(np.mean(model.predict(X_test.astype(np.int64)) == y_test))
+        n_leaves = _count_dl85_leaves(model.tree_)
+        for lambda_ in lambdas:
+            rows.append(_row(f"DL8.5 depth {depth}", lambda_, train, test, n_leaves, n_leaves - 1, seconds))
+    return rows
+
+
+def _count_dl85_leaves(tree) -> int:
+    if not isinstance(tree, dict) or "left" not in tree:
+        return 1
+    return sum(_count_dl85_leaves(tree[side]) for side in ("left", "right") if side in tree)
+
+
+def compare_trees(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    *,
+    lambdas=(0.01,),
+    models=None,
+    n_iter=1000,
+    batch_size=100,
+    gamma=0.75,
+    random_state=0,
+    exact=None,
+    max_subproblems=200_000,
+    river=None,
+    dl85=None,
+    dl85_depths=(2, 3, 4),
+    stream_passes=10,
+):
+    """One table comparing trees on the same categorical data.
+
+    Rows, for every ``lambda_`` in ``lambdas``: Fast-TSDT and TSDT
+    (:class:`TSDTClassifier` with ``variant="fast"`` and ``"clark"``), the
+    exact optimum (:func:`optimal_categorical_tree`, when it fits in
+    ``max_subproblems``), scikit-learn's CART grown fully and CART with the
+    cost-complexity pruning that maximises the same training objective, every
+    model in ``models`` (anything :func:`bandit_tree_tools.from_model`
+    imports, evaluated on the same columns, leaves and splits counted over
+    all its trees), river's VFDT and EFDT (``stream_passes`` passes over the
+    training rows, attributes as nominal values) and DL8.5 at each depth of
+    ``dl85_depths`` (binary features only). Models that do not depend on
+    ``lambda_`` appear once per ``lambda_`` with the same fit.
+
+    ``exact``, ``river`` and ``dl85``: None includes the row when possible
+    (installed, feasible), True requires it (raises if impossible), False
+    leaves it out.
+
+    Columns: method, lambda_, train_accuracy, test_accuracy, n_leaves,
+    n_splits (a multiway split counts once), objective (train accuracy -
+    lambda_ * n_splits), seconds (fit time), note.
+    """
+    import pandas as pd
+
+    lambdas = [float(value) for value in np.atleast_1d(lambdas)]
+    if any(value < 0 or not np.isfinite(value) for value in lambdas):
+        raise ValueError(f"every lambda_ must be a finite number >= 0, got {lambdas}")
+    codes_train, n_categories, _ = categorical_codes(X_train, fitting=True)
+    codes_test, _, _ = categorical_codes(X_test, fitting=False)
+    if codes_test.shape[1] != codes_train.shape[1]:
+        raise DataError(
+            f"X_test has {codes_test.shape[1]} features but X_train has {codes_train.shape[1]}; pass the same columns"
+        )
+    classes, y_train_codes = encode_labels(y_train, codes_train.shape[0])
+    y_train_labels = classes[y_train_codes]
+    y_test_labels = np.asarray(y_test)
+    rows = []
+    for lambda_ in lambdas:
+        for label, variant in (("Fast-TSDT", "fast"), ("TSDT", "clark")):
+            model = TSDTClassifier(lambda_=lambda_, n_iter=n_iter, batch_size=batch_size, variant=variant,
+                                   gamma=gamma, random_state=random_state)
+            started = time.perf_counter()
+            model.fit(X_train, y_train)
+            seconds = time.perf_counter() - started
+            rows.append(_row(label, lambda_, model.score(X_train, y_train), model.score(X_test, y_test),
+                             model.n_leaves_, model.n_splits_, seconds))
+        if exact is not False:
+            started = time.perf_counter()
+            try:
+                optimum = optimal_categorical_tree(X_train, y_train, lambda_, max_subproblems=max_subproblems)
+            except DataError as error:
+                if exact:
+                    raise
+                rows.append(_row("exact", lambda_, np.nan, np.nan, np.nan, np.nan,
+                                 time.perf_counter() - started, f"infeasible: {str(error)[:80]}"))
+            else:
+                rows.append(_row("exact", lambda_, optimum.score(X_train, y_train), optimum.score(X_test, y_test),
+                                 optimum.n_leaves_, optimum.n_splits_, time.perf_counter() - started))
+    rows.extend(_cart_rows(codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0), y_test_labels,
+                           lambdas, random_state))
+    if models:
+        from ..interop import from_model
+
+        items = models.items() if isinstance(models, dict) else ((type(m).__name__, m) for m in models)
+        for name, model in items:
+            ensemble = from_model(model)
+            train = float(np.mean(ensemble.predict(X_train) == np.asarray(y_train)))
+            test = float(np.mean(ensemble.predict(X_test) == y_test_labels))
+            n_leaves = ensemble.n_leaves
+            for lambda_ in lambdas:
+                rows.append(_row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan,
+                                 "passed in"))
+    river_module = _optional("river", "river", "compare_trees' VFDT and EFDT rows", river)
+    if river_module is not None:
+        n_samples = int(stream_passes) * codes_train.shape[0]
+        rows.extend(_river_rows(river_module, codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0),
+                                y_test_labels, lambdas, n_samples, random_state))
+    dl85_module = _optional("dl85", "dl85", "compare_trees' DL8.5 rows", dl85)
+    if dl85_module is not None:
+        rows.extend(_dl85_rows(dl85_module, codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0),
+                               y_test_labels, lambdas, dl85_depths))
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return table.sort_values("lambda_", kind="stable").reset_index(drop=True)

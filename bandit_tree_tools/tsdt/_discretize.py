@@ -1,0 +1,191 @@
+"""Numeric features to categories: quantile bins, or the thresholds a fitted
+tree model actually uses ("the optimal tree over my model's own split points")."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import DataError
+
+
+@dataclass(frozen=True)
+class Bins:
+    """How :func:`discretize` cut each column, to apply the same cuts to new data.
+
+    ``thresholds[j]`` is a sorted float64 array of cut points for column ``j``
+    or ``None`` for a column kept as it is (already categorical). With
+    ``split_rule="le"`` category ``c`` holds ``t[c-1] < x <= t[c]``; with
+    ``"lt"``, ``t[c-1] <= x < t[c]`` (the model's own comparison). Values are
+    cast to ``input_dtype`` before comparing. Missing values get the code
+    ``len(t) + 1``, one past the last interval.
+    """
+
+    thresholds: tuple
+    split_rule: str = "le"
+    input_dtype: str = "float64"
+    feature_names: tuple | None = None
+
+    def n_categories(self) -> np.ndarray:
+        return np.array([0 if t is None else len(t) + 2 for t in self.thresholds], dtype=np.int64)
+
+    def __repr__(self) -> str:
+        cuts = [None if t is None else len(t) for t in self.thresholds]
+        return f"Bins(n_features={len(self.thresholds)}, cuts per feature={cuts}, split_rule={self.split_rule!r})"
+
+
+def _labels(thresholds, rule) -> list:
+    edges = [f"{t:.10g}" for t in thresholds]
+    if rule == "le":
+        bounds = ["-inf"] + edges + ["inf"]
+        labels = [f"({bounds[i]}, {bounds[i + 1]}]" for i in range(len(edges))] + [f"({bounds[-2]}, inf)"]
+    else:
+        bounds = ["-inf"] + edges + ["inf"]
+        labels = [f"[{bounds[i]}, {bounds[i + 1]})" for i in range(len(edges) + 1)]
+        labels[0] = labels[0].replace("[-inf", "(-inf")
+    labels.append("missing")
+    if len(set(labels)) != len(labels):  # cut points closer than 10 digits
+        labels = [f"bin {i}" for i in range(len(labels) - 1)] + ["missing"]
+    return labels
+
+
+def _codes(values, thresholds, rule, input_dtype) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if input_dtype == "float32":
+        values = values.astype(np.float32).astype(np.float64)
+    codes = np.searchsorted(thresholds, values, side="left" if rule == "le" else "right").astype(np.int64)
+    codes[np.isnan(values)] = len(thresholds) + 1
+    return codes
+
+
+def _model_bins(model, n_features, feature_names) -> Bins:
+    from ..interop import from_model
+
+    ensemble = from_model(model)
+    if ensemble.n_features_in_ != n_features:
+        raise DataError(
+            f"X has {n_features} features, but the model was trained on {ensemble.n_features_in_}; "
+            "pass the columns the model was trained on"
+        )
+    cuts = [set() for _ in range(n_features)]
+    categorical = np.zeros(n_features, dtype=bool)
+    for tree in ensemble.trees:
+        internal = tree.children_left >= 0
+        for node in np.flatnonzero(internal):
+            feature = int(tree.feature[node])
+            if tree.is_categorical[node]:
+                categorical[feature] = True
+            else:
+                cuts[feature].add(float(tree.threshold[node]))
+    thresholds = tuple(
+        None if categorical[j] else np.array(sorted(cuts[j]), dtype=np.float64) for j in range(n_features)
+    )
+    return Bins(thresholds, ensemble.split_rule, ensemble.input_dtype, feature_names)
+
+
+def _quantile_bins(columns, n_bins, feature_names) -> Bins:
+    levels = np.arange(1, n_bins) / n_bins
+    thresholds = []
+    for values in columns:
+        if values is None:
+            thresholds.append(None)
+            continue
+        finite = values[~np.isnan(values)]
+        cuts = np.unique(np.quantile(finite, levels)) if finite.size else np.empty(0)
+        if finite.size and cuts.size and cuts[-1] >= finite.max():
+            cuts = cuts[:-1]  # a cut at the maximum leaves its upper bin empty
+        thresholds.append(cuts.astype(np.float64))
+    return Bins(tuple(thresholds), "le", "float64", feature_names)
+
+
+def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
+    """Turn numeric features into categories for TSDT and the exact solver.
+
+    Parameters
+    ----------
+    X : array-like or pandas DataFrame (n_rows, n_features)
+        Numeric columns are cut; pandas categorical columns are kept as they are.
+    model : fitted tree model or Ensemble, optional
+        Cut every column at the thresholds the model's numeric splits use
+        (with the model's own comparison, ``<=`` or ``<``, and float32
+        casting where the library does it), so the categories are exactly
+        the intervals the model can tell apart. Columns the model never
+        splits become a single category. Columns the model splits by
+        category sets are kept.
+    n_bins : int, default=4
+        Without a model: quantile bins per column (fewer when values repeat).
+    bins : Bins, optional
+        Cuts returned earlier with ``return_bins=True``: apply them to new
+        rows (for example the test set) so the codes match.
+    return_bins : bool, default=False
+        Also return the :class:`Bins` used.
+
+    Returns
+    -------
+    X_binned : int64 ndarray, or a DataFrame of pandas categoricals (interval
+        labels, plus a "missing" category for NaN) when ``X`` is a DataFrame.
+    bins : Bins, only with ``return_bins=True``.
+    """
+    is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
+    if is_frame:
+        feature_names = tuple(str(column) for column in X.columns)
+        columns = []
+        for column in X.columns:
+            series = X[column]
+            if str(series.dtype) == "category":
+                columns.append(None)
+                continue
+            try:
+                columns.append(series.to_numpy(dtype=np.float64, na_value=np.nan))
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"column {column!r} has dtype {series.dtype}, which is not numeric; make it a pandas "
+                    f"categorical (X[{column!r}].astype('category')) to keep it as categories"
+                ) from None
+    else:
+        feature_names = None
+        try:
+            array = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise DataError(f"X must be numeric to be discretised: {error}") from None
+        if array.ndim != 2:
+            raise DataError(f"X must be 2-D (n_rows, n_features), got {array.ndim} dimensions")
+        columns = [array[:, j] for j in range(array.shape[1])]
+    if len(columns) == 0 or len(columns[0] if columns[0] is not None else X) == 0:
+        raise DataError("X is empty; discretize needs at least one row and one column")
+    if bins is None:
+        if model is not None:
+            bins = _model_bins(model, len(columns), feature_names)
+        else:
+            if int(n_bins) < 2:
+                raise ValueError(f"n_bins must be >= 2, got {n_bins!r}")
+            bins = _quantile_bins(columns, int(n_bins), feature_names)
+    elif not isinstance(bins, Bins):
+        raise TypeError(f"bins must be the Bins returned by discretize(..., return_bins=True), got {type(bins).__name__}")
+    if len(bins.thresholds) != len(columns):
+        raise DataError(f"X has {len(columns)} columns, but the bins were made for {len(bins.thresholds)}")
+    if is_frame:
+        import pandas as pd
+
+        out = {}
+        for position, column in enumerate(X.columns):
+            thresholds = bins.thresholds[position]
+            if thresholds is None or columns[position] is None:
+                out[column] = X[column]
+                continue
+            codes = _codes(columns[position], thresholds, bins.split_rule, bins.input_dtype)
+            out[column] = pd.Categorical.from_codes(codes, categories=_labels(thresholds, bins.split_rule))
+        result = pd.DataFrame(out, index=X.index)
+    else:
+        result = np.empty((len(columns[0]), len(columns)), dtype=np.int64)
+        for position, values in enumerate(columns):
+            thresholds = bins.thresholds[position]
+            if thresholds is None:
+                if np.any(np.isnan(values)) or np.any(values != np.floor(values)) or np.any(values < 0):
+                    raise DataError(
+                        f"column {position} is split by category sets in the model, so it is kept as category "
+                        "codes, but it holds negative, missing or non-integer values"
+                    )
+                result[:, position] = values.astype(np.int64)
+            else:
+                result[:, position] = _codes(values, thresholds, bins.split_rule, bins.input_dtype)
+    return (result, bins) if return_bins else result
