@@ -38,6 +38,8 @@ function readTree(model) {
     dataCount: bttColumn(t.data_count, Float32Array),
     dataTarget: bttColumn(t.data_target, Float32Array),
     dataWidth: t.data_width || 0,
+    nWords: t.n_words || 0,
+    categoryLeft: bttColumn(t.category_left, Uint32Array),
   };
   // colour scales need the range of leaf values and of counts
   let limit = 0;
@@ -70,10 +72,25 @@ function argmax(values, offset, width) {
   return best;
 }
 
+// The categories a categorical node sends left, as "{0, 2, 5}".
+function categorySet(tree, i, limit = 8) {
+  const found = [];
+  for (let word = 0; word < tree.nWords; word++) {
+    const bits = tree.categoryLeft[i * tree.nWords + word];
+    for (let bit = 0; bit < 32; bit++) {
+      if ((bits >>> bit) & 1) found.push(word * 32 + bit);
+    }
+  }
+  const shown = found.slice(0, limit).join(", ");
+  return `{${shown}${found.length > limit ? ", …" : ""}}`;
+}
+
+function conditionText(tree, i) {
+  return tree.isCategorical[i] ? `in ${categorySet(tree, i)}` : `<= ${bttFormat(tree.threshold[i], 5)}`;
+}
+
 function splitText(model, tree, i) {
-  const name = featureName(model, tree.feature[i]);
-  if (tree.isCategorical[i]) return `${name} in {left set}`;
-  return `${name} <= ${bttFormat(tree.threshold[i], 5)}`;
+  return `${featureName(model, tree.feature[i])} ${conditionText(tree, i)}`;
 }
 
 function leafText(model, tree, i) {
@@ -348,7 +365,7 @@ export default {
           const lines = [];
           if (tree.left[i] >= 0) {
             lines.push(featureName(model, tree.feature[i]));
-            lines.push(tree.isCategorical[i] ? "in {left set}" : `<= ${bttFormat(tree.threshold[i], 5)}`);
+            lines.push(conditionText(tree, i));
           } else {
             lines.push(leafText(model, tree, i));
           }
@@ -535,6 +552,9 @@ export default {
       } else if (by === "prediction") {
         add(bttDiverging(-1, 1), "negative value");
         add(bttDiverging(1, 1), "positive value");
+      } else if (by === "data") {
+        add(bttSequential(0.1), "few rows of X");
+        add(bttSequential(1), "many rows of X");
       } else if (by !== "none") {
         add(bttSequential(0.1), `low ${by}`);
         add(bttSequential(1), `high ${by}`);

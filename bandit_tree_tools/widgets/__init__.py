@@ -6,8 +6,10 @@ the wheel as ``bandit_tree_tools/_static``). Needs the ``widgets`` extra:
 ``pip install 'bandit-tree-tools[widgets]'``.
 """
 
+from ._comparison_panel import ComparisonPanel
+from ._medoid_panel import MedoidGallery, MedoidPanel
 from ._pruning_panel import PruningPanel
 from ._reward_chart import RewardChart
 from ._tree_view import TreeCanvas, TreeView
 
-__all__ = ["PruningPanel", "RewardChart", "TreeCanvas", "TreeView"]
+__all__ = ["ComparisonPanel", "MedoidGallery", "MedoidPanel", "PruningPanel", "RewardChart", "TreeCanvas", "TreeView"]

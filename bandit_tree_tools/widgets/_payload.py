@@ -74,6 +74,9 @@ def tree_payload(
         "impurity": column(tree.impurity, np.float32),
         "depth": column(node_depth(tree), np.int32),
         "marks": column(np.zeros(n) if marks is None else marks, np.uint8),
+        # categorical splits: bitset of the categories that go left
+        "n_words": int(tree.category_left.shape[1]),
+        "category_left": column(tree.category_left, np.uint32),
         "data_width": 0,
     }
     if data_count is not None:

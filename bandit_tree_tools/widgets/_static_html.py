@@ -43,7 +43,10 @@ def node_label(tree: TreeArrays, node: int, feature_names, class_names, value_ki
     if tree.children_left[node] != TREE_LEAF:
         name = feature_label(feature_names, int(tree.feature[node]))
         if tree.is_categorical[node]:
-            return f"{name} in {{left set}}"
+            words = tree.category_left[node]
+            left = [32 * w + b for w in range(words.shape[0]) for b in range(32) if (int(words[w]) >> b) & 1]
+            shown = ", ".join(str(c) for c in left[:8]) + (", …" if len(left) > 8 else "")
+            return f"{name} in {{{shown}}}"
         return f"{name} <= {number(tree.threshold[node], 5)}"
     value = tree.value[node]
     if value_kind == "fractions" and value.shape[0] > 1:

@@ -122,3 +122,39 @@ def test_pruning_panel_start_stop(page, lab, notebook_dir):
     tree.locator(".btt-details-title").wait_for(timeout=10_000)
     assert "Node 0" in tree.locator(".btt-details-title").inner_text()
     screenshot(page, "pruning_panel-stopped", panel)
+
+
+MEDOID_CELLS = [
+    "from sklearn.datasets import load_digits\n"
+    "from sklearn.tree import DecisionTreeClassifier\n"
+    "import bandit_tree_tools as btt\n"
+    "from bandit_tree_tools.tree import node_depth\n"
+    "X, y = load_digits(return_X_y=True)\n"
+    "model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y)",
+    "medoids = btt.MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=4)\nmedoids",
+]
+
+
+def test_medoid_panel(page, lab, notebook_dir):
+    write_notebook(notebook_dir / "medoids.ipynb", MEDOID_CELLS)
+    open_and_run(page, lab, "medoids.ipynb")
+    panel = page.locator(".btt-medoid-panel")
+    panel.wait_for(state="visible", timeout=60_000)
+    gallery = panel.locator(".btt-medoid-gallery")
+    gallery.scroll_into_view_if_needed()
+    assert gallery.get_attribute("data-medoids") == "4"
+    assert gallery.locator(".btt-medoid-card canvas").count() == 4
+    # a leaf drawn at the initial depth, with rows: click it in the tree
+    leaf = int(kernel_eval(page, (
+        "depth = node_depth(medoids.ensemble.trees[0])\n"
+        "print(min(l for l, n in medoids.rows_per_leaf.items() if depth[l] <= 4 and n > 0 "
+        "and l != medoids.leaf_picker.value))"
+    )).strip())
+    tree = panel.locator(".btt-tree-view-canvas")
+    tree.scroll_into_view_if_needed()
+    click_node(page, tree, leaf)
+    page.wait_for_function(f"(el) => el.textContent.startsWith('Leaf {leaf} of tree 0')",
+                           arg=gallery.locator(".btt-medoid-title").element_handle(), timeout=30_000)
+    assert f"Node {leaf}" in tree.locator(".btt-details-title").inner_text()
+    assert "algorithm" in gallery.locator(".btt-medoid-info").inner_text()
+    screenshot(page, "medoid_panel", panel)

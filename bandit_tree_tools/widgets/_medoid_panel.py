@@ -1,0 +1,248 @@
+"""MedoidPanel: the real rows a leaf stands for (BanditPAM / PAM medoids)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._assets import module_source, stylesheet
+from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, traitlets
+from ._payload import column
+from ._static_html import error_html, escape, section, table
+from ._tree_view import TreeView
+
+
+class MedoidGallery(anywidget.AnyWidget):
+    """The browser part: a leaf's medoids as images or as a table."""
+
+    _esm = module_source("medoid_gallery.js")
+    _css = stylesheet()
+
+    prototypes = traitlets.Bytes(b"").tag(sync=True)
+    n_medoids = traitlets.Int(0).tag(sync=True)
+    n_features = traitlets.Int(0).tag(sync=True)
+    rows = traitlets.List(traitlets.Int()).tag(sync=True)
+    sizes = traitlets.List(traitlets.Int()).tag(sync=True)
+    image_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    value_range = traitlets.List(traitlets.Float(), default_value=[0.0, 1.0]).tag(sync=True)
+    feature_names = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    info = traitlets.Unicode("").tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+
+
+class MedoidPanel(StaticFallback, ipywidgets.VBox):
+    """Pick a leaf (in the tree or in a list) and see its ``k`` medoid rows.
+
+    The medoids come from :func:`bandit_tree_tools.leaf_medoids` (computed
+    for a leaf the first time it is shown, then kept), or from a
+    :class:`LeafMedoids` result passed as ``medoids``.
+
+    Parameters
+    ----------
+    model : fitted model or Ensemble
+    X : array-like or DataFrame
+        The rows to summarise (usually the training rows).
+    n_medoids : int, default 3
+        Prototypes per leaf. A leaf with fewer rows shows all of them.
+    tree : int, default 0
+        Tree of an ensemble whose leaves are shown.
+    image_shape : (height, width), optional
+        Draw each medoid as a grey-level image (e.g. (8, 8) for scikit-learn's
+        digits) instead of a table of feature values.
+    feature_names : list of str, optional
+    y : array-like, optional
+        Labels of ``X``, shown in the tree's node details.
+    metric, algorithm, random_state
+        Passed to :func:`leaf_medoids`.
+    medoids : LeafMedoids, optional
+        Precomputed medoids (then ``n_medoids``/``metric``/``algorithm`` are
+        only used for leaves it lacks).
+    leaf : int, optional
+        Leaf shown first (default: the leaf with the most rows).
+    """
+
+    def __init__(
+        self,
+        model,
+        X,
+        *,
+        n_medoids: int = 3,
+        tree: int = 0,
+        image_shape=None,
+        feature_names=None,
+        y=None,
+        metric: str = "euclidean",
+        algorithm: str = "auto",
+        random_state=0,
+        medoids=None,
+        leaf: int | None = None,
+    ):
+        super().__init__()
+        self.add_class("btt-medoid-panel")
+        self.gallery = MedoidGallery()
+        self.error_box = ErrorBox()
+        self.ensemble, error = import_model(model)
+        self.X = None
+        self.tree_index = int(tree)
+        self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
+        self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
+        if medoids is not None:
+            for known in medoids.leaves.tolist():
+                self._cache[(int(known), int(n_medoids))] = medoids
+        messages = [error] if error else []
+        self.image_shape = None
+        if self.ensemble is not None:
+            try:
+                if not 0 <= self.tree_index < self.ensemble.n_trees:
+                    raise IndexError(f"tree {tree} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+                self.X = self.ensemble.check_X(X)
+                self.X_input = X
+                if image_shape is not None:
+                    image_shape = tuple(int(size) for size in image_shape)
+                    if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
+                        raise ValueError(
+                            f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, but X has "
+                            f"{self.X.shape[1]} features; pass (height, width) with height * width == "
+                            f"{self.X.shape[1]}"
+                        )
+                    self.image_shape = image_shape
+            except USER_ERRORS as failure:
+                messages.append(describe_error(failure))
+                self.X = None
+        self.k = ipywidgets.BoundedIntText(value=int(n_medoids), min=1, max=100, description="medoids (k)",
+                                           layout=ipywidgets.Layout(width="170px"))
+        self.leaf_picker = ipywidgets.Dropdown(options=[], description="leaf", layout=ipywidgets.Layout(width="280px"))
+        self.controls = ipywidgets.HBox([self.leaf_picker, self.k])
+        self.controls.add_class("btt-medoid-controls")
+        self.error_box.show("\n".join(messages))
+        children = [self.error_box]
+        self.tree_view = None
+        if self.ensemble is not None and self.X is not None:
+            self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names, height=360,
+                                      color_by="data")
+            self.tree_view.selected_tree = self.tree_index
+            names = self.tree_view.canvas.feature_names
+            self.gallery.feature_names = list(names)
+            if self.image_shape is not None:
+                self.gallery.image_shape = list(self.image_shape)
+                self.gallery.value_range = [float(np.nanmin(self.X)), float(np.nanmax(self.X))]
+            leaf_of_row = self.ensemble.apply(self.X)[:, self.tree_index]
+            arrays = self.ensemble.trees[self.tree_index]
+            leaves = np.flatnonzero(arrays.children_left == -1)
+            self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
+            ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
+            self.leaf_picker.options = [(f"leaf {node} · {self.rows_per_leaf[node]} rows", node) for node in ordered]
+            first = leaf if leaf is not None else ordered[0]
+            if first not in self.rows_per_leaf:
+                self.error_box.show(f"leaf {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]}")
+                first = ordered[0]
+            self.leaf_picker.value = first
+            self.leaf_picker.observe(self._on_leaf, names="value")
+            self.k.observe(lambda change: self.show_leaf(self.leaf_picker.value), names="value")
+            self.tree_view.observe(self._on_node, names="selected_node")
+            self.show_leaf(first)
+            children = [self.controls, self.error_box, self.tree_view, self.gallery]
+        self.children = children
+
+    @property
+    def error(self) -> str:
+        return self.error_box.message
+
+    # ---------------------------------------------------------------- events
+    def _on_leaf(self, change) -> None:
+        if change["new"] is not None:
+            self.show_leaf(change["new"])
+
+    def _on_node(self, change) -> None:
+        node = change["new"]
+        if node < 0:
+            return
+        if node in self.rows_per_leaf:
+            self.leaf_picker.value = node  # triggers show_leaf
+        else:
+            self.gallery.message = f"Node {node} is a split, not a leaf: click a leaf to see its medoids."
+
+    # --------------------------------------------------------------- display
+    def medoids_of(self, leaf: int):
+        """The LeafMedoids holding ``leaf`` at the current k (computed once)."""
+        key = (int(leaf), int(self.k.value))
+        if key not in self._cache:
+            from ..medoids import leaf_medoids
+
+            self._cache[key] = leaf_medoids(
+                self.ensemble, self.X_input, n_medoids=int(self.k.value), tree=self.tree_index, leaves=[int(leaf)],
+                metric=self.metric, algorithm=self.algorithm, random_state=self.random_state,
+            )
+        return self._cache[key]
+
+    def show_leaf(self, leaf: int) -> None:
+        leaf = int(leaf)
+        k = int(self.k.value)
+        try:
+            result = self.medoids_of(leaf)
+        except USER_ERRORS as failure:
+            self.error_box.show(describe_error(failure))
+            return
+        self.error_box.clear()
+        rows = result.medoids[leaf]
+        n_rows = result.n_samples[leaf]
+        if n_rows == 0:
+            message = f"No row of X reaches leaf {leaf}: it has no prototype."
+        elif n_rows < k:
+            message = f"Leaf {leaf} has {n_rows} rows, fewer than k = {k}: all of them are shown."
+        else:
+            message = ""
+        prototypes = result.prototypes[leaf] if n_rows else np.zeros((0, self.X.shape[1]))
+        with self.gallery.hold_sync():
+            self.gallery.prototypes = column(prototypes, np.float32)
+            self.gallery.n_features = int(self.X.shape[1])
+            self.gallery.n_medoids = int(len(rows))
+            self.gallery.rows = [int(row) for row in rows]
+            self.gallery.sizes = [int(size) for size in result.cluster_sizes[leaf]]
+            self.gallery.title = f"Leaf {leaf} of tree {self.tree_index}: {n_rows} rows, {len(rows)} medoids"
+            self.gallery.info = (
+                f"algorithm: {result.algorithms.get(leaf, result.algorithm)} · metric: {result.metric} · "
+                f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.n_distance_calls}"
+            )
+            self.gallery.message = message
+        self.current = result
+        if self.tree_view is not None and self.tree_view.selected_node != leaf:
+            self.tree_view.selected_node = leaf
+
+    def static_html(self) -> str:
+        if self.tree_view is None:
+            return error_html(self.error)
+        leaf = self.leaf_picker.value
+        result = self.medoids_of(leaf)
+        rows = result.medoids[leaf]
+        names = self.gallery.feature_names
+        body = f"<div>{escape(self.gallery.title)}</div><div style='color:#666'>{escape(self.gallery.info)}</div>"
+        if self.gallery.message:
+            body += f"<div>{escape(self.gallery.message)}</div>"
+        if self.image_shape is not None:
+            body += "".join(self._image_svg(row) for row in result.prototypes[leaf])
+        else:
+            header = ["feature"] + [f"row {row}" for row in rows]
+            lines = [[names[f]] + [f"{value:.4g}" for value in result.prototypes[leaf][:, f]]
+                     for f in range(self.X.shape[1])]
+            body += table(lines, header)
+        return '<div class="btt-static btt-medoid-panel-static">' + section("Leaf medoids", body) + "</div>"
+
+    def _image_svg(self, values) -> str:
+        height, width = self.image_shape
+        low, high = self.gallery.value_range
+        span = (high - low) or 1.0
+        size = max(2, 96 // max(height, width))
+        cells = []
+        for index, value in enumerate(values):
+            grey = int(round(255 * (1 - np.clip((value - low) / span, 0, 1))))
+            y, x = divmod(index, width)
+            cells.append(f'<rect x="{x * size}" y="{y * size}" width="{size}" height="{size}" '
+                         f'fill="rgb({grey},{grey},{grey})"/>')
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * size}" height="{height * size}" '
+                f'style="margin:4px;border:1px solid #ddd">{"".join(cells)}</svg>')
+
+    def __repr__(self) -> str:
+        if self.tree_view is None:
+            return f"MedoidPanel(error={self.error!r})"
+        return f"MedoidPanel({self.ensemble!r}, tree={self.tree_index}, leaf={self.leaf_picker.value}, k={self.k.value})"
