@@ -1,0 +1,95 @@
+"""The ``prune`` subcommand: each file format in, the same format out,
+predicting like the Python API's pruned model."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from bandit_tree_tools.cli import main
+from bandit_tree_tools.pruning import bandit_prune
+
+from .models import classification_data
+
+ARGS = ["--rounds", "150", "--min-depth", "2", "--random-state", "3"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    X, y, Xv, yv = classification_data(seed=7)
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    folder = tmp_path_factory.mktemp("prune_cli")
+    frame = pd.DataFrame(Xv, columns=columns).assign(label=yv)
+    frame.to_csv(folder / "val.csv", index=False)
+    return pd.DataFrame(X, columns=columns), y, frame[columns], yv, folder
+
+
+def expected_model(model, Xv, yv):
+    return bandit_prune(model, Xv, yv, n_rounds=150, min_depth=2, random_state=3, progress=False).to_model()
+
+
+def run(folder, model_name, out_name, capsys):
+    status = main(["prune", str(folder / model_name), "--data", str(folder / "val.csv"), "--target", "label",
+                   "--out", str(folder / out_name), *ARGS])
+    return status, capsys.readouterr()
+
+
+def test_lightgbm_text_model(data, capsys):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, Xv, yv, folder = data
+    model = lightgbm.LGBMClassifier(n_estimators=15, num_leaves=31, min_child_samples=3, verbose=-1).fit(X, y)
+    model.booster_.save_model(str(folder / "model.txt"))
+    status, output = run(folder, "model.txt", "pruned.txt", capsys)
+    assert status == 0, output.err
+    assert "before" in output.out and "after" in output.out
+    pruned = lightgbm.Booster(model_file=str(folder / "pruned.txt"))
+    booster = lightgbm.Booster(model_file=str(folder / "model.txt"))
+    expected = expected_model(booster, Xv, yv)
+    np.testing.assert_array_equal(pruned.predict(Xv), expected.predict(Xv))
+
+
+@pytest.mark.parametrize("suffix", ["json", "ubj"])
+def test_xgboost_model(data, capsys, suffix):
+    xgboost = pytest.importorskip("xgboost")
+    X, y, Xv, yv, folder = data
+    model = xgboost.XGBClassifier(n_estimators=10, max_depth=5).fit(X, y)
+    model.save_model(str(folder / f"model.{suffix}"))
+    status, output = run(folder, f"model.{suffix}", f"pruned.{suffix}", capsys)
+    assert status == 0, output.err
+    pruned = xgboost.Booster()
+    pruned.load_model(str(folder / f"pruned.{suffix}"))
+    original = xgboost.Booster()
+    original.load_model(str(folder / f"model.{suffix}"))
+    expected = expected_model(original, Xv, yv)
+    matrix = xgboost.DMatrix(Xv)
+    np.testing.assert_array_equal(pruned.predict(matrix), expected.predict(matrix))
+
+
+def test_pickled_estimator_warns_and_round_trips(data, capsys):
+    X, y, Xv, yv, folder = data
+    model = DecisionTreeClassifier(max_depth=7, random_state=0).fit(X, y)
+    with open(folder / "tree.pkl", "wb") as handle:
+        pickle.dump(model, handle)
+    with pytest.warns(UserWarning, match="unpickles it, which runs code"):
+        status, output = run(folder, "tree.pkl", "pruned.pkl", capsys)
+    assert status == 0, output.err
+    with open(folder / "pruned.pkl", "rb") as handle:
+        pruned = pickle.load(handle)
+    assert type(pruned) is DecisionTreeClassifier
+    np.testing.assert_array_equal(pruned.predict_proba(Xv), expected_model(model, Xv, yv).predict_proba(Xv))
+    assert model.tree_.node_count >= pruned.tree_.node_count
+
+
+def test_errors_are_reported_not_raised(data, capsys):
+    _, _, _, _, folder = data
+    (folder / "model.bin").write_bytes(b"\0")
+    status, output = run(folder, "model.bin", "out.bin", capsys)
+    assert status == 1 and "cannot tell the format of 'model.bin'" in output.err
+    with open(folder / "tree2.pkl", "wb") as handle:
+        pickle.dump(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1]), handle)
+    with pytest.warns(UserWarning):
+        status = main(["prune", str(folder / "tree2.pkl"), "--data", str(folder / "val.csv"), "--target", "nope",
+                       "--out", str(folder / "x.pkl")])
+    assert status == 1 and "no column 'nope'" in capsys.readouterr().err
