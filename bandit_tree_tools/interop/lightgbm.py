@@ -86,7 +86,16 @@ from types import MappingProxyType
 import numpy as np
 
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError, missing_dependency
-from ..tree import MISSING_NAN, MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, TREE_LEAF, Ensemble, Source, make_tree
+from ..tree import (
+    MISSING_NAN,
+    MISSING_NAN_AS_ZERO,
+    MISSING_ZERO_OR_NAN,
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    Ensemble,
+    Source,
+    TreeArrays,
+)
 from . import _lightgbm_text as text
 
 __all__ = ["from_lightgbm", "to_lightgbm"]
@@ -237,80 +246,87 @@ def _routing_arrays(parsed):
     return categorical.astype(np.uint8), missing_type, missing_left, threshold, category_index
 
 
+def _offsets(counts) -> np.ndarray:
+    out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
 def _build_trees(parsed):
+    """All trees at once: every per-node array is built for the whole model in
+    a few numpy operations, then split into per-tree views (internal nodes
+    first, in LightGBM's order, then the leaves)."""
     arrays = parsed.arrays
     num_leaves = parsed.num_leaves
+    n_internal = num_leaves - 1
+    n_trees = parsed.n_trees
     categorical, missing_type, missing_left, threshold, category_index = _routing_arrays(parsed)
 
-    def offsets(counts):
-        out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=out[1:])
+    node_at = _offsets(2 * num_leaves - 1)
+    internal_at, leaf_at = _offsets(n_internal), _offsets(num_leaves)
+    internal_tree = np.repeat(np.arange(n_trees), n_internal)
+    leaf_tree = np.repeat(np.arange(n_trees), num_leaves)
+    internal_position = node_at[internal_tree] + np.arange(internal_at[-1]) - internal_at[internal_tree]
+    leaf_position = node_at[leaf_tree] + n_internal[leaf_tree] + np.arange(leaf_at[-1]) - leaf_at[leaf_tree]
+    n_nodes = int(node_at[-1])
+
+    def nodes(internal_values, leaf_values, dtype):
+        out = np.empty(n_nodes, dtype=dtype)
+        out[internal_position] = internal_values
+        out[leaf_position] = leaf_values
         return out
 
-    internal_at = offsets(num_leaves - 1)
-    leaf_at = offsets(num_leaves)
-    weight_at = offsets(parsed.counts["leaf_weight"])
+    def child(key):
+        ids = arrays[key]
+        return np.where(ids >= 0, ids, n_internal[internal_tree] + ~ids)
+
+    # single-leaf trees may print an empty leaf_weight line
+    leaf_weight = np.full(leaf_at[-1], np.nan)
+    has_weights = np.repeat(parsed.counts["leaf_weight"] == num_leaves, num_leaves)
+    leaf_weight[has_weights] = arrays["leaf_weight"]
+    columns = {
+        "children_left": nodes(child("left_child"), TREE_LEAF, np.int64),
+        "children_right": nodes(child("right_child"), TREE_LEAF, np.int64),
+        "feature": nodes(arrays["split_feature"], TREE_UNDEFINED, np.int64),
+        "threshold": nodes(threshold, float(TREE_UNDEFINED), np.float64),
+        "missing_go_to_left": nodes(missing_left, 0, np.uint8),
+        "missing_type": nodes(missing_type, 0, np.uint8),
+        "is_categorical": nodes(categorical, 0, np.uint8),
+        "unknown_category_go_to_left": np.zeros(n_nodes, dtype=np.uint8),
+        "value": nodes(arrays["internal_value"], arrays["leaf_value"], np.float64).reshape(-1, 1),
+        "has_leaf_value": np.ones(n_nodes, dtype=np.uint8),
+        "n_node_samples": nodes(arrays["internal_count"], arrays["leaf_count"], np.int64),
+        "weighted_n_node_samples": nodes(arrays["internal_weight"], leaf_weight, np.float64),
+        "impurity": np.full(n_nodes, np.nan),
+        "gain": nodes(arrays["split_gain"], np.nan, np.float64),
+    }
+    bounds = node_at[1:-1]
+    split = {name: np.split(column, bounds) for name, column in columns.items()}
     trees = []
-    for t in range(parsed.n_trees):
-        n_leaves = int(num_leaves[t])
-        first_leaf, weight = leaf_at[t], weight_at[t]
-        leaf_weight = arrays["leaf_weight"][weight : weight_at[t + 1]]
-        if leaf_weight.shape[0] != n_leaves:  # single-leaf trees may omit it
-            leaf_weight = np.full(n_leaves, np.nan)
-        leaf_value = arrays["leaf_value"][first_leaf : first_leaf + n_leaves]
-        leaf_count = arrays["leaf_count"][first_leaf : first_leaf + n_leaves]
-        if n_leaves == 1:
-            trees.append(
-                make_tree(
-                    [TREE_LEAF], [TREE_LEAF], [-2], [-2.0], leaf_value.reshape(1, 1),
-                    n_node_samples=leaf_count, weighted_n_node_samples=leaf_weight, check=False,
-                )
-            )  # fmt: skip
-            continue
-        start, stop = internal_at[t], internal_at[t + 1]
-        n_internal = n_leaves - 1
-
-        def child(key):
-            ids = arrays[key][start:stop]
-            return np.concatenate([np.where(ids >= 0, ids, n_internal + ~ids), np.full(n_leaves, TREE_LEAF)])
-
-        is_categorical = categorical[start:stop]
-        n_words = 0
-        category_left = None
-        if is_categorical.any():
-            boundaries = parsed.cat_boundaries.get(t)
-            words = parsed.cat_threshold.get(t)
-            nodes = np.flatnonzero(is_categorical)
-            index = category_index[start:stop][nodes]
-            if boundaries is None or np.any((index < 0) | (index >= boundaries.shape[0] - 1)):
-                raise ConversionError(f"tree {t} of the LightGBM model refers to a categorical bitset it lacks")
-            n_words = int(np.max(boundaries[index + 1] - boundaries[index]))
-            category_left = np.zeros((n_internal + n_leaves, n_words), dtype=np.uint32)
-            for node, cat in zip(nodes.tolist(), index.tolist()):
-                bits = words[boundaries[cat] : boundaries[cat + 1]]
-                category_left[node, : bits.shape[0]] = bits
-
-        def pad(values, fill, dtype=None):
-            return np.concatenate([values, np.full(n_leaves, fill, dtype=dtype or values.dtype)])
-
-        trees.append(
-            make_tree(
-                child("left_child"),
-                child("right_child"),
-                pad(arrays["split_feature"][start:stop], -2),
-                pad(threshold[start:stop], -2.0),
-                np.concatenate([arrays["internal_value"][start:stop], leaf_value]).reshape(-1, 1),
-                missing_go_to_left=pad(missing_left[start:stop], 0),
-                missing_type=pad(missing_type[start:stop], 0),
-                is_categorical=pad(is_categorical, 0),
-                category_left=category_left,
-                n_node_samples=np.concatenate([arrays["internal_count"][start:stop], leaf_count]),
-                weighted_n_node_samples=np.concatenate([arrays["internal_weight"][start:stop], leaf_weight]),
-                gain=pad(arrays["split_gain"][start:stop], np.nan),
-                check=False,
-            )
-        )
+    for t in range(n_trees):
+        fields = {name: parts[t] for name, parts in split.items()}
+        category_left = _category_bitsets(parsed, t, fields["is_categorical"], category_index, internal_at[t])
+        if category_left is None:
+            category_left = np.zeros((fields["feature"].shape[0], 0), dtype=np.uint32)
+        trees.append(TreeArrays(category_left=category_left, category_right=np.zeros_like(category_left), **fields))
     return trees
+
+
+def _category_bitsets(parsed, t, is_categorical, category_index, first_internal):
+    """category_left of tree ``t`` (None when it has no categorical split)."""
+    if parsed.num_cat[t] == 0:
+        return None
+    node_ids = np.flatnonzero(is_categorical)
+    index = category_index[first_internal + node_ids]
+    boundaries, words = parsed.cat_boundaries[t], parsed.cat_threshold[t]
+    if np.any((index < 0) | (index >= boundaries.shape[0] - 1)):
+        raise ConversionError(f"tree {t} of the LightGBM model refers to a categorical bitset it lacks")
+    n_words = int(np.max(boundaries[index + 1] - boundaries[index], initial=0))
+    category_left = np.zeros((is_categorical.shape[0], n_words), dtype=np.uint32)
+    for node, cat in zip(node_ids.tolist(), index.tolist()):
+        bits = words[boundaries[cat] : boundaries[cat + 1]]
+        category_left[node, : bits.shape[0]] = bits
+    return category_left
 
 
 def _header_int(parsed, key, default=None):
@@ -541,11 +557,9 @@ def _tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
 def tree_digest(tree) -> bytes:
     """Fingerprint of every array of a tree (shapes, dtypes and bytes), so the
     export can tell an unchanged tree even if someone edited arrays in place."""
-    digest = hashlib.blake2b(digest_size=16)
-    for array in tree:
-        digest.update(f"{array.dtype.str}{array.shape}".encode())
-        digest.update(np.ascontiguousarray(array).data)
-    return digest.digest()
+    layout = "".join(f"{array.dtype.str}{array.shape}" for array in tree).encode()
+    content = b"".join(np.ascontiguousarray(array).tobytes() for array in tree)
+    return hashlib.blake2b(layout + content, digest_size=16).digest()
 
 
 def _split_importances(ensemble: Ensemble, names: list) -> list:
