@@ -1,0 +1,33 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
+
+
+def load_monk1():
+    """MONK-1 train and test, attributes as codes 0.. (a1..a6), label 0/1."""
+    folder = DATASETS / "tsdt"
+    if not (folder / "monks-1.train").exists():
+        pytest.skip("the shared data sets are not available")
+
+    def load(name):
+        table = np.genfromtxt(folder / name, delimiter=" ", dtype=int)[:, :-1]
+        return table[:, 1:] - 1, table[:, 0]
+
+    return load("monks-1.train") + load("monks-1.test")
+
+
+def or_of_equal(n_rows=300, seed=0):
+    """y = (x0 == x1) or (x2 == 0) on three-valued attributes, plus a noise attribute."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n_rows, 4))
+    y = ((X[:, 0] == X[:, 1]) | (X[:, 2] == 0)).astype(np.int64)
+    return X, y
+
+
+def xor_stream(n_rows, n_features, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n_rows, n_features))
+    return X, (X[:, 0] ^ X[:, 1]).astype(np.int64)
