@@ -133,14 +133,17 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
             self.leaf_picker.options = [(f"leaf {node} · {self.rows_per_leaf[node]} rows", node) for node in ordered]
             first = leaf if leaf is not None else ordered[0]
+            notice = ""
             if first not in self.rows_per_leaf:
-                self.error_box.show(f"leaf {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]}")
+                notice = f"node {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]} instead"
                 first = ordered[0]
             self.leaf_picker.value = first
             self.leaf_picker.observe(self._on_leaf, names="value")
             self.k.observe(lambda change: self.show_leaf(self.leaf_picker.value), names="value")
             self.tree_view.observe(self._on_node, names="selected_node")
             self.show_leaf(first)
+            if notice:
+                self.error_box.show(notice)
             children = [self.controls, self.error_box, self.tree_view, self.gallery]
         self.children = children
 
@@ -226,7 +229,8 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             lines = [[names[f]] + [f"{value:.4g}" for value in result.prototypes[leaf][:, f]]
                      for f in range(self.X.shape[1])]
             body += table(lines, header)
-        return '<div class="btt-static btt-medoid-panel-static">' + section("Leaf medoids", body) + "</div>"
+        return ('<div class="btt-static btt-medoid-panel-static">' + self.tree_view.static_html()
+                + section("Leaf medoids", body) + "</div>")
 
     def _image_svg(self, values) -> str:
         height, width = self.image_shape

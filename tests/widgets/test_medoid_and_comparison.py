@@ -1,0 +1,152 @@
+"""Python state of MedoidPanel and ComparisonPanel."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("anywidget")
+
+from sklearn.datasets import load_digits, load_iris  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier  # noqa: E402
+
+import bandit_tree_tools as btt  # noqa: E402
+from bandit_tree_tools.widgets import ComparisonPanel, MedoidPanel  # noqa: E402
+from bandit_tree_tools.widgets._comparison_panel import trace_svg  # noqa: E402
+from bandit_tree_tools.widgets._payload import decode_column  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:600], y[:600]
+    model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+    return model, X, y
+
+
+# ------------------------------------------------------------------ MedoidPanel
+def test_gallery_shows_the_medoids_of_the_largest_leaf(digits):
+    model, X, y = digits
+    panel = MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=3)
+    leaves = model.apply(X)
+    sizes = {leaf: int((leaves == leaf).sum()) for leaf in np.unique(leaves)}
+    largest = max(sizes, key=lambda leaf: (sizes[leaf], -leaf))
+    assert panel.leaf_picker.value == largest
+    assert {leaf: n for leaf, n in panel.rows_per_leaf.items() if n} == sizes
+    expected = btt.leaf_medoids(model, X, n_medoids=3, leaves=[largest], random_state=0)
+    assert panel.gallery.rows == expected.medoids[largest].tolist()
+    assert sum(panel.gallery.sizes) == sizes[largest]
+    prototypes = decode_column({"p": panel.gallery.prototypes}, "p", np.float32, width=64)
+    np.testing.assert_array_equal(prototypes, X[expected.medoids[largest]].astype(np.float32))
+    assert panel.gallery.image_shape == [8, 8] and panel.gallery.value_range == [0.0, 16.0]
+    assert "algorithm" in panel.gallery.info and "distance calls" in panel.gallery.info
+    assert panel.tree_view.selected_node == largest  # the tree shows the same leaf
+
+
+def test_clicking_a_leaf_in_the_tree_shows_its_medoids(digits):
+    model, X, y = digits
+    panel = MedoidPanel(model, X, n_medoids=2)
+    leaves = model.apply(X)
+    small = next(leaf for leaf, n in sorted(panel.rows_per_leaf.items(), key=lambda item: item[1]) if 3 <= n <= 12)
+    panel.tree_view.canvas.selected_node = small  # a click in the browser
+    assert panel.leaf_picker.value == small
+    expected = btt.leaf_medoids(model, X, n_medoids=2, leaves=[small], random_state=0)
+    assert panel.gallery.rows == expected.medoids[small].tolist()
+    assert set(panel.gallery.rows) <= set(np.flatnonzero(leaves == small))
+    assert panel.gallery.title.startswith(f"Leaf {small} of tree 0: {panel.rows_per_leaf[small]} rows")
+    panel.tree_view.canvas.selected_node = 0
+    assert "is a split, not a leaf" in panel.gallery.message
+
+
+def test_leaf_with_fewer_rows_than_k(digits):
+    model, X, y = digits
+    panel = MedoidPanel(model, X, n_medoids=5)
+    tiny = next(leaf for leaf, n in panel.rows_per_leaf.items() if 0 < n < 5)
+    panel.leaf_picker.value = tiny
+    assert "fewer than k = 5" in panel.gallery.message
+    assert sorted(panel.gallery.rows) == np.flatnonzero(model.apply(X) == tiny).tolist()
+    panel.k.value = 1
+    assert panel.gallery.n_medoids == 1 and panel.gallery.message == ""
+
+
+def test_table_mode_uses_feature_names():
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    panel = MedoidPanel(model, X, n_medoids=2)
+    assert panel.gallery.image_shape == []
+    assert panel.gallery.feature_names == list(X.columns)
+    html = panel._repr_mimebundle_()["text/html"]
+    assert "sepal length (cm)" in html and "<table" in html and "<script" not in html.lower()
+
+
+def test_medoid_panel_bad_input(digits):
+    model, X, y = digits
+    assert MedoidPanel(object(), X).error.startswith("UnsupportedModelError")
+    assert "holds 16 values, but X has 64 features" in MedoidPanel(model, X, image_shape=(4, 4)).error
+    assert "X has 10 features" in MedoidPanel(model, X[:, :10]).error
+    assert "tree 3 does not exist" in MedoidPanel(model, X, tree=3).error
+    panel = MedoidPanel(model, X, leaf=0)  # the root is not a leaf
+    assert "is not a leaf" in panel.error and panel.leaf_picker.value in panel.rows_per_leaf
+    assert "MedoidPanel(error=" in repr(MedoidPanel(object(), X))
+
+
+def test_precomputed_medoids_are_used(digits):
+    model, X, y = digits
+    result = btt.leaf_medoids(model, X, n_medoids=2, random_state=3)
+    panel = MedoidPanel(model, X, n_medoids=2, medoids=result)
+    leaf = panel.leaf_picker.value
+    assert panel.gallery.rows == result.medoids[leaf].tolist()
+    assert panel.medoids_of(leaf) is result
+
+
+def test_image_fallback_is_svg(digits):
+    model, X, y = digits
+    html = MedoidPanel(model, X, image_shape=(8, 8))._repr_mimebundle_()["text/html"]
+    assert html.count("<svg") >= 4  # the tree and three medoid images
+    assert "<script" not in html.lower()
+
+
+# -------------------------------------------------------------- ComparisonPanel
+@pytest.fixture(scope="module")
+def monk1():
+    rows = np.array(list(itertools.product(range(3), range(3), range(2), range(3), range(4), range(2))))
+    y = ((rows[:, 0] == rows[:, 1]) | (rows[:, 4] == 0)).astype(int)
+    X = pd.DataFrame(rows, columns=[f"a{i}" for i in range(1, 7)])
+    return X, y
+
+
+def test_comparison_panel_shows_both_trees_table_and_trace(monk1):
+    X, y = monk1
+    tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=60, random_state=0).fit(X, y)
+    cart = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    table = btt.compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False)
+    panel = ComparisonPanel(tsdt, cart, table=table, X=X, y=y)
+    assert panel.error == ""
+    tsdt_view, cart_view = panel.views
+    assert tsdt_view.ensemble is tsdt.ensemble_
+    assert tsdt_view.ensemble.trees[0].is_categorical[0] == 1
+    assert " in {" in tsdt_view.node_details(0)["label"]  # category sets, not thresholds
+    assert cart_view.ensemble.trees[0].n_leaves == cart.get_n_leaves()
+    assert "btt-comparison-table" in panel.table_html.value
+    for method in table["method"]:
+        assert method in panel.table_html.value
+    assert "<polyline" in panel.trace_html.value
+    html = panel._repr_mimebundle_()["text/html"]
+    assert html.count("<svg") >= 3 and "<script" not in html.lower()
+
+
+def test_trace_svg_scales_the_band():
+    svg = trace_svg([0.5, 0.6, 0.7], [0.1, 0.05, 0.0])
+    assert "<polygon" in svg and "3 iterations" in svg
+    assert ">0.7<" in svg and ">0.3<" in svg  # the band's ends: max(mean + 2 sd), min(mean - 2 sd)
+    assert trace_svg([], []) == "<div>no iterations recorded</div>"
+
+
+def test_comparison_panel_bad_input(monk1):
+    X, y = monk1
+    panel = ComparisonPanel("not a model", table=[1, 2])
+    assert "TSDT model: UnsupportedModelError" in panel.error
+    assert "table must be the DataFrame" in panel.error
+    assert panel.views == []
+    assert "cannot import" in panel._repr_mimebundle_()["text/html"]
