@@ -3,6 +3,7 @@ libraries keep outside their trees, and validated prediction methods."""
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -33,6 +34,15 @@ class Source:
     estimator: str
     version: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __reduce__(self):
+        # A MappingProxyType payload cannot be pickled (joblib/dask workers, saving
+        # an ensemble): send a plain dict and make it read-only again on load.
+        return (_source_from_pickle, (self.library, self.estimator, self.version, dict(self.payload)))
+
+
+def _source_from_pickle(library, estimator, version, payload):
+    return Source(library, estimator, version, MappingProxyType(payload))
 
 
 class PackedEnsemble(NamedTuple):
