@@ -355,3 +355,14 @@ def test_probe_helper_covers_adversarial_values():
     assert np.isnan(P).any() and np.isinf(P).any() and (P == 0).any()
     assert np.isin(lightgbm_thresholds(model), P).any()
     assert np.isin([LIGHTGBM_ZERO, -LIGHTGBM_ZERO, 40.0, -3.0], P).all()
+
+
+def test_imported_ensemble_pickles_and_still_exports():
+    model, X = train("binary", np.random.default_rng(10), wrapper=True, n_categories=5, n_features=3)
+    ensemble = btt.collapse(from_lightgbm(model), {0: [1]})
+    restored = pickle.loads(pickle.dumps(ensemble))
+    np.testing.assert_array_equal(restored.predict_raw(X), ensemble.predict_raw(X))
+    assert restored.source.library == "lightgbm"
+    with pytest.raises(TypeError):
+        restored.source.payload["header"] = ()  # still read-only after the round trip
+    np.testing.assert_array_equal(to_lightgbm(restored).predict_proba(X), to_lightgbm(ensemble).predict_proba(X))
