@@ -389,16 +389,19 @@ class CategoricalTreeModel:
 
     def apply(self, X) -> np.ndarray:
         """Node of ``tree_`` where each row stops."""
-        return self.tree_.apply(self._codes_for_predict(X))
+        codes = self._codes_for_predict(X)  # checks that the model is fitted
+        return self.tree_.apply(codes)
 
     def predict_proba(self, X) -> np.ndarray:
         """Class fractions of the node each row reaches. Unseen categories
         (and missing values) stop at the split that meets them and get that
         node's class fractions: its majority class is predicted."""
-        return self.tree_.value[self.apply(X)]
+        nodes = self.apply(X)
+        return self.tree_.value[nodes]
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X, y) -> float:
         return float(np.mean(self.predict(X) == np.asarray(y)))
