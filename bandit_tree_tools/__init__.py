@@ -31,6 +31,7 @@ _PUBLIC = {
     "bandit_prune": "bandit_tree_tools.pruning",
     "cost_complexity_prune": "bandit_tree_tools.pruning",
     "reduced_error_prune": "bandit_tree_tools.pruning",
+    "cost_complexity_path": "bandit_tree_tools.pruning",
     "PruneResult": "bandit_tree_tools.pruning",
     # MABSplit
     "MABSplitTreeClassifier": "bandit_tree_tools.mabsplit",

@@ -6,8 +6,8 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from bandit_tree_tools.exceptions import UnsupportedModelError
-from bandit_tree_tools.tree import collapse
 from bandit_tree_tools.pruning import cost_complexity_path, cost_complexity_prune, reduced_error_prune
+from bandit_tree_tools.tree import collapse
 from tests.oracles.pruning import reference_output, reference_rep, reference_score
 
 from .models import classification_data, model_zoo, sklearn_tree_ensemble
