@@ -1,0 +1,125 @@
+"""discretize (quantile bins, a model's own thresholds) and compare_trees."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.exceptions import DataError, MissingDependencyError
+from bandit_tree_tools.tree import Ensemble, Source, make_tree
+from bandit_tree_tools.tsdt import Bins, TSDTClassifier, compare_trees, discretize
+
+from .conftest import or_of_equal
+
+
+def test_quantile_bins_are_monotone_and_reusable():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X[5, 1] = np.nan
+    codes, bins = discretize(X, n_bins=4, return_bins=True)
+    assert isinstance(bins, Bins) and codes.dtype == np.int64
+    for j in range(3):
+        finite = ~np.isnan(X[:, j])
+        order = np.argsort(X[finite, j])
+        assert np.all(np.diff(codes[finite, j][order]) >= 0)
+        assert set(codes[finite, j]) == set(range(4))
+    assert codes[5, 1] == len(bins.thresholds[1]) + 1  # missing: its own last code
+    np.testing.assert_array_equal(discretize(X[:50], bins=bins), codes[:50])
+
+
+def test_frames_get_interval_categories_and_keep_categorical_columns():
+    frame = pd.DataFrame({"x": [0.1, 0.5, 0.9, np.nan, 0.3, 0.7], "c": pd.Categorical(list("abcabc"))})
+    out = discretize(frame, n_bins=2)
+    assert str(out["x"].dtype) == "category"
+    assert list(out["x"].cat.categories)[-1] == "missing"
+    assert out["x"].iloc[3] == "missing"
+    assert out["c"].equals(frame["c"])
+    model = TSDTClassifier(n_iter=10, batch_size=3, random_state=0).fit(out, [0, 1, 1, 0, 0, 1])
+    assert model.predict(out).shape == (6,)
+
+
+def test_model_thresholds_separate_exactly_what_the_model_separates():
+    X, y = load_iris(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    ensemble = btt.from_model(model)
+    codes, bins = discretize(X, model, return_bins=True)
+    assert bins.input_dtype == ensemble.input_dtype and bins.split_rule == ensemble.split_rule
+    # probe rows on, just below and just above every threshold
+    probe = [X]
+    for j, cuts in enumerate(bins.thresholds):
+        for cut in cuts:
+            for value in (cut, np.nextafter(np.float32(cut), np.float32(-np.inf)), np.nextafter(np.float32(cut), np.float32(np.inf))):
+                rows = X[:20].copy()
+                rows[:, j] = value
+                probe.append(rows)
+    probe = np.vstack(probe)
+    probe_codes = discretize(probe, bins=bins)
+    leaves = ensemble.apply(probe)[:, 0]
+    groups = {}
+    for code_row, leaf in zip(map(tuple, probe_codes), leaves):
+        groups.setdefault(code_row, set()).add(int(leaf))
+    assert all(len(found) == 1 for found in groups.values())
+    unused = [j for j in range(4) if len(bins.thresholds[j]) == 0]
+    for j in unused:
+        assert np.all(codes[:, j] == 0)
+
+
+def test_strict_less_than_rule_is_respected():
+    tree = make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2, -2], [[0.0], [1.0], [2.0]])
+    ensemble = Ensemble(
+        trees=(tree,), task="regression", n_features_in_=1, n_outputs=1, tree_output=0, tree_scale=1.0,
+        aggregation="sum", base_score=0.0, link="identity", source=Source("xgboost", "XGBRegressor"),
+        split_rule="lt",
+    )
+    codes = discretize(np.array([[0.4], [0.5], [0.6]]), ensemble)
+    np.testing.assert_array_equal(codes[:, 0], [0, 1, 1])
+
+
+def test_discretize_errors():
+    with pytest.raises(DataError, match="empty"):
+        discretize(np.empty((0, 2)))
+    with pytest.raises(DataError, match="not numeric"):
+        discretize(pd.DataFrame({"s": ["a", "b"]}))
+    _, bins = discretize(np.arange(10.0).reshape(5, 2), return_bins=True)
+    with pytest.raises(DataError, match="columns"):
+        discretize(np.zeros((3, 3)), bins=bins)
+
+
+def test_compare_trees_table():
+    X, y = or_of_equal(n_rows=240, seed=0)
+    X_test, y_test = or_of_equal(n_rows=100, seed=1)
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    table = compare_trees(X, y, X_test, y_test, lambdas=(0.01, 0.05), models={"depth-2 CART": cart},
+                          n_iter=200, river=False, dl85=False)
+    assert list(table.columns) == ["method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves",
+                                   "n_splits", "objective", "seconds", "note"]
+    methods = set(table["method"])
+    assert {"Fast-TSDT", "TSDT", "exact", "CART", "CART+CCP", "depth-2 CART"} <= methods
+    for lambda_, group in table.groupby("lambda_"):
+        by_method = group.set_index("method")
+        np.testing.assert_allclose(group["objective"], group["train_accuracy"] - lambda_ * group["n_splits"])
+        # the exact optimum of the multiway objective beats both search variants
+        assert by_method.loc["exact", "objective"] >= by_method.loc["Fast-TSDT", "objective"] - 1e-12
+        assert by_method.loc["exact", "objective"] >= by_method.loc["TSDT", "objective"] - 1e-12
+        assert by_method.loc["depth-2 CART", "n_leaves"] == cart.get_n_leaves()
+
+
+def test_compare_trees_with_river():
+    pytest.importorskip("river")
+    X, y = or_of_equal(n_rows=120, seed=0)
+    table = compare_trees(X, y, X, y, n_iter=50, exact=False, stream_passes=2)
+    assert {"VFDT (river)", "EFDT (river)"} <= set(table["method"])
+
+
+def test_compare_trees_names_the_extra_of_a_missing_package():
+    try:
+        import dl85  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("dl85 is installed")
+    X, y = or_of_equal(n_rows=60)
+    with pytest.raises(MissingDependencyError, match=r"bandit-tree-tools\[dl85\]"):
+        compare_trees(X, y, X, y, n_iter=10, exact=False, river=False, dl85=True)
