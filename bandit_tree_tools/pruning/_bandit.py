@@ -255,7 +255,7 @@ def bandit_prune(
             stacklevel=2,
         )
         return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
-                      history=_history_frame(history), arms=_arms_frame({}, evaluator, ensemble),
+                      history=_history_frame(history, {}), arms=_arms_frame({}, evaluator, ensemble),
                       path=pd.DataFrame({"n_pruned": [0], "score": [evaluator.score()]}))
 
     totals = {}  # (tree, node) -> [depth, pulls, reward sum, delta sum, rank, pruned]
@@ -290,7 +290,7 @@ def bandit_prune(
             trees, nodes, depths, _ = evaluator.arms(candidates, min_depth)
         path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
     return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
-                  history=_history_frame(history), arms=_arms_frame(totals, evaluator, ensemble), path=path)
+                  history=_history_frame(history, totals), arms=_arms_frame(totals, evaluator, ensemble), path=path)
 
 
 def _accumulate(totals, arms, pulls, means, order):
@@ -324,9 +324,13 @@ def _best_prefix(evaluator: IncrementalEvaluator, arms: _Arms, chosen: list) -> 
     return path
 
 
-def _history_frame(history) -> pd.DataFrame:
+def _history_frame(history, totals) -> pd.DataFrame:
+    """One row per round; ``arm`` is the row of the arms table (arms are
+    numbered by (tree, node) over all phases)."""
     columns = ["round", "phase", "arm", "tree", "node", "reward", "score_delta"]
     frame = pd.DataFrame.from_records(history, columns=columns)
+    number = {key: arm for arm, key in enumerate(sorted(totals))}
+    frame["arm"] = [number[(tree, node)] for tree, node in zip(frame["tree"], frame["node"])]
     for name in columns[:5]:
         frame[name] = frame[name].astype(np.int64)
     return frame

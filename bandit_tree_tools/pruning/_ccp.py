@@ -192,6 +192,7 @@ def cost_complexity_prune(
         for step, alpha in enumerate(path["ccp_alphas"])
         if step > 0
     )
+    unpruned = evaluator.snapshot()
     alphas = [0.0]
     scores = [evaluator.score()]
     n_pruned = [0]
@@ -214,7 +215,7 @@ def cost_complexity_prune(
     scores = np.array(scores)
     best = int(np.flatnonzero(scores >= scores.max() - 1e-12)[-1])  # ties (up to round-off): the largest alpha
     chosen_alpha = alphas[best]
-    evaluator = prepare(ensemble, X_val, y_val, select_weights)[3]
+    evaluator.restore(unpruned)
     for tree, path in enumerate(paths):
         step = 1
         while step < len(path["ccp_alphas"]) and path["ccp_alphas"][step] <= chosen_alpha:

@@ -161,3 +161,13 @@ def test_nodes_without_a_stored_value_are_not_arms():
     with pytest.warns(UserWarning, match="does not store the value"):
         result = bandit_prune(partial, X, y, min_depth=0, candidates="internal", n_rounds=100, progress=False)
     assert np.all(result.arms["node"] % 2 == 1)
+
+
+def test_sequential_history_numbers_arms_like_the_arms_table():
+    ensemble, X, y = ZOO["tree_binary"]
+    result = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
+                          progress=False)
+    assert result.history["phase"].max() >= 1
+    table = result.arms.set_index("arm")
+    np.testing.assert_array_equal(table.loc[result.history["arm"], "node"].to_numpy(), result.history["node"])
+    assert table["pulls"].sum() == len(result.history)
