@@ -247,10 +247,23 @@ def format_ints(array) -> str:
     return " ".join(map(str, np.asarray(array, dtype=np.int64).tolist()))
 
 
-def format_floats(array) -> str:
-    # repr of a Python float is the shortest string that reads back as the same
-    # double, so values survive the trip through LightGBM's parser bit for bit.
-    return " ".join(map(repr, np.asarray(array, dtype=np.float64).tolist()))
+def format_tree_arrays(fields_list: list) -> list:
+    """Each tree's number arrays (INT_KEYS and FLOAT_KEYS) as text, converted
+    for all trees at once; other entries are copied as they are."""
+    formatted = [dict(fields) for fields in fields_list]
+    if not formatted:
+        return formatted
+    for key in INT_KEYS + FLOAT_KEYS:
+        is_float = key in FLOAT_KEYS
+        parts = [np.asarray(fields[key], dtype=np.float64 if is_float else np.int64) for fields in fields_list]
+        # repr of a Python float is the shortest string that reads back as the same
+        # double, so values survive the trip through LightGBM's parser bit for bit.
+        tokens = list(map(repr if is_float else str, np.concatenate(parts).tolist()))
+        start = 0
+        for fields, part in zip(formatted, parts):
+            fields[key] = " ".join(tokens[start : start + part.shape[0]])
+            start += part.shape[0]
+    return formatted
 
 
 def tree_block(index: int, fields: dict) -> str:

@@ -491,14 +491,15 @@ def _tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
     weights = _zero_nan(tree.weighted_n_node_samples)
     fields = {
         "num_leaves": leaf_ids.shape[0],
-        "leaf_value": text.format_floats(values[leaf_ids]),
-        "leaf_weight": text.format_floats(weights[leaf_ids]),
-        "leaf_count": text.format_ints(counts[leaf_ids]),
+        "leaf_value": values[leaf_ids],
+        "leaf_weight": weights[leaf_ids],
+        "leaf_count": counts[leaf_ids],
         "shrinkage": repr(float(shrinkage)).removesuffix(".0"),
         "num_cat": 0,
     }
     if internal_ids.shape[0] == 0:
-        fields.update({key: "" for key in text.TREE_KEYS[2:8] + text.TREE_KEYS[11:14]})
+        empty = {key: np.zeros(0) for key in text.TREE_KEYS[2:8] + text.TREE_KEYS[11:14]}
+        fields.update(empty)
         return fields
     rank = np.empty(tree.n_nodes, dtype=np.int64)
     rank[internal_ids] = np.arange(internal_ids.shape[0])
@@ -516,6 +517,16 @@ def _tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
     numeric = ~categorical
     if not np.all(np.isfinite(threshold[numeric])):
         raise ConversionError("LightGBM cannot load non-finite thresholds; the ensemble has a numeric split at +-inf")
+    # LightGBM reads |x| <= 1e-35f as 0.0 before comparing: a threshold inside that
+    # band would route rows in it differently from ours (Zero-type nodes excepted,
+    # where the band is missing anyway).
+    in_band = numeric & (missing_type != MISSING_ZERO_OR_NAN) & (threshold >= -LIGHTGBM_ZERO)
+    in_band &= threshold < LIGHTGBM_ZERO
+    if in_band.any():
+        raise ConversionError(
+            f"LightGBM cannot express the threshold {threshold[in_band][0]!r}: it reads every |x| <= 1e-35f as 0.0, "
+            "so thresholds in [-1e-35f, 1e-35f) route such rows differently; use a threshold outside that band"
+        )
     threshold[numeric & (threshold == _BELOW_NEGATIVE_ZERO)] = -LIGHTGBM_ZERO  # as LightGBM wrote it
     if categorical.any():
         cat_nodes = internal_ids[categorical]
@@ -543,15 +554,15 @@ def _tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
     gains = _zero_nan(tree.gain[internal_ids])
     fields.update(
         {
-            "split_feature": text.format_ints(tree.feature[internal_ids]),
-            "split_gain": text.format_floats(gains),
-            "threshold": text.format_floats(threshold),
-            "decision_type": text.format_ints(decision),
-            "left_child": text.format_ints(child(tree.children_left)),
-            "right_child": text.format_ints(child(tree.children_right)),
-            "internal_value": text.format_floats(_zero_nan(values[internal_ids])),
-            "internal_weight": text.format_floats(weights[internal_ids]),
-            "internal_count": text.format_ints(counts[internal_ids]),
+            "split_feature": tree.feature[internal_ids],
+            "split_gain": gains,
+            "threshold": threshold,
+            "decision_type": decision,
+            "left_child": child(tree.children_left),
+            "right_child": child(tree.children_right),
+            "internal_value": _zero_nan(values[internal_ids]),
+            "internal_weight": weights[internal_ids],
+            "internal_count": counts[internal_ids],
         }
     )
     return fields
@@ -593,14 +604,18 @@ def to_lightgbm(ensemble: Ensemble):
     if len(shrinkage) != ensemble.n_trees:
         shrinkage = (1.0,) * ensemble.n_trees
     digests, imported_blocks = payload["digests"], payload["blocks"]
-    blocks = []
+    blocks, changed, changed_fields = [], [], []
     for index, tree in enumerate(ensemble.trees):
         bias = float(ensemble.base_score[ensemble.tree_output[index]]) if index < per_iteration else 0.0
         scale = float(ensemble.tree_scale[index])
         if index < len(digests) and scale == 1.0 and bias == 0.0 and tree_digest(tree) == digests[index]:
-            blocks.append(imported_blocks[index])
+            blocks.append(imported_blocks[index])  # unchanged since import: LightGBM's own text
             continue
-        blocks.append(text.tree_block(index, _tree_fields(tree, shrinkage[index], scale, bias)))
+        blocks.append(None)
+        changed.append(index)
+        changed_fields.append(_tree_fields(tree, shrinkage[index], scale, bias))
+    for index, fields in zip(changed, text.format_tree_arrays(changed_fields)):
+        blocks[index] = text.tree_block(index, fields)
     model_text = text.model_string(header, blocks, _split_importances(ensemble, names), payload["parameters"])
     booster = lgb.Booster(model_str=model_text)
     if booster.num_trees() != ensemble.n_trees or booster.num_feature() != ensemble.n_features_in_:

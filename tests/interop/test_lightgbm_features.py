@@ -366,3 +366,14 @@ def test_imported_ensemble_pickles_and_still_exports():
     with pytest.raises(TypeError):
         restored.source.payload["header"] = ()  # still read-only after the round trip
     np.testing.assert_array_equal(to_lightgbm(restored).predict_proba(X), to_lightgbm(ensemble).predict_proba(X))
+
+
+def test_export_refuses_thresholds_inside_the_zero_band():
+    model, _ = regressor()
+    ensemble = from_lightgbm(model)
+    tree = ensemble.trees[0]
+    threshold = tree.threshold.copy()
+    threshold[0] = 0.0
+    edited = ensemble.replace_trees([tree._replace(threshold=threshold)] + list(ensemble.trees[1:]))
+    with pytest.raises(ConversionError, match="reads every \\|x\\| <= 1e-35f as 0.0"):
+        to_lightgbm(edited)
