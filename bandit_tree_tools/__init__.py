@@ -24,6 +24,7 @@ _PUBLIC = {
     "from_model": "bandit_tree_tools.interop",
     "to_model": "bandit_tree_tools.interop",
     "from_sklearn": "bandit_tree_tools.interop.sklearn",
+    "to_sklearn": "bandit_tree_tools.interop.sklearn",
     "from_lightgbm": "bandit_tree_tools.interop.lightgbm",
     "to_lightgbm": "bandit_tree_tools.interop.lightgbm",
     "from_xgboost": "bandit_tree_tools.interop.xgboost",

@@ -35,8 +35,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, node_depth
-from .sklearn import _check_classes, _feature_names, _skeleton, _version, tree_from_sklearn, tree_to_sklearn
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree
+from .sklearn import _check_classes, _feature_names, _skeleton, _version, depths, tree_from_sklearn, tree_to_sklearn
 
 MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
 
@@ -89,7 +89,6 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
     estimators = model.estimators_
     n_stages, n_per_stage = estimators.shape
     squared = isinstance(model._loss, HalfSquaredError)
-    has_leaf_value = None if squared else np.zeros(0, dtype=np.uint8)
     trees = []
     for stage in range(n_stages):
         for k in range(n_per_stage):
@@ -123,7 +122,6 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         split_rule="le",
         input_dtype="float32",
     )
-    del has_leaf_value
     if squared or X is None:
         if not squared and (y is not None or sample_weight is not None):
             raise ConversionError("pass both X and y (and optionally sample_weight) to recompute internal values")
@@ -211,7 +209,7 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             sk_tree = estimators[stage, k].tree_
             target = (y_true == k).astype(np.float64) if loss.is_multiclass else y_true
             indicator = sk_tree.decision_path(X32).tocsr()
-            depth = node_depth(tree)
+            depth = depths(tree)
             value = tree.value.copy()
             known = tree.has_leaf_value.copy()
             internal = tree.children_left != TREE_LEAF
@@ -234,15 +232,16 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
                 known[fill] = 1
                 leaves = targets & ~internal
                 if np.any(leaves):
-                    gap = np.abs(found[leaves] - tree.value[leaves, 0])
+                    stored = tree.value[leaves, 0]
+                    gap = np.abs(found[leaves] - stored) / np.maximum(1.0, np.abs(stored))
                     worst_leaf_difference = max(worst_leaf_difference, float(gap.max()))
             trees[index] = tree._replace(value=value, has_leaf_value=known)
             # advance the raw predictions exactly as fit did, with the stored leaf values
             raw[:, k] += model.learning_rate * sk_tree.value[:, 0, 0].take(sk_tree.apply(X32), axis=0)
     if worst_leaf_difference > 1e-9:
         warnings.warn(
-            f"recomputing the stored leaf values from the X, y passed gives values up to {worst_leaf_difference:.3g} "
-            "away from the model's; X, y do not look like the training data, so internal node values fitted on "
+            "recomputing the stored leaf values from the X, y passed gives values up to "
+            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training data, so internal node values fitted on "
             "them may not be what training would have produced",
             UserWarning,
             stacklevel=3,
@@ -292,8 +291,11 @@ def export_gradient_boosting(ensemble):
     model = copy.deepcopy(template)
     n_stages = ensemble.n_trees // n_per_stage
     estimators = np.empty((n_stages, n_per_stage), dtype=object)
+    tree_template = copy.deepcopy(payload["estimator_template"])
     for index, tree in enumerate(ensemble.trees):
-        estimator = copy.deepcopy(payload["estimator_template"])
+        # shallow copies of one private deep copy: like the trees fit() makes, they
+        # share one RandomState and otherwise hold only scalars
+        estimator = copy.copy(tree_template)
         estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, None, index=index)
         estimators[index // n_per_stage, index % n_per_stage] = estimator
     model.estimators_ = estimators
@@ -520,12 +522,13 @@ def _hgb_predictor(tree, index, transformed_column, spaces, known_bitsets, f_idx
     nodes["left"] = np.where(internal, tree.children_left, 0)
     nodes["right"] = np.where(internal, tree.children_right, 0)
     nodes["gain"] = np.where(internal, np.nan_to_num(tree.gain, nan=0.0), -1.0)
-    nodes["depth"] = node_depth(tree)
+    nodes["depth"] = depths(tree)
     nodes["is_leaf"] = leaf
     nodes["is_categorical"] = categorical
-    for node in np.flatnonzero(internal & ~categorical):
-        thresholds = bin_thresholds[feature[node]]
-        nodes["bin_threshold"][node] = min(int(np.searchsorted(thresholds, tree.threshold[node])), 254)
+    numeric = np.flatnonzero(internal & ~categorical)
+    for column in np.unique(feature[numeric]):  # bin of each threshold (used by predict on binned data)
+        at = numeric[feature[numeric] == column]
+        nodes["bin_threshold"][at] = np.minimum(np.searchsorted(bin_thresholds[column], tree.threshold[at]), 254)
     raw_bitsets = np.zeros((int(categorical.sum()), 8), dtype=np.uint32)
     for position, node in enumerate(np.flatnonzero(categorical)):
         column = int(tree.feature[node])
