@@ -16,7 +16,8 @@ def ids(paths):
 
 def test_the_tour_is_there():
     names = {path.stem for path in NOTEBOOKS}
-    for expected in ("01_prune_a_sklearn_tree", "02_lightgbm_and_xgboost"):
+    for expected in ("01_prune_a_sklearn_tree", "02_lightgbm_and_xgboost", "03_leaf_medoids_digits",
+                     "04_tsdt_versus_greedy_trees", "05_mabsplit_forests"):
         assert expected in names
 
 
