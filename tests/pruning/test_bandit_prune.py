@@ -171,3 +171,14 @@ def test_sequential_history_numbers_arms_like_the_arms_table():
     table = result.arms.set_index("arm")
     np.testing.assert_array_equal(table.loc[result.history["arm"], "node"].to_numpy(), result.history["node"])
     assert table["pulls"].sum() == len(result.history)
+
+
+def test_progress_bar_and_pandas_input(capsys):
+    import pandas as pd
+
+    ensemble, X, y = ZOO["forest_multiclass"]
+    frame = pd.DataFrame(X)
+    quiet = bandit_prune(ensemble, frame, pd.Series(y), n_rounds=30, min_depth=2, random_state=0, progress=False)
+    loud = bandit_prune(ensemble, X, y, n_rounds=30, min_depth=2, random_state=0, progress=True)
+    assert "bandit pruning" in capsys.readouterr().err
+    assert quiet.history.equals(loud.history)
