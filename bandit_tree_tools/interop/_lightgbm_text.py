@@ -1,4 +1,6 @@
-"""Reading and writing LightGBM's model string (``Booster.model_to_string()``).
+"""Reading and writing LightGBM's model string (``Booster.model_to_string()``),
+and the facts needed to interpret it (decision_type bits, the zero band,
+objectives and their prediction transforms).
 
 The model string is LightGBM's own, lossless serialisation (``dump_model()``
 JSON rounds thresholds and omits nothing it needs, but loading JSON back is not
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
+from ..tree import MISSING_NAN, MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN
 
 # Keys every "Tree=" block of LightGBM >= 3 carries, in the order it writes them.
 TREE_KEYS = (
@@ -65,6 +68,33 @@ TREE_KEYS = (
 INT_KEYS = ("split_feature", "decision_type", "left_child", "right_child", "leaf_count", "internal_count")
 FLOAT_KEYS = ("split_gain", "threshold", "leaf_value", "leaf_weight", "internal_value", "internal_weight")
 SUPPORTED_VERSIONS = ("v2", "v3", "v4")
+
+# LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
+LIGHTGBM_ZERO = float(np.float32(1e-35))
+BELOW_NEGATIVE_ZERO = float(np.nextafter(-LIGHTGBM_ZERO, -np.inf))
+
+# decision_type bits: 1 categorical, 2 default_left, bits 2-3 the missing type.
+CATEGORICAL_MASK = 1
+DEFAULT_LEFT_MASK = 2
+# LightGBM missing type (None=0, Zero=1, NaN=2) -> common format missing_type
+MISSING_FROM_LIGHTGBM = np.array([MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, MISSING_NAN], dtype=np.uint8)
+# common format missing_type (0 NaN, 1 None, 2 Zero) -> LightGBM missing type
+MISSING_TO_LIGHTGBM = np.array([2, 0, 1], dtype=np.int64)
+# categorical nodes: NaN is "missing" and goes right, as LightGBM writes them
+CATEGORICAL_DECISION_TYPE = CATEGORICAL_MASK | (2 << 2)
+
+_IDENTITY_OBJECTIVES = (
+    "regression",
+    "regression_l1",
+    "huber",
+    "fair",
+    "quantile",
+    "mape",
+    "lambdarank",
+    "rank_xendcg",
+)
+_EXP_OBJECTIVES = ("poisson", "gamma", "tweedie")
+_SUPPORTED_OBJECTIVES = ("binary", "multiclass", "multiclassova", "cross_entropy") + _IDENTITY_OBJECTIVES + _EXP_OBJECTIVES
 
 
 @dataclass
@@ -292,3 +322,32 @@ def model_string(header: list, blocks: list, importances: list, parameters: str)
     parts.extend(f"{name}={count}\n" for name, count in importances)
     parts.append(parameters if parameters.startswith("\n") else "\n" + parameters)
     return "".join(parts)
+
+
+def objective_link(objective: str | None) -> tuple[str, float, bool]:
+    """(link, link_scale, is_classification) of a model string's objective line."""
+    if objective is None:  # custom objective: LightGBM's predict returns raw scores
+        return "identity", 1.0, False
+    name, *options = objective.split()
+    settings = dict(option.split(":", 1) for option in options if ":" in option)
+    if name == "binary":
+        return "sigmoid", float(settings.get("sigmoid", 1.0)), True
+    if name == "multiclass":
+        return "softmax", 1.0, True
+    if name == "multiclassova":
+        return "sigmoid", float(settings.get("sigmoid", 1.0)), True
+    if name == "cross_entropy":
+        return "sigmoid", 1.0, False
+    if name in _EXP_OBJECTIVES:
+        return "exp", 1.0, False
+    if name == "regression" and "sqrt" in options:
+        raise UnsupportedModelError(
+            "LightGBM regression with reg_sqrt=True is not supported: its predictions are sign(raw) * raw**2, "
+            "which the common format's links cannot express; retrain without reg_sqrt"
+        )
+    if name in _IDENTITY_OBJECTIVES:
+        return "identity", 1.0, False
+    raise UnsupportedModelError(
+        f"the LightGBM objective {name!r} is not supported (its prediction transform has no exact link in the "
+        f"common format); supported objectives: {', '.join(_SUPPORTED_OBJECTIVES)}, and custom objectives"
+    )

@@ -78,12 +78,13 @@ a deep copy of the imported estimator whose booster (``_Booster``, seen as
 and ``booster_.save_model`` work. The model string's header (objective,
 feature names and infos, ``average_output``), each tree's ``shrinkage``, the
 training parameters and ``pandas_categorical`` come from the imported model;
-``tree_sizes`` is recomputed from the blocks written. The user's model is never
-modified.
+trees unchanged since import are written back as LightGBM's own text (checked
+by a fingerprint of all their arrays), so an unedited round trip reproduces the
+original trees byte for byte; ``tree_sizes`` is recomputed from the blocks
+written. The user's model is never modified.
 """
 
 import copy
-import hashlib
 from types import MappingProxyType
 
 import numpy as np
@@ -91,8 +92,6 @@ import numpy as np
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError, missing_dependency
 from ..tree import (
     MISSING_NAN,
-    MISSING_NAN_AS_ZERO,
-    MISSING_ZERO_OR_NAN,
     TREE_LEAF,
     TREE_UNDEFINED,
     Ensemble,
@@ -100,36 +99,17 @@ from ..tree import (
     TreeArrays,
 )
 from . import _lightgbm_text as text
+from ._lightgbm_export import check_exportable, split_importances, tree_digest, tree_fields
+from ._lightgbm_text import (
+    BELOW_NEGATIVE_ZERO,
+    CATEGORICAL_MASK,
+    DEFAULT_LEFT_MASK,
+    LIGHTGBM_ZERO,
+    MISSING_FROM_LIGHTGBM,
+    objective_link,
+)
 
 __all__ = ["from_lightgbm", "to_lightgbm"]
-
-# LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
-LIGHTGBM_ZERO = float(np.float32(1e-35))
-_BELOW_NEGATIVE_ZERO = float(np.nextafter(-LIGHTGBM_ZERO, -np.inf))
-
-# decision_type bits: 1 categorical, 2 default_left, bits 2-3 the missing type.
-_CATEGORICAL_MASK = 1
-_DEFAULT_LEFT_MASK = 2
-# LightGBM missing type (None=0, Zero=1, NaN=2) -> common format missing_type
-_MISSING_FROM_LIGHTGBM = np.array([MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, MISSING_NAN], dtype=np.uint8)
-# common format missing_type (0 NaN, 1 None, 2 Zero) -> LightGBM missing type
-_MISSING_TO_LIGHTGBM = np.array([2, 0, 1], dtype=np.int64)
-# categorical nodes: NaN is "missing" and goes right, as LightGBM writes them
-_CATEGORICAL_DECISION_TYPE = _CATEGORICAL_MASK | (2 << 2)
-
-_IDENTITY_OBJECTIVES = (
-    "regression",
-    "regression_l1",
-    "huber",
-    "fair",
-    "quantile",
-    "mape",
-    "lambdarank",
-    "rank_xendcg",
-)
-_EXP_OBJECTIVES = ("poisson", "gamma", "tweedie")
-_SUPPORTED_OBJECTIVES = ("binary", "multiclass", "multiclassova", "cross_entropy") + _IDENTITY_OBJECTIVES + _EXP_OBJECTIVES
-
 
 def _lightgbm():
     try:
@@ -137,35 +117,6 @@ def _lightgbm():
     except ImportError:
         raise missing_dependency("lightgbm", "lightgbm", "Importing and exporting LightGBM models") from None
     return lightgbm
-
-
-def objective_link(objective: str | None) -> tuple[str, float, bool]:
-    """(link, link_scale, is_classification) of a model string's objective line."""
-    if objective is None:  # custom objective: LightGBM's predict returns raw scores
-        return "identity", 1.0, False
-    name, *options = objective.split()
-    settings = dict(option.split(":", 1) for option in options if ":" in option)
-    if name == "binary":
-        return "sigmoid", float(settings.get("sigmoid", 1.0)), True
-    if name == "multiclass":
-        return "softmax", 1.0, True
-    if name == "multiclassova":
-        return "sigmoid", float(settings.get("sigmoid", 1.0)), True
-    if name == "cross_entropy":
-        return "sigmoid", 1.0, False
-    if name in _EXP_OBJECTIVES:
-        return "exp", 1.0, False
-    if name == "regression" and "sqrt" in options:
-        raise UnsupportedModelError(
-            "LightGBM regression with reg_sqrt=True is not supported: its predictions are sign(raw) * raw**2, "
-            "which the common format's links cannot express; retrain without reg_sqrt"
-        )
-    if name in _IDENTITY_OBJECTIVES:
-        return "identity", 1.0, False
-    raise UnsupportedModelError(
-        f"the LightGBM objective {name!r} is not supported (its prediction transform has no exact link in the "
-        f"common format); supported objectives: {', '.join(_SUPPORTED_OBJECTIVES)}, and custom objectives"
-    )
 
 
 def _booster_and_estimator(model, lgb):
@@ -229,12 +180,12 @@ def _routing_arrays(parsed):
     """Per-internal-node arrays of all trees at once: missing handling,
     thresholds (zero band folded in), categorical flags."""
     decision = parsed.arrays["decision_type"]
-    categorical = (decision & _CATEGORICAL_MASK) != 0
+    categorical = (decision & CATEGORICAL_MASK) != 0
     lightgbm_missing = (decision >> 2) & 3
     if np.any(lightgbm_missing == 3):
         raise ConversionError("the LightGBM model string has a decision_type with an unknown missing type (3)")
-    missing_type = _MISSING_FROM_LIGHTGBM[np.minimum(lightgbm_missing, 2)]
-    missing_left = ((decision & _DEFAULT_LEFT_MASK) != 0).astype(np.uint8)
+    missing_type = MISSING_FROM_LIGHTGBM[np.minimum(lightgbm_missing, 2)]
+    missing_left = ((decision & DEFAULT_LEFT_MASK) != 0).astype(np.uint8)
     missing_type[categorical] = MISSING_NAN
     missing_left[categorical] = 0
     threshold = parsed.arrays["threshold"].copy()
@@ -242,7 +193,7 @@ def _routing_arrays(parsed):
     # LightGBM reads |x| <= 1e-35f as 0.0 before comparing (kZeroThreshold), so a
     # threshold t in [-1e-35f, 0) sends left exactly the x < -1e-35f, and one in
     # [0, 1e-35f) exactly the x <= 1e-35f.
-    threshold[numeric & (threshold >= -LIGHTGBM_ZERO) & (threshold < 0.0)] = _BELOW_NEGATIVE_ZERO
+    threshold[numeric & (threshold >= -LIGHTGBM_ZERO) & (threshold < 0.0)] = BELOW_NEGATIVE_ZERO
     threshold[numeric & (threshold >= 0.0) & (threshold < LIGHTGBM_ZERO)] = LIGHTGBM_ZERO
     category_index = np.where(categorical, threshold, 0.0).astype(np.int64)
     threshold[categorical] = -2.0
@@ -430,162 +381,6 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
     )
 
 
-# ---------------------------------------------------------------------- export
-def _check_exportable(ensemble: Ensemble, payload) -> int:
-    if ensemble.source.library != "lightgbm" or "header" not in payload:
-        raise ConversionError(
-            f"to_lightgbm exports ensembles imported from LightGBM; this one comes from "
-            f"{ensemble.source.library!r} ({ensemble.source.estimator}); use btt.to_model(ensemble) instead"
-        )
-    per_iteration = payload["num_tree_per_iteration"]
-    header = dict(payload["header"])
-    expected = {
-        "split_rule": ("le", ensemble.split_rule),
-        "input_dtype": ("float64", ensemble.input_dtype),
-        "accumulate_float32": (False, ensemble.accumulate_float32),
-        "n_outputs": (per_iteration, ensemble.n_outputs),
-        "n_features_in_": (int(header["max_feature_idx"]) + 1, ensemble.n_features_in_),
-        "value width": (1, ensemble.trees[0].value.shape[1]),
-        "link": (objective_link(header.get("objective"))[:2], (ensemble.link, ensemble.link_scale)),
-    }
-    for name, (want, got) in expected.items():
-        if want != got:
-            raise ConversionError(
-                f"cannot write this ensemble as a LightGBM model: its {name} is {got!r}, but the LightGBM model it "
-                f"came from needs {want!r}; export an ensemble whose {name} is unchanged since import"
-            )
-    if ensemble.n_trees % per_iteration or np.any(ensemble.tree_output != np.arange(ensemble.n_trees) % per_iteration):
-        raise ConversionError(
-            f"LightGBM needs trees ordered by iteration with tree t predicting class t % {per_iteration}; this "
-            "ensemble's tree_output breaks that order"
-        )
-    if (ensemble.aggregation == "mean") != ("average_output" in header):
-        raise ConversionError(
-            f"the ensemble's aggregation {ensemble.aggregation!r} does not match the LightGBM model's "
-            f"{'average_output (rf)' if 'average_output' in header else 'summed boosting'}"
-        )
-    if ensemble.aggregation == "mean" and np.any(ensemble.base_score != 0.0):
-        raise ConversionError(
-            "LightGBM's averaged (rf) models have no intercept, and a nonzero base_score cannot be folded into "
-            "averaged trees exactly; set base_score to 0"
-        )
-    return per_iteration
-
-
-def _zero_nan(values):
-    """LightGBM has no "unknown": write 0 for NaN (unknown weights, gains, values)."""
-    missing = np.isnan(values)
-    return np.where(missing, 0.0, values) if missing.any() else values
-
-
-def _tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
-    leaf = tree.children_left == TREE_LEAF
-    values = tree.value[:, 0]
-    if scale != 1.0:  # the kernel adds fl(scale * value): write that double
-        values = scale * values
-    if bias != 0.0:  # the intercept, folded into the first tree as LightGBM keeps it
-        values = values + bias
-    internal_ids = np.flatnonzero(~leaf)
-    leaf_ids = np.flatnonzero(leaf)
-    counts = np.maximum(tree.n_node_samples, 0)
-    weights = _zero_nan(tree.weighted_n_node_samples)
-    fields = {
-        "num_leaves": leaf_ids.shape[0],
-        "leaf_value": values[leaf_ids],
-        "leaf_weight": weights[leaf_ids],
-        "leaf_count": counts[leaf_ids],
-        "shrinkage": repr(float(shrinkage)).removesuffix(".0"),
-        "num_cat": 0,
-    }
-    if internal_ids.shape[0] == 0:
-        empty = {key: np.zeros(0) for key in text.TREE_KEYS[2:8] + text.TREE_KEYS[11:14]}
-        fields.update(empty)
-        return fields
-    rank = np.empty(tree.n_nodes, dtype=np.int64)
-    rank[internal_ids] = np.arange(internal_ids.shape[0])
-    rank[leaf_ids] = np.arange(leaf_ids.shape[0])
-
-    def child(children):
-        ids = children[internal_ids]
-        return np.where(leaf[ids], ~rank[ids], rank[ids])
-
-    categorical = tree.is_categorical[internal_ids] == 1
-    missing_type = tree.missing_type[internal_ids]
-    missing_left = tree.missing_go_to_left[internal_ids].astype(np.int64)
-    decision = (missing_left << 1) | (_MISSING_TO_LIGHTGBM[missing_type] << 2)
-    threshold = tree.threshold[internal_ids].copy()
-    numeric = ~categorical
-    if not np.all(np.isfinite(threshold[numeric])):
-        raise ConversionError("LightGBM cannot load non-finite thresholds; the ensemble has a numeric split at +-inf")
-    # LightGBM reads |x| <= 1e-35f as 0.0 before comparing: a threshold inside that
-    # band would route rows in it differently from ours (Zero-type nodes excepted,
-    # where the band is missing anyway).
-    in_band = numeric & (missing_type != MISSING_ZERO_OR_NAN) & (threshold >= -LIGHTGBM_ZERO)
-    in_band &= threshold < LIGHTGBM_ZERO
-    if in_band.any():
-        raise ConversionError(
-            f"LightGBM cannot express the threshold {threshold[in_band][0]!r}: it reads every |x| <= 1e-35f as 0.0, "
-            "so thresholds in [-1e-35f, 1e-35f) route such rows differently; use a threshold outside that band"
-        )
-    threshold[numeric & (threshold == _BELOW_NEGATIVE_ZERO)] = -LIGHTGBM_ZERO  # as LightGBM wrote it
-    if categorical.any():
-        cat_nodes = internal_ids[categorical]
-        if np.any(
-            (tree.missing_type[cat_nodes] != MISSING_NAN)
-            | (tree.missing_go_to_left[cat_nodes] != 0)
-            | (tree.unknown_category_go_to_left[cat_nodes] != 0)
-        ):
-            raise ConversionError(
-                "LightGBM's categorical splits send NaN and every category outside the node's set to the right "
-                "child; this ensemble has a categorical node that sends missing or unknown categories left"
-            )
-        bitsets = []
-        for node in cat_nodes.tolist():
-            words = tree.category_left[node]
-            used = np.flatnonzero(words)
-            bitsets.append(words[: max(int(used[-1]) + 1 if used.size else 1, 1)])
-        boundaries = np.zeros(len(bitsets) + 1, dtype=np.int64)
-        np.cumsum([bits.shape[0] for bits in bitsets], out=boundaries[1:])
-        decision[categorical] = _CATEGORICAL_DECISION_TYPE
-        threshold[categorical] = np.arange(len(bitsets), dtype=np.float64)
-        fields["num_cat"] = len(bitsets)
-        fields["cat_boundaries"] = text.format_ints(boundaries)
-        fields["cat_threshold"] = text.format_ints(np.concatenate(bitsets).astype(np.int64))
-    gains = _zero_nan(tree.gain[internal_ids])
-    fields.update(
-        {
-            "split_feature": tree.feature[internal_ids],
-            "split_gain": gains,
-            "threshold": threshold,
-            "decision_type": decision,
-            "left_child": child(tree.children_left),
-            "right_child": child(tree.children_right),
-            "internal_value": _zero_nan(values[internal_ids]),
-            "internal_weight": weights[internal_ids],
-            "internal_count": counts[internal_ids],
-        }
-    )
-    return fields
-
-
-def tree_digest(tree) -> bytes:
-    """Fingerprint of every array of a tree (shapes, dtypes and bytes), so the
-    export can tell an unchanged tree even if someone edited arrays in place."""
-    layout = "".join(f"{array.dtype.str}{array.shape}" for array in tree).encode()
-    content = b"".join(np.ascontiguousarray(array).tobytes() for array in tree)
-    return hashlib.blake2b(layout + content, digest_size=16).digest()
-
-
-def _split_importances(ensemble: Ensemble, names: list) -> list:
-    """LightGBM's "split" importance: splits with positive gain per feature."""
-    totals = np.zeros(len(names), dtype=np.int64)
-    for tree in ensemble.trees:
-        used = (tree.children_left != TREE_LEAF) & (tree.gain > 0)  # NaN (unknown) counts as 0
-        totals += np.bincount(tree.feature[used], minlength=len(names))
-    order = sorted(np.flatnonzero(totals).tolist(), key=lambda i: -totals[i])  # stable, as LightGBM sorts
-    return [(names[i], int(totals[i])) for i in order]
-
-
 def to_lightgbm(ensemble: Ensemble):
     """Write ``ensemble`` as a LightGBM model of the class it was imported from.
 
@@ -597,7 +392,7 @@ def to_lightgbm(ensemble: Ensemble):
     if not isinstance(ensemble, Ensemble):
         raise TypeError(f"to_lightgbm expects an Ensemble (see btt.from_lightgbm), got {type(ensemble).__name__}")
     payload = ensemble.source.payload
-    per_iteration = _check_exportable(ensemble, payload)
+    per_iteration = check_exportable(ensemble, payload)
     header = list(payload["header"])
     names = dict(header)["feature_names"].split(" ")
     shrinkage = payload["shrinkage"]
@@ -613,10 +408,10 @@ def to_lightgbm(ensemble: Ensemble):
             continue
         blocks.append(None)
         changed.append(index)
-        changed_fields.append(_tree_fields(tree, shrinkage[index], scale, bias))
+        changed_fields.append(tree_fields(tree, shrinkage[index], scale, bias))
     for index, fields in zip(changed, text.format_tree_arrays(changed_fields)):
         blocks[index] = text.tree_block(index, fields)
-    model_text = text.model_string(header, blocks, _split_importances(ensemble, names), payload["parameters"])
+    model_text = text.model_string(header, blocks, split_importances(ensemble, names), payload["parameters"])
     booster = lgb.Booster(model_str=model_text)
     if booster.num_trees() != ensemble.n_trees or booster.num_feature() != ensemble.n_features_in_:
         raise ConversionError(
