@@ -82,13 +82,22 @@ def grow_tree(
     is_regression = criterion == _kernels.SQUARED_ERROR
     n_features = X.shape[1]
     max_features = n_features if settings.max_features is None else int(settings.max_features)
-    rows = np.ascontiguousarray(rows, dtype=np.int64).copy()  # the kernel reorders it
+    # The kernel wants the rows in random order, stored contiguously: then the
+    # head of every node's slice is a sample without replacement and batches
+    # are read in memory order. A permuted copy of X[rows] gives both.
+    rows = np.asarray(rows, dtype=np.int64)
+    order = rows[np.random.RandomState(int(seed) % (1 << 32)).permutation(rows.shape[0])]
+    X_order = np.ascontiguousarray(X[order])
+    y_code = np.ascontiguousarray(np.asarray(y_code, dtype=np.int64)[order] if len(y_code) else y_code, dtype=np.int64)
+    y_value = np.ascontiguousarray(
+        np.asarray(y_value, dtype=np.float64)[order] if len(y_value) else y_value, dtype=np.float64
+    )
     capacity = node_capacity(rows.shape[0], settings.max_depth, settings.max_leaf_nodes)
     (left, right, feature, threshold, value, n_node_samples, impurity, insertions, rows_used) = _kernels._build_tree(
-        X,
-        rows,
-        np.ascontiguousarray(y_code, dtype=np.int64),
-        np.ascontiguousarray(y_value, dtype=np.float64),
+        X_order,
+        np.arange(rows.shape[0], dtype=np.int64),
+        y_code,
+        y_value,
         1 if is_regression else int(n_classes),
         criterion,
         settings.solver == "mab",

@@ -105,8 +105,10 @@ def find_split(
     candidates = np.arange(X.shape[1], dtype=np.int64) if features is None else np.asarray(features, dtype=np.int64)
     n_candidates = candidates.shape[0]
     width = 3 if criterion == "squared_error" else n_classes
-    rows = np.arange(X.shape[0], dtype=np.int64)
-    rng = seed_state(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    rng = seed_state(seed)
+    # the node's rows in random order: batches read in order are samples without replacement
+    rows = np.random.RandomState(seed).permutation(X.shape[0]).astype(np.int64)
     edges = np.zeros((n_candidates, n_bins))
     n_edges = np.zeros(n_candidates, dtype=np.int64)
     _kernels._node_edges(
@@ -117,7 +119,6 @@ def find_split(
     slot, edge, value, insertions, used = _kernels._find_split(
         X, rows, 0, X.shape[0], candidates, n_candidates, edges, n_edges, y_code, y_value, shift,
         CRITERIA[criterion], solver == "mab", int(batch_size), float(z), float(tie_tolerance), int(min_samples_leaf),
-        rng,
         np.zeros((n_candidates, n_bins + 1, width)),
         np.zeros((n_candidates, n_bins), dtype=np.bool_),
         np.zeros((n_candidates, n_bins)),
