@@ -289,7 +289,12 @@ def main(argv=None):
     parser.add_argument("--ensemble-seeds", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=1100)
     parser.add_argument("--quick", action="store_true", help="2 seeds, 1 ensemble seed")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="numba threads (these data sets are too small to gain from more)")
     args = parser.parse_args(argv)
+    import numba
+
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     if args.quick:
         args.seeds, args.ensemble_seeds = 2, 1
     names = ["breast_cancer"] + [n for n in ("pima", "titanic", "ionosphere") if (DATASETS / n).exists()]

@@ -4,6 +4,7 @@ Plain numpy functions over arrays of arms, so any algorithm of the library
 (pruning, MABSplit, BanditPAM) can use them without a policy object.
 """
 
+import numba
 import numpy as np
 from scipy.special import betaincinv
 
@@ -55,21 +56,39 @@ def kl_ucb_index(means, counts, t: int, c: float = 0.0, tolerance: float = 1e-9)
     the largest ``q >= mean`` with ``n * kl(mean, q) <= ln(t) + c ln(ln(t))``,
     found by bisection; ``inf`` for arms never pulled. ``c = 0`` is the
     authors' recommendation in practice."""
-    means = np.clip(np.asarray(means, dtype=np.float64), 0.0, 1.0)
-    counts = np.asarray(counts, dtype=np.float64)
+    means = np.ascontiguousarray(np.clip(np.asarray(means, dtype=np.float64), 0.0, 1.0))
+    counts = np.ascontiguousarray(counts, dtype=np.float64)
     log_t = np.log(max(t, 1))
     budget = log_t + (c * np.log(log_t) if c and log_t > 1.0 else 0.0)
-    pulled = counts > 0
-    level = np.where(pulled, budget / np.maximum(counts, 1.0), 0.0)
-    low, high = means.copy(), np.ones_like(means)
-    # kl(mean, q) increases with q on [mean, 1]: bisection keeps kl(low) <= level < kl(high)
-    # (or high = 1 when even q = 1 is within the budget).
-    while np.any(high - low > tolerance):
-        middle = 0.5 * (low + high)
-        inside = bernoulli_kl(means, middle) <= level
-        low = np.where(inside, middle, low)
-        high = np.where(inside, high, middle)
-    return np.where(pulled, low, np.inf)
+    return _kl_ucb(means, counts, float(budget), float(tolerance))
+
+
+@numba.njit(cache=True)
+def _kl(p, q):
+    p = min(max(p, _KL_EPS), 1.0 - _KL_EPS)
+    q = min(max(q, _KL_EPS), 1.0 - _KL_EPS)
+    return p * np.log(p / q) + (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
+
+
+@numba.njit(cache=True)
+def _kl_ucb(means, counts, budget, tolerance):
+    index = np.empty(means.shape[0])
+    for arm in range(means.shape[0]):
+        if counts[arm] <= 0:
+            index[arm] = np.inf
+            continue
+        level = budget / counts[arm]
+        # kl(mean, q) increases with q on [mean, 1]: keep kl(low) <= level < kl(high)
+        # (or high = 1 when even q = 1 is within the budget)
+        low, high = means[arm], 1.0
+        while high - low > tolerance:
+            middle = 0.5 * (low + high)
+            if _kl(means[arm], middle) <= level:
+                low = middle
+            else:
+                high = middle
+        index[arm] = low
+    return index
 
 
 def bayes_ucb_index(successes, failures, t: int, horizon_power: float = 0.0, prior=(1.0, 1.0)) -> np.ndarray:
