@@ -42,7 +42,19 @@ How XGBoost's facts map into the common format
 * ``cover``: ``sum_hessian`` -> ``weighted_n_node_samples``; ``loss_changes``
   -> ``gain``; ``n_node_samples`` is unknown (-1).
 * DART: ``weight_drop`` -> ``tree_scale`` (XGBoost multiplies each float32
-  tree output by it in float32, which is what the kernel does).
+  tree output by it in float32, which is what the kernel does): raw scores
+  equal ``Booster.predict(DMatrix)`` exactly. ``inplace_predict`` (which the
+  wrappers' ``predict`` uses) computes DART differently, ``(float32(base +
+  tree) - base) * weight``, and agrees within 1e-6.
+* A ``base_score`` changed on the ensemble is written back as the float32
+  XGBoost turns into the same float32 margin when one exists (always for
+  the identity link); with logistic and log links the nearest stored value
+  can be up to a few float32 steps (<= 1e-6) away.
+* pandas input: XGBoost >= 3.1 re-codes ``category`` columns by their
+  values against the categories seen in training; ``Ensemble.check_X`` uses
+  the frame's own codes, so pass frames whose categories are the training
+  ones (same values, same order), or numpy codes. The training categories
+  are kept in ``source.payload["training_categories"]``.
 * Wrappers predict with ``best_iteration + 1`` iterations when early stopping
   set ``best_iteration``; ``from_xgboost`` imports what the object's own
   ``predict`` uses (a Booster: all trees) unless ``iteration_range`` says
@@ -76,7 +88,7 @@ OBJECTIVES = {
     "multi:softprob": ("classification", "softmax", "identity"),
     "multi:softmax": ("classification", "softmax", "identity"),
     "reg:logistic": ("regression", "sigmoid", "logit"),
-    "binary:logitraw": ("regression", "identity", "logit"),
+    "binary:logitraw": ("regression", "identity", "identity"),
     "reg:squarederror": ("regression", "identity", "identity"),
     "reg:linear": ("regression", "identity", "identity"),
     "reg:squaredlogerror": ("regression", "identity", "identity"),
@@ -332,7 +344,12 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         raise ConversionError(f"base_score has {margin.size} values, but the model has {n_outputs} outputs")
 
     # which trees: as the object's own predict does
-    indptr = np.asarray(tree_model["iteration_indptr"], dtype=np.int64)
+    n_parallel = int(tree_model["gbtree_model_param"].get("num_parallel_tree", "1"))
+    if "iteration_indptr" in tree_model:
+        indptr = np.asarray(tree_model["iteration_indptr"], dtype=np.int64)
+    else:  # written by XGBoost < 2.0: every iteration has the same trees
+        per_iteration = n_parallel * (n_classes if link == "softmax" else max(n_targets, 1))
+        indptr = np.arange(0, len(tree_model["trees"]) + 1, per_iteration, dtype=np.int64)
     n_iterations = indptr.shape[0] - 1
     if iteration_range is None:
         best = learner.get("attributes", {}).get("best_iteration")
@@ -357,7 +374,6 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         raise ConversionError(f"XGBoost tree_info names outputs outside 0..{n_outputs - 1}")
 
     # the learning rate behind internal nodes' values
-    n_parallel = int(tree_model["gbtree_model_param"].get("num_parallel_tree", "1"))
     tree_param = _tree_config(config)
     eta = np.float32(learning_rate if learning_rate is not None else float(tree_param.get("eta", "0.3")))
     eta_tree = np.float32(eta / np.float32(n_parallel))

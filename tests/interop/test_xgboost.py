@@ -308,6 +308,54 @@ def test_other_objectives(objective):
     assert_predicts_like(to_xgboost(collapsed), collapsed, X)
 
 
+def test_survival_logitraw_and_quantile_objectives():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 3))
+    times = rng.exponential(size=300) * np.exp(X[:, 0])
+    cases = [
+        ({"objective": "survival:cox"}, np.where(rng.random(300) < 0.8, times, -times)),
+        ({"objective": "binary:logitraw"}, (X[:, 1] > 0).astype(int)),
+        ({"objective": "reg:squaredlogerror"}, times),
+        ({"objective": "reg:quantileerror", "quantile_alpha": np.array([0.2, 0.5, 0.8])}, X[:, 2] + times),
+    ]
+    for params, y in cases:
+        model = xgb.train(dict(params, max_depth=3, nthread=1), xgb.DMatrix(X, y), 3)
+        ensemble = from_xgboost(model)
+        assert_predicts_like(model, ensemble, probe_rows(ensemble, X, rng))
+        np.testing.assert_array_equal(native_margin(to_xgboost(ensemble), X), native_margin(model, X))
+    assert ensemble.n_outputs == 3  # one output per quantile
+
+
+@pytest.mark.parametrize("cls", [xgb.XGBRFClassifier, xgb.XGBRFRegressor])
+def test_random_forest_wrappers(cls):
+    rng = np.random.default_rng(17)
+    X, y = make_data(rng, "binary", 300, 4, with_nan=True)
+    model = cls(n_estimators=4, max_depth=4, n_jobs=1, random_state=0).fit(X, y)
+    ensemble = from_xgboost(model)
+    assert all(tree.has_leaf_value.all() for tree in ensemble.trees)  # eta / num_parallel_tree
+    probes = probe_rows(ensemble, X, rng)
+    assert_predicts_like(model, ensemble, probes)
+    collapsed = btt.collapse(ensemble, random_internal_nodes(ensemble, rng))
+    exported = to_xgboost(collapsed)
+    assert type(exported) is cls
+    assert_predicts_like(exported, collapsed, probes)
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic", "count:poisson"])
+def test_changed_base_score_is_written_back(objective):
+    rng = np.random.default_rng(18)
+    X, y = make_data(rng, "binary", 200, 3)
+    model = xgb.train({"objective": objective, "max_depth": 2, "nthread": 1}, xgb.DMatrix(X, y), 2)
+    ensemble = from_xgboost(model)
+    for shift in (-1.7, 0.123456789, 2.5):
+        moved = dataclasses.replace(ensemble, base_score=ensemble.base_score + shift)
+        margin = native_margin(to_xgboost(moved), X)
+        if objective == "reg:squarederror":
+            np.testing.assert_array_equal(margin, moved.predict_raw(X))
+        else:
+            np.testing.assert_allclose(margin, moved.predict_raw(X), rtol=0, atol=1e-6)
+
+
 def test_early_stopping_imports_what_predict_uses():
     rng = np.random.default_rng(8)
     X, y = make_data(rng, "multiclass", 600, 4, n_classes=3)
