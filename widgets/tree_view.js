@@ -206,7 +206,10 @@ export default {
       root.dataset.visibleNodes = String(visible.length);
     }
 
-    function fit() {
+    // readable: on first display, keep labels legible (scale >= READABLE) and
+    // show the top of the tree, rather than fitting a wide tree into dots
+    const READABLE = 0.42;
+    function fit(readable = false) {
       if (!tree) return;
       let minX = Infinity;
       let maxX = -Infinity;
@@ -223,6 +226,10 @@ export default {
       view.scale = Math.min(1.4, width / worldW, height / worldH);
       view.tx = (width - (maxX + minX) * view.scale) / 2;
       view.ty = 14;
+      if (readable && view.scale < READABLE) {
+        view.scale = READABLE;
+        view.tx = width / 2 - x[0] * view.scale; // the root at the centre
+      }
       view.fitted = true;
       canvas.redraw();
     }
@@ -254,7 +261,7 @@ export default {
     function drawTree(ctx, width, height) {
       if (!tree) return;
       if (!view.fitted) {
-        fit();
+        fit(true);
         return;
       }
       const s = view.scale;
@@ -660,7 +667,7 @@ export default {
       },
       { passive: false },
     );
-    buttons.fit.addEventListener("click", fit);
+    buttons.fit.addEventListener("click", () => fit());
     buttons.expand.addEventListener("click", () => {
       if (!tree) return;
       collapsed.fill(0);

@@ -109,6 +109,10 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
             if ensemble is None:
                 continue
             summary = f"{title} · {ensemble.n_leaves} leaves · depth {ensemble.max_depth}"
+            if ensemble is self.tsdt_ensemble and hasattr(tsdt, "n_leaves_") and hasattr(tsdt, "n_splits_"):
+                # multiway splits are drawn as chains of binary category-set splits
+                summary = (f"{title} · {tsdt.n_leaves_} leaves, {tsdt.n_splits_} multiway splits "
+                           f"(drawn as {ensemble.n_leaves} binary leaves)")
             view = TreeView(ensemble, X, y, height=380, title=summary)
             view.layout.flex = "1 1 0"
             view.layout.min_width = "380px"

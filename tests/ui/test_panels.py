@@ -158,3 +158,35 @@ def test_medoid_panel(page, lab, notebook_dir):
     assert f"Node {leaf}" in tree.locator(".btt-details-title").inner_text()
     assert "algorithm" in gallery.locator(".btt-medoid-info").inner_text()
     screenshot(page, "medoid_panel", panel)
+
+
+COMPARISON_CELLS = [
+    "import itertools\n"
+    "import numpy as np, pandas as pd\n"
+    "from sklearn.tree import DecisionTreeClassifier\n"
+    "import bandit_tree_tools as btt\n"
+    "rows = list(itertools.product(range(3), range(3), range(2), range(3), range(4), range(2)))\n"
+    "X = pd.DataFrame(rows, columns=['a1', 'a2', 'a3', 'a4', 'a5', 'a6'])\n"
+    "y = ((X.a1 == X.a2) | (X.a5 == 0)).astype(int).to_numpy()\n"
+    "tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=150, random_state=0).fit(X, y)\n"
+    "cart = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)\n"
+    "table = btt.compare_trees(X, y, X, y, n_iter=50, exact=False, river=False, dl85=False)",
+    "comparison = btt.ComparisonPanel(tsdt, cart, table=table, X=X, y=y)\ncomparison",
+]
+
+
+def test_comparison_panel(page, lab, notebook_dir):
+    write_notebook(notebook_dir / "comparison.ipynb", COMPARISON_CELLS)
+    open_and_run(page, lab, "comparison.ipynb")
+    panel = page.locator(".btt-comparison-panel")
+    panel.wait_for(state="visible", timeout=60_000)
+    assert panel.locator(".btt-comparison-table tr").count() >= 3
+    assert panel.locator(".btt-trace svg polyline").count() == 1
+    trees = panel.locator(".btt-tree-view-canvas")
+    assert trees.count() == 2
+    tsdt_tree = trees.nth(0)
+    tsdt_tree.scroll_into_view_if_needed()
+    click_node(page, tsdt_tree, 0)
+    tsdt_tree.locator(".btt-details-title").wait_for(timeout=10_000)
+    assert " in {" in tsdt_tree.locator(".btt-details-table").inner_text()  # a category-set split
+    screenshot(page, "comparison_panel", panel)
