@@ -353,6 +353,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         "header": tuple(parsed.header),
         # the imported trees and their blocks: an unchanged tree is written back verbatim
         "digests": tuple(tree_digest(tree) for tree in trees),
+        "node_counts": tuple((2 * parsed.num_leaves - 1).tolist()),
         "blocks": parsed.blocks,
         "parameters": parsed.parameters,
         "shrinkage": tuple(parsed.shrinkage.tolist()),
@@ -398,12 +399,13 @@ def to_lightgbm(ensemble: Ensemble):
     shrinkage = payload["shrinkage"]
     if len(shrinkage) != ensemble.n_trees:
         shrinkage = (1.0,) * ensemble.n_trees
-    digests, imported_blocks = payload["digests"], payload["blocks"]
+    digests, node_counts, imported_blocks = payload["digests"], payload["node_counts"], payload["blocks"]
     blocks, changed, changed_fields = [], [], []
     for index, tree in enumerate(ensemble.trees):
         bias = float(ensemble.base_score[ensemble.tree_output[index]]) if index < per_iteration else 0.0
         scale = float(ensemble.tree_scale[index])
-        if index < len(digests) and scale == 1.0 and bias == 0.0 and tree_digest(tree) == digests[index]:
+        unchanged = index < len(digests) and scale == 1.0 and bias == 0.0 and tree.n_nodes == node_counts[index]
+        if unchanged and tree_digest(tree) == digests[index]:
             blocks.append(imported_blocks[index])  # unchanged since import: LightGBM's own text
             continue
         blocks.append(None)
