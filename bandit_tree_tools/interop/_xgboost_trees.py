@@ -94,7 +94,11 @@ def read_trees(trees: list, n_features: int, internal_scale: np.ndarray, trusted
     condition = _concat(trees, "split_conditions", np.float32)
     default_left = _concat(trees, "default_left", np.uint8)
     split_type = _concat(trees, "split_type", np.uint8)
-    base_weight = _concat(trees, "base_weights", np.float32)
+    if all("base_weights" in tree for tree in trees):
+        base_weight = _concat(trees, "base_weights", np.float32)
+    else:  # a document without them: internal nodes get no collapse value
+        base_weight = np.zeros(n_total, dtype=np.float32)
+        trusted = np.zeros(n_trees, dtype=bool)
     hessian = _concat(trees, "sum_hessian", np.float32)
     loss_change = _concat(trees, "loss_changes", np.float32)
     for name, array in (("split_conditions", condition), ("split_indices", split_index), ("base_weights", base_weight)):

@@ -298,7 +298,16 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         Raw scores equal XGBoost's margins exactly; see the module docstring.
     """
     booster, shell = _booster_and_shell(model)
-    document = ubjson.loads(booster.save_raw("ubj"))
+    xgboost = _xgboost()
+    try:
+        raw = booster.save_raw("ubj")
+    except xgboost.core.XGBoostError as error:
+        if "0 feature" in str(error):
+            raise NotFittedError(
+                "this XGBoost Booster has no model yet; train it (xgboost.train) or load one before importing it"
+            ) from None
+        raise
+    document = ubjson.loads(raw)
     config = json.loads(booster.save_config())
     learner = document["learner"]
     gradient_booster = learner["gradient_booster"]
@@ -357,10 +366,12 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         iteration_range = (0, end)
     begin, end = (int(v) for v in iteration_range)
     end = n_iterations if end == 0 else end
-    if not 0 <= begin < end <= n_iterations:
+    if n_iterations and not 0 <= begin < end <= n_iterations:
         raise ConversionError(
             f"iteration_range {tuple(iteration_range)} is outside the model's {n_iterations} iterations"
         )
+    if n_iterations == 0 or not tree_model["trees"]:
+        raise NotFittedError("this XGBoost model has no trees yet; train it (xgboost.train or fit) before importing it")
     first_tree, last_tree = int(indptr[begin]), int(indptr[end])
     tree_documents = tree_model["trees"][first_tree:last_tree]
     tree_info = np.asarray(tree_model["tree_info"], dtype=np.int64)[first_tree:last_tree]
@@ -397,10 +408,11 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             trusted = _relation_holds(trees, float(tree_param.get("lambda", "1")))
         if not np.all(trusted):
             hint = (
-                f"The learning rate of {np.count_nonzero(~trusted)} of {len(trees)} trees is not the configured "
-                f"eta={float(eta):g} (a model loaded from a file keeps no training configuration; a learning-rate "
-                "schedule changes eta between trees). Pass from_xgboost(model, learning_rate=<eta used in "
-                "training>), or import the trained object itself (or its pickle), which keeps its configuration."
+                f"In {np.count_nonzero(~trusted)} of {len(trees)} trees the leaves do not match the configured "
+                f"eta={float(eta):g} times the stored base_weights (a model loaded from a file keeps no training "
+                "configuration; a learning-rate schedule changes eta between trees). Pass "
+                "from_xgboost(model, learning_rate=<eta used in training>), or import the trained object itself "
+                "(or its pickle), which keeps its configuration."
             )
     if not np.all(trusted):
         trees = [

@@ -488,6 +488,10 @@ def test_bad_input_is_refused_clearly():
     X, y = make_data(rng, "binary", 120, 3)
     with pytest.raises(NotFittedError, match="not fitted"):
         from_xgboost(xgb.XGBClassifier())
+    with pytest.raises(NotFittedError, match="no model yet"):
+        from_xgboost(xgb.Booster())
+    with pytest.raises(NotFittedError, match="no trees yet"):
+        from_xgboost(xgb.train({"nthread": 1}, xgb.DMatrix(X, y), 0))
     with pytest.raises(UnsupportedModelError, match="gblinear"):
         from_xgboost(xgb.train({"booster": "gblinear"}, xgb.DMatrix(X, y), 2))
     with pytest.raises(UnsupportedModelError, match="multi_output_tree"):
