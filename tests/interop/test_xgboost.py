@@ -476,6 +476,12 @@ def test_wrapper_export_is_a_working_copy(tmp_path):
     reloaded.load_model(tmp_path / "exported.json")
     np.testing.assert_array_equal(reloaded.predict_proba(frame), exported.predict_proba(frame))
     assert exported.predict_proba(frame).shape == (200, 2)
+    # SHAP values read the covers: they still add up to the margin
+    contributions = exported.get_booster().predict(xgb.DMatrix(frame), pred_contribs=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), exported.predict(frame, output_margin=True), atol=1e-5)
+    # and training can go on from the exported model
+    continued = xgb.XGBClassifier(n_estimators=2, max_depth=2, n_jobs=1).fit(frame, y, xgb_model=exported.get_booster())
+    assert continued.get_booster().num_boosted_rounds() == 5
 
 
 def collapse_first_split(ensemble):
