@@ -184,3 +184,10 @@ def test_degenerate_nodes_become_leaves(classification):
     # fewer rows than 2 * min_samples_leaf: the root cannot split
     model = MABSplitTreeClassifier(min_samples_leaf=400).fit(X[:700], y[:700])
     assert model.ensemble_.n_nodes == 1
+
+
+def test_demo_reports_both_solvers():
+    from bandit_tree_tools.mabsplit._demo import demo
+
+    text = demo()
+    assert "mab" in text and "exact" in text and "fewer histogram insertions" in text
