@@ -36,7 +36,16 @@ import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
 from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree
-from .sklearn import _check_classes, _feature_names, _skeleton, _version, depths, tree_from_sklearn, tree_to_sklearn
+from .sklearn import (
+    _check_classes,
+    _feature_names,
+    _skeleton,
+    _version,
+    depths,
+    stacked_depths,
+    tree_from_sklearn,
+    tree_to_sklearn,
+)
 
 MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
 
@@ -486,72 +495,91 @@ def export_hist_gradient_boosting(ensemble):
             "bandit_tree_tools does not know how to fill"
         )
     model = copy.deepcopy(payload["template"])
-    transformed_column = payload["transformed_column"]
-    known_bitsets, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
-    bin_thresholds = model._bin_mapper.bin_thresholds_
-    predictors, iteration = [], []
-    for index, tree in enumerate(ensemble.trees):
-        iteration.append(
-            _hgb_predictor(
-                tree, index, transformed_column, payload["category_spaces"], known_bitsets, f_idx_map,
-                bin_thresholds, float(model.learning_rate), PREDICTOR_RECORD_DTYPE, TreePredictor,
-            )
-        )
-        if len(iteration) == n_per_stage:
-            predictors.append(iteration)
-            iteration = []
-    model._predictors = predictors
+    model._predictors = _hgb_predictors(ensemble, model, payload, n_per_stage, PREDICTOR_RECORD_DTYPE, TreePredictor)
     return model
 
 
-def _hgb_predictor(tree, index, transformed_column, spaces, known_bitsets, f_idx_map, bin_thresholds,
-                   learning_rate, record_dtype, predictor_class):
-    leaf = tree.children_left == TREE_LEAF
+def _hgb_predictors(ensemble, model, payload, n_per_stage, record_dtype, predictor_class):
+    """Every tree's predictor, with the node records of all trees filled in
+    one vectorised pass."""
+    trees = ensemble.trees
+    offsets, depth = stacked_depths(trees)
+
+    def stacked(name):
+        return np.concatenate([getattr(tree, name) for tree in trees])
+
+    leaf = stacked("children_left") == TREE_LEAF
     internal = ~leaf
-    if np.any(tree.missing_type[internal] != MISSING_NAN):
-        raise ConversionError(f"tree {index}: HistGradientBoosting only treats NaN as missing (missing_type 0)")
-    n = tree.n_nodes
-    nodes = np.zeros(n, dtype=record_dtype)
-    feature = np.where(internal, transformed_column[np.maximum(tree.feature, 0)], 0)
-    categorical = (tree.is_categorical == 1) & internal
-    nodes["value"] = np.where(leaf, tree.value[:, 0], tree.value[:, 0] / learning_rate)
-    nodes["count"] = np.maximum(tree.n_node_samples, 0)
+    if np.any(stacked("missing_type")[internal] != MISSING_NAN):
+        raise ConversionError("HistGradientBoosting only treats NaN as missing: every missing_type must be 0")
+    transformed_column = payload["transformed_column"]
+    feature = np.where(internal, transformed_column[np.maximum(stacked("feature"), 0)], 0)
+    threshold = stacked("threshold")
+    categorical = (stacked("is_categorical") == 1) & internal
+    value = stacked("value")[:, 0]
+    nodes = np.zeros(offsets[-1], dtype=record_dtype)
+    nodes["value"] = np.where(leaf, value, value / float(model.learning_rate))  # internal values exclude it
+    nodes["count"] = np.maximum(stacked("n_node_samples"), 0)
     nodes["feature_idx"] = feature
-    nodes["num_threshold"] = np.where(internal & ~categorical, tree.threshold, 0.0)
-    nodes["missing_go_to_left"] = tree.missing_go_to_left
-    nodes["left"] = np.where(internal, tree.children_left, 0)
-    nodes["right"] = np.where(internal, tree.children_right, 0)
-    nodes["gain"] = np.where(internal, np.nan_to_num(tree.gain, nan=0.0), -1.0)
-    nodes["depth"] = depths(tree)
+    nodes["num_threshold"] = np.where(internal & ~categorical, threshold, 0.0)
+    nodes["missing_go_to_left"] = stacked("missing_go_to_left")
+    nodes["left"] = np.where(internal, stacked("children_left"), 0)
+    nodes["right"] = np.where(internal, stacked("children_right"), 0)
+    nodes["gain"] = np.where(internal, np.nan_to_num(stacked("gain"), nan=0.0), -1.0)
+    nodes["depth"] = depth
     nodes["is_leaf"] = leaf
     nodes["is_categorical"] = categorical
+    bin_thresholds = model._bin_mapper.bin_thresholds_
     numeric = np.flatnonzero(internal & ~categorical)
     for column in np.unique(feature[numeric]):  # bin of each threshold (used by predict on binned data)
         at = numeric[feature[numeric] == column]
-        nodes["bin_threshold"][at] = np.minimum(np.searchsorted(bin_thresholds[column], tree.threshold[at]), 254)
-    raw_bitsets = np.zeros((int(categorical.sum()), 8), dtype=np.uint32)
-    for position, node in enumerate(np.flatnonzero(categorical)):
-        column = int(tree.feature[node])
-        if column not in spaces:
-            raise ConversionError(f"tree {index} node {node} splits categorically on column {column}, which "
-                                  "the HistGradientBoosting model treats as numerical")
-        _, category_of_code = spaces[column]
-        in_left = _has_bits(tree.category_left[node], category_of_code)
-        in_right = _has_bits(tree.category_right[node], category_of_code)
-        known_codes = _bits(known_bitsets[f_idx_map[feature[node]]])
-        known_codes = known_codes[known_codes < len(category_of_code)]
-        expected_right = np.zeros(len(category_of_code), dtype=bool)
-        expected_right[known_codes] = True
-        expected_right &= ~in_left
-        if np.any(in_right != expected_right) or tree.unknown_category_go_to_left[node] != tree.missing_go_to_left[node]:
-            raise ConversionError(
-                f"tree {index} node {node}: HistGradientBoosting sends every known category that is not left to the "
-                "right and unknown categories to the missing side; these category sets cannot be written"
-            )
-        raw_bitsets[position] = _bitset(np.flatnonzero(in_left), 8)
-        nodes["bitset_idx"][node] = position
-    # bins of a categorical feature are its encoded categories in order, so binned == raw bitsets
-    return predictor_class(nodes, raw_bitsets.copy(), raw_bitsets)
+        nodes["bin_threshold"][at] = np.minimum(np.searchsorted(bin_thresholds[column], threshold[at]), 254)
+
+    known_bitsets, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
+    tree_of_node = np.repeat(np.arange(len(trees)), np.diff(offsets))
+    bitsets = {}  # tree index -> list of raw left bitsets, in node order
+    for node in np.flatnonzero(categorical):
+        index = int(tree_of_node[node])
+        local = int(node - offsets[index])
+        tree = trees[index]
+        row = _left_bitset(tree, index, local, feature[node], payload["category_spaces"], known_bitsets, f_idx_map)
+        found = bitsets.setdefault(index, [])
+        nodes["bitset_idx"][node] = len(found)
+        found.append(row)
+
+    predictors, iteration = [], []
+    for index in range(len(trees)):
+        raw = np.array(bitsets.get(index, np.zeros((0, 8))), dtype=np.uint32).reshape(-1, 8)
+        # bins of a categorical feature are its encoded categories in order, so binned == raw bitsets
+        iteration.append(predictor_class(nodes[offsets[index] : offsets[index + 1]].copy(), raw.copy(), raw))
+        if len(iteration) == n_per_stage:
+            predictors.append(iteration)
+            iteration = []
+    return predictors
+
+
+def _left_bitset(tree, index, node, transformed, spaces, known_bitsets, f_idx_map):
+    """HistGradientBoosting's raw left bitset (encoded categories) of one
+    categorical node, after checking that its sets are writable."""
+    column = int(tree.feature[node])
+    if column not in spaces:
+        raise ConversionError(
+            f"tree {index} node {node} splits categorically on column {column}, which the HistGradientBoosting "
+            "model treats as numerical"
+        )
+    _, category_of_code = spaces[column]
+    in_left = _has_bits(tree.category_left[node], category_of_code)
+    in_right = _has_bits(tree.category_right[node], category_of_code)
+    known_codes = _bits(known_bitsets[f_idx_map[transformed]])
+    expected_right = np.zeros(len(category_of_code), dtype=bool)
+    expected_right[known_codes[known_codes < len(category_of_code)]] = True
+    expected_right &= ~in_left
+    if np.any(in_right != expected_right) or tree.unknown_category_go_to_left[node] != tree.missing_go_to_left[node]:
+        raise ConversionError(
+            f"tree {index} node {node}: HistGradientBoosting sends every known category that is not left to the "
+            "right and unknown categories to the missing side; these category sets cannot be written"
+        )
+    return _bitset(np.flatnonzero(in_left), 8)
 
 
 def _has_bits(words, positions):
