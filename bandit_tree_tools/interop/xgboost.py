@@ -258,19 +258,20 @@ def _relation_holds(trees, lambda_: float) -> np.ndarray:
     + lambda)`` with the node values we computed (leaves: the stored leaf
     values; internal nodes: eta * base_weight)? Tolerance 1e-3 relative:
     float32 rounding is ~1e-6, a wrong learning rate is off by far more."""
-    verdict = np.ones(len(trees), dtype=bool)
-    for index, tree in enumerate(trees):
-        internal = np.flatnonzero(tree.children_left >= 0)
-        if internal.size == 0:
-            continue
-        value = tree.value[:, 0]
-        weight = tree.weighted_n_node_samples + lambda_
-        left, right = tree.children_left[internal], tree.children_right[internal]
-        parent_term = value[internal] * weight[internal]
-        children_term = value[left] * weight[left] + value[right] * weight[right]
-        scale = np.abs(parent_term) + np.abs(value[left] * weight[left]) + np.abs(value[right] * weight[right])
-        verdict[index] = bool(np.all(np.abs(parent_term - children_term) <= 1e-3 * scale + 1e-9))
-    return verdict
+    sizes = np.array([tree.n_nodes for tree in trees], dtype=np.int64)
+    offsets = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    owner = np.repeat(np.arange(len(trees)), sizes)
+    left = np.concatenate([tree.children_left for tree in trees])
+    right = np.concatenate([tree.children_right for tree in trees])
+    value = np.concatenate([tree.value[:, 0] for tree in trees])
+    weight = np.concatenate([tree.weighted_n_node_samples for tree in trees]) + lambda_
+    internal = np.flatnonzero(left >= 0)
+    left, right = left[internal] + offsets[internal], right[internal] + offsets[internal]
+    parent_term = value[internal] * weight[internal]
+    left_term, right_term = value[left] * weight[left], value[right] * weight[right]
+    scale = np.abs(parent_term) + np.abs(left_term) + np.abs(right_term)
+    broken = np.abs(parent_term - (left_term + right_term)) > 1e-3 * scale + 1e-9
+    return np.bincount(owner[internal][broken], minlength=len(trees)) == 0
 
 
 def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble:
