@@ -48,9 +48,8 @@ def _cached_distance(X, o, x, code, p, user, cache, position, calls):
 
 
 @numba.njit(cache=True)
-def _eliminate(sums, squares, alive, estimate, sigma, used, log_term):
-    """Update estimates and drop arms whose lower bound exceeds the best upper
-    bound. Flat arrays over arms. Returns the number of arms still alive."""
+def _statistics(sums, squares, alive, estimate, sigma, used):
+    """Means and standard deviations of the alive arms; returns the largest sigma."""
     max_sigma = 0.0
     for a in range(sums.shape[0]):
         if alive[a]:
@@ -59,15 +58,26 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, log_term):
             s = math.sqrt(max(squares[a] / used - mean * mean, 0.0))
             sigma[a] = s
             max_sigma = max(max_sigma, s)
+    return max_sigma
+
+
+@numba.njit(cache=True)
+def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term, cap):
+    """Update estimates and drop arms whose lower bound exceeds the best upper
+    bound (or ``cap``, if lower). Flat arrays over arms. Returns the number of
+    arms still alive. References are drawn without replacement from
+    ``population`` points, so the radius carries Serfling's finite-population
+    factor 1 - (t - 1) / n."""
+    max_sigma = _statistics(sums, squares, alive, estimate, sigma, used)
     n_alive = 0
     if max_sigma == 0.0:
         # every sampled value agreed: nothing is known about the spread yet
         for a in range(sums.shape[0]):
             n_alive += alive[a]
         return n_alive
-    scale = math.sqrt(log_term / used)
+    scale = math.sqrt(log_term / used * max(1.0 - (used - 1.0) / population, 0.0))
     floor = SIGMA_FLOOR * max_sigma
-    best_upper = np.inf
+    best_upper = cap
     for a in range(sums.shape[0]):
         if alive[a]:
             best_upper = min(best_upper, estimate[a] + max(sigma[a], floor) * scale)
@@ -80,9 +90,25 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, log_term):
     return n_alive
 
 
+@numba.njit(cache=True)
+def _leader(alive, estimate):
+    best = -1
+    for a in range(alive.shape[0]):
+        if alive[a] and (best < 0 or estimate[a] < estimate[best]):
+            best = a
+    return best
+
+
 @numba.njit(cache=True, parallel=True)
 def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size, confidence):
-    """BanditPAM BUILD. Returns the k medoids in the order they were chosen."""
+    """BanditPAM BUILD. Returns the k medoids in the order they were chosen.
+
+    Variance reduction: all arms see the same references in the same order,
+    so after the first batch each arm is compared with the leader of that
+    batch through the per-reference differences g_x(o) - g_leader(o), whose
+    spread is far smaller than g_x's for the close contenders (differences
+    of means are what elimination needs; the shift is common to all arms).
+    """
     n = X.shape[0]
     medoids = np.empty(k, dtype=np.int64)
     is_medoid = np.zeros(n, dtype=np.bool_)
@@ -92,6 +118,7 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
     alive = np.zeros(n, dtype=np.bool_)
     estimate = np.zeros(n)
     sigma = np.zeros(n)
+    reference = np.zeros(batch_size)
     log_term = confidence + math.log(n)
     for step in range(k):
         first = step == 0
@@ -103,6 +130,8 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
             squares[x] = 0.0
             estimate[x] = 0.0
         used = 0
+        compared = 0
+        leader = -1
         while n_alive > 1:
             if not math.isfinite(confidence) or used + batch_size >= n:
                 for x in numba.prange(n):
@@ -113,24 +142,36 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
                             v += _build_term(d, nearest[o], first)
                         estimate[x] = v / n
                 break
+            if leader >= 0:
+                for r in range(batch_size):
+                    o = perm[used + r]
+                    d = _cached_distance(X, o, leader, code, p, user, cache, position, calls)
+                    reference[r] = _build_term(d, nearest[o], first)
             for x in numba.prange(n):
                 if alive[x]:
                     s = 0.0
                     q = 0.0
-                    for r in range(used, used + batch_size):
-                        o = perm[r]
+                    for r in range(batch_size):
+                        o = perm[used + r]
                         d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
                         g = _build_term(d, nearest[o], first)
+                        if leader >= 0:
+                            g -= reference[r]
                         s += g
                         q += g * g
                     sums[x] += s
                     squares[x] += q
             used += batch_size
-            n_alive = _eliminate(sums, squares, alive, estimate, sigma, used, log_term)
-        best = -1
-        for x in range(n):
-            if alive[x] and (best < 0 or estimate[x] < estimate[best]):
-                best = x
+            if leader < 0:
+                n_alive = _eliminate(sums, squares, alive, estimate, sigma, used, n, log_term, np.inf)
+                leader = _leader(alive, estimate)
+                for x in range(n):
+                    sums[x] = 0.0
+                    squares[x] = 0.0
+            else:
+                compared += batch_size
+                n_alive = _eliminate(sums, squares, alive, estimate, sigma, compared, n, log_term, np.inf)
+        best = _leader(alive, estimate)
         medoids[step] = best
         is_medoid[best] = True
         for o in range(n):
@@ -217,7 +258,7 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
                             sums[x, c] += g
                             squares[x, c] += g * g
             used += batch_size
-            n_alive = _eliminate(flat_sums, flat_squares, flat_alive, flat_estimate, flat_sigma, used, log_term)
+            n_alive = _eliminate(flat_sums, flat_squares, flat_alive, flat_estimate, flat_sigma, used, n, log_term, 0.0)
         best_x = -1
         best_c = -1
         best_value = np.inf

@@ -1,0 +1,117 @@
+import numba
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.exceptions import DataError, NodeError
+from bandit_tree_tools.medoids._core import fit_medoids
+from bandit_tree_tools.medoids._distances import resolve_metric
+
+
+@pytest.fixture(scope="module")
+def digits_tree():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:600], y[:600]
+    model = DecisionTreeClassifier(max_leaf_nodes=8, random_state=0).fit(X, y)
+    return model, X
+
+
+def test_each_leaf_gets_pams_medoids_of_its_rows(digits_tree):
+    model, X = digits_tree
+    result = btt.leaf_medoids(model, X, n_medoids=3, metric="manhattan")
+    leaves_of_rows = model.apply(X)
+    assert sorted(result.medoids) == sorted(np.unique(leaves_of_rows).tolist())
+    assert sorted(result.medoids) == np.flatnonzero(model.tree_.children_left == -1).tolist()
+    for leaf, medoids in result.medoids.items():
+        rows = np.flatnonzero(leaves_of_rows == leaf)
+        assert result.n_samples[leaf] == rows.size == result.cluster_sizes[leaf].sum()
+        expected = fit_medoids(np.ascontiguousarray(X[rows], dtype=float), min(3, rows.size),
+                               resolve_metric("manhattan"), algorithm="pam")
+        np.testing.assert_array_equal(medoids, rows[expected.medoids])
+        distances = np.abs(X[rows][:, None, :] - X[medoids][None, :, :]).sum(axis=2)
+        assert result.loss[leaf] == pytest.approx(distances.min(axis=1).sum())
+        np.testing.assert_array_equal(result.prototypes[leaf], X[medoids])
+    assert result.algorithm == "pam" and result.n_distance_calls > 0
+    assert "LeafMedoids(tree=0, leaves=8" in repr(result)
+
+
+def test_small_leaves_chosen_leaves_and_ensembles():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    model = DecisionTreeRegressor(min_samples_leaf=2, max_depth=4, random_state=0).fit(X, y)
+    ensemble = btt.from_model(model)
+    leaves = np.flatnonzero(model.tree_.children_left == -1)
+    result = btt.leaf_medoids(ensemble, X, n_medoids=5, leaves=leaves[:3])
+    assert sorted(result.medoids) == leaves[:3].tolist()
+    for leaf in leaves[:3]:
+        rows = np.flatnonzero(model.apply(X) == leaf)
+        if rows.size <= 5:  # fewer rows than medoids: all of them
+            np.testing.assert_array_equal(result.medoids[leaf], rows)
+    # a leaf that no row of X reaches has no medoid
+    empty = btt.leaf_medoids(model, X[:1], n_medoids=2)
+    assert sum(len(m) for m in empty.medoids.values()) == 1
+
+
+def test_bad_leaf_ids_and_inputs(digits_tree):
+    model, X = digits_tree
+    internal = int(np.flatnonzero(model.tree_.children_left != -1)[0])
+    with pytest.raises(NodeError, match=f"leaf id {internal} of tree 0 is an internal node; the tree's 8 leaves"):
+        btt.leaf_medoids(model, X, leaves=[internal])
+    with pytest.raises(NodeError, match="leaf id 999 of tree 0 is not a node"):
+        btt.leaf_medoids(model, X, leaves=[999])
+    with pytest.raises(NodeError, match=r"tree must be an index in \[0, 1\)"):
+        btt.leaf_medoids(model, X, tree=1)
+    bad = X.copy()
+    bad[3, 5] = np.nan
+    with pytest.raises(DataError, match="NaN or infinity"):
+        btt.leaf_medoids(model, bad)
+    with pytest.raises(DataError, match="unknown metric"):
+        btt.leaf_medoids(model, X, metric="hamming")
+    with pytest.raises(DataError, match="precomputed"):
+        btt.leaf_medoids(model, X, metric="precomputed")
+    with pytest.raises(DataError, match="n_medoids"):
+        btt.leaf_medoids(model, X, n_medoids=0)
+
+
+@numba.njit
+def l1(a, b):
+    return np.abs(a - b).sum()
+
+
+def test_parallel_and_user_metric_give_the_same_result(digits_tree):
+    model, X = digits_tree
+    serial = btt.leaf_medoids(model, X, metric="l1", n_jobs=1)
+    threads = btt.leaf_medoids(model, X, metric=l1, n_jobs=2)
+    assert serial.medoids.keys() == threads.medoids.keys()
+    for leaf in serial.medoids:
+        np.testing.assert_array_equal(serial.medoids[leaf], threads.medoids[leaf])
+
+
+def test_dask_backend_gives_the_same_result(digits_tree):
+    distributed = pytest.importorskip("dask.distributed")
+    import joblib
+
+    model, X = digits_tree
+    expected = btt.leaf_medoids(model, X, n_medoids=2)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            result = btt.leaf_medoids(model, X, n_medoids=2, n_jobs=-1)
+    for leaf in expected.medoids:
+        np.testing.assert_array_equal(result.medoids[leaf], expected.medoids[leaf])
+        assert result.loss[leaf] == expected.loss[leaf]
+
+
+def test_plot_images_and_profiles(digits_tree):
+    pytest.importorskip("matplotlib")
+    model, X = digits_tree
+    result = btt.leaf_medoids(model, X, n_medoids=2, leaves=None)
+    figure = result.plot(image_shape=(8, 8), max_leaves=3)
+    assert len(figure.axes) == 6
+    figure = result.plot(max_leaves=2)
+    assert len(figure.axes) == 2
+    with pytest.raises(DataError, match="image_shape"):
+        result.plot(image_shape=(7, 7))
