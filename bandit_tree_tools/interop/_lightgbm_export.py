@@ -106,8 +106,8 @@ def tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
     decision = (missing_left << 1) | (MISSING_TO_LIGHTGBM[missing_type] << 2)
     threshold = tree.threshold[internal_ids].copy()
     numeric = ~categorical
-    if not np.all(np.isfinite(threshold[numeric])):
-        raise ConversionError("LightGBM cannot load non-finite thresholds; the ensemble has a numeric split at +-inf")
+    if np.any(np.isnan(threshold[numeric])):  # +-inf is fine: LightGBM itself writes "inf" thresholds
+        raise ConversionError("LightGBM cannot load a NaN threshold; the ensemble has a numeric split at NaN")
     # LightGBM reads |x| <= 1e-35f as 0.0 before comparing: a threshold inside that
     # band would route rows in it differently from ours (Zero-type nodes excepted,
     # where the band is missing anyway).

@@ -394,3 +394,16 @@ def test_pandas_categories_are_remapped_to_the_training_categories():
     ensemble = from_lightgbm(model)
     reordered = frame.assign(colour=pd.Categorical(colour, categories=["red", "green", "blue"]))
     np.testing.assert_array_equal(ensemble.predict(reordered), model.predict(reordered))
+
+
+def test_infinite_thresholds_survive_collapse_and_export():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    missing = rng.random(400) < 0.4
+    X[missing, 0] = np.nan  # LightGBM separates NaN from every number with threshold=inf
+    model = lgb.LGBMRegressor(n_estimators=2, num_leaves=3, verbose=-1, n_jobs=1).fit(X, missing + 0.1 * rng.normal(size=400))
+    ensemble = from_lightgbm(model)
+    assert np.isinf(ensemble.trees[0].threshold[0])
+    collapsed = btt.collapse(ensemble, {1: [1]})
+    rows = np.vstack([X, [[np.inf, 0.0], [-np.inf, 0.0], [np.nan, np.nan], [1e308, 1.0]]])
+    np.testing.assert_array_equal(to_lightgbm(collapsed).predict(rows), collapsed.predict(rows))
