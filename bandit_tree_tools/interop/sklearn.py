@@ -30,8 +30,8 @@ How the library's facts map into the format
   stored value; the root stores 0, the library's own output for a tree that
   cannot split). Categorical splits become category bitsets, categories the
   tree has not seen go to the missing-value side. ``base_score`` is the
-  baseline prediction. See :mod:`._sklearn_boosting` for how categories are
-  encoded.
+  baseline prediction. See :mod:`._sklearn_hist_gradient_boosting` for how
+  categories are encoded (pandas codes or category values).
 
 Exactness
 ---------
@@ -426,11 +426,13 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
         return _import_tree(model, name)
     if kind == "forest":
         return _import_forest(model, name)
-    from . import _sklearn_boosting
-
     if kind == "gradient_boosting":
-        return _sklearn_boosting.import_gradient_boosting(model, name, X=X, y=y, sample_weight=sample_weight)
-    return _sklearn_boosting.import_hist_gradient_boosting(model, name)
+        from ._sklearn_gradient_boosting import import_gradient_boosting
+
+        return import_gradient_boosting(model, name, X=X, y=y, sample_weight=sample_weight)
+    from ._sklearn_hist_gradient_boosting import import_hist_gradient_boosting
+
+    return import_hist_gradient_boosting(model, name)
 
 
 def to_sklearn(ensemble: Ensemble):
@@ -459,11 +461,13 @@ def to_sklearn(ensemble: Ensemble):
                 f"a {source.estimator} can only be exported from an ensemble imported with from_sklearn "
                 "(its payload lacks the fitted estimator's settings)"
             )
-        from . import _sklearn_boosting
-
         if kind == "gradient_boosting":
-            return _sklearn_boosting.export_gradient_boosting(ensemble)
-        return _sklearn_boosting.export_hist_gradient_boosting(ensemble)
+            from ._sklearn_gradient_boosting import export_gradient_boosting
+
+            return export_gradient_boosting(ensemble)
+        from ._sklearn_hist_gradient_boosting import export_hist_gradient_boosting
+
+        return export_hist_gradient_boosting(ensemble)
     classifier = cls.__name__.endswith("Classifier")
     _check_tree_ensemble(ensemble, source.estimator, classifier, forest=kind == "forest")
     if kind == "tree":

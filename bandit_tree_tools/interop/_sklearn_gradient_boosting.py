@@ -1,0 +1,283 @@
+"""scikit-learn GradientBoosting <-> the common format.
+
+Trees are ``DecisionTreeRegressor`` objects holding unscaled values; the
+ensemble scales them by the learning rate (``tree_scale``) and starts from the
+raw prediction of ``init_`` (``base_score``). Internal values are leaf values
+only for the squared-error loss; for other losses they are recomputed from the
+training data with scikit-learn's own line-search step
+(:func:`recompute_internal_values`) or marked unknown.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from types import MappingProxyType
+
+import numpy as np
+
+from ..exceptions import ConversionError, UnsupportedModelError
+from ..tree import TREE_LEAF, Ensemble, Source
+from .sklearn import _check_classes, _feature_names, _skeleton, _version, depths, tree_from_sklearn, tree_to_sklearn
+
+# class name of scikit-learn's link -> (link, link_scale) of the common format
+_LINKS = {
+    "IdentityLink": ("identity", 1.0),
+    "LogLink": ("exp", 1.0),
+    "LogitLink": ("sigmoid", 1.0),
+    "HalfLogitLink": ("sigmoid", 2.0),  # ExponentialLoss: P(y=1) = expit(2 * raw)
+    "MultinomialLogit": ("softmax", 1.0),
+}
+
+_GB_HINT = (
+    "This GradientBoosting model's loss ({loss!r}) re-fits leaf values by a line search that internal nodes "
+    "never received. Import it again with the training data, btt.from_sklearn(model, X=X_train, y=y_train, "
+    "sample_weight=w), to recompute them."
+)
+
+
+def _link_of(model, name):
+    link = type(model._loss.link).__name__
+    if link not in _LINKS:
+        raise UnsupportedModelError(
+            f"this {name} uses the link {link}, which bandit_tree_tools does not know; supported: {sorted(_LINKS)}"
+        )
+    return _LINKS[link]
+
+
+# ------------------------------------------------------------------ GradientBoosting
+def _base_score_gb(model, name):
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    init = model.init_
+    if not (isinstance(init, str) and init == "zero") and not isinstance(init, (DummyClassifier, DummyRegressor)):
+        raise UnsupportedModelError(
+            f"this {name} starts from init={type(init).__name__}, whose predictions depend on X; only init=None, "
+            "'zero' or a Dummy estimator (a constant start) can be expressed as a base score"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = model._raw_predict_init(np.zeros((1, model.n_features_in_), dtype=np.float32))
+    return np.array(raw[0], dtype=np.float64)
+
+
+def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None) -> Ensemble:
+    from sklearn._loss.loss import HalfSquaredError
+
+    classifier = name.endswith("Classifier")
+    classes = _check_classes(model, name) if classifier else None
+    estimators = model.estimators_
+    n_stages, n_per_stage = estimators.shape
+    squared = isinstance(model._loss, HalfSquaredError)
+    trees = []
+    for stage in range(n_stages):
+        for k in range(n_per_stage):
+            tree = estimators[stage, k].tree_
+            known = None if squared else np.zeros(tree.node_count, dtype=np.uint8)
+            trees.append(tree_from_sklearn(tree, 1, has_leaf_value=known))
+    link, link_scale = _link_of(model, name)
+    base_score = _base_score_gb(model, name)
+    payload = {
+        "kind": "gradient_boosting",
+        "template": _skeleton(model, estimators_=None),
+        "estimator_template": _skeleton(estimators[0, 0], tree_=None),
+        "base_score": base_score.copy(),
+    }
+    if not squared:
+        payload["collapse_hint"] = _GB_HINT.format(loss=model.loss)
+    ensemble = Ensemble(
+        trees=tuple(trees),
+        task="classification" if classifier else "regression",
+        n_features_in_=int(model.n_features_in_),
+        n_outputs=n_per_stage,
+        tree_output=np.tile(np.arange(n_per_stage), n_stages),
+        tree_scale=float(model.learning_rate),
+        aggregation="sum",
+        base_score=base_score,
+        link=link,
+        link_scale=link_scale,
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        classes_=classes,
+        feature_names_in_=_feature_names(model),
+        split_rule="le",
+        input_dtype="float32",
+    )
+    if squared or X is None:
+        if not squared and (y is not None or sample_weight is not None):
+            raise ConversionError("pass both X and y (and optionally sample_weight) to recompute internal values")
+        return ensemble
+    if y is None:
+        raise ConversionError("X was given without y; pass both to recompute the internal node values")
+    trees = recompute_internal_values(model, ensemble, X, y, sample_weight)
+    payload = dict(payload)
+    payload.pop("collapse_hint")
+    payload["recomputed_from_data"] = True
+    from dataclasses import replace
+
+    return replace(
+        ensemble, trees=tuple(trees), source=Source("sklearn", name, _version(), MappingProxyType(payload))
+    )
+
+
+class _LevelTree:
+    """What scikit-learn's ``_update_terminal_regions`` reads from a tree, with
+    the nodes of one depth posing as its leaves, so the library's own
+    line-search step computes the value each of those nodes would have had
+    as a leaf."""
+
+    def __init__(self, region, is_target, n_nodes):
+        self._region = region
+        self.children_left = np.where(is_target, TREE_LEAF, 0).astype(np.intp)
+        self.value = np.zeros((n_nodes, 1, 1), dtype=np.float64)
+
+    def apply(self, X):
+        return self._region
+
+
+def recompute_internal_values(model, ensemble, X, y, sample_weight):
+    """Replay the boosting stages on ``(X, y)`` and give every internal node
+    the line-search value scikit-learn would have stored had it been a leaf.
+
+    Requires the rows that built each tree to be recoverable: no subsampling,
+    no early stopping. Warns when the leaves' recomputed values differ from the
+    stored ones (X, y are then not the training data)."""
+    from sklearn.ensemble import _gb
+
+    if model.subsample < 1.0 or model.n_iter_no_change is not None:
+        raise ConversionError(
+            "cannot recompute internal values of a GradientBoosting model trained with subsample < 1 or "
+            "n_iter_no_change (the rows each tree was fitted on are not recoverable); collapse only nodes of a "
+            "model trained with subsample=1.0 and n_iter_no_change=None, or use HistGradientBoosting"
+        )
+    X32 = ensemble.check_X(X)
+    n_rows = X32.shape[0]
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ConversionError(f"y must be 1-D with one value per row of X ({n_rows}), got shape {y.shape}")
+    if ensemble.task == "classification":
+        classes = ensemble.classes_
+        encoded = np.searchsorted(classes, y)
+        encoded = np.clip(encoded, 0, len(classes) - 1)
+        if np.any(classes[encoded] != y):
+            raise ConversionError(f"y holds labels that are not among the model's classes {list(classes)}")
+        y_true = encoded.astype(np.float64)
+    else:
+        y_true = y.astype(np.float64)
+    if sample_weight is None:
+        weight = np.ones(n_rows, dtype=np.float64)
+    else:
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.shape != (n_rows,):
+            raise ConversionError(f"sample_weight must have shape ({n_rows},), got {weight.shape}")
+    loss = copy.deepcopy(model._loss)  # HuberLoss keeps a delta that set_huber_delta changes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = np.array(model._raw_predict_init(X32), dtype=np.float64)
+    every_row = np.ones(n_rows, dtype=bool)
+    estimators = model.estimators_
+    n_stages, n_per_stage = estimators.shape
+    trees = list(ensemble.trees)
+    worst_leaf_difference = 0.0
+    for stage in range(n_stages):
+        if isinstance(loss, _gb.HuberLoss):
+            _gb.set_huber_delta(loss=loss, y_true=y_true, raw_prediction=raw, sample_weight=weight)
+        neg_gradient = -loss.gradient(y_true=y_true, raw_prediction=raw, sample_weight=None)
+        neg_gradient = neg_gradient.reshape(n_rows, -1)
+        for k in range(n_per_stage):
+            index = stage * n_per_stage + k
+            tree = trees[index]
+            sk_tree = estimators[stage, k].tree_
+            target = (y_true == k).astype(np.float64) if loss.is_multiclass else y_true
+            indicator = sk_tree.decision_path(X32).tocsr()
+            depth = depths(tree)
+            value = tree.value.copy()
+            known = tree.has_leaf_value.copy()
+            internal = tree.children_left != TREE_LEAF
+            for level in range(int(depth.max()) + 1):
+                at_level = depth == level
+                # the node of this depth on each row's path (its leaf if the path is shorter)
+                region = _node_at_depth(indicator, depth, level)
+                weight_at = np.bincount(region, weights=weight, minlength=tree.n_nodes)
+                targets = at_level & (weight_at > 0)
+                if not np.any(targets):
+                    continue
+                fake = _LevelTree(region, targets, tree.n_nodes)
+                _gb._update_terminal_regions(
+                    loss, fake, X32, target, neg_gradient[:, k], raw.copy(), weight, every_row,
+                    learning_rate=model.learning_rate, k=k,
+                )
+                found = fake.value[:, 0, 0]
+                fill = targets & internal
+                value[fill, 0] = found[fill]
+                known[fill] = 1
+                leaves = targets & ~internal
+                if np.any(leaves):
+                    stored = tree.value[leaves, 0]
+                    gap = np.abs(found[leaves] - stored) / np.maximum(1.0, np.abs(stored))
+                    worst_leaf_difference = max(worst_leaf_difference, float(gap.max()))
+            trees[index] = tree._replace(value=value, has_leaf_value=known)
+            # advance the raw predictions exactly as fit did, with the stored leaf values
+            raw[:, k] += model.learning_rate * sk_tree.value[:, 0, 0].take(sk_tree.apply(X32), axis=0)
+    if worst_leaf_difference > 1e-9:
+        warnings.warn(
+            "recomputing the stored leaf values from the X, y passed gives values up to "
+            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training data, so internal node values fitted on "
+            "them may not be what training would have produced",
+            UserWarning,
+            stacklevel=3,
+        )
+    return trees
+
+
+def _node_at_depth(indicator, depth, level):
+    """For each row of a node-indicator CSR matrix, the deepest node on its path
+    whose depth is <= ``level``."""
+    rows = np.repeat(np.arange(indicator.shape[0]), np.diff(indicator.indptr))
+    nodes = indicator.indices
+    keep = depth[nodes] <= level
+    region = np.zeros(indicator.shape[0], dtype=np.intp)
+    best = np.full(indicator.shape[0], -1, dtype=np.int64)
+    np.maximum.at(best, rows[keep], depth[nodes[keep]] * (1 << 32) + nodes[keep])
+    region[:] = best & ((1 << 32) - 1)
+    return region
+
+
+def _check_boosting_ensemble(ensemble, name, payload):
+    problems = []
+    template = payload["template"]
+    n_per_stage = int(template.n_trees_per_iteration_)
+    if ensemble.n_trees % n_per_stage:
+        problems.append(f"{ensemble.n_trees} trees is not a multiple of the {n_per_stage} trees per iteration")
+    elif np.any(ensemble.tree_output != np.tile(np.arange(n_per_stage), ensemble.n_trees // n_per_stage)):
+        problems.append("tree_output must cycle through the classes in iteration order")
+    if not np.array_equal(ensemble.base_score, payload["base_score"]):
+        problems.append(f"base_score must stay {payload['base_score'].tolist()} (the estimator keeps it in its init)")
+    if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
+        problems.append("aggregation must be 'sum' without float32 accumulation")
+    if problems:
+        raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
+    return n_per_stage
+
+
+def export_gradient_boosting(ensemble):
+    name = ensemble.source.estimator
+    payload = ensemble.source.payload
+    n_per_stage = _check_boosting_ensemble(ensemble, name, payload)
+    template = payload["template"]
+    if np.any(ensemble.tree_scale != template.learning_rate):
+        raise ConversionError(f"every tree_scale must equal the learning rate {template.learning_rate}")
+    if ensemble.split_rule != "le" or ensemble.input_dtype != "float32":
+        raise ConversionError("a GradientBoosting model compares float32(x) <= threshold; split_rule/input_dtype differ")
+    model = copy.deepcopy(template)
+    n_stages = ensemble.n_trees // n_per_stage
+    estimators = np.empty((n_stages, n_per_stage), dtype=object)
+    tree_template = copy.deepcopy(payload["estimator_template"])
+    for index, tree in enumerate(ensemble.trees):
+        # shallow copies of one private deep copy: like the trees fit() makes, they
+        # share one RandomState and otherwise hold only scalars
+        estimator = copy.copy(tree_template)
+        estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, None, index=index)
+        estimators[index // n_per_stage, index % n_per_stage] = estimator
+    model.estimators_ = estimators
+    model.n_estimators_ = n_stages
+    return model
