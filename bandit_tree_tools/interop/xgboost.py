@@ -234,7 +234,7 @@ def _booster_and_shell(model):
                 f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it"
             )
         missing = model.missing
-        if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+        if missing is not None and not (isinstance(missing, (float, np.floating)) and math.isnan(missing)):
             raise UnsupportedModelError(
                 f"this {type(model).__name__} treats {missing!r} as missing; only missing=np.nan is supported "
                 "(the common format treats NaN as XGBoost's missing value)"
