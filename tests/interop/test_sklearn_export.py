@@ -284,3 +284,52 @@ def test_bad_X_and_bad_node_ids():
         from dataclasses import replace
 
         to_sklearn(replace(imported, source=Source("xgboost", "XGBClassifier")))
+
+
+def test_stacked_depths_match_the_reference_depths():
+    from bandit_tree_tools.interop.sklearn import stacked_depths
+    from bandit_tree_tools.tree import node_depth
+    from tests.tree.random_trees import random_tree as random_common_tree
+
+    rng = np.random.default_rng(12)
+    trees = [random_common_tree(rng, max_depth=int(rng.integers(0, 10))) for _ in range(40)]
+    offsets, depth = stacked_depths(trees)
+    for index, one in enumerate(trees):
+        np.testing.assert_array_equal(depth[offsets[index] : offsets[index + 1]], node_depth(one))
+
+
+def test_pickled_ensemble_still_exports():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for model in (ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y),
+                  ensemble.GradientBoostingClassifier(n_estimators=3).fit(X, y),
+                  ensemble.HistGradientBoostingClassifier(max_iter=3).fit(X, y)):
+        imported = pickle.loads(pickle.dumps(from_sklearn(model)))
+        np.testing.assert_array_equal(to_sklearn(imported).predict_proba(X), model.predict_proba(X))
+
+
+def test_hist_gradient_boosting_refuses_categories_it_cannot_index():
+    rng = np.random.default_rng(14)
+    X = np.column_stack([rng.normal(size=100), rng.choice([0.5, 1.5, 2.5], size=100)])
+    model = ensemble.HistGradientBoostingRegressor(max_iter=2, categorical_features=[1]).fit(X, X[:, 1])
+    with pytest.raises(btt.UnsupportedModelError, match="non-negative integer categories"):
+        from_sklearn(model)
+
+
+def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
+    rng = np.random.default_rng(15)
+    n = 300
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 6, size=n).astype(float)])
+    X[rng.random(n) < 0.1, 0] = np.nan
+    y = rng.integers(0, 3, size=n)
+    y[X[:, 1] == 2] = 0
+    model = ensemble.HistGradientBoostingClassifier(
+        max_iter=30, early_stopping=True, n_iter_no_change=2, validation_fraction=0.3, categorical_features=[1],
+        random_state=0,
+    ).fit(X, y)
+    imported = from_sklearn(model)
+    assert imported.n_trees == 3 * model.n_iter_
+    rows = np.vstack([X, [[0.0, 9.0], [np.nan, -3.0], [np.inf, 2.0]]])
+    np.testing.assert_array_equal(model.predict_proba(rows), imported.predict_proba(rows))
+    np.testing.assert_array_equal(to_sklearn(imported).predict_proba(rows), model.predict_proba(rows))
