@@ -12,7 +12,10 @@ Conventions shared by every kernel
   are stable. So the first ``k`` entries of a slice are a sample without
   replacement of the node's rows, and reading batches in order touches
   memory in increasing order (random row gathers cost more than the
-  insertions they feed).
+  insertions they feed). A child's sample is then the part of its parent's
+  order that went to it: samples of different nodes are not independent,
+  but each is a uniform sample of its own node, which is all the confidence
+  intervals assume.
 - Candidate thresholds ("edges") of candidate slot ``a`` are
   ``edges[a, :n_edges[a]]``, strictly increasing, never the node's maximum
   (that edge sends every row left). A row goes left of edge ``t`` when
