@@ -23,6 +23,8 @@ from ._lightgbm_text import (
 
 
 def check_exportable(ensemble: Ensemble, payload) -> int:
+    """Refuse what the LightGBM model the ensemble came from cannot hold;
+    return its number of trees per iteration."""
     if ensemble.source.library != "lightgbm" or "header" not in payload:
         raise ConversionError(
             f"to_lightgbm exports ensembles imported from LightGBM; this one comes from "
@@ -70,6 +72,9 @@ def _zero_nan(values):
 
 
 def tree_fields(tree, shrinkage: float, scale: float, bias: float) -> dict:
+    """One tree in LightGBM's layout: our internal nodes in id order become
+    LightGBM's internal nodes 0.., our leaves in id order its leaves 0.. (the
+    root, node 0, stays first); number arrays are formatted later, in bulk."""
     leaf = tree.children_left == TREE_LEAF
     values = tree.value[:, 0]
     if scale != 1.0:  # the kernel adds fl(scale * value): write that double

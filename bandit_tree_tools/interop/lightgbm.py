@@ -111,6 +111,7 @@ from ._lightgbm_text import (
 
 __all__ = ["from_lightgbm", "to_lightgbm"]
 
+
 def _lightgbm():
     try:
         import lightgbm
