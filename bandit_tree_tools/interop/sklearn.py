@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import warnings
 from types import MappingProxyType
 
@@ -160,6 +161,17 @@ def _version():
     import sklearn
 
     return sklearn.__version__
+
+
+def _check_version():
+    # scikit-learn < 1.4 stored class counts, not fractions, in classifier trees
+    # and predicted through a normalisation this module does not mirror.
+    found = re.match(r"(\d+)\.(\d+)", _version())
+    if found and (int(found.group(1)), int(found.group(2))) < (1, 4):
+        raise UnsupportedModelError(
+            f"scikit-learn {_version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4 "
+            "(pip install -U scikit-learn)"
+        )
 
 
 def _check_single_output(model, name):
@@ -420,6 +432,7 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
         Predicts exactly like ``model``; ``btt.to_model`` exports it back.
     """
     name, kind = _kind_of(model)
+    _check_version()
     _check_fitted(model, name)
     _check_single_output(model, name)
     if kind == "tree":

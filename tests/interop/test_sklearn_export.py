@@ -333,3 +333,10 @@ def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
     rows = np.vstack([X, [[0.0, 9.0], [np.nan, -3.0], [np.inf, 2.0]]])
     np.testing.assert_array_equal(model.predict_proba(rows), imported.predict_proba(rows))
     np.testing.assert_array_equal(to_sklearn(imported).predict_proba(rows), model.predict_proba(rows))
+
+
+def test_old_scikit_learn_is_refused(monkeypatch):
+    model = tree.DecisionTreeRegressor(max_depth=1).fit(np.arange(10.0).reshape(-1, 1), np.arange(10.0))
+    monkeypatch.setattr(sklearn_interop, "_version", lambda: "1.3.2")
+    with pytest.raises(btt.UnsupportedModelError, match=r"scikit-learn 1.3.2 is too old.*>= 1.4"):
+        from_sklearn(model)
