@@ -43,7 +43,10 @@ in a nondeterministic order). Exported estimators predict exactly like the
 ensemble. Known departures: HistGradientBoosting casts categorical values to
 ``uint8`` without a range check, so categories >= 256 are undefined there (the
 ensemble sends them to the unknown side) and a fractional category such as 2.5
-is unknown there but category 2 here.
+is unknown there but category 2 here. Binary boosting labels: scikit-learn
+thresholds the raw score (GradientBoosting ``raw >= 0``, HistGradientBoosting
+``raw > 0``), the ensemble takes the argmax of ``[1 - p, p]``; they can differ
+only when ``expit(raw)`` rounds to exactly 0.5 (``|raw|`` below about 1e-16).
 
 Export
 ------
