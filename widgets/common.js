@@ -32,24 +32,49 @@ function bttHexToRgb(hex) {
 }
 
 // Blend a colour with white: strength 0 is white, 1 the colour itself.
-function bttTint(hex, strength) {
+// The *RGB variants return 0xRRGGBB integers (cheap to store per node).
+function bttTintRGB(hex, strength) {
   const [r, g, b] = bttHexToRgb(hex);
   const s = Math.max(0, Math.min(1, strength));
   const mix = (c) => Math.round(255 - (255 - c) * s);
-  return `rgb(${mix(r)},${mix(g)},${mix(b)})`;
+  return (mix(r) << 16) | (mix(g) << 8) | mix(b);
 }
 
+const bttColourStrings = new Map();
+function bttRGBString(packed) {
+  let text = bttColourStrings.get(packed);
+  if (text === undefined) {
+    text = `rgb(${(packed >> 16) & 255},${(packed >> 8) & 255},${packed & 255})`;
+    bttColourStrings.set(packed, text);
+  }
+  return text;
+}
+
+function bttTint(hex, strength) {
+  return bttRGBString(bttTintRGB(hex, strength));
+}
+
+const BTT_NO_COLOUR = 0xe8e8e8;
+
 // Diverging scale for signed values: blue below zero, red above.
-function bttDiverging(value, limit) {
-  if (!Number.isFinite(value) || !(limit > 0)) return "#e8e8e8";
+function bttDivergingRGB(value, limit) {
+  if (!Number.isFinite(value) || !(limit > 0)) return BTT_NO_COLOUR;
   const t = Math.max(-1, Math.min(1, value / limit));
-  return t < 0 ? bttTint("#3b6fb6", 0.15 + 0.85 * -t) : bttTint("#c8453b", 0.15 + 0.85 * t);
+  return t < 0 ? bttTintRGB("#3b6fb6", 0.15 + 0.85 * -t) : bttTintRGB("#c8453b", 0.15 + 0.85 * t);
+}
+
+function bttDiverging(value, limit) {
+  return bttRGBString(bttDivergingRGB(value, limit));
 }
 
 // Sequential scale on [0, 1].
+function bttSequentialRGB(t) {
+  if (!Number.isFinite(t)) return BTT_NO_COLOUR;
+  return bttTintRGB("#5b3f8c", 0.1 + 0.9 * Math.max(0, Math.min(1, t)));
+}
+
 function bttSequential(t) {
-  if (!Number.isFinite(t)) return "#e8e8e8";
-  return bttTint("#5b3f8c", 0.1 + 0.9 * Math.max(0, Math.min(1, t)));
+  return bttRGBString(bttSequentialRGB(t));
 }
 
 function bttFormat(value, digits = 4) {

@@ -99,19 +99,20 @@ function leafText(model, tree, i) {
   return `value ${bttFormat(tree.value[i * tree.width], 3)}`;
 }
 
+// The fill of node i as 0xRRGGBB.
 function nodeColour(model, tree, i) {
   const by = model.get("color_by");
   const kind = model.get("value_kind");
-  if (by === "none") return "#f4f4f4";
-  if (by === "impurity") return bttSequential(tree.maxImpurity > 0 ? tree.impurity[i] / tree.maxImpurity : NaN);
+  if (by === "none") return 0xf4f4f4;
+  if (by === "impurity") return bttSequentialRGB(tree.maxImpurity > 0 ? tree.impurity[i] / tree.maxImpurity : NaN);
   if (by === "samples") {
     const samples = tree.samples[i];
-    return bttSequential(samples >= 0 && tree.maxSamples > 0 ? Math.log1p(samples) / Math.log1p(tree.maxSamples) : NaN);
+    return bttSequentialRGB(samples >= 0 && tree.maxSamples > 0 ? Math.log1p(samples) / Math.log1p(tree.maxSamples) : NaN);
   }
   if (by === "data") {
-    if (!tree.dataCount) return "#f4f4f4";
+    if (!tree.dataCount) return 0xf4f4f4;
     const root = tree.dataCount[0] || 1;
-    return bttSequential(tree.dataCount[i] / root);
+    return bttSequentialRGB(tree.dataCount[i] / root);
   }
   // "prediction": class colour (strength = purity) or a diverging value scale
   if (kind === "fractions" && tree.width > 1) {
@@ -119,9 +120,9 @@ function nodeColour(model, tree, i) {
     const best = argmax(tree.value, offset, tree.width);
     const chance = 1 / tree.width;
     const purity = (tree.value[offset + best] - chance) / (1 - chance);
-    return bttTint(bttClassColour(best), 0.2 + 0.8 * purity);
+    return bttTintRGB(bttClassColour(best), 0.2 + 0.8 * purity);
   }
-  return bttDiverging(tree.value[i * tree.width], tree.valueLimit);
+  return bttDivergingRGB(tree.value[i * tree.width], tree.valueLimit);
 }
 
 export default {
@@ -184,26 +185,45 @@ export default {
     // parent sits midway between its children.
     function layout() {
       x = new Float64Array(tree.n).fill(NaN);
-      const order = [];
-      const stack = [0];
+      const order = new Int32Array(tree.n);
+      const stack = new Int32Array(tree.n + 1);
+      let top = 0;
+      let count = 0;
       let slot = 0;
-      while (stack.length) {
-        const i = stack.pop();
-        order.push(i);
+      stack[top++] = 0;
+      while (top > 0) {
+        const i = stack[--top];
+        order[count++] = i;
         if (tree.left[i] >= 0 && !collapsed[i]) {
-          stack.push(tree.right[i]);
-          stack.push(tree.left[i]);
+          stack[top++] = tree.right[i];
+          stack[top++] = tree.left[i];
         } else {
           x[i] = slot * SLOT;
           slot += 1;
         }
       }
-      for (let k = order.length - 1; k >= 0; k--) {
+      for (let k = count - 1; k >= 0; k--) {
         const i = order[k];
         if (tree.left[i] >= 0 && !collapsed[i]) x[i] = (x[tree.left[i]] + x[tree.right[i]]) / 2;
       }
-      visible = Int32Array.from(order);
-      root.dataset.visibleNodes = String(visible.length);
+      visible = order.subarray(0, count);
+      root.dataset.visibleNodes = String(count);
+    }
+
+    // node colours: computed when a node is first drawn, kept until the tree
+    // or the colouring changes (never per frame)
+    let colours = null;
+    let coloured = null;
+    function colourOf(i) {
+      if (!coloured[i]) {
+        colours[i] = nodeColour(model, tree, i);
+        coloured[i] = 1;
+      }
+      return colours[i];
+    }
+    function resetColours() {
+      colours = new Uint32Array(tree.n);
+      coloured = new Uint8Array(tree.n);
     }
 
     // readable: on first display, keep labels legible (scale >= READABLE) and
@@ -242,20 +262,50 @@ export default {
       if (!tree) return -1;
       const halfW = Math.max(5, (BOX_W * view.scale) / 2);
       const halfH = Math.max(5, (BOX_H * view.scale) / 2);
+      const levelH = LEVEL * view.scale;
       let best = -1;
       let bestDistance = Infinity;
-      for (const i of visible) {
-        const [sx, sy] = screenOf(i);
-        const cy = sy + halfH;
-        if (Math.abs(px - sx) <= halfW && Math.abs(py - cy) <= halfH) {
-          const distance = Math.abs(px - sx) + Math.abs(py - cy);
-          if (distance < bestDistance) {
-            best = i;
-            bestDistance = distance;
-          }
+      for (let k = 0; k < visible.length; k++) {
+        const i = visible[k];
+        const dx = Math.abs(px - (x[i] * view.scale + view.tx));
+        if (dx > halfW) continue;
+        const dy = Math.abs(py - (tree.depth[i] * levelH + view.ty + halfH));
+        if (dy > halfH) continue;
+        if (dx + dy < bestDistance) {
+          best = i;
+          bestDistance = dx + dy;
         }
       }
       return best;
+    }
+
+    function drawDense(ctx, width, height) {
+      // every node smaller than a few pixels: plot 2x2 dots into an image
+      const ratio = window.devicePixelRatio || 1;
+      const w = Math.round(width * ratio);
+      const h = Math.round(height * ratio);
+      const image = ctx.createImageData(w, h);
+      const data = image.data;
+      const s = view.scale;
+      for (let k = 0; k < visible.length; k++) {
+        const i = visible[k];
+        const px = Math.round((x[i] * s + view.tx) * ratio);
+        const py = Math.round((tree.depth[i] * LEVEL * s + view.ty) * ratio);
+        if (px < 0 || py < 0 || px >= w - 1 || py >= h - 1) continue;
+        const rgb = colourOf(i);
+        const faded = tree.marks[i] === MARK_REMOVED || tree.marks[i] === MARK_CHANGED;
+        const alpha = faded ? 90 : 255;
+        for (let dy = 0; dy < 2; dy++) {
+          for (let dx = 0; dx < 2; dx++) {
+            const o = 4 * ((py + dy) * w + px + dx);
+            data[o] = (rgb >> 16) & 255;
+            data[o + 1] = (rgb >> 8) & 255;
+            data[o + 2] = rgb & 255;
+            data[o + 3] = alpha;
+          }
+        }
+      }
+      ctx.putImageData(image, 0, 0);
     }
 
     function drawTree(ctx, width, height) {
@@ -264,72 +314,83 @@ export default {
         fit(true);
         return;
       }
+      if (!colours) resetColours();
       const s = view.scale;
       const boxW = BOX_W * s;
       const boxH = BOX_H * s;
-      const tiny = boxW < 6;
       const minWX = (-view.tx - SLOT * s) / s;
       const maxWX = (width - view.tx + SLOT * s) / s;
       const selected = model.get("selected_node");
-      // edges: one path for all, then the decision path on top
+      const dense = boxW < 3;
+      if (dense) drawDense(ctx, width, height);
+      // edges: one path for all, one for edges into removed nodes, then the decision path
+      const levelH = LEVEL * s;
+      const edge = (i, child, path) => {
+        const cx = x[child];
+        const px = x[i];
+        if ((px < minWX && cx < minWX) || (px > maxWX && cx > maxWX)) return;
+        const sy = tree.depth[i] * levelH + view.ty;
+        if (sy > height || sy + levelH + boxH < 0) return;
+        path.moveTo(px * s + view.tx, sy + boxH);
+        path.lineTo(cx * s + view.tx, sy + levelH);
+      };
+      const solid = new Path2D();
+      const faded = new Path2D();
+      const onPathEdges = new Path2D();
+      let anyFaded = false;
+      let anyPath = false;
+      if (!dense) {
+        for (let k = 0; k < visible.length; k++) {
+          const i = visible[k];
+          if (tree.left[i] < 0 || collapsed[i]) continue;
+          const l = tree.left[i];
+          const r = tree.right[i];
+          if (tree.marks[l] === MARK_REMOVED || tree.marks[l] === MARK_CHANGED) {
+            edge(i, l, faded);
+            edge(i, r, faded);
+            anyFaded = true;
+            continue;
+          }
+          if (onPath && onPath[i] && onPath[l]) { edge(i, l, onPathEdges); anyPath = true; } else edge(i, l, solid);
+          if (onPath && onPath[i] && onPath[r]) { edge(i, r, onPathEdges); anyPath = true; } else edge(i, r, solid);
+        }
+      } else if (onPath) {
+        for (let k = 0; k < visible.length; k++) {
+          const i = visible[k];
+          if (tree.left[i] < 0 || collapsed[i] || !onPath[i]) continue;
+          if (onPath[tree.left[i]]) edge(i, tree.left[i], onPathEdges);
+          if (onPath[tree.right[i]]) edge(i, tree.right[i], onPathEdges);
+          anyPath = true;
+        }
+      }
       ctx.lineWidth = 1;
       ctx.strokeStyle = "#9a9a9a";
-      ctx.beginPath();
-      const pathEdges = [];
-      for (const i of visible) {
-        if (tree.left[i] < 0 || collapsed[i]) continue;
-        const px = x[i];
-        for (const child of [tree.left[i], tree.right[i]]) {
-          const cx = x[child];
-          if (Math.max(px, cx) < minWX || Math.min(px, cx) > maxWX) continue;
-          const [sx, sy] = screenOf(i);
-          const [ex, ey] = screenOf(child);
-          if (sy > height || ey + boxH < 0) continue;
-          const faded = tree.marks[child] === MARK_REMOVED || tree.marks[child] === MARK_CHANGED;
-          if (onPath && onPath[i] && onPath[child]) pathEdges.push([sx, sy + boxH, ex, ey]);
-          else if (!faded) {
-            ctx.moveTo(sx, sy + boxH);
-            ctx.lineTo(ex, ey);
-          }
-        }
+      ctx.stroke(solid);
+      if (anyFaded) {
+        ctx.strokeStyle = "#c9c9c9";
+        ctx.setLineDash([3, 3]);
+        ctx.stroke(faded);
+        ctx.setLineDash([]);
       }
-      ctx.stroke();
-      ctx.strokeStyle = "#c9c9c9";
-      ctx.setLineDash([3, 3]);
-      ctx.beginPath();
-      for (const i of visible) {
-        if (tree.left[i] < 0 || collapsed[i]) continue;
-        for (const child of [tree.left[i], tree.right[i]]) {
-          if (tree.marks[child] !== MARK_REMOVED && tree.marks[child] !== MARK_CHANGED) continue;
-          const [sx, sy] = screenOf(i);
-          const [ex, ey] = screenOf(child);
-          ctx.moveTo(sx, sy + boxH);
-          ctx.lineTo(ex, ey);
-        }
-      }
-      ctx.stroke();
-      ctx.setLineDash([]);
-      if (pathEdges.length) {
+      if (anyPath) {
         ctx.strokeStyle = "#1f5fbf";
         ctx.lineWidth = 3;
-        ctx.beginPath();
-        for (const [a, b, c, d] of pathEdges) {
-          ctx.moveTo(a, b);
-          ctx.lineTo(c, d);
-        }
-        ctx.stroke();
+        ctx.stroke(onPathEdges);
       }
+      if (dense) return;
       // nodes
       ctx.font = `${Math.max(9, Math.min(13, 11 * s))}px sans-serif`;
       ctx.textAlign = "center";
       ctx.textBaseline = "middle";
-      for (const i of visible) {
+      const tiny = boxW < 6;
+      for (let k = 0; k < visible.length; k++) {
+        const i = visible[k];
         if (x[i] < minWX || x[i] > maxWX) continue;
         const [sx, sy] = screenOf(i);
         if (sy > height || sy + boxH < 0) continue;
         const mark = tree.marks[i];
         ctx.globalAlpha = mark === MARK_REMOVED || mark === MARK_CHANGED ? 0.35 : 1;
-        ctx.fillStyle = nodeColour(model, tree, i);
+        ctx.fillStyle = bttRGBString(colourOf(i));
         if (tiny) {
           const size = Math.max(2, boxW);
           ctx.fillRect(sx - size / 2, sy, size, Math.max(2, boxH));
@@ -378,10 +439,11 @@ export default {
           }
           const n = tree.samples[i];
           lines.push(n >= 0 ? `n=${bttFormat(n)}` : `#${i}`);
-          const shown = boxH >= 40 ? lines : boxH >= 24 ? [lines[0], lines[lines.length - 1]] : [lines[0]];
+          // three lines when they fit; else the split (or the leaf and its count)
+          const shown = boxH >= 33 ? lines : boxH >= 22 ? lines.slice(0, 2) : [lines[0]];
           const lineHeight = boxH / shown.length;
-          shown.forEach((line, k) => {
-            ctx.fillText(fitText(ctx, line, boxW - 4), sx, sy + lineHeight * (k + 0.5));
+          shown.forEach((line, k2) => {
+            ctx.fillText(fitText(ctx, line, boxW - 4), sx, sy + lineHeight * (k2 + 0.5));
           });
         }
       }
@@ -590,6 +652,7 @@ export default {
         return;
       }
       body.style.display = "";
+      colours = null;
       resetCollapsed();
       layout();
       applyPath();
@@ -701,6 +764,7 @@ export default {
       showDetails();
     };
     const onStyle = () => {
+      colours = null;
       canvas.redraw();
       drawLegend();
       showDetails();

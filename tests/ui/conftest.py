@@ -41,7 +41,7 @@ def browser(lab):
 
 
 @pytest.fixture
-def page(browser, request):
+def page(browser, lab, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     messages = []
@@ -57,6 +57,7 @@ def page(browser, request):
         pass
     (ARTIFACTS / f"{name}-console.log").write_text("\n".join(messages))
     context.close()
+    lab.shutdown_kernels()
 
 
 def screenshot(page, name: str, locator=None) -> Path:

@@ -109,6 +109,19 @@ class JupyterLab:
         self.__exit__(None, None, None)
         raise RuntimeError("JupyterLab did not answer within 90 s")
 
+    def shutdown_kernels(self) -> None:
+        """Stop every kernel the server started (each test's notebook keeps
+        one running otherwise)."""
+        base = f"http://127.0.0.1:{self.port}/api/kernels"
+        with urllib.request.urlopen(f"{base}?token={self.token}", timeout=10) as response:
+            kernels = json.load(response)
+        for kernel in kernels:
+            request = urllib.request.Request(f"{base}/{kernel['id']}?token={self.token}", method="DELETE")
+            try:
+                urllib.request.urlopen(request, timeout=30).close()
+            except OSError:
+                pass
+
     def url(self, notebook: str) -> str:
         return f"http://127.0.0.1:{self.port}/lab/tree/{notebook}?token={self.token}&reset"
 
@@ -165,7 +178,7 @@ EXECUTE = f"""async (code) => {{
 }}"""
 
 
-def open_and_run(page, lab: JupyterLab, notebook: str, timeout_ms: int = 180_000) -> None:
+def open_and_run(page, lab: JupyterLab, notebook: str, timeout_ms: int = 240_000) -> None:
     """Open a notebook, wait for its kernel, run every cell, wait until done."""
     page.goto(lab.url(notebook))
     page.wait_for_function(KERNEL_IDLE, timeout=timeout_ms, polling=250)

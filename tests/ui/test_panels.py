@@ -11,7 +11,9 @@ import pytest
 from .conftest import screenshot
 from .lab import kernel_eval, open_and_run, write_notebook
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# one JupyterLab for the module: keep its tests on one xdist worker (effective
+# with --dist loadgroup)
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 TREE_CELLS = [
     "from sklearn.datasets import load_iris\n"
@@ -168,9 +170,9 @@ COMPARISON_CELLS = [
     "rows = list(itertools.product(range(3), range(3), range(2), range(3), range(4), range(2)))\n"
     "X = pd.DataFrame(rows, columns=['a1', 'a2', 'a3', 'a4', 'a5', 'a6'])\n"
     "y = ((X.a1 == X.a2) | (X.a5 == 0)).astype(int).to_numpy()\n"
-    "tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=150, random_state=0).fit(X, y)\n"
+    "tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=80, random_state=0).fit(X, y)\n"
     "cart = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)\n"
-    "table = btt.compare_trees(X, y, X, y, n_iter=50, exact=False, river=False, dl85=False)",
+    "table = btt.compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False)",
     "comparison = btt.ComparisonPanel(tsdt, cart, table=table, X=X, y=y)\ncomparison",
 ]
 

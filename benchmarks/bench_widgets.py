@@ -1,0 +1,157 @@
+"""How big trees travel to the tree view, and how fast the browser draws them.
+
+A complete binary tree of ``--nodes`` nodes (131,071 by default: depth 16) is
+turned into the tree view's payload. Printed side by side:
+
+- Python: building the payload (binary column buffers, what the panel
+  sends) versus encoding the same columns as JSON lists (what a widget
+  without buffers would send), and the bytes of each; ratio JSON / buffers.
+- Browser (Debian's Chromium with Playwright, when /usr/bin/chromium exists):
+  the tree view's own module on a plain page, driven by a minimal stand-in
+  for the widget model. First display (decode, layout, draw at the initial
+  depth), "Expand all" (layout and draw of every node), and the mean time of
+  a zoom frame with every node visible.
+
+Targets: payload under 50 ms and >= 5x faster to encode than JSON lists;
+first display under 300 ms; a zoom frame with every node expanded under
+100 ms (10 frames per second).
+
+    python benchmarks/bench_widgets.py [--nodes 131071] [--no-browser]
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bandit_tree_tools.tree import make_tree
+from bandit_tree_tools.widgets import _payload
+from bandit_tree_tools.widgets._assets import module_source
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+def complete_tree(n_nodes: int):
+    n_internal = (n_nodes - 1) // 2
+    n_nodes = 2 * n_internal + 1
+    ids = np.arange(n_nodes)
+    internal = ids < n_internal
+    left = np.where(internal, 2 * ids + 1, -1)
+    right = np.where(internal, 2 * ids + 2, -1)
+    rng = np.random.default_rng(0)
+    samples = np.zeros(n_nodes, dtype=np.int64)
+    samples[~internal] = rng.integers(1, 50, size=(~internal).sum())
+    for node in range(n_internal - 1, -1, -1):  # parents are sums of their children
+        samples[node] = samples[2 * node + 1] + samples[2 * node + 2]
+    value = rng.random((n_nodes, 3))
+    value /= value.sum(axis=1, keepdims=True)
+    return make_tree(left, right, feature=rng.integers(0, 20, n_nodes), threshold=rng.normal(size=n_nodes),
+                     value=value, n_node_samples=samples, impurity=rng.random(n_nodes))
+
+
+def best_of(function, repeat=5):
+    best, result = np.inf, None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def python_side(tree):
+    seconds, payload = best_of(lambda: _payload.tree_payload(tree))
+    binary = sum(len(v) for v in payload.values() if isinstance(v, bytes))
+
+    def as_json():
+        columns = {name: getattr(tree, name).tolist() for name in (
+            "children_left", "children_right", "feature", "threshold", "value", "n_node_samples",
+            "weighted_n_node_samples", "impurity")}
+        return json.dumps(columns)
+
+    json_seconds, text = best_of(as_json, repeat=2)
+    return payload, seconds, binary, json_seconds, len(text)
+
+
+PAGE_SCRIPT = """
+async ([source, columns, meta]) => {
+  const decode = (b64) => { const raw = atob(b64); const bytes = new Uint8Array(raw.length);
+    for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i); return new DataView(bytes.buffer); };
+  const tree = Object.assign({}, meta);
+  for (const [name, b64] of Object.entries(columns)) tree[name] = decode(b64);
+  const state = { tree, feature_names: [], class_names: ["a", "b", "c"], value_kind: "fractions",
+    output_label: "", title: "benchmark", initial_depth: 4, color_by: "prediction", path: [], selected_node: -1,
+    selected_tree: 0, n_trees: 1, overview: {}, height: 600, error: "" };
+  const handlers = {};
+  const model = { get: (k) => state[k], set: (k, v) => { state[k] = v; (handlers["change:" + k] || []).forEach((f) => f()); },
+    save_changes: () => {}, on: (e, f) => { (handlers[e] = handlers[e] || []).push(f); }, off: () => {} };
+  const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  const module = await import(url);
+  const el = document.createElement("div"); el.style.width = "1200px"; document.body.appendChild(el);
+  const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  let start = performance.now();
+  module.default.render({ model, el });
+  await frame();
+  const first = performance.now() - start;
+  const root = el.querySelector(".btt-tree-view-canvas");
+  start = performance.now();
+  el.querySelector(".btt-button-expand").click();
+  await frame();
+  const expand = performance.now() - start;
+  const canvas = el.querySelector(".btt-tree-stage canvas");
+  const rect = canvas.getBoundingClientRect();
+  const zooms = 10;
+  start = performance.now();
+  for (let k = 0; k < zooms; k++) {
+    canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: k % 2 ? 120 : -120, clientX: rect.left + 600,
+      clientY: rect.top + 300, bubbles: true, cancelable: true }));
+    await frame();
+  }
+  const zoom = (performance.now() - start) / zooms;
+  return { first, expand, zoom, visible: Number(root.dataset.visibleNodes) };
+}
+"""
+
+
+def browser_side(payload):
+    import base64
+
+    from playwright.sync_api import sync_playwright
+
+    columns = {k: base64.b64encode(v).decode() for k, v in payload.items() if isinstance(v, bytes)}
+    meta = {k: v for k, v in payload.items() if not isinstance(v, bytes)}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_content("<html><body></body></html>")
+        result = page.evaluate(PAGE_SCRIPT, [module_source("tree_view.js"), columns, meta])
+        browser.close()
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=131_071)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args()
+    tree = complete_tree(args.nodes)
+    payload, seconds, binary, json_seconds, json_bytes = python_side(tree)
+    print(f"tree: {tree.n_nodes:,} nodes, depth {tree.max_depth}")
+    print(f"{'':28}{'buffers':>12}{'JSON lists':>14}{'JSON / buffers':>16}")
+    print(f"{'encode (ms)':28}{1000 * seconds:12.1f}{1000 * json_seconds:14.1f}{json_seconds / seconds:16.1f}")
+    print(f"{'size (MB)':28}{binary / 1e6:12.2f}{json_bytes / 1e6:14.2f}{json_bytes / binary:16.1f}")
+    if args.no_browser or not CHROMIUM.exists():
+        print("browser: skipped" + ("" if args.no_browser else f" ({CHROMIUM} not found)"))
+        return
+    result = browser_side(payload)
+    print(f"browser (Chromium, {result['visible']:,} nodes visible after expand all):")
+    print(f"  first display at initial depth   {result['first']:8.1f} ms   (target 300)")
+    print(f"  expand all: layout + draw        {result['expand']:8.1f} ms")
+    print(f"  zoom frame, every node expanded  {result['zoom']:8.1f} ms   (target 100)")
+
+
+if __name__ == "__main__":
+    main()
