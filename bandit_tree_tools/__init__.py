@@ -27,6 +27,7 @@ _PUBLIC = {
     "to_sklearn": "bandit_tree_tools.interop.sklearn",
     "from_lightgbm": "bandit_tree_tools.interop.lightgbm",
     "to_lightgbm": "bandit_tree_tools.interop.lightgbm",
+    "to_xgboost": "bandit_tree_tools.interop.xgboost",
     "from_xgboost": "bandit_tree_tools.interop.xgboost",
     # pruning
     "bandit_prune": "bandit_tree_tools.pruning",

@@ -467,6 +467,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         split_rule="lt",
         input_dtype="float32",
         accumulate_float32=True,
+        feature_categories=payload["training_categories"],
     )
 
 

@@ -3,7 +3,6 @@ libraries keep outside their trees, and validated prediction methods."""
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
@@ -17,6 +16,19 @@ TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")
 SPLIT_RULES = ("le", "lt")
 INPUT_DTYPES = ("float32", "float64")
+
+
+class FrozenDict(dict):
+    """A read-only dict that pickles (``MappingProxyType`` does not)."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("an ensemble's source payload is read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self):
+        return (FrozenDict, (dict(self),))
 
 
 @dataclass(frozen=True)
@@ -35,14 +47,8 @@ class Source:
     version: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def __reduce__(self):
-        # A MappingProxyType payload cannot be pickled (joblib/dask workers, saving
-        # an ensemble): send a plain dict and make it read-only again on load.
-        return (_source_from_pickle, (self.library, self.estimator, self.version, dict(self.payload)))
-
-
-def _source_from_pickle(library, estimator, version, payload):
-    return Source(library, estimator, version, MappingProxyType(payload))
+    def __post_init__(self):
+        object.__setattr__(self, "payload", FrozenDict(self.payload))
 
 
 class PackedEnsemble(NamedTuple):
@@ -120,6 +126,11 @@ class Ensemble:
         X is cast to this dtype before comparison, as the source library does.
     accumulate_float32 : bool
         The source library sums tree outputs in float32 (XGBoost).
+    feature_categories : tuple or None
+        Per feature, the category values seen in training (a tuple) or None.
+        A pandas categorical column of X is then coded by value against them,
+        as LightGBM and XGBoost do, and values not seen in training become
+        missing. Without it, a categorical column's own codes are used.
     source : Source
     """
 
@@ -139,6 +150,7 @@ class Ensemble:
     split_rule: str = "le"
     input_dtype: str = "float64"
     accumulate_float32: bool = False
+    feature_categories: tuple | None = None
 
     def __post_init__(self):
         trees = tuple(self.trees)
@@ -217,7 +229,7 @@ class Ensemble:
     # ------------------------------------------------------------- prediction
     def check_X(self, X) -> np.ndarray:
         """Validate ``X`` against the training columns and cast it to ``input_dtype``."""
-        return check_X(X, self.n_features_in_, self.feature_names_in_, self.input_dtype)
+        return check_X(X, self.n_features_in_, self.feature_names_in_, self.input_dtype, self.feature_categories)
 
     def apply(self, X) -> np.ndarray:
         """Leaf id (local node id) reached in every tree: int64 (n_rows, n_trees)."""
@@ -306,14 +318,15 @@ def check_ensemble(ensemble: Ensemble) -> Ensemble:
     return ensemble
 
 
-def check_X(X, n_features: int, feature_names, input_dtype: str = "float64") -> np.ndarray:
+def check_X(X, n_features: int, feature_names, input_dtype: str = "float64", feature_categories=None) -> np.ndarray:
     """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``.
 
     pandas columns must carry the training names in the training order;
-    categorical columns become their integer codes (NaN where missing).
+    categorical columns become integer codes (NaN where missing), coded
+    against ``feature_categories`` where given.
     """
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        X = _frame_to_array(X, n_features, feature_names)
+        X = _frame_to_array(X, n_features, feature_names, feature_categories)
     try:
         array = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -330,10 +343,13 @@ def check_X(X, n_features: int, feature_names, input_dtype: str = "float64") -> 
             f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
             "pass the same columns as at training time"
         )
-    return np.ascontiguousarray(array, dtype=np.float32 if input_dtype == "float32" else np.float64)
+    if input_dtype == "float32":
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+            return np.ascontiguousarray(array, dtype=np.float32)
+    return np.ascontiguousarray(array, dtype=np.float64)
 
 
-def _frame_to_array(frame, n_features: int, feature_names) -> np.ndarray:
+def _frame_to_array(frame, n_features: int, feature_names, feature_categories=None) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
     if feature_names is not None:
         expected = [str(name) for name in feature_names]
@@ -353,6 +369,9 @@ def _frame_to_array(frame, n_features: int, feature_names) -> np.ndarray:
     for position, column in enumerate(frame.columns):
         series = frame[column]
         if str(series.dtype) == "category":
+            training = None if feature_categories is None else feature_categories[position]
+            if training is not None:
+                series = series.cat.set_categories(list(training))
             codes = series.cat.codes.to_numpy().astype(np.float64)
             codes[codes < 0] = np.nan
             out[:, position] = codes
