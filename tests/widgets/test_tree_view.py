@@ -217,3 +217,31 @@ def test_static_fallback_is_script_free_html(iris, iris_tree):
     assert "<script" not in html.lower() and "onclick" not in html.lower()
     assert "#1f5fbf" in html  # the decision path is drawn
     assert repr(view).startswith("TreeView(Ensemble(")
+
+
+def test_assets_are_found_in_an_installed_wheel_layout(tmp_path, monkeypatch):
+    import shutil
+
+    from bandit_tree_tools.widgets import _assets
+
+    wheel_static = tmp_path / "bandit_tree_tools" / "_static"
+    shutil.copytree(static_dir(), wheel_static)
+    monkeypatch.setattr(_assets, "_CANDIDATES", (wheel_static, tmp_path / "widgets"))
+    _assets.static_dir.cache_clear()
+    _assets.read_asset.cache_clear()
+    try:
+        assert _assets.static_dir() == wheel_static
+        assert "export default" in _assets.module_source("reward_chart.js")
+        shutil.rmtree(wheel_static)
+        _assets.static_dir.cache_clear()
+        with pytest.raises(FileNotFoundError, match="reinstall bandit-tree-tools"):
+            _assets.static_dir()
+    finally:
+        _assets.static_dir.cache_clear()
+        _assets.read_asset.cache_clear()
+
+
+def test_depths_match_the_reference(iris_tree):
+    tree = btt.from_model(iris_tree).trees[0]
+    np.testing.assert_array_equal(_payload.depths(tree), node_depth(tree))
+    np.testing.assert_array_equal(_payload.depths(hand_tree()), [0, 1, 1, 2, 2, 2, 2])
