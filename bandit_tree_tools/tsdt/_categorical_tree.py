@@ -120,25 +120,35 @@ def _node_class_counts(X, y, n_classes, feature, first_child, n_categories):
 
 
 def tree_from_counts(feature, first_child, n_categories, counts) -> CategoricalTree:
-    """Fill values from per-node class counts; empty nodes inherit their parent's."""
+    """Values from per-node class counts (empty nodes inherit their parent's);
+    ``n_node_samples`` of an internal node is the sum of its children's, so
+    parents and children agree even when the counts of different nodes come
+    from different parts of a stream."""
     counts = np.asarray(counts, dtype=np.float64)
-    n_node_samples = counts.sum(axis=1)
+    feature = np.asarray(feature, dtype=np.int64)
+    first_child = np.asarray(first_child, dtype=np.int64)
+    own = counts.sum(axis=1)
     value = np.zeros_like(counts)
-    value[0] = counts[0] / n_node_samples[0] if n_node_samples[0] > 0 else 1.0 / counts.shape[1]
+    value[0] = counts[0] / own[0] if own[0] > 0 else 1.0 / counts.shape[1]
     for node in range(len(feature)):  # parents come before children
-        if node > 0 and n_node_samples[node] > 0:
-            value[node] = counts[node] / n_node_samples[node]
+        if node > 0 and own[node] > 0:
+            value[node] = counts[node] / own[node]
         if feature[node] >= 0:
             for category in range(int(n_categories[feature[node]])):
                 child = first_child[node] + category
-                if n_node_samples[child] == 0:
+                if own[child] == 0:
                     value[child] = value[node]
+    n_node_samples = np.rint(own).astype(np.int64)
+    for node in range(len(feature) - 1, -1, -1):  # children come after parents
+        if feature[node] >= 0:
+            first = first_child[node]
+            n_node_samples[node] = n_node_samples[first : first + int(n_categories[feature[node]])].sum()
     return CategoricalTree(
-        feature=np.asarray(feature, dtype=np.int64),
-        first_child=np.asarray(first_child, dtype=np.int64),
+        feature=feature,
+        first_child=first_child,
         n_categories=np.asarray(n_categories, dtype=np.int64),
         value=value,
-        n_node_samples=np.rint(n_node_samples).astype(np.int64),
+        n_node_samples=n_node_samples,
     )
 
 

@@ -332,17 +332,19 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
 
     def _run(self, X_codes, y_codes, order, n_iter, cycle):
         started = time.perf_counter()
-        trace_mu = np.empty(n_iter, dtype=np.float64)
-        trace_sd = np.empty(n_iter, dtype=np.float64)
         done = 0
+        # With a time limit, run short chunks so the clock is checked often.
         chunk = n_iter if self.time_limit is None else 16
         while done < n_iter:
             step = min(chunk, n_iter - done)
+            trace_mu = np.empty(step, dtype=np.float64)
+            trace_sd = np.empty(step, dtype=np.float64)
             count, status = K.run_search(
                 self._state, X_codes, y_codes, order, step, int(self.batch_size), cycle,
                 self.n_categories_, self._cat_offset, float(self.lambda_), float(self.gamma),
-                self.variant == "clark", trace_mu[done:], trace_sd[done:],
+                self.variant == "clark", trace_mu, trace_sd,
             )
+            self._trace.append((trace_mu[:count], trace_sd[:count]))
             done += count
             if status == K.NEEDS_SPACE:
                 self._state = grow_state(self._state, self.n_categories_)
@@ -351,7 +353,6 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                 break
             if self.time_limit is not None and time.perf_counter() - started > self.time_limit:
                 break
-        self._trace.append((trace_mu[:done], trace_sd[:done]))
         self.n_iter_ += done
 
     def _final_search_node(self) -> int:

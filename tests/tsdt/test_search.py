@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from bandit_tree_tools.tree import validate
 from bandit_tree_tools.tsdt import TSDTClassifier, optimal_categorical_tree
 from bandit_tree_tools.tsdt import _kernels as K
 from bandit_tree_tools.tsdt._search import grow_state
@@ -205,7 +206,8 @@ def test_partial_fit_streams_each_row_once_and_keeps_searching():
         model.partial_fit(X[start : start + 1_000], y[start : start + 1_000])
     assert model.n_iter_ == 60
     assert len(model.trace_.mean) == 60
-    assert model.tree_.n_node_samples[0] == 6_000  # the root saw the whole stream
+    assert model._state.root_counts.sum() == 6_000  # the root saw the whole stream
+    validate(model.ensemble_.trees[0])  # counts of parents and children agree
     assert model.n_leaves_ == 4 and model.score(X, y) == 1.0
     assert 0.7 < model.objective_ <= 1.0 - 0.05 * 3 + 1e-9
 
@@ -231,3 +233,16 @@ def test_trace_plot_and_repr():
     ax = model.trace_.plot()
     assert len(ax.lines) == 1
     assert "n_iterations=20" in repr(model.trace_)
+
+
+def test_pickled_model_predicts_the_same_and_keeps_streaming():
+    import pickle
+
+    X, y = xor_stream(2_000, 4, seed=3)
+    model = TSDTClassifier(lambda_=0.05, batch_size=100, random_state=0).partial_fit(X[:1000], y[:1000])
+    model.ensemble_  # noqa: B018  (cached, must pickle too)
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.predict(X), model.predict(X))
+    copy.partial_fit(X[1000:], y[1000:])
+    model.partial_fit(X[1000:], y[1000:])
+    np.testing.assert_array_equal(copy.trace_.mean, model.trace_.mean)
