@@ -148,9 +148,13 @@ def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100
 def distances_to(X, Y, medoids, metric: Metric) -> np.ndarray:
     """(n, k) distances of the rows of X to the medoid rows ``Y[medoids]``
     (for "precomputed", X's columns are the training rows)."""
-    medoids = np.ascontiguousarray(medoids, dtype=np.int64)
+    medoids = np.array(medoids, dtype=np.int64)
     if metric.code == PRECOMPUTED:
         return np.ascontiguousarray(X[:, medoids], dtype=np.float64)
+    # writeable C arrays only: a read-only array (unpickled, memory-mapped)
+    # is another numba type, and a user metric's callback refuses it
+    X, Y = (array if array.flags.writeable and array.flags.c_contiguous else np.array(array, dtype=np.float64)
+            for array in (X, Y))
     return _to_medoids(X, Y, medoids, *metric.args)
 
 

@@ -96,10 +96,14 @@ def test_dask_backend_gives_the_same_result(digits_tree):
 
     model, X = digits_tree
     expected = btt.leaf_medoids(model, X, n_medoids=2)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", processes=False,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        with joblib.parallel_backend("dask"):
+    # in-process workers reached over TCP: tasks and results are serialised as
+    # for remote workers, without new processes compiling numba again. Two
+    # one-thread workers: with a single thread joblib runs the tasks locally.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", processes=False,
+                                  protocol="tcp", dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"):
             result = btt.leaf_medoids(model, X, n_medoids=2, n_jobs=-1)
+        assert cluster.scheduler.transition_counter > 0  # the leaves really went through the scheduler
     for leaf in expected.medoids:
         np.testing.assert_array_equal(result.medoids[leaf], expected.medoids[leaf])
         assert result.loss[leaf] == expected.loss[leaf]
