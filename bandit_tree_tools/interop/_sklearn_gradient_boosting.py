@@ -18,7 +18,16 @@ import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, Source
-from .sklearn import _check_classes, _feature_names, _skeleton, _version, depths, tree_from_sklearn, tree_to_sklearn
+from .sklearn import (
+    _check_classes,
+    _feature_names,
+    _skeleton,
+    _version,
+    depths,
+    max_depths,
+    tree_from_sklearn,
+    tree_to_sklearn,
+)
 
 # class name of scikit-learn's link -> (link, link_scale) of the common format
 _LINKS = {
@@ -272,11 +281,14 @@ def export_gradient_boosting(ensemble):
     n_stages = ensemble.n_trees // n_per_stage
     estimators = np.empty((n_stages, n_per_stage), dtype=object)
     tree_template = copy.deepcopy(payload["estimator_template"])
+    tree_depths = max_depths(ensemble.trees)
     for index, tree in enumerate(ensemble.trees):
         # shallow copies of one private deep copy: like the trees fit() makes, they
         # share one RandomState and otherwise hold only scalars
         estimator = copy.copy(tree_template)
-        estimator.tree_ = tree_to_sklearn(tree, ensemble.n_features_in_, None, index=index)
+        estimator.tree_ = tree_to_sklearn(
+            tree, ensemble.n_features_in_, None, index=index, max_depth=tree_depths[index]
+        )
         estimators[index // n_per_stage, index % n_per_stage] = estimator
     model.estimators_ = estimators
     model.n_estimators_ = n_stages

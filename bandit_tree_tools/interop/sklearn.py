@@ -310,7 +310,15 @@ def fill_unknown_impurity(tree: TreeArrays, classifier: bool, criterion: str = "
     return impurity
 
 
-def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *, index: int = 0, criterion=None):
+def max_depths(trees) -> np.ndarray:
+    """Depth of each tree, computed for all trees in one pass."""
+    offsets, depth = stacked_depths(trees)
+    return np.maximum.reduceat(depth, offsets[:-1])
+
+
+def tree_to_sklearn(
+    tree: TreeArrays, n_features: int, n_classes: int | None, *, index: int = 0, criterion=None, max_depth=None
+):
     """A ``sklearn.tree._tree.Tree`` with ``tree``'s nodes, built from the
     installed version's node dtype. ``n_classes`` None for regression.
     Unknown impurities are derived by :func:`fill_unknown_impurity`."""
@@ -339,7 +347,7 @@ def tree_to_sklearn(tree: TreeArrays, n_features: int, n_classes: int | None, *,
     values = np.zeros((n, 1, width), dtype=np.float64)
     values[:, 0, :] = tree.value
     sk_tree.__setstate__(
-        {"max_depth": int(depths(tree).max()), "node_count": n, "nodes": nodes, "values": values}
+        {"max_depth": int(depths(tree).max() if max_depth is None else max_depth), "node_count": n, "nodes": nodes, "values": values}
     )
     return sk_tree
 
@@ -600,12 +608,14 @@ def _export_forest(ensemble, cls, classifier, payload):
         if ensemble.feature_names_in_ is not None:
             forest.feature_names_in_ = np.array(ensemble.feature_names_in_, dtype=object)
     estimators = []
+    tree_depths = max_depths(ensemble.trees)
     for index, tree in enumerate(ensemble.trees):
         estimator = new_tree()
         if random_states is not None:
             estimator.random_state = copy.deepcopy(random_states[index])
         estimator.tree_ = tree_to_sklearn(
-            tree, ensemble.n_features_in_, n_classes, index=index, criterion=getattr(estimator, "criterion", None)
+            tree, ensemble.n_features_in_, n_classes, index=index, criterion=getattr(estimator, "criterion", None),
+            max_depth=tree_depths[index],
         )
         estimators.append(estimator)
     forest.estimators_ = estimators
