@@ -28,6 +28,11 @@ TREE_CELLS = [
 ]
 
 
+def assert_no_page_errors(page) -> None:
+    errors = [message for message in page.console_messages if message.startswith("pageerror")]
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
 def click_node(page, canvas, node: int) -> None:
     position = canvas.evaluate(f"(el) => el.bttView.nodeCenter({node})")
     assert position is not None, f"node {node} is not drawn"
@@ -68,6 +73,7 @@ def test_tree_view(page, lab, notebook_dir):
                            arg=forest.element_handle(), timeout=10_000)
     assert kernel_eval(page, "print(forest_view.selected_tree)").strip() == "5"
     screenshot(page, "tree_view-forest", forest)
+    assert_no_page_errors(page)
 
 
 PRUNING_CELLS = [
@@ -124,6 +130,7 @@ def test_pruning_panel_start_stop(page, lab, notebook_dir):
     tree.locator(".btt-details-title").wait_for(timeout=10_000)
     assert "Node 0" in tree.locator(".btt-details-title").inner_text()
     screenshot(page, "pruning_panel-stopped", panel)
+    assert_no_page_errors(page)
 
 
 MEDOID_CELLS = [
@@ -160,6 +167,7 @@ def test_medoid_panel(page, lab, notebook_dir):
     assert f"Node {leaf}" in tree.locator(".btt-details-title").inner_text()
     assert "algorithm" in gallery.locator(".btt-medoid-info").inner_text()
     screenshot(page, "medoid_panel", panel)
+    assert_no_page_errors(page)
 
 
 COMPARISON_CELLS = [
@@ -192,3 +200,4 @@ def test_comparison_panel(page, lab, notebook_dir):
     tsdt_tree.locator(".btt-details-title").wait_for(timeout=10_000)
     assert " in {" in tsdt_tree.locator(".btt-details-table").inner_text()  # a category-set split
     screenshot(page, "comparison_panel", panel)
+    assert_no_page_errors(page)
