@@ -52,11 +52,13 @@ How LightGBM's facts map onto the common format
   uses by default: the first ``best_iteration`` iterations when the model has
   one, else every tree. Pass ``num_iteration=-1`` (or 0) for all trees, or a
   positive number for the first ``num_iteration`` iterations.
-- pandas: categorical columns are read as their category codes. LightGBM
-  first re-maps a frame's categories onto the training categories
-  (``pandas_categorical``); pass frames whose categorical columns carry the
-  training categories (the model string keeps ``pandas_categorical`` and the
-  exported model re-maps as the original did).
+- pandas: LightGBM re-maps a frame's categorical columns onto the training
+  categories (``pandas_categorical``) before taking codes; the import puts
+  them in ``feature_categories``, so our predictions re-map the same way
+  (values unseen in training become missing). LightGBM does not record which
+  columns they belong to; when that is ambiguous (ordered categoricals,
+  numeric columns declared categorical) the import warns and a frame's own
+  codes are used. The exported model keeps ``pandas_categorical``.
 
 Exactness (measured with lightgbm 4.7 on x86-64)
 -------------------------------------------------
@@ -85,6 +87,7 @@ written. The user's model is never modified.
 """
 
 import copy
+import warnings
 from types import MappingProxyType
 
 import numpy as np
@@ -284,6 +287,43 @@ def _category_bitsets(parsed, t, is_categorical, category_index, first_internal)
     return category_left
 
 
+def _feature_categories(pandas_categorical, infos):
+    """Per feature, the training categories of pandas categorical columns.
+
+    LightGBM keeps ``pandas_categorical`` (one list per category-dtype column of
+    the training frame, in column order) without the columns' positions. The
+    positions are those of the categorical features in ``feature_infos`` when
+    the counts agree and every code seen in training is a valid code; with
+    ordered categoricals (numeric to LightGBM) or numeric columns declared
+    categorical the positions are ambiguous: then None, with a warning, and a
+    frame's own category codes are used.
+    """
+    if not pandas_categorical:
+        return None
+    categorical = [i for i, info in enumerate(infos) if info != "none" and not info.startswith("[")]
+    result = [None] * len(infos)
+    ambiguous = len(categorical) != len(pandas_categorical)
+    for position, categories in zip(categorical, pandas_categorical):
+        try:
+            codes = [int(code) for code in infos[position].split(":")]
+        except ValueError:
+            ambiguous = True
+            break
+        ambiguous |= max(codes) >= len(categories)
+        result[position] = tuple(categories)
+    if ambiguous:
+        warnings.warn(
+            "the LightGBM model keeps the categories of its training frame's categorical columns, but not which "
+            "columns they belong to (ordered categoricals or numeric columns declared categorical make it "
+            "ambiguous); pandas categorical columns will be coded by their own categories, so pass frames whose "
+            "categorical columns have exactly the training categories",
+            UserWarning,
+            stacklevel=3,
+        )
+        return None
+    return tuple(result)
+
+
 def _header_int(parsed, key, default=None):
     value = parsed.header_values.get(key, default)
     try:
@@ -333,6 +373,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         raise TypeError(f"num_iteration must be an int or None, got {type(num_iteration).__name__}")
     parsed = text.parse_model_string(_model_text(booster, num_iteration))
     n_classes, per_iteration, n_features, names = _check_header(parsed)
+    infos = parsed.header_values["feature_infos"].split(" ")
     objective = parsed.header_values.get("objective")
     link, link_scale, classifier_objective = objective_link(objective)
     average = "average_output" in parsed.header_values
@@ -379,6 +420,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         split_rule="le",
         input_dtype="float64",
         accumulate_float32=False,
+        feature_categories=_feature_categories(booster.pandas_categorical, infos),
         source=Source("lightgbm", type(model).__name__, lgb.__version__, MappingProxyType(payload)),
     )
 

@@ -379,11 +379,6 @@ def test_export_refuses_thresholds_inside_the_zero_band():
         to_lightgbm(edited)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap of the common format: LightGBM re-maps a frame's categories onto the training categories "
-    "(pandas_categorical) before taking codes; Ensemble.check_X takes the frame's own codes",
-)
 def test_pandas_categories_are_remapped_to_the_training_categories():
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(11)
@@ -392,8 +387,26 @@ def test_pandas_categories_are_remapped_to_the_training_categories():
     y = (colour == "red").astype(int)
     model = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, n_jobs=1, min_data_per_group=5).fit(frame, y)
     ensemble = from_lightgbm(model)
+    assert ensemble.feature_categories == (("blue", "green", "red"), None)
     reordered = frame.assign(colour=pd.Categorical(colour, categories=["red", "green", "blue"]))
-    np.testing.assert_array_equal(ensemble.predict(reordered), model.predict(reordered))
+    np.testing.assert_array_equal(ensemble.predict_proba(reordered), model.predict_proba(reordered))
+    unseen = frame.assign(colour=pd.Categorical(np.where(colour == "red", "purple", colour)))
+    np.testing.assert_array_equal(ensemble.predict_proba(unseen), model.predict_proba(unseen))
+    exported = to_lightgbm(btt.collapse(ensemble, {0: [0]}))
+    np.testing.assert_array_equal(exported.predict_proba(reordered)[:, 1], btt.collapse(ensemble, {0: [0]}).predict_proba(reordered)[:, 1])
+
+
+def test_ambiguous_pandas_categories_warn_and_fall_back_to_codes():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(12)
+    size = pd.Categorical(rng.choice(["S", "M", "L"], 300), categories=["S", "M", "L"], ordered=True)
+    frame = pd.DataFrame({"size": size, "colour": pd.Categorical(rng.choice(["red", "blue"], 300))})
+    y = (frame["size"] == "L").to_numpy().astype(int)
+    model = lgb.LGBMClassifier(n_estimators=2, num_leaves=4, verbose=-1, n_jobs=1, min_data_per_group=5).fit(frame, y)
+    with pytest.warns(UserWarning, match="not which columns they belong to"):
+        ensemble = from_lightgbm(model)
+    assert ensemble.feature_categories is None
+    np.testing.assert_array_equal(ensemble.predict_proba(frame), model.predict_proba(frame))
 
 
 def test_infinite_thresholds_survive_collapse_and_export():
