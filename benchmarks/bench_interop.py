@@ -5,8 +5,9 @@ Models: a 500-tree LightGBM model (255 leaves), a 500-tree XGBoost model
 on ``--train-rows`` rows and predicts ``--rows`` rows (200,000 by default).
 Printed side by side, measured in one run:
 
-- import (``btt.from_model``) and export (``btt.to_model``) seconds, and
-  treelite's import time when treelite is installed;
+- import (``btt.from_model``) and export (``btt.to_model``) seconds, the
+  export of the same model after collapsing two twigs in every tree (every
+  tree changed), and treelite's import time when treelite is installed;
 - raw-score prediction: our numba kernel versus the library's own predict,
   as seconds and as a ratio (native / ours: above 1 means ours is faster).
 
@@ -23,6 +24,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 import bandit_tree_tools as btt
+from bandit_tree_tools._demo import collapse_twigs
 
 
 def best_of(function, repeat=3):
@@ -83,7 +85,7 @@ def main():
     models = build_models(X_train, y_train, scale)
 
     header = (
-        f"{'model':34s} {'import s':>9s} {'export s':>9s} {'treelite':>9s} "
+        f"{'model':34s} {'import s':>9s} {'export s':>9s} {'edited':>7s} {'treelite':>9s} "
         f"{'ours s':>8s} {'native s':>9s} {'native/ours':>12s} {'max |diff|':>11s}"
     )
     print(f"\npredicting {rows:,} rows, 2 cores")
@@ -91,6 +93,8 @@ def main():
     for name, (model, native_predict) in models.items():
         import_seconds, ensemble = best_of(lambda: btt.from_model(model), repeat=2)
         export_seconds, _ = best_of(lambda: btt.to_model(ensemble), repeat=2)
+        collapsed = collapse_twigs(ensemble, per_tree=2)
+        edited_seconds, _ = best_of(lambda: btt.to_model(collapsed), repeat=2)
         ensemble.predict_raw(X_test[:10])  # compile outside the timing
         ours_seconds, ours = best_of(lambda: ensemble.predict_raw(X_test))
         native_seconds, native = best_of(lambda: native_predict(X_test))
@@ -101,7 +105,7 @@ def main():
         treelite = treelite_import_seconds(model)
         treelite_text = "-" if treelite is None else f"{treelite:.2f}"
         print(
-            f"{name:34s} {import_seconds:>9.2f} {export_seconds:>9.2f} {treelite_text:>9s} "
+            f"{name:34s} {import_seconds:>9.2f} {export_seconds:>9.2f} {edited_seconds:>7.2f} {treelite_text:>9s} "
             f"{ours_seconds:>8.3f} {native_seconds:>9.3f} {native_seconds / ours_seconds:>12.2f} {difference:>11.2g}"
         )
 
