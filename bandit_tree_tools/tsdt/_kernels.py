@@ -220,7 +220,6 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma):
     section 4.4: the product along the path of n(node) / n(parent)."""
     mean = 0.0
     variance = 0.0
-    top = 0
     state.stack_node[0] = 0
     state.stack_weight[0] = 1.0
     top = 1

@@ -5,7 +5,6 @@ category) pairs from the root; a tree is a dict {path: attribute it splits on}.
 """
 
 import math
-from itertools import product
 
 import numpy as np
 from scipy import integrate, stats
@@ -151,29 +150,3 @@ def reference_predict_proba(tree, X):
             node = tree.first_child[node] + int(x)
         out.append(tree.value[node])
     return np.array(out)
-
-
-def all_trees_small(n_categories, depth):
-    """Every tree (as {path: attribute}) of at most ``depth`` levels: used to
-    check that the exact solver's tree is among the best."""
-    n_features = len(n_categories)
-
-    def grow(path, used, level):
-        options = [{}]
-        if level == depth:
-            return options
-        for feature in range(n_features):
-            if feature in used:
-                continue
-            children = [
-                grow(path + ((feature, category),), used | {feature}, level + 1)
-                for category in range(n_categories[feature])
-            ]
-            for combination in product(*children):
-                tree = {path: feature}
-                for subtree in combination:
-                    tree.update(subtree)
-                options.append(tree)
-        return options
-
-    return grow((), frozenset(), 0)
