@@ -54,7 +54,7 @@ def test_full_budget_equals_exact_ranking_across_trees(name):
 
 @pytest.mark.parametrize(("name", "candidates", "min_depth"), [("tree_binary", "twigs", 2),
                                                                ("tree_binary", "internal", 3),
-                                                               ("forest_regression", "twigs", 3)])
+                                                               ("forest_regression", "twigs", 4)])
 def test_full_budget_sequential_equals_exact_greedy(name, candidates, min_depth):
     ensemble, X, y = ZOO[name]
     variance = check_target(ensemble, y, len(y)).variance
