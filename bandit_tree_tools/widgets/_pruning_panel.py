@@ -17,6 +17,8 @@ from ._tree_view import TreeView
 
 REDRAW_INTERVAL = 0.1  # seconds between live redraws: at most 10 per second
 ARM_ROWS = 12  # rows of the arm table
+# the file each library reads back: LightGBM's model text, XGBoost's JSON, joblib
+EXPORT_EXTENSIONS = {"lightgbm": "txt", "xgboost": "json", "sklearn": "joblib"}
 
 
 def save_native(model, path) -> Path:
@@ -109,6 +111,9 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self.metrics = ipywidgets.HTML("")
         self.metrics.add_class("btt-metrics")
         self.tree_view = TreeView(self.ensemble, height=380) if self.ensemble is not None else None
+        if self.ensemble is not None:
+            extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib")
+            self.export_path.placeholder = f"file name, e.g. pruned_model.{extension}"
         ready = self.ensemble is not None and self.X_val is not None
         self.start_button.disabled = not ready
         self.export_button.disabled = True
@@ -342,7 +347,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             return section("Arms", "<div>no arm: nothing could be pruned at these settings</div>")
         arms = result.arms.sort_values("rank").head(ARM_ROWS)
         rows = [
-            (int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples), int(r.pulls),
+            (int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples) if r.samples >= 0 else "n/a",
+             int(r.pulls),
              f"{r.mean_reward:.4f}", f"{r.mean_score_delta:+.4f}", "yes" if r.pruned else "")
             for r in arms.itertuples()
         ]
