@@ -22,6 +22,8 @@ as in scikit-learn.
 from __future__ import annotations
 
 import copy
+import warnings
+from dataclasses import replace
 from types import MappingProxyType
 
 import numpy as np
@@ -111,8 +113,16 @@ def _bitset(positions, n_words):
     return out
 
 
-def import_hist_gradient_boosting(model, name) -> Ensemble:
+_HGB_HINT = (
+    "This HistGradientBoosting model's loss ({loss!r}) is not differentiable, so scikit-learn re-fitted the leaf "
+    "values (a median or quantile of the residuals) but not the internal ones. Import it again with the training "
+    "data, btt.from_sklearn(model, X=X_train, y=y_train, sample_weight=w), to recompute them."
+)
+
+
+def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None) -> Ensemble:
     classifier = name.endswith("Classifier")
+    refitted_leaves = not model._loss.differentiable  # leaves hold line-search values, internal nodes do not
     classes = _check_classes(model, name) if classifier else None
     original, categories = _feature_layout(model)
     spaces = _category_space(model, categories)
@@ -124,9 +134,10 @@ def import_hist_gradient_boosting(model, name) -> Ensemble:
     trees = []
     for iteration in model._predictors:
         for predictor in iteration:
-            trees.append(
-                _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate)
-            )
+            tree = _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate)
+            if refitted_leaves:
+                tree = tree._replace(has_leaf_value=(tree.children_left == TREE_LEAF).astype(np.uint8))
+            trees.append(tree)
     link, link_scale = _link_of(model, name)
     base_score = np.array(model._baseline_prediction, dtype=np.float64).ravel()
     payload = {
@@ -137,7 +148,9 @@ def import_hist_gradient_boosting(model, name) -> Ensemble:
         "category_spaces": {column: (space, codes.copy()) for column, (space, codes) in spaces.items()},
         "categories": {column: values.copy() for column, values in categories.items()},
     }
-    return Ensemble(
+    if refitted_leaves:
+        payload["collapse_hint"] = _HGB_HINT.format(loss=model.loss)
+    ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",
         n_features_in_=int(model.n_features_in_),
@@ -154,6 +167,81 @@ def import_hist_gradient_boosting(model, name) -> Ensemble:
         split_rule="le",
         input_dtype="float64",
     )
+    if X is None and y is None:
+        return ensemble
+    if X is None or y is None:
+        raise ConversionError("pass both X and y (and optionally sample_weight) to recompute internal values")
+    if not refitted_leaves:
+        return ensemble  # internal values times the learning rate are already the leaf values
+    payload = dict(payload)
+    payload.pop("collapse_hint")
+    payload["recomputed_from_data"] = True
+    return replace(
+        ensemble,
+        trees=tuple(_recompute_internal_values(model, ensemble, X, y, sample_weight)),
+        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+    )
+
+
+def _recompute_internal_values(model, ensemble, X, y, sample_weight):
+    """Give every internal node the value scikit-learn's leaf update
+    (``loss.fit_intercept_only`` of the residuals, times the learning rate)
+    would have given it as a leaf, replaying the iterations on ``(X, y)``."""
+    if getattr(model, "do_early_stopping_", False) and getattr(model, "_use_validation_data", False):
+        raise ConversionError(
+            "cannot recompute internal values of a HistGradientBoosting model that held out a validation split for "
+            "early stopping (the rows each tree was fitted on are not recoverable); refit it with "
+            "early_stopping=False or validation_fraction=None"
+        )
+    X = ensemble.check_X(X)
+    y_true = np.asarray(y, dtype=np.float64)
+    if y_true.shape != (X.shape[0],):
+        raise ConversionError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y_true.shape}")
+    weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if weight is not None and weight.shape != y_true.shape:
+        raise ConversionError(f"sample_weight must have shape {y_true.shape}, got {weight.shape}")
+    learning_rate = float(model.learning_rate)
+    raw = np.full(X.shape[0], ensemble.base_score[0])
+    leaves = ensemble.apply(X)
+    trees, worst_leaf_difference = [], 0.0
+    for index, tree in enumerate(ensemble.trees):
+        leaf_of_row = leaves[:, index]
+        order = np.argsort(leaf_of_row, kind="stable")
+        sorted_leaves = leaf_of_row[order]
+        # nodes are numbered in preorder, so a subtree's ids form the range [node, node + size)
+        size = _subtree_sizes(tree)
+        start = np.searchsorted(sorted_leaves, np.arange(tree.n_nodes))
+        stop = np.searchsorted(sorted_leaves, np.arange(tree.n_nodes) + size)
+        value, known = tree.value.copy(), tree.has_leaf_value.copy()
+        for node in np.flatnonzero(stop > start):
+            rows = order[start[node] : stop[node]]
+            found = learning_rate * model._loss.fit_intercept_only(
+                y_true=y_true[rows] - raw[rows], sample_weight=None if weight is None else weight[rows]
+            )
+            if tree.children_left[node] == TREE_LEAF:
+                stored = tree.value[node, 0]
+                worst_leaf_difference = max(worst_leaf_difference, abs(found - stored) / max(1.0, abs(stored)))
+            else:
+                value[node, 0], known[node] = found, 1
+        trees.append(tree._replace(value=value, has_leaf_value=known))
+        raw += tree.value[leaf_of_row, 0]  # advance with the stored leaf values, as fit did
+    if worst_leaf_difference > 1e-9:
+        warnings.warn(
+            "recomputing the stored leaf values from the X, y passed gives values up to "
+            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training "
+            "data, so internal node values fitted on them may not be what training would have produced",
+            UserWarning,
+            stacklevel=4,
+        )
+    return trees
+
+
+def _subtree_sizes(tree):
+    size = np.ones(tree.n_nodes, dtype=np.int64)
+    for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than their parent
+        if tree.children_left[node] != TREE_LEAF:
+            size[node] += size[tree.children_left[node]] + size[tree.children_right[node]]
+    return size
 
 
 def _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate):

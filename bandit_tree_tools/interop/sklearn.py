@@ -28,7 +28,11 @@ How the library's facts map into the format
 * HistGradientBoosting compares float64 ``x <= threshold``; leaf values include
   the learning rate, internal values do not (collapse value = learning rate x
   stored value; the root stores 0, the library's own output for a tree that
-  cannot split). Categorical splits become category bitsets, categories the
+  cannot split). With a non-differentiable loss (``absolute_error``,
+  ``quantile``) the leaves were re-fitted to a median or quantile of the
+  residuals and internal values are not leaf values: as for GradientBoosting,
+  pass ``X, y, sample_weight`` to recompute them (not possible after a
+  validation split for early stopping), or they are marked unknown. Categorical splits become category bitsets, categories the
   tree has not seen go to the missing-value side. ``base_score`` is the
   baseline prediction. See :mod:`._sklearn_hist_gradient_boosting` for how
   categories are encoded (pandas codes or category values).
@@ -434,8 +438,9 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
         One of the classes listed in this module's docstring. Never modified.
     X, y, sample_weight : optional
         Training data of a ``GradientBoosting*`` model with a loss other than
-        squared error: used to recompute the values of internal nodes (see the
-        module docstring). Ignored by other models.
+        squared error, or of a ``HistGradientBoostingRegressor`` with a
+        non-differentiable loss: used to recompute the values of internal
+        nodes (see the module docstring). Ignored by other models.
 
     Returns
     -------
@@ -456,7 +461,7 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
         return import_gradient_boosting(model, name, X=X, y=y, sample_weight=sample_weight)
     from ._sklearn_hist_gradient_boosting import import_hist_gradient_boosting
 
-    return import_hist_gradient_boosting(model, name)
+    return import_hist_gradient_boosting(model, name, X=X, y=y, sample_weight=sample_weight)
 
 
 def to_sklearn(ensemble: Ensemble):

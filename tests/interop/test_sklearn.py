@@ -53,7 +53,8 @@ def make_model(kind, task, depth, seed, loss):
         return cls(n_estimators=4, max_depth=depth, random_state=seed)
     if kind == "GradientBoosting":
         return cls(n_estimators=4, max_depth=depth, loss=loss, random_state=seed)
-    return cls(max_iter=4, max_depth=depth + 1, loss=loss, random_state=seed)
+    extra = {"quantile": 0.7} if loss == "quantile" else {}
+    return cls(max_iter=4, max_depth=depth + 1, loss=loss, random_state=seed, **extra)
 
 
 def probe_rows(ensemble, X, rng, kind):

@@ -2,6 +2,7 @@
 HistGradientBoosting categorical splits, and refusals of bad input."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -340,3 +341,35 @@ def test_old_scikit_learn_is_refused(monkeypatch):
     monkeypatch.setattr(sklearn_interop, "_version", lambda: "1.3.2")
     with pytest.raises(btt.UnsupportedModelError, match=r"scikit-learn 1.3.2 is too old.*>= 1.4"):
         from_sklearn(model)
+
+
+def test_hist_gradient_boosting_non_differentiable_loss_internal_values():
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(200, 2))
+    y = X[:, 0] * 2 + rng.normal(size=200)
+    model = ensemble.HistGradientBoostingRegressor(max_iter=3, loss="absolute_error", learning_rate=0.2).fit(X, y)
+    without = from_sklearn(model)
+    with pytest.raises(btt.ConversionError, match=r"not differentiable.*from_sklearn\(model, X=X_train"):
+        btt.collapse(without, {0: [0]})
+    with pytest.warns(UserWarning, match="do not look like the training data"):
+        from_sklearn(model, X=X[:80], y=y[:80] + 5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the training data reproduce every stored leaf
+        imported = from_sklearn(model, X=X, y=y)
+    first = imported.trees[0]
+    assert first.has_leaf_value.all()
+    residual = y - model._baseline_prediction.ravel()[0]
+    paths = np.zeros((200, first.n_nodes), dtype=bool)
+    for row in range(200):  # the rows through each node, walked one by one
+        node = 0
+        while True:
+            paths[row, node] = True
+            if first.children_left[node] == TREE_LEAF:
+                break
+            goes_left = X[row, first.feature[node]] <= first.threshold[node]
+            node = first.children_left[node] if goes_left else first.children_right[node]
+    for node in range(first.n_nodes):
+        assert first.value[node, 0] == pytest.approx(0.2 * np.median(residual[paths[:, node]]), rel=1e-12)
+    deepest = int(np.flatnonzero(imported.trees[1].children_left != TREE_LEAF)[-1])
+    collapsed = btt.collapse(imported, {0: [0], 1: [deepest]})
+    np.testing.assert_array_equal(to_sklearn(collapsed).predict(X), collapsed.predict(X))
