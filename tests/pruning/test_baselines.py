@@ -104,3 +104,23 @@ def test_reduced_error_pruning_with_the_paper_score():
     assert result.metrics.loc["after", "score"] >= result.metrics.loc["before", "score"] - 1e-12
     with pytest.raises(ValueError, match="scoring must be one of"):
         reduced_error_prune(ensemble, X, y, scoring="mse")
+
+
+@pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
+def test_cost_complexity_on_single_imported_trees_of_other_libraries(library):
+    module = pytest.importorskip(library)
+    import bandit_tree_tools as btt
+
+    X, y, Xv, yv = classification_data(seed=8)
+    if library == "lightgbm":
+        model = module.LGBMClassifier(n_estimators=1, num_leaves=31, min_child_samples=3, verbose=-1)
+    else:
+        model = module.XGBClassifier(n_estimators=1, max_depth=6)
+    ensemble = btt.from_model(model.fit(X, y))
+    result = cost_complexity_prune(ensemble, X, y, Xv, yv)
+    path = cost_complexity_path(ensemble, X, y)[0]
+    assert path["nodes"][-1] == 0 and 2 <= len(path["ccp_alphas"]) <= ensemble.trees[0].n_leaves  # ends at the root
+    assert np.all(np.diff(path["impurities"]) >= -1e-12)  # pruning never lowers the training impurity
+    assert result.metrics.loc["after", "score"] >= result.metrics.loc["before", "score"] - 1e-12
+    native = result.to_model()
+    np.testing.assert_allclose(native.predict_proba(Xv), result.ensemble.predict_proba(Xv), atol=1e-6)
