@@ -148,7 +148,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self._send_overview()
         if row != -1:
             self.row = int(row)
-        self.children = [self.controls, self.error_box, self.canvas]
+        # a model that could not be imported: only the message, no empty canvas
+        self.children = [self.controls, self.error_box, self.canvas] if self.ensemble is not None else [self.error_box]
 
     # ------------------------------------------------------------------ input
     def _set_data(self, X, y) -> None:

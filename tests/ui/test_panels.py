@@ -25,6 +25,7 @@ TREE_CELLS = [
     "view = btt.TreeView(model, X, y, row=100)\nview",
     "forest = RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y)\n"
     "forest_view = btt.TreeView(forest, X, y)\nforest_view",
+    "btt.TreeView('not a model')  # bad input: a message, not a traceback",
 ]
 
 
@@ -73,6 +74,11 @@ def test_tree_view(page, lab, notebook_dir):
                            arg=forest.element_handle(), timeout=10_000)
     assert kernel_eval(page, "print(forest_view.selected_tree)").strip() == "5"
     screenshot(page, "tree_view-forest", forest)
+    # the model that cannot be imported: one readable line in the output, no traceback
+    message = page.locator(".btt-tree-view .btt-panel-error")
+    assert message.count() == 1
+    assert message.inner_text().startswith("UnsupportedModelError: cannot import a builtins.str")
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     assert_no_page_errors(page)
 
 
