@@ -373,3 +373,16 @@ def test_hist_gradient_boosting_non_differentiable_loss_internal_values():
     deepest = int(np.flatnonzero(imported.trees[1].children_left != TREE_LEAF)[-1])
     collapsed = btt.collapse(imported, {0: [0], 1: [deepest]})
     np.testing.assert_array_equal(to_sklearn(collapsed).predict(X), collapsed.predict(X))
+
+
+def test_hist_gradient_boosting_recompute_refuses_a_validation_split():
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(120, 2))
+    y = X[:, 0] + rng.normal(size=120)
+    model = ensemble.HistGradientBoostingRegressor(
+        max_iter=5, loss="quantile", quantile=0.3, early_stopping=True, n_iter_no_change=2, random_state=0
+    ).fit(X, y)
+    with pytest.raises(btt.ConversionError, match="held out a validation split"):
+        from_sklearn(model, X=X, y=y)
+    with pytest.raises(btt.ConversionError, match="pass both X and y"):
+        from_sklearn(model, X=X)
