@@ -23,8 +23,9 @@ How the library's facts map into the format
   any other loss the leaves were re-fitted by a line search that internal
   nodes never saw: pass the training data, ``from_sklearn(model, X=X, y=y,
   sample_weight=w)``, to recompute each internal node's line-search value on
-  the rows that reach it (replaying the boosting stages); otherwise those nodes
-  get ``has_leaf_value=0`` and collapsing them raises ``ConversionError``.
+  the rows that reach it (replaying the boosting stages; not possible with
+  ``subsample < 1`` or ``n_iter_no_change``); otherwise those nodes get
+  ``has_leaf_value=0`` and collapsing them raises ``ConversionError``.
 * HistGradientBoosting compares float64 ``x <= threshold``; leaf values include
   the learning rate, internal values do not (collapse value = learning rate x
   stored value; the root stores 0, the library's own output for a tree that
@@ -32,9 +33,10 @@ How the library's facts map into the format
   ``quantile``) the leaves were re-fitted to a median or quantile of the
   residuals and internal values are not leaf values: as for GradientBoosting,
   pass ``X, y, sample_weight`` to recompute them (not possible after a
-  validation split for early stopping), or they are marked unknown. Categorical splits become category bitsets, categories the
-  tree has not seen go to the missing-value side. ``base_score`` is the
-  baseline prediction. See :mod:`._sklearn_hist_gradient_boosting` for how
+  validation split for early stopping), or they are marked unknown.
+  Categorical splits become category bitsets; categories the tree has not
+  seen go to the missing-value side. ``base_score`` is the baseline
+  prediction. See :mod:`._sklearn_hist_gradient_boosting` for how
   categories are encoded (pandas codes or category values).
 
 Exactness
