@@ -147,7 +147,13 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self._send_tree()
         self._send_overview()
         if row != -1:
-            self.row = int(row)
+            n_rows = 0 if self.X is None else self.X.shape[0]
+            if 0 <= row < n_rows:
+                self.row = int(row)
+            else:
+                where = "no X was given" if self.X is None else f"X has rows 0..{n_rows - 1}"
+                self._messages.append(f"row={row} cannot be shown: {where}")
+                self.error_box.show("\n".join(self._messages))
         # a model that could not be imported: only the message, no empty canvas
         self.children = [self.controls, self.error_box, self.canvas] if self.ensemble is not None else [self.error_box]
 
@@ -303,6 +309,15 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self.selected_node = -1
         self._send_tree()
         self.canvas.selected_tree = change["new"]
+
+    @traitlets.validate("row")
+    def _check_row(self, proposal):
+        row = proposal["value"]
+        n_rows = 0 if self.X is None else self.X.shape[0]
+        if row != -1 and not 0 <= row < n_rows:
+            where = "no X was given" if self.X is None else f"X has rows 0..{n_rows - 1}"
+            raise traitlets.TraitError(f"row {row} does not exist: {where} (-1 shows no path)")
+        return row
 
     def _on_row(self, change) -> None:
         if self.X is None:

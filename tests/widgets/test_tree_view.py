@@ -194,6 +194,10 @@ def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
     assert "one value per row" in view.error and view.y is None and view.X is not None
     view = TreeView(iris_tree, X, np.full(len(y), 9))
     assert "labels the model does not know" in view.error
+    view = TreeView(iris_tree, X, row=1000)
+    assert "row=1000 cannot be shown: X has rows 0..149" in view.error and view.canvas.path == []
+    with pytest.raises(Exception, match="row 150 does not exist"):
+        view.row = 150
     view = TreeView(iris_tree, feature_names=["only", "two"])
     assert "feature_names has 2 names" in view.error
     view.selected_tree = 5  # one tree only: refused, the view stays on tree 0
