@@ -82,6 +82,7 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         super().__init__()
         self.add_class("btt-pruning-panel")
         self.result = None
+        self.exception = None
         self.round_log = None
         self._thread = None
         self._ticker = None
@@ -184,7 +185,9 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
     # ------------------------------------------------------------------- runs
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        # the display thread outlives the loop by its last redraw: a run is
+        # over once both have ended
+        return any(thread is not None and thread.is_alive() for thread in (self._thread, self._ticker))
 
     @property
     def error(self) -> str:
@@ -268,9 +271,9 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             notes = [str(warning.message) for warning in caught if issubclass(warning.category, UserWarning)]
         except USER_ERRORS as error:
             failure = describe_error(error)
-        except Exception as error:  # a bug: show it, and keep it for the log
+        except Exception as error:  # a bug: show it; the exception stays in panel.exception for a traceback
             failure = f"unexpected error, please report it: {describe_error(error)}"
-            self._exception = error
+            self.exception = error
         self._outcome = (result, stopped, failure, notes)
 
     def _tick(self, log, worker) -> None:
