@@ -230,8 +230,8 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
     if worst_leaf_difference > 1e-9:
         warnings.warn(
             "recomputing the stored leaf values from the X, y passed gives values up to "
-            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training data, so internal node values fitted on "
-            "them may not be what training would have produced",
+            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training "
+            "data, so internal node values fitted on them may not be what training would have produced",
             UserWarning,
             stacklevel=3,
         )
@@ -276,7 +276,10 @@ def export_gradient_boosting(ensemble):
     if np.any(ensemble.tree_scale != template.learning_rate):
         raise ConversionError(f"every tree_scale must equal the learning rate {template.learning_rate}")
     if ensemble.split_rule != "le" or ensemble.input_dtype != "float32":
-        raise ConversionError("a GradientBoosting model compares float32(x) <= threshold; split_rule/input_dtype differ")
+        raise ConversionError(
+            "a GradientBoosting model compares float32(x) <= threshold: split_rule must be 'le' and input_dtype "
+            "'float32'"
+        )
     model = copy.deepcopy(template)
     n_stages = ensemble.n_trees // n_per_stage
     estimators = np.empty((n_stages, n_per_stage), dtype=object)

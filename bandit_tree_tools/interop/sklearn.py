@@ -353,7 +353,12 @@ def tree_to_sklearn(
     values = np.zeros((n, 1, width), dtype=np.float64)
     values[:, 0, :] = tree.value
     sk_tree.__setstate__(
-        {"max_depth": int(depths(tree).max() if max_depth is None else max_depth), "node_count": n, "nodes": nodes, "values": values}
+        {
+            "max_depth": int(depths(tree).max() if max_depth is None else max_depth),
+            "node_count": n,
+            "nodes": nodes,
+            "values": values,
+        }
     )
     return sk_tree
 
@@ -482,7 +487,8 @@ def to_sklearn(ensemble: Ensemble):
     table = _sklearn_classes()
     if source.estimator not in table:
         raise UnsupportedModelError(
-            f"cannot export a scikit-learn {source.estimator!r}; supported estimators: {', '.join(SUPPORTED_ESTIMATORS)}"
+            f"cannot export a scikit-learn {source.estimator!r}; "
+            f"supported estimators: {', '.join(SUPPORTED_ESTIMATORS)}"
         )
     cls, kind = table[source.estimator]
     payload = source.payload or {}
@@ -524,7 +530,9 @@ def _check_tree_ensemble(ensemble, name, classifier, *, forest):
     if ensemble.accumulate_float32:
         problems.append("accumulate_float32 must be False")
     if classifier and ensemble.n_outputs != len(ensemble.classes_):
-        problems.append(f"a classifier needs one value column per class ({len(ensemble.classes_)}), got {ensemble.n_outputs}")
+        problems.append(
+            f"a classifier needs one value column per class ({len(ensemble.classes_)}), got {ensemble.n_outputs}"
+        )
     if problems:
         raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
     if ensemble.input_dtype != "float32":

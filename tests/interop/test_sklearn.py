@@ -1,6 +1,7 @@
 """scikit-learn import/export: the exactness contract, on ordinary data and on
 probe rows taken from the model's own thresholds, NaN, zeros and infinities."""
 
+import os
 import pickle
 import warnings
 
@@ -23,6 +24,7 @@ TREES = {
     "GradientBoosting": (ensemble.GradientBoostingClassifier, ensemble.GradientBoostingRegressor),
     "HistGradientBoosting": (ensemble.HistGradientBoostingClassifier, ensemble.HistGradientBoostingRegressor),
 }
+N_EXAMPLES = int(os.environ.get("BTT_EXAMPLES", 25))  # raise it locally for a longer search
 ACCEPTS_NAN = {"DecisionTree", "ExtraTree", "RandomForest", "ExtraTrees", "HistGradientBoosting"}
 ACCEPTS_INF = {"HistGradientBoosting"}
 GB_LOSSES = {"binary": ["log_loss", "exponential"], "multiclass": ["log_loss"],
@@ -102,7 +104,7 @@ def random_internal_nodes(ensemble, rng):
 
 
 @pytest.mark.filterwarnings("error::UserWarning")
-@settings(max_examples=int(__import__("os").environ.get("BTT_EXAMPLES", 25)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=N_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(sorted(TREES)),
     task=st.sampled_from(["binary", "multiclass", "regression"]),

@@ -103,8 +103,8 @@ def test_export_without_template_builds_a_fitted_estimator(estimator):
     if hasattr(model, "estimators_"):
         assert len(model.estimators_) == 3 and model.n_estimators == 3
         kind = "ExtraTree" if estimator.startswith("ExtraTrees") else "DecisionTree"
-        assert {type(e).__name__ for e in model.estimators_} == {kind + estimator[-10:].replace("Classifier", "Classifier")
-                                                                 if estimator.endswith("Classifier") else kind + "Regressor"}
+        task = "Classifier" if estimator.endswith("Classifier") else "Regressor"
+        assert {type(e).__name__ for e in model.estimators_} == {kind + task}
         assert all(e.max_depth == 4 for e in model.estimators_)
     else:
         np.testing.assert_array_equal(model.apply(X.astype(np.float32)), ensemble_.apply(X)[:, 0])
@@ -187,7 +187,9 @@ def test_hist_gradient_boosting_numeric_categories():
     imported = from_sklearn(model)
     assert any(t.is_categorical.any() for t in imported.trees)
     # categories by value; unseen (3, 255), negative and NaN categories go to the missing side
-    probes = np.array([[0.0, c, d] for c in (0, 2, 3, 5, 7, 11, 255, -1, -0.0, np.nan) for d in (0, 1, 2, 3, 9, np.nan)])
+    probes = np.array(
+        [[0.0, c, d] for c in (0, 2, 3, 5, 7, 11, 255, -1, -0.0, np.nan) for d in (0, 1, 2, 3, 9, np.nan)]
+    )
     rows = np.vstack([X, probes])
     np.testing.assert_array_equal(model.predict_proba(rows), imported.predict_proba(rows))
     np.testing.assert_array_equal(reference_predict_raw(imported, probes), imported.predict_raw(probes))
