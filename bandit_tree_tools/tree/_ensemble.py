@@ -53,34 +53,22 @@ class Source:
 
 class PackedEnsemble(NamedTuple):
     """Every tree's arrays concatenated, for the kernels. Tree ``t`` owns global
-    ids ``node_offset[t] <= i < node_offset[t + 1]``; children stay local ids."""
+    ids ``node_offset[t] <= i < node_offset[t + 1]``; children stay local ids.
+    ``flags`` folds missing_go_to_left, missing_type, is_categorical and
+    unknown_category_go_to_left into one byte (see ``_kernels.pack_flags``)."""
 
     node_offset: np.ndarray
     children_left: np.ndarray
     children_right: np.ndarray
     feature: np.ndarray
     threshold: np.ndarray
-    missing_go_to_left: np.ndarray
-    missing_type: np.ndarray
-    is_categorical: np.ndarray
+    flags: np.ndarray
     category_left: np.ndarray
     category_right: np.ndarray
-    unknown_category_go_to_left: np.ndarray
     value: np.ndarray
 
 
-_ROUTING = (
-    "children_left",
-    "children_right",
-    "feature",
-    "threshold",
-    "missing_go_to_left",
-    "missing_type",
-    "is_categorical",
-    "category_left",
-    "category_right",
-    "unknown_category_go_to_left",
-)
+_ROUTING = ("children_left", "children_right", "feature", "threshold", "flags", "category_left", "category_right")
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,13 +202,29 @@ class Ensemble:
         offsets = np.zeros(self.n_trees + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([tree.n_nodes for tree in self.trees])
         n_words = max(tree.category_left.shape[1] for tree in self.trees)
-        columns = {}
-        for name in _ROUTING + ("value",):
+
+        def joined(name, dtype=None):
             parts = [getattr(tree, name) for tree in self.trees]
             if name in ("category_left", "category_right"):
                 parts = [np.pad(part, ((0, 0), (0, n_words - part.shape[1]))) for part in parts]
-            columns[name] = np.ascontiguousarray(np.concatenate(parts))
-        return PackedEnsemble(node_offset=offsets, **columns)
+            return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
+
+        return PackedEnsemble(
+            node_offset=offsets,
+            children_left=joined("children_left", np.int32),
+            children_right=joined("children_right", np.int32),
+            feature=joined("feature", np.int32),
+            threshold=joined("threshold"),
+            flags=_kernels.pack_flags(
+                joined("missing_go_to_left"),
+                joined("missing_type"),
+                joined("is_categorical"),
+                joined("unknown_category_go_to_left"),
+            ),
+            category_left=joined("category_left"),
+            category_right=joined("category_right"),
+            value=joined("value"),
+        )
 
     def _routing_args(self, X):
         packed = self.packed

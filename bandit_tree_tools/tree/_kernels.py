@@ -1,13 +1,33 @@
 """Numba kernels over a packed ensemble: every tree's arrays concatenated, with
 ``node_offset[t]`` the global id of tree ``t``'s root (children stay local).
 
+The packed form folds the five per-node routing flags into one byte and uses
+int32 ids, so a node visit touches few cache lines; rows are processed in
+blocks, tree by tree, so a tree's nodes stay in cache across the block.
 Called only through the validating wrappers of :mod:`._ensemble`.
 """
 
 import numba
 import numpy as np
 
-from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, TREE_LEAF, ZERO_THRESHOLD
+from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
+
+# bits of the packed ``flags`` byte
+FLAG_MISSING_LEFT = 1
+MISSING_TYPE_SHIFT = 1  # two bits: the node's missing_type
+FLAG_CATEGORICAL = 8
+FLAG_UNKNOWN_LEFT = 16
+
+BLOCK = 64  # rows routed together through one tree
+
+
+def pack_flags(missing_go_to_left, missing_type, is_categorical, unknown_category_go_to_left) -> np.ndarray:
+    return (
+        missing_go_to_left.astype(np.uint8) * FLAG_MISSING_LEFT
+        | (missing_type.astype(np.uint8) << MISSING_TYPE_SHIFT)
+        | is_categorical.astype(np.uint8) * FLAG_CATEGORICAL
+        | unknown_category_go_to_left.astype(np.uint8) * FLAG_UNKNOWN_LEFT
+    ).astype(np.uint8)
 
 
 @numba.njit(cache=True, inline="always")
@@ -19,119 +39,82 @@ def _in_bitset(bits, node, category):
 
 
 @numba.njit(cache=True)
-def _goes_left(
-    x,
-    node,
-    threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
-    category_left,
-    category_right,
-    unknown_category_go_to_left,
-    rule_lt,
-):
-    """Decide one split for the (already dtype-cast) value ``x`` at global ``node``."""
-    kind = missing_type[node]
+def _goes_left_general(x, node, threshold, flags, category_left, category_right, rule_lt):
+    """A split with zero-as-missing, NaN-as-zero or categories."""
+    flag = flags[node]
+    kind = (flag >> MISSING_TYPE_SHIFT) & 3
+    missing_left = (flag & FLAG_MISSING_LEFT) != 0
     if np.isnan(x):
         if kind == MISSING_NAN_AS_ZERO:
-            x = 0.0  # NaN -> 0.0, then compared like any value
+            x = 0.0  # LightGBM's missing type "None": NaN is compared as 0.0
         else:
-            return missing_go_to_left[node] == 1
+            return missing_left
     if kind == MISSING_ZERO_OR_NAN and -ZERO_THRESHOLD <= x <= ZERO_THRESHOLD:
-        return missing_go_to_left[node] == 1
-    if is_categorical[node] == 1:
+        return missing_left
+    if flag & FLAG_CATEGORICAL:
+        unknown_left = (flag & FLAG_UNKNOWN_LEFT) != 0
         # Negative and huge values are no category of any library we import.
         if x < 0.0 or x >= 2147483647.0:
-            return unknown_category_go_to_left[node] == 1
+            return unknown_left
         category = np.int64(x)
         if _in_bitset(category_left, node, category):
             return True
         if _in_bitset(category_right, node, category):
             return False
-        return unknown_category_go_to_left[node] == 1
+        return unknown_left
     if rule_lt:
         return x < threshold[node]
     return x <= threshold[node]
 
 
-@numba.njit(cache=True)
-def _leaf_of_row(
-    X,
-    row,
-    root,
-    children_left,
-    children_right,
-    feature,
-    threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
-    category_left,
-    category_right,
-    unknown_category_go_to_left,
-    rule_lt,
-):
+@numba.njit(cache=True, inline="always")
+def _goes_left(x, node, threshold, flags, category_left, category_right, rule_lt):
+    flag = flags[node]
+    if flag <= FLAG_MISSING_LEFT:  # numerical split, NaN is the only missing value
+        cut = threshold[node]
+        if rule_lt:
+            if x < cut:
+                return True
+            if x >= cut:
+                return False
+        else:
+            if x <= cut:
+                return True
+            if x > cut:
+                return False
+        return flag == FLAG_MISSING_LEFT  # x is NaN
+    return _goes_left_general(x, node, threshold, flags, category_left, category_right, rule_lt)
+
+
+@numba.njit(cache=True, inline="always")
+def _leaf_of_row(X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
     """Local id of the leaf reached by ``X[row]`` in the tree rooted at global id ``root``."""
     local = 0
-    while children_left[root + local] != TREE_LEAF:
+    while True:
         node = root + local
-        x = X[row, feature[node]]
-        if _goes_left(
-            x,
-            node,
-            threshold,
-            missing_go_to_left,
-            missing_type,
-            is_categorical,
-            category_left,
-            category_right,
-            unknown_category_go_to_left,
-            rule_lt,
-        ):
-            local = children_left[node]
+        left = children_left[node]
+        if left < 0:
+            return local
+        if _goes_left(X[row, feature[node]], node, threshold, flags, category_left, category_right, rule_lt):
+            local = left
         else:
             local = children_right[node]
-    return local
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply(
-    X,
-    node_offset,
-    children_left,
-    children_right,
-    feature,
-    threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
-    category_left,
-    category_right,
-    unknown_category_go_to_left,
-    rule_lt,
-):
+def _apply(X, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
     leaves = np.empty((n_rows, n_trees), dtype=np.int64)
-    for row in numba.prange(n_rows):
+    for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
+        start = block * BLOCK
+        stop = min(start + BLOCK, n_rows)
         for tree in range(n_trees):
-            leaves[row, tree] = _leaf_of_row(
-                X,
-                row,
-                node_offset[tree],
-                children_left,
-                children_right,
-                feature,
-                threshold,
-                missing_go_to_left,
-                missing_type,
-                is_categorical,
-                category_left,
-                category_right,
-                unknown_category_go_to_left,
-                rule_lt,
-            )
+            root = node_offset[tree]
+            for row in range(start, stop):
+                leaves[row, tree] = _leaf_of_row(
+                    X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt
+                )
     return leaves
 
 
@@ -143,12 +126,9 @@ def _predict_raw(
     children_right,
     feature,
     threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
+    flags,
     category_left,
     category_right,
-    unknown_category_go_to_left,
     rule_lt,
     value,
     tree_output,
@@ -167,138 +147,86 @@ def _predict_raw(
     n_outputs = base_score.shape[0]
     width = value.shape[1]
     raw = np.empty((n_rows, n_outputs), dtype=np.float64)
-    for row in numba.prange(n_rows):
-        acc = np.zeros(n_outputs, dtype=np.float64)
-        acc32 = np.zeros(n_outputs, dtype=np.float32)
+    for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
+        start = block * BLOCK
+        stop = min(start + BLOCK, n_rows)
+        acc = np.zeros((stop - start, n_outputs), dtype=np.float64)
+        acc32 = np.zeros((stop - start, n_outputs), dtype=np.float32)
         if not average:
-            for k in range(n_outputs):
-                acc[k] = base_score[k]
-                acc32[k] = np.float32(base_score[k])
+            for i in range(stop - start):
+                for k in range(n_outputs):
+                    acc[i, k] = base_score[k]
+                    acc32[i, k] = np.float32(base_score[k])
         for tree in range(n_trees):
             root = node_offset[tree]
-            leaf = root + _leaf_of_row(
-                X,
-                row,
-                root,
-                children_left,
-                children_right,
-                feature,
-                threshold,
-                missing_go_to_left,
-                missing_type,
-                is_categorical,
-                category_left,
-                category_right,
-                unknown_category_go_to_left,
-                rule_lt,
-            )
             first = tree_output[tree]
             scale = tree_scale[tree]
-            for j in range(width):
-                if accumulate_float32:
-                    acc32[first + j] = acc32[first + j] + np.float32(scale * value[leaf, j])
-                else:
-                    acc[first + j] += scale * value[leaf, j]
-        for k in range(n_outputs):
-            total = np.float64(acc32[k]) if accumulate_float32 else acc[k]
-            if average:
-                total = total / n_trees + base_score[k]
-            raw[row, k] = total
+            for row in range(start, stop):
+                leaf = root + _leaf_of_row(
+                    X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt
+                )
+                for j in range(width):
+                    if accumulate_float32:
+                        acc32[row - start, first + j] = acc32[row - start, first + j] + np.float32(scale * value[leaf, j])
+                    else:
+                        acc[row - start, first + j] += scale * value[leaf, j]
+        for row in range(start, stop):
+            for k in range(n_outputs):
+                total = np.float64(acc32[row - start, k]) if accumulate_float32 else acc[row - start, k]
+                if average:
+                    total = total / n_trees + base_score[k]
+                raw[row, k] = total
     return raw
 
 
+@numba.njit(cache=True)
+def _walk(X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt, out, position):
+    """Write the global ids on a row's path through one tree into ``out`` from
+    ``position`` (when ``out`` is large enough); return the next position."""
+    local = 0
+    while True:
+        node = root + local
+        if position < out.shape[0]:
+            out[position] = node
+        position += 1
+        left = children_left[node]
+        if left < 0:
+            return position
+        if _goes_left(X[row, feature[node]], node, threshold, flags, category_left, category_right, rule_lt):
+            local = left
+        else:
+            local = children_right[node]
+
+
 @numba.njit(cache=True, parallel=True)
-def _path_lengths(
-    X,
-    node_offset,
-    children_left,
-    children_right,
-    feature,
-    threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
-    category_left,
-    category_right,
-    unknown_category_go_to_left,
-    rule_lt,
-):
+def _path_lengths(X, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
     lengths = np.zeros(n_rows, dtype=np.int64)
+    nowhere = np.empty(0, dtype=np.int64)
     for row in numba.prange(n_rows):
         total = 0
         for tree in range(n_trees):
-            root = node_offset[tree]
-            local = 0
-            total += 1
-            while children_left[root + local] != TREE_LEAF:
-                node = root + local
-                if _goes_left(
-                    X[row, feature[node]],
-                    node,
-                    threshold,
-                    missing_go_to_left,
-                    missing_type,
-                    is_categorical,
-                    category_left,
-                    category_right,
-                    unknown_category_go_to_left,
-                    rule_lt,
-                ):
-                    local = children_left[node]
-                else:
-                    local = children_right[node]
-                total += 1
+            total = _walk(
+                X, row, node_offset[tree], children_left, children_right, feature, threshold, flags,
+                category_left, category_right, rule_lt, nowhere, total,
+            )
         lengths[row] = total
     return lengths
 
 
 @numba.njit(cache=True, parallel=True)
-def _fill_paths(
-    X,
-    indptr,
-    node_offset,
-    children_left,
-    children_right,
-    feature,
-    threshold,
-    missing_go_to_left,
-    missing_type,
-    is_categorical,
-    category_left,
-    category_right,
-    unknown_category_go_to_left,
-    rule_lt,
-):
+def _fill_paths(X, indptr, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
     """Global node ids on every row's paths (CSR column indices)."""
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
     indices = np.empty(indptr[n_rows], dtype=np.int64)
     for row in numba.prange(n_rows):
-        position = indptr[row]
+        segment = indices[indptr[row] : indptr[row + 1]]
+        position = 0
         for tree in range(n_trees):
-            root = node_offset[tree]
-            local = 0
-            indices[position] = root
-            position += 1
-            while children_left[root + local] != TREE_LEAF:
-                node = root + local
-                if _goes_left(
-                    X[row, feature[node]],
-                    node,
-                    threshold,
-                    missing_go_to_left,
-                    missing_type,
-                    is_categorical,
-                    category_left,
-                    category_right,
-                    unknown_category_go_to_left,
-                    rule_lt,
-                ):
-                    local = children_left[node]
-                else:
-                    local = children_right[node]
-                indices[position] = root + local
-                position += 1
+            position = _walk(
+                X, row, node_offset[tree], children_left, children_right, feature, threshold, flags,
+                category_left, category_right, rule_lt, segment, position,
+            )
     return indices
