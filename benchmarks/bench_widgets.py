@@ -127,7 +127,7 @@ def browser_side(payload):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_content("<html><body></body></html>")
-        result = page.evaluate(PAGE_SCRIPT, [module_source("tree_view.js"), columns, meta])
+        result = page.evaluate(PAGE_SCRIPT, [module_source("tree_model.js", "tree_view.js"), columns, meta])
         browser.close()
     return result
 

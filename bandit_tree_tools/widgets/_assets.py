@@ -34,10 +34,11 @@ def read_asset(name: str) -> str:
     return (static_dir() / name).read_text(encoding="utf-8")
 
 
-def module_source(name: str) -> str:
-    """One panel's ES module, with the shared helpers in front of it (the
-    modules are loaded from a string, so they cannot import each other)."""
-    return read_asset("common.js") + "\n" + read_asset(name)
+def module_source(*names: str) -> str:
+    """One panel's ES module: the shared helpers, then ``names`` in order (the
+    last one holds ``export default``). The modules are loaded from a string,
+    so they cannot import each other: they are joined here instead."""
+    return "\n".join(read_asset(name) for name in ("common.js",) + names)
 
 
 def stylesheet() -> str:

@@ -46,7 +46,7 @@ def hand_tree():
 
 def test_assets_are_found_and_self_contained():
     assert (static_dir() / "tree_view.js").is_file()
-    source = module_source("tree_view.js")
+    source = module_source("tree_model.js", "tree_view.js")
     assert "export default" in source and "function bttColumn" in source
     assert "http://" not in source and "https://" not in source  # nothing fetched at run time
 
@@ -249,3 +249,17 @@ def test_depths_match_the_reference(iris_tree):
     tree = btt.from_model(iris_tree).trees[0]
     np.testing.assert_array_equal(_payload.depths(tree), node_depth(tree))
     np.testing.assert_array_equal(_payload.depths(hand_tree()), [0, 1, 1, 2, 2, 2, 2])
+
+
+@pytest.mark.parametrize("parts", [("tree_model.js", "tree_view.js"), ("reward_chart.js",), ("medoid_gallery.js",)])
+def test_browser_modules_parse(parts, tmp_path):
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed; the browser tests load these modules instead")
+    path = tmp_path / "module.mjs"
+    path.write_text(module_source(*parts))
+    completed = subprocess.run([node, "--check", str(path)], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
