@@ -16,6 +16,16 @@ from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF
 from tests.oracles.tree import reference_predict_raw
 
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    """HistGradientBoosting's OpenMP threads spin-wait on a shared machine;
+    one thread keeps these small fits fast (results do not depend on it)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 TREES = {
     "DecisionTree": (tree.DecisionTreeClassifier, tree.DecisionTreeRegressor),
     "ExtraTree": (tree.ExtraTreeClassifier, tree.ExtraTreeRegressor),
@@ -24,7 +34,7 @@ TREES = {
     "GradientBoosting": (ensemble.GradientBoostingClassifier, ensemble.GradientBoostingRegressor),
     "HistGradientBoosting": (ensemble.HistGradientBoostingClassifier, ensemble.HistGradientBoostingRegressor),
 }
-N_EXAMPLES = int(os.environ.get("BTT_EXAMPLES", 25))  # raise it locally for a longer search
+N_EXAMPLES = int(os.environ.get("BTT_EXAMPLES", 40))  # raise it locally for a longer search
 ACCEPTS_NAN = {"DecisionTree", "ExtraTree", "RandomForest", "ExtraTrees", "HistGradientBoosting"}
 ACCEPTS_INF = {"HistGradientBoosting"}
 GB_LOSSES = {"binary": ["log_loss", "exponential"], "multiclass": ["log_loss"],

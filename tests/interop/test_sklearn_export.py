@@ -17,6 +17,16 @@ from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF, Ensemble, Source, make_tree
 from tests.oracles.tree import reference_predict_raw
 
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    """HistGradientBoosting's OpenMP threads spin-wait on a shared machine;
+    one thread keeps these small fits fast (results do not depend on it)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 GRID = np.linspace(-2.0, 2.0, 17)  # thresholds and probe values exact in float32
 
 
