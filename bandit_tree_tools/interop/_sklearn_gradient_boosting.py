@@ -18,16 +18,8 @@ import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, Source
-from .sklearn import (
-    _check_classes,
-    _feature_names,
-    _skeleton,
-    _version,
-    depths,
-    max_depths,
-    tree_from_sklearn,
-    tree_to_sklearn,
-)
+from ._sklearn_trees import _version, depths, max_depths, tree_from_sklearn, tree_to_sklearn
+from .sklearn import _check_classes, _feature_names, _skeleton
 
 # class name of scikit-learn's link -> (link, link_scale) of the common format
 _LINKS = {

@@ -31,7 +31,8 @@ import numpy as np
 from ..exceptions import ConversionError, UnsupportedModelError
 from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree
 from ._sklearn_gradient_boosting import _check_boosting_ensemble, _link_of
-from .sklearn import _check_classes, _feature_names, _skeleton, _version, stacked_depths
+from ._sklearn_trees import _version, stacked_depths
+from .sklearn import _check_classes, _feature_names, _skeleton
 
 MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
 

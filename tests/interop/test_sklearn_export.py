@@ -12,6 +12,7 @@ from sklearn import ensemble, tree
 from sklearn.utils.validation import check_is_fitted
 
 import bandit_tree_tools as btt
+from bandit_tree_tools.interop import _sklearn_trees as sklearn_trees
 from bandit_tree_tools.interop import sklearn as sklearn_interop
 from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF, Ensemble, Source, make_tree
@@ -176,7 +177,7 @@ def test_export_refuses_what_sklearn_trees_cannot_express():
 def test_export_refuses_unknown_node_fields(monkeypatch):
     model = tree.DecisionTreeRegressor(max_depth=2).fit(np.arange(20.0).reshape(-1, 1), np.arange(20.0))
     imported = from_sklearn(model)
-    monkeypatch.setattr(sklearn_interop, "KNOWN_NODE_FIELDS", sklearn_interop.KNOWN_NODE_FIELDS - {"impurity"})
+    monkeypatch.setattr(sklearn_trees, "KNOWN_NODE_FIELDS", sklearn_trees.KNOWN_NODE_FIELDS - {"impurity"})
     with pytest.raises(btt.ConversionError, match=r"fields \[.impurity.\] that bandit_tree_tools does not know"):
         to_sklearn(imported)
     with pytest.raises(btt.ConversionError, match=r"fields \[.impurity.\] that bandit_tree_tools does not know"):
@@ -300,7 +301,7 @@ def test_bad_X_and_bad_node_ids():
 
 
 def test_stacked_depths_match_the_reference_depths():
-    from bandit_tree_tools.interop.sklearn import stacked_depths
+    from bandit_tree_tools.interop._sklearn_trees import stacked_depths
     from bandit_tree_tools.tree import node_depth
     from tests.tree.random_trees import random_tree as random_common_tree
 
