@@ -19,6 +19,7 @@ forests are skipped at 1,000,000 rows (minutes each on 2 cores).
 """
 
 import argparse
+import dataclasses
 import os
 import time
 
@@ -166,7 +167,12 @@ def fixed_budget(data, depth, max_trees):
         if n_trees == 0:
             print(f"  {solver:10s} {0:>6d} {'-':>13s} {'-':>11s}  (one tree costs {spent[0]:.3g})")
             continue
-        ensemble = model.ensemble_.replace_trees(model.ensemble_.trees[:n_trees])
+        ensemble = dataclasses.replace(
+            model.ensemble_,
+            trees=model.ensemble_.trees[:n_trees],
+            tree_output=model.ensemble_.tree_output[:n_trees],
+            tree_scale=model.ensemble_.tree_scale[:n_trees],
+        )
         accuracy = 100.0 * np.mean(ensemble.predict(X_test) == y_test)
         capped = " (cap reached: budget buys more)" if n_trees == max_trees else ""
         print(f"  {solver:10s} {n_trees:>6d} {spent[n_trees - 1]:>13.3e} {accuracy:>11.3f}{capped}")
