@@ -9,12 +9,6 @@ from .lab import CHROMIUM, CHROMIUM_ARGS, JupyterLab
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/ui/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.browser)
-
-
 @pytest.fixture(scope="module")
 def notebook_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("notebooks")
