@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(PY) -m bandit_tree_tools demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks

@@ -48,8 +48,10 @@ def from_model(model, **kwargs) -> Ensemble:
         return model
     if hasattr(type(model), "ensemble_") or "ensemble_" in getattr(model, "__dict__", {}):
         return model.ensemble_
-    package = type(model).__module__.split(".")[0]
-    spec = IMPORTERS.get(package)
+    # the first class in the hierarchy from a supported library, so users'
+    # subclasses of library estimators import too
+    packages = (cls.__module__.split(".")[0] for cls in type(model).__mro__)
+    spec = next((IMPORTERS[package] for package in packages if package in IMPORTERS), None)
     if spec is None:
         raise UnsupportedModelError(
             f"cannot import a {type(model).__module__}.{type(model).__name__}; supported models: {SUPPORTED}"

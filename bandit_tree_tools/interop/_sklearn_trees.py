@@ -12,7 +12,8 @@ import functools
 import numpy as np
 
 from ..exceptions import ConversionError
-from ..tree import MISSING_NAN, TREE_LEAF, TreeArrays, make_tree
+from ..tree import MISSING_NAN, TREE_LEAF, TreeArrays, make_tree, node_depth
+from ..tree import stacked_node_depths as stacked_depths
 
 # Fields of scikit-learn's Tree node struct this module knows how to read and write.
 KNOWN_NODE_FIELDS = frozenset(
@@ -65,33 +66,9 @@ def tree_from_sklearn(sk_tree, width: int, *, has_leaf_value=None) -> TreeArrays
     )
 
 
-def stacked_depths(trees) -> tuple[np.ndarray, np.ndarray]:
-    """Node offsets of the trees stacked end to end, and the depth of every
-    stacked node, found by pointer jumping (a few numpy passes in all, rather
-    than a Python step per node or per level)."""
-    sizes = np.array([tree.n_nodes for tree in trees], dtype=np.int64)
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    left = np.concatenate([tree.children_left for tree in trees])
-    right = np.concatenate([tree.children_right for tree in trees])
-    shift = np.repeat(offsets[:-1], sizes)
-    internal = np.flatnonzero(left != TREE_LEAF)
-    ancestor = np.full(offsets[-1], -1, dtype=np.int64)
-    ancestor[left[internal] + shift[internal]] = internal
-    ancestor[right[internal] + shift[internal]] = internal
-    distance = (ancestor >= 0).astype(np.int64)  # edges between a node and its current ancestor
-    pending = np.flatnonzero(ancestor >= 0)
-    while pending.size:
-        above = ancestor[pending]
-        distance[pending] += distance[above]  # reads values of the previous round: above's own
-        ancestor[pending] = ancestor[above]  # entries change only after this line, below
-        pending = pending[ancestor[pending] >= 0]
-    return offsets, distance
-
-
 def depths(tree: TreeArrays) -> np.ndarray:
     """Depth of every node of one tree (root 0)."""
-    return stacked_depths([tree])[1]
+    return node_depth(tree)
 
 
 def _check_exportable_tree(tree: TreeArrays, index: int):

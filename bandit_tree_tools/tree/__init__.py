@@ -10,6 +10,7 @@ from ._arrays import (
     make_tree,
     node_depth,
     node_parent,
+    stacked_node_depths,
     subtree_nodes,
     validate,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "node_depth",
     "node_parent",
     "rebuild_tree",
+    "stacked_node_depths",
     "subtree_nodes",
     "validate",
 ]
