@@ -55,7 +55,7 @@ def _cart_rows(X_train, y_train, X_test, y_test, lambdas, random_state):
     started = time.perf_counter()
     path = full.cost_complexity_pruning_path(X_train, y_train)
     pruned = [DecisionTreeClassifier(random_state=random_state, ccp_alpha=alpha).fit(X_train, y_train)
-              for alpha in np.unique(path.ccp_alphas)]
+              for alpha in np.unique(np.maximum(path.ccp_alphas, 0.0))]  # the path can hold -1e-19
     seconds = time.perf_counter() - started
     for lambda_ in lambdas:
         objective = [tree.score(X_train, y_train) - lambda_ * (tree.get_n_leaves() - 1) for tree in pruned]
