@@ -1,6 +1,7 @@
 """An ensemble of trees in the common format, with everything the source
 libraries keep outside their trees, and validated prediction methods."""
 
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Mapping, NamedTuple
@@ -16,6 +17,7 @@ TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")
 SPLIT_RULES = ("le", "lt")
 INPUT_DTYPES = ("float32", "float64")
+_WHITESPACE = re.compile(r"\s")
 
 
 class FrozenDict(dict):
@@ -357,7 +359,8 @@ def _frame_to_array(frame, n_features: int, feature_names, feature_categories=No
     columns = [str(column) for column in frame.columns]
     if feature_names is not None:
         expected = [str(name) for name in feature_names]
-        if columns != expected:
+        # LightGBM stores "mean radius" as "mean_radius" and accepts either
+        if columns != expected and [_WHITESPACE.sub("_", name) for name in columns] != expected:
             missing = [name for name in expected if name not in columns]
             extra = [name for name in columns if name not in expected]
             if missing or extra:

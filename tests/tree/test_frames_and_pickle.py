@@ -1,3 +1,4 @@
+import dataclasses
 import pickle
 
 import numpy as np
@@ -57,3 +58,11 @@ def test_ensembles_pickle_and_their_payload_stays_read_only():
     assert copy.source.payload == {"a": [1]}
     with pytest.raises(TypeError, match="read-only"):
         copy.source.payload["a"] = 2
+
+
+def test_whitespace_in_names_may_stand_for_underscores():
+    # LightGBM keeps "mean radius" as "mean_radius" and accepts frames with either
+    ensemble = categorical_stump()
+    frame = pd.DataFrame({"colour": [1.0], "size": [0.0]})
+    renamed = dataclasses.replace(ensemble, feature_names_in_=["col_our", "size"])
+    np.testing.assert_array_equal(renamed.predict(frame.rename(columns={"colour": "col our"})), [10.0])
