@@ -19,8 +19,8 @@ ALGORITHMS = ("auto", "pam", "fasterpam", "banditpam")
 # "auto" thresholds (rows), measured on 2 cores with benchmarks/bench_kmedoids.py:
 # exact PAM on the distance matrix up to AUTO_PAM_MAX_N rows, FasterPAM up to
 # AUTO_MATRIX_MAX_N rows (and while the matrix fits in memory), BanditPAM beyond.
-AUTO_PAM_MAX_N = 1500
-AUTO_MATRIX_MAX_N = 12000
+AUTO_PAM_MAX_N = 2500
+AUTO_MATRIX_MAX_N = 20000
 # the (n, n) float64 matrix may take at most this fraction of available memory
 MATRIX_MEMORY_FRACTION = 0.5
 # BanditPAM's distance cache holds at most this many float64 entries (128 MiB)
