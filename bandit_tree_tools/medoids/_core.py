@@ -123,12 +123,15 @@ def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100
         else:
             D = _pairwise(X, X, *metric.args, metric.symmetric)
             calls = n * (n + 1) // 2 if metric.symmetric else n * n
+        # the kernels read DT[x, o] = d(o, x) row by row; the built-in metrics
+        # and checked precomputed matrices are symmetric, a user metric may not be
+        DT = np.ascontiguousarray(D.T) if metric.code == CALLABLE else D
         if chosen == "pam":
-            medoids = _kernels._pam_build(D, k)
-            medoids, n_iter, converged = _kernels._pam_swap(D, medoids, int(max_iter))
+            medoids = _kernels._pam_build(DT, k)
+            medoids, n_iter, converged = _kernels._pam_swap(DT, medoids, int(max_iter))
         else:
             start = np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
-            medoids, n_iter, _, converged = _kernels._fasterpam(D, start, max(int(max_iter), 1))
+            medoids, n_iter, _, converged = _kernels._fasterpam(DT, start, max(int(max_iter), 1))
         return MedoidFit(medoids, int(n_iter), int(calls), bool(converged), chosen)
     perm = rng.permutation(n).astype(np.int64)
     position = np.empty(n, dtype=np.int64)
@@ -188,7 +191,10 @@ def check_n_clusters(n_clusters, n_samples: int) -> int:
 
 
 def check_confidence(name: str, value) -> float:
-    value = float(value)
-    if math.isnan(value) or value <= -1e300:
-        raise DataError(f"{name} must be a number (math.inf for exact evaluation), got {value!r}")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}") from None
+    if math.isnan(value) or value < 0:
+        raise DataError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}")
     return value

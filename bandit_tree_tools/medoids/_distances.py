@@ -7,7 +7,8 @@ of every metric, so exact PAM on a distance matrix and BanditPAM on the raw
 rows see bitwise the same numbers, which is what lets the tests demand that
 BanditPAM with a full budget returns exactly PAM's medoids.
 
-Built-in metrics are selected by an integer code (inlined, cached once).
+Built-in metrics are selected by an integer code (one compiled kernel serves
+them all, cached on disk).
 A user metric is a numba-compiled function ``f(a, b) -> float`` of two
 float64 rows; it is recompiled as a C callback of one fixed signature, so the
 kernels that call it stay cached (a numba dispatcher passed as an argument

@@ -1,7 +1,11 @@
 """Numba kernels of exact k-medoids on a distance matrix: PAM (BUILD + SWAP
 with the FastPAM1 decomposition), FasterPAM's eager swaps, and assignment.
 
-``D[o, x]`` is the distance of point ``o`` to medoid (or candidate) ``x``.
+The kernels take ``DT`` with ``DT[x, o]`` = distance of point ``o`` to
+medoid (or candidate) ``x``: every loop over points then reads one row,
+contiguously (reading a column of a 10,000-row matrix misses the cache on
+every element). For the symmetric built-in metrics ``DT`` is the matrix
+itself.
 Medoids live in slots ``0..k-1``; a swap replaces one slot. Ties are broken
 towards the lowest candidate index, then the lowest slot, everywhere, so the
 bandit version in ``_bandit_kernels`` can reproduce every step bitwise: the
@@ -70,9 +74,9 @@ def _loss(nearest):
 
 
 @numba.njit(cache=True, parallel=True)
-def _pam_build(D, k):
+def _pam_build(DT, k):
     """PAM BUILD: k greedy steps, each adding the point that lowers the loss most."""
-    n = D.shape[0]
+    n = DT.shape[0]
     medoids = np.empty(k, dtype=np.int64)
     is_medoid = np.zeros(n, dtype=np.bool_)
     nearest = np.full(n, np.inf)
@@ -84,7 +88,7 @@ def _pam_build(D, k):
                 continue
             v = 0.0
             for o in range(n):
-                v += _build_term(D[o, x], nearest[o], step == 0)
+                v += _build_term(DT[x, o], nearest[o], step == 0)
             values[x] = v / n
         best = -1
         best_value = np.inf
@@ -95,27 +99,27 @@ def _pam_build(D, k):
         medoids[step] = best
         is_medoid[best] = True
         for o in range(n):
-            nearest[o] = min(nearest[o], D[o, best])
+            nearest[o] = min(nearest[o], DT[best, o])
     return medoids
 
 
 @numba.njit(cache=True)
-def _columns(D, medoids):
-    n = D.shape[0]
+def _columns(DT, medoids):
+    n = DT.shape[0]
     k = medoids.shape[0]
     out = np.empty((n, k))
     for o in range(n):
         for c in range(k):
-            out[o, c] = D[o, medoids[c]]
+            out[o, c] = DT[medoids[c], o]
     return out
 
 
 @numba.njit(cache=True, parallel=True)
-def _pam_swap(D, medoids, max_iter):
+def _pam_swap(DT, medoids, max_iter):
     """PAM SWAP with FastPAM1: each pass evaluates every (slot, candidate)
     exactly in O(n) per candidate and performs the best swap if it lowers the
     loss. Returns (medoids, number of swaps, converged)."""
-    n = D.shape[0]
+    n = DT.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
     is_medoid = np.zeros(n, dtype=np.bool_)
@@ -125,7 +129,7 @@ def _pam_swap(D, medoids, max_iter):
     n_swaps = 0
     converged = False
     while True:
-        nearest_slot, nearest, second_slot, second = _assign(_columns(D, medoids))
+        nearest_slot, nearest, second_slot, second = _assign(_columns(DT, medoids))
         loss = _loss(nearest)
         for x in numba.prange(n):
             if is_medoid[x]:
@@ -133,7 +137,7 @@ def _pam_swap(D, medoids, max_iter):
             shared = 0.0
             own = np.zeros(k)
             for o in range(n):
-                s, e = _swap_terms(D[o, x], nearest[o], second[o])
+                s, e = _swap_terms(DT[x, o], nearest[o], second[o])
                 shared += s
                 own[nearest_slot[o]] += e
             for c in range(k):
@@ -162,18 +166,18 @@ def _pam_swap(D, medoids, max_iter):
 
 
 @numba.njit(cache=True)
-def _fasterpam(D, medoids, max_iter):
+def _fasterpam(DT, medoids, max_iter):
     """FasterPAM (Schubert and Rousseeuw 2021): visit candidates in turn and
     swap eagerly as soon as the best slot for a candidate lowers the loss;
     stop after a full pass without a swap. ``max_iter`` bounds the passes.
     Returns (medoids, number of passes, number of swaps, converged)."""
-    n = D.shape[0]
+    n = DT.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
     is_medoid = np.zeros(n, dtype=np.bool_)
     for c in range(k):
         is_medoid[medoids[c]] = True
-    nearest_slot, nearest, second_slot, second = _assign(_columns(D, medoids))
+    nearest_slot, nearest, second_slot, second = _assign(_columns(DT, medoids))
     removal = np.zeros(k)
     for o in range(n):
         removal[nearest_slot[o]] += second[o] - nearest[o]
@@ -193,7 +197,7 @@ def _fasterpam(D, medoids, max_iter):
             shared = 0.0
             delta[:] = removal
             for o in range(n):
-                d = D[o, x]
+                d = DT[x, o]
                 if d < nearest[o]:
                     shared += d - nearest[o]
                     delta[nearest_slot[o]] += nearest[o] - second[o]
@@ -210,7 +214,7 @@ def _fasterpam(D, medoids, max_iter):
                 medoids[best_c] = x
                 n_swaps += 1
                 last_swap = x
-                _update_after_swap(D, medoids, best_c, nearest_slot, nearest, second_slot, second)
+                _update_after_swap(DT, medoids, best_c, nearest_slot, nearest, second_slot, second)
                 removal[:] = 0.0
                 for o in range(n):
                     removal[nearest_slot[o]] += second[o] - nearest[o]
@@ -231,13 +235,13 @@ def _fasterpam(D, medoids, max_iter):
 
 
 @numba.njit(cache=True)
-def _update_after_swap(D, medoids, slot, nearest_slot, nearest, second_slot, second):
+def _update_after_swap(DT, medoids, slot, nearest_slot, nearest, second_slot, second):
     """Refresh nearest/second-nearest after ``medoids[slot]`` changed."""
-    n = D.shape[0]
+    n = DT.shape[0]
     k = medoids.shape[0]
     x = medoids[slot]
     for o in range(n):
-        d = D[o, x]
+        d = DT[x, o]
         if nearest_slot[o] == slot or second_slot[o] == slot:
             # the removed medoid was one of the two nearest: rescan the slots
             best = np.inf
@@ -245,7 +249,7 @@ def _update_after_swap(D, medoids, slot, nearest_slot, nearest, second_slot, sec
             runner = np.inf
             runner_c = -1
             for c in range(k):
-                v = D[o, medoids[c]]
+                v = DT[medoids[c], o]
                 if v < best:
                     runner = best
                     runner_c = best_c

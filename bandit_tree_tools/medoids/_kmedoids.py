@@ -32,8 +32,11 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         :class:`~bandit_tree_tools.DataError`).
     metric : str or numba-compiled function, default="euclidean"
         "euclidean" ("l2"), "sqeuclidean", "manhattan" ("l1", "cityblock"),
-        "minkowski" (power ``p``), "chebyshev", "cosine", "precomputed" (X is
-        a symmetric (n, n) distance matrix), or a ``@numba.njit`` function
+        "minkowski" (power ``p``), "chebyshev", "cosine" (1 - cosine
+        similarity; a zero row is at distance 1 from other rows),
+        "precomputed" (X is a symmetric, non-negative (n, n) distance
+        matrix; predict/transform then take distances to the training rows,
+        (n_queries, n_train)), or a ``@numba.njit`` function
         ``f(a, b) -> float`` of two float64 rows (the distance of row ``a``
         to medoid ``b``).
     p : float, default=2.0

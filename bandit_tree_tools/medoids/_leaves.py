@@ -148,7 +148,7 @@ def _one_leaf(rows, values, n_medoids, metric_spec, p, algorithm, seed, max_iter
     labels = np.argmin(distances, axis=1)
     sizes = np.bincount(labels, minlength=medoids.shape[0]).astype(np.int64)
     loss = float(distances[np.arange(n), labels].sum())
-    return rows[medoids], sizes, loss, int(calls + distances.size), used
+    return rows[medoids], sizes, loss, int(calls), used
 
 
 def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metric="euclidean", p=2.0,
@@ -162,8 +162,12 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
     parallel with joblib (``n_jobs``; any joblib backend, e.g. dask). The
     result is the same for every ``n_jobs`` and backend.
 
-    ``metric`` is as in :class:`KMedoids`, except "precomputed". ``leaves``
-    restricts the work to some leaf ids (node ids of the tree).
+    ``metric`` (and ``p``) as in :class:`KMedoids`, except "precomputed";
+    ``leaves`` restricts the work to some leaf ids (node ids of the tree);
+    ``random_state`` seeds each leaf's run (BanditPAM's permutation,
+    FasterPAM's start) in leaf order, whatever the backend.
+    ``n_distance_calls`` counts the algorithms' calls, not the final
+    assignment of rows to medoids.
     """
     from ..interop import from_model
     from ..tree import check_X

@@ -154,3 +154,20 @@ def test_max_iter_stops_swaps_and_reports_it():
         assert not capped.converged and capped.n_iter == 0
     bandit = run(X, 6, "banditpam", max_iter=0, build_confidence=math.inf, swap_confidence=math.inf)
     np.testing.assert_array_equal(bandit.medoids, capped.medoids)
+
+
+@numba.njit
+def lopsided(a, b):
+    # not symmetric: d(point, medoid) != d(medoid, point)
+    return np.abs(a - b).sum() + 0.3 * max(a[0] - b[0], 0.0)
+
+
+def test_asymmetric_user_metric_follows_the_definition():
+    X = mixture(4, 60, 3, 3)
+    D = np.array([[lopsided(X[o], X[x]) for x in range(60)] for o in range(60)])
+    expected = oracle.pam(D, 3)
+    np.testing.assert_array_equal(run(X, 3, "pam", lopsided).medoids, expected)
+    bandit = run(X, 3, "banditpam", lopsided, build_confidence=math.inf, swap_confidence=math.inf)
+    np.testing.assert_array_equal(bandit.medoids, expected)
+    fast = run(X, 3, "fasterpam", lopsided, random_state=0)
+    assert oracle.best_swap_gain(D, fast.medoids) <= 1e-9 * oracle.loss(D, fast.medoids)

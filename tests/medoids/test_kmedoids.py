@@ -113,8 +113,10 @@ def test_bad_input_is_explained():
         btt.KMedoids(2, metric=lambda a, b: 0.0).fit(X)
     with pytest.raises(DataError, match="batch_size"):
         btt.KMedoids(2, batch_size=0).fit(X)
-    with pytest.raises(DataError, match="build_confidence"):
+    with pytest.raises(DataError, match="build_confidence must be a number >= 0"):
         btt.KMedoids(2, build_confidence=math.nan).fit(X)
+    with pytest.raises(DataError, match="swap_confidence must be a number >= 0"):
+        btt.KMedoids(2, swap_confidence=-1).fit(X)
 
 
 def test_n_jobs_does_not_change_the_answer():
