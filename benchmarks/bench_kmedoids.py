@@ -205,9 +205,9 @@ def main(argv=None):
                 with_matrix = dict(result, seconds=result["seconds"] + result["matrix_seconds"])
                 rows.append(("kmedoids-pkg+matrix", with_matrix, "sklearn pairwise_distances + FasterPAM"))
         finished = [result for _, result, _ in rows if result is not None]
-        fastest = min(result["seconds"] for result in finished)
+        fastest = min((result["seconds"] for result in finished), default=float("nan"))
         pam = [result for method, result, _ in rows if method == "pam" and result is not None]
-        reference = pam[0]["loss"] if pam else min(result["loss"] for result in finished)
+        reference = pam[0]["loss"] if pam else min((result["loss"] for result in finished), default=float("nan"))
         for method, result, note in rows:
             label = "kmedoids-pkg (no matrix)" if method == "kmedoids-pkg" else method
             if result is None:
