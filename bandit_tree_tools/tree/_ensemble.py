@@ -56,21 +56,19 @@ class Source:
 class PackedEnsemble(NamedTuple):
     """Every tree's arrays concatenated, for the kernels. Tree ``t`` owns global
     ids ``node_offset[t] <= i < node_offset[t + 1]``; children stay local ids.
-    ``flags`` folds missing_go_to_left, missing_type, is_categorical and
-    unknown_category_go_to_left into one byte (see ``_kernels.pack_flags``)."""
+    ``links`` is int32 (n_nodes, 4): left child, right child, feature and the
+    routing flags (missing_go_to_left, missing_type, is_categorical and
+    unknown_category_go_to_left folded by ``_kernels.pack_flags``)."""
 
     node_offset: np.ndarray
-    children_left: np.ndarray
-    children_right: np.ndarray
-    feature: np.ndarray
+    links: np.ndarray
     threshold: np.ndarray
-    flags: np.ndarray
     category_left: np.ndarray
     category_right: np.ndarray
     value: np.ndarray
 
 
-_ROUTING = ("children_left", "children_right", "feature", "threshold", "flags", "category_left", "category_right")
+_ROUTING = ("links", "threshold", "category_left", "category_right")
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,18 +209,20 @@ class Ensemble:
                 parts = [np.pad(part, ((0, 0), (0, n_words - part.shape[1]))) for part in parts]
             return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
 
+        links = np.empty((offsets[-1], 4), dtype=np.int32)
+        links[:, _kernels.LEFT] = joined("children_left")
+        links[:, _kernels.RIGHT] = joined("children_right")
+        links[:, _kernels.FEATURE] = joined("feature")
+        links[:, _kernels.FLAGS] = _kernels.pack_flags(
+            joined("missing_go_to_left"),
+            joined("missing_type"),
+            joined("is_categorical"),
+            joined("unknown_category_go_to_left"),
+        )
         return PackedEnsemble(
             node_offset=offsets,
-            children_left=joined("children_left", np.int32),
-            children_right=joined("children_right", np.int32),
-            feature=joined("feature", np.int32),
+            links=links,
             threshold=joined("threshold"),
-            flags=_kernels.pack_flags(
-                joined("missing_go_to_left"),
-                joined("missing_type"),
-                joined("is_categorical"),
-                joined("unknown_category_go_to_left"),
-            ),
             category_left=joined("category_left"),
             category_right=joined("category_right"),
             value=joined("value"),

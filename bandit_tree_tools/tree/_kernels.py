@@ -1,8 +1,9 @@
 """Numba kernels over a packed ensemble: every tree's arrays concatenated, with
 ``node_offset[t]`` the global id of tree ``t``'s root (children stay local).
 
-The packed form folds the five per-node routing flags into one byte and uses
-int32 ids, so a node visit touches few cache lines; rows are processed in
+The packed form keeps each node's children, feature and routing flags in one
+int32 row (the flags folded into one value), so a node visit touches two
+cache lines (that row and the threshold); rows are processed in
 blocks, tree by tree, so a tree's nodes stay in cache across the block.
 Called only through the validating wrappers of :mod:`._ensemble`.
 """
@@ -19,6 +20,10 @@ FLAG_CATEGORICAL = 8
 FLAG_UNKNOWN_LEFT = 16
 
 BLOCK = 64  # rows routed together through one tree
+
+# columns of the packed int32 ``links`` array: one 16-byte row per node, so a
+# node visit reads one cache line besides the threshold
+LEFT, RIGHT, FEATURE, FLAGS = 0, 1, 2, 3
 
 
 def pack_flags(missing_go_to_left, missing_type, is_categorical, unknown_category_go_to_left) -> np.ndarray:
@@ -39,9 +44,8 @@ def _in_bitset(bits, node, category):
 
 
 @numba.njit(cache=True)
-def _goes_left_general(x, node, threshold, flags, category_left, category_right, rule_lt):
+def _goes_left_general(x, node, flag, threshold, category_left, category_right, rule_lt):
     """A split with zero-as-missing, NaN-as-zero or categories."""
-    flag = flags[node]
     kind = (flag >> MISSING_TYPE_SHIFT) & 3
     missing_left = (flag & FLAG_MISSING_LEFT) != 0
     if np.isnan(x):
@@ -68,8 +72,7 @@ def _goes_left_general(x, node, threshold, flags, category_left, category_right,
 
 
 @numba.njit(cache=True, inline="always")
-def _goes_left(x, node, threshold, flags, category_left, category_right, rule_lt):
-    flag = flags[node]
+def _goes_left(x, node, flag, threshold, category_left, category_right, rule_lt):
     if flag <= FLAG_MISSING_LEFT:  # numerical split, NaN is the only missing value
         cut = threshold[node]
         if rule_lt:
@@ -83,26 +86,26 @@ def _goes_left(x, node, threshold, flags, category_left, category_right, rule_lt
             if x > cut:
                 return False
         return flag == FLAG_MISSING_LEFT  # x is NaN
-    return _goes_left_general(x, node, threshold, flags, category_left, category_right, rule_lt)
+    return _goes_left_general(x, node, flag, threshold, category_left, category_right, rule_lt)
 
 
 @numba.njit(cache=True, inline="always")
-def _leaf_of_row(X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
+def _leaf_of_row(X, row, root, links, threshold, category_left, category_right, rule_lt):
     """Local id of the leaf reached by ``X[row]`` in the tree rooted at global id ``root``."""
     local = 0
     while True:
         node = root + local
-        left = children_left[node]
+        left = links[node, LEFT]
         if left < 0:
             return local
-        if _goes_left(X[row, feature[node]], node, threshold, flags, category_left, category_right, rule_lt):
+        if _goes_left(X[row, links[node, FEATURE]], node, links[node, FLAGS], threshold, category_left, category_right, rule_lt):
             local = left
         else:
-            local = children_right[node]
+            local = links[node, RIGHT]
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply(X, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
+def _apply(X, node_offset, links, threshold, category_left, category_right, rule_lt):
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
     leaves = np.empty((n_rows, n_trees), dtype=np.int64)
@@ -113,7 +116,7 @@ def _apply(X, node_offset, children_left, children_right, feature, threshold, fl
             root = node_offset[tree]
             for row in range(start, stop):
                 leaves[row, tree] = _leaf_of_row(
-                    X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt
+                    X, row, root, links, threshold, category_left, category_right, rule_lt
                 )
     return leaves
 
@@ -122,11 +125,8 @@ def _apply(X, node_offset, children_left, children_right, feature, threshold, fl
 def _predict_raw(
     X,
     node_offset,
-    children_left,
-    children_right,
-    feature,
+    links,
     threshold,
-    flags,
     category_left,
     category_right,
     rule_lt,
@@ -163,7 +163,7 @@ def _predict_raw(
             scale = tree_scale[tree]
             for row in range(start, stop):
                 leaf = root + _leaf_of_row(
-                    X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt
+                    X, row, root, links, threshold, category_left, category_right, rule_lt
                 )
                 for j in range(width):
                     if accumulate_float32:
@@ -180,7 +180,7 @@ def _predict_raw(
 
 
 @numba.njit(cache=True)
-def _walk(X, row, root, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt, out, position):
+def _walk(X, row, root, links, threshold, category_left, category_right, rule_lt, out, position):
     """Write the global ids on a row's path through one tree into ``out`` from
     ``position`` (when ``out`` is large enough); return the next position."""
     local = 0
@@ -189,17 +189,17 @@ def _walk(X, row, root, children_left, children_right, feature, threshold, flags
         if position < out.shape[0]:
             out[position] = node
         position += 1
-        left = children_left[node]
+        left = links[node, LEFT]
         if left < 0:
             return position
-        if _goes_left(X[row, feature[node]], node, threshold, flags, category_left, category_right, rule_lt):
+        if _goes_left(X[row, links[node, FEATURE]], node, links[node, FLAGS], threshold, category_left, category_right, rule_lt):
             local = left
         else:
-            local = children_right[node]
+            local = links[node, RIGHT]
 
 
 @numba.njit(cache=True, parallel=True)
-def _path_lengths(X, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
+def _path_lengths(X, node_offset, links, threshold, category_left, category_right, rule_lt):
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
     lengths = np.zeros(n_rows, dtype=np.int64)
@@ -208,15 +208,14 @@ def _path_lengths(X, node_offset, children_left, children_right, feature, thresh
         total = 0
         for tree in range(n_trees):
             total = _walk(
-                X, row, node_offset[tree], children_left, children_right, feature, threshold, flags,
-                category_left, category_right, rule_lt, nowhere, total,
+                X, row, node_offset[tree], links, threshold, category_left, category_right, rule_lt, nowhere, total,
             )
         lengths[row] = total
     return lengths
 
 
 @numba.njit(cache=True, parallel=True)
-def _fill_paths(X, indptr, node_offset, children_left, children_right, feature, threshold, flags, category_left, category_right, rule_lt):
+def _fill_paths(X, indptr, node_offset, links, threshold, category_left, category_right, rule_lt):
     """Global node ids on every row's paths (CSR column indices)."""
     n_rows = X.shape[0]
     n_trees = node_offset.shape[0] - 1
@@ -226,7 +225,6 @@ def _fill_paths(X, indptr, node_offset, children_left, children_right, feature, 
         position = 0
         for tree in range(n_trees):
             position = _walk(
-                X, row, node_offset[tree], children_left, children_right, feature, threshold, flags,
-                category_left, category_right, rule_lt, segment, position,
+                X, row, node_offset[tree], links, threshold, category_left, category_right, rule_lt, segment, position,
             )
     return indices
