@@ -19,7 +19,8 @@ MISSING_TYPE_SHIFT = 1  # two bits: the node's missing_type
 FLAG_CATEGORICAL = 8
 FLAG_UNKNOWN_LEFT = 16
 
-BLOCK = 64  # rows routed together through one tree
+BLOCK = 2048  # rows routed together through one tree (tree-major within a block, as
+# scikit-learn and XGBoost do, so a big forest is not reloaded from memory every few rows)
 
 # columns of the packed int32 ``links`` array: one 16-byte row per node, so a
 # node visit reads one cache line besides the threshold
