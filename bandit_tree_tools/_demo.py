@@ -117,24 +117,23 @@ def interop_table(X_train, X_test, y_train, y_test) -> str:
     return "\n".join(lines)
 
 
-def run_demo(args=None) -> int:
+def run_demo(args=None):
+    """The demo's text, block by block (the command line prints each as it comes)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.35, random_state=0, stratify=y)
-    print("Import, collapse two small twigs per tree, export, reload natively (breast cancer, 35% test):")
-    print(interop_table(X_train, X_test, y_train, y_test))
+    yield "Import, collapse two small twigs per tree, export, reload natively (breast cancer, 35% test):"
+    yield interop_table(X_train, X_test, y_train, y_test)
     for title, module in SECTIONS.items():
         if find_spec(module) is None:  # capability not installed in this build
             continue
         demo = import_module(module).demo
-        print()
-        print(f"{title}:")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            print(demo())
-    return 0
+            text = demo()
+        yield f"\n{title}:\n{text}"
 
 
 def register(subparsers) -> None:

@@ -3,7 +3,8 @@
 Each subcommand lives next to the code it drives and is listed in
 ``SUBCOMMANDS`` as "module:function"; the function receives the argparse
 subparsers object and registers its parser, setting ``func`` to the callable
-that runs it (returning the exit status).
+that runs it. That callable returns the exit status, or the text to print
+(a string, or an iterator of strings printed as they come, for long jobs).
 """
 
 import argparse
@@ -38,7 +39,15 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    result = args.func(args)
+    if isinstance(result, str):
+        print(result)
+        return 0
+    if hasattr(result, "__next__"):
+        for block in result:
+            print(block, flush=True)
+        return 0
+    return int(result or 0)
 
 
 if __name__ == "__main__":

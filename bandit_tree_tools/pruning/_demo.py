@@ -64,7 +64,3 @@ def demo() -> str:
     if failures:
         raise AssertionError("\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"]))
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(demo())
