@@ -42,7 +42,3 @@ def demo() -> str:
         )
     )
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(demo())
