@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import warnings
-from types import MappingProxyType
 
 import numpy as np
 
@@ -97,7 +96,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        source=Source("sklearn", name, _version(), payload),
         classes_=classes,
         feature_names_in_=_feature_names(model),
         split_rule="le",
@@ -116,7 +115,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
     from dataclasses import replace
 
     return replace(
-        ensemble, trees=tuple(trees), source=Source("sklearn", name, _version(), MappingProxyType(payload))
+        ensemble, trees=tuple(trees), source=Source("sklearn", name, _version(), payload)
     )
 
 

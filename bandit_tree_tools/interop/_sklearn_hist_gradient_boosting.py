@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 import warnings
 from dataclasses import replace
-from types import MappingProxyType
 
 import numpy as np
 
@@ -162,7 +161,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        source=Source("sklearn", name, _version(), payload),
         classes_=classes,
         feature_names_in_=_feature_names(model),
         split_rule="le",
@@ -180,7 +179,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
     return replace(
         ensemble,
         trees=tuple(_recompute_internal_values(model, ensemble, X, y, sample_weight)),
-        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        source=Source("sklearn", name, _version(), payload),
     )
 
 

@@ -88,7 +88,6 @@ written. The user's model is never modified.
 
 import copy
 import warnings
-from types import MappingProxyType
 
 import numpy as np
 
@@ -421,7 +420,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         input_dtype="float64",
         accumulate_float32=False,
         feature_categories=_feature_categories(booster.pandas_categorical, infos),
-        source=Source("lightgbm", type(model).__name__, lgb.__version__, MappingProxyType(payload)),
+        source=Source("lightgbm", type(model).__name__, lgb.__version__, payload),
     )
 
 

@@ -94,7 +94,6 @@ from __future__ import annotations
 import copy
 import re
 import warnings
-from types import MappingProxyType
 
 import numpy as np
 
@@ -199,22 +198,7 @@ def _import_tree(model, name):
     width = len(classes) if classifier else 1
     tree = tree_from_sklearn(model.tree_, width)
     payload = {"kind": "tree", "template": _skeleton(model, tree_=None)}
-    return Ensemble(
-        trees=(tree,),
-        task="classification" if classifier else "regression",
-        n_features_in_=int(model.n_features_in_),
-        n_outputs=width,
-        tree_output=0,
-        tree_scale=1.0,
-        aggregation="mean",
-        base_score=0.0,
-        link="identity",
-        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
-        classes_=classes,
-        feature_names_in_=_feature_names(model),
-        split_rule="le",
-        input_dtype="float32",
-    )
+    return _averaged_ensemble(model, name, (tree,), classes, payload)
 
 
 def _import_forest(model, name):
@@ -230,17 +214,23 @@ def _import_forest(model, name):
         "estimator_template": _skeleton(model.estimators_[0], tree_=None),
         "random_states": [copy.deepcopy(estimator.random_state) for estimator in model.estimators_],
     }
+    return _averaged_ensemble(model, name, trees, classes, payload)
+
+
+def _averaged_ensemble(model, name, trees, classes, payload) -> Ensemble:
+    """Trees and forests: class fractions (or means) averaged over the trees,
+    compared as float32 ``<=`` as scikit-learn's trees do."""
     return Ensemble(
         trees=trees,
-        task="classification" if classifier else "regression",
+        task="regression" if classes is None else "classification",
         n_features_in_=int(model.n_features_in_),
-        n_outputs=width,
+        n_outputs=1 if classes is None else len(classes),
         tree_output=0,
         tree_scale=1.0,
         aggregation="mean",
         base_score=0.0,
         link="identity",
-        source=Source("sklearn", name, _version(), MappingProxyType(payload)),
+        source=Source("sklearn", name, _version(), payload),
         classes_=classes,
         feature_names_in_=_feature_names(model),
         split_rule="le",

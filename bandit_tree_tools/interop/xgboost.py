@@ -73,7 +73,6 @@ import ctypes.util
 import functools
 import json
 import math
-from types import MappingProxyType
 
 import numpy as np
 
@@ -460,7 +459,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             library="xgboost",
             estimator=type(model).__name__,
             version=_xgboost().__version__,
-            payload=MappingProxyType(payload),
+            payload=payload,
         ),
         classes_=classes,
         feature_names_in_=feature_names,

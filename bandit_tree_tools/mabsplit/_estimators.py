@@ -11,7 +11,6 @@ exported scikit-learn model routes every row exactly like this estimator.
 
 import numbers
 from math import log2, sqrt
-from collections.abc import Mapping
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -20,30 +19,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DataError
-from ..tree import Ensemble, Source
+from ..tree import Ensemble, FrozenDict, Source
 from ._builder import BINS, SOLVERS, GrowthSettings, grow_tree
 
 _MAX_SEED = np.iinfo(np.int32).max
-
-
-class ReadOnlyMapping(Mapping):
-    """A read-only dict that pickles (``types.MappingProxyType`` does not, and
-    fitted estimators must pickle)."""
-
-    def __init__(self, data):
-        self._data = dict(data)
-
-    def __getitem__(self, key):
-        return self._data[key]
-
-    def __iter__(self):
-        return iter(self._data)
-
-    def __len__(self):
-        return len(self._data)
-
-    def __repr__(self):
-        return f"ReadOnlyMapping({self._data!r})"
 
 
 # ------------------------------------------------------------------ input
@@ -211,7 +190,7 @@ class _MABSplitBase(BaseEstimator):
                 library="sklearn",
                 estimator=estimator,
                 version=sklearn.__version__,
-                payload=ReadOnlyMapping({"params": ReadOnlyMapping(params)}),
+                payload={"params": FrozenDict(params)},
             ),
         )
         self.node_insertions_ = tuple(result.insertions for result in grown)

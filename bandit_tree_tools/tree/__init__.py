@@ -15,7 +15,7 @@ from ._arrays import (
     validate,
 )
 from ._edit import collapse, rebuild_tree
-from ._ensemble import Ensemble, PackedEnsemble, Source, check_ensemble, check_X
+from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, check_ensemble, check_X
 
 __all__ = [
     "MISSING_NAN",
@@ -24,6 +24,7 @@ __all__ = [
     "TREE_LEAF",
     "TREE_UNDEFINED",
     "Ensemble",
+    "FrozenDict",
     "PackedEnsemble",
     "Source",
     "TreeArrays",
