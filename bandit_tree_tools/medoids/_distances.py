@@ -113,6 +113,18 @@ def _distance(X, Y, i, j, code, p, user):
 _BLOCK = 32  # rows per tile: two tiles of 784-d rows stay in the L2 cache
 
 
+@numba.njit(cache=True)
+def _tile(X, Y, D, i0, i1, j0, j1, code, p, user, symmetric):
+    """One tile of ``_pairwise``; with ``symmetric`` the mirror entries are
+    written while the tile's rows are still in cache."""
+    for i in range(i0, i1):
+        for j in range(max(j0, i) if symmetric else j0, j1):
+            v = _distance(X, Y, i, j, code, p, user)
+            D[i, j] = v
+            if symmetric:
+                D[j, i] = v
+
+
 @numba.njit(cache=True, parallel=True)
 def _pairwise(X, Y, code, p, user, symmetric):
     """Matrix D[i, j] = _distance(X, Y, i, j); with ``symmetric`` (X is Y and
@@ -123,19 +135,19 @@ def _pairwise(X, Y, code, p, user, symmetric):
     D = np.empty((n, m), dtype=np.float64)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     m_blocks = (m + _BLOCK - 1) // _BLOCK
-    for bi in numba.prange(n_blocks):
-        i0 = bi * _BLOCK
-        i1 = min(i0 + _BLOCK, n)
-        for bj in range(bi if symmetric else 0, m_blocks):
-            j0 = bj * _BLOCK
-            j1 = min(j0 + _BLOCK, m)
-            for i in range(i0, i1):
-                for j in range(max(j0, i) if symmetric else j0, j1):
-                    D[i, j] = _distance(X, Y, i, j, code, p, user)
-    if symmetric:
-        for i in numba.prange(n):
-            for j in range(i):
-                D[i, j] = D[j, i]
+    # in the triangle, block row b has n_blocks - b tiles: pairing row w with
+    # row n_blocks - 1 - w gives every work item the same number of tiles
+    n_items = (n_blocks + 1) // 2 if symmetric else n_blocks
+    for w in numba.prange(n_items):
+        for half in range(2 if symmetric else 1):
+            bi = w if half == 0 else n_blocks - 1 - w
+            if half == 1 and bi == w:
+                break
+            i0 = bi * _BLOCK
+            i1 = min(i0 + _BLOCK, n)
+            for bj in range(bi if symmetric else 0, m_blocks):
+                j0 = bj * _BLOCK
+                _tile(X, Y, D, i0, i1, j0, min(j0 + _BLOCK, m), code, p, user, symmetric)
     return D
 
 
