@@ -23,8 +23,14 @@ AUTO_PAM_MAX_N = 2500
 AUTO_MATRIX_MAX_N = 20000
 # the (n, n) float64 matrix may take at most this fraction of available memory
 MATRIX_MEMORY_FRACTION = 0.5
-# BanditPAM's distance cache holds at most this many float64 entries (128 MiB)
-CACHE_ENTRIES = 2**24
+# BanditPAM caches d(o, x) for the first references of its permutation. Where
+# a distance is dearer than a memory read (long rows, user metrics) the cache
+# may take this fraction of available memory, up to the whole n x n matrix, so
+# that near-tied arms, evaluated exactly in step after step, cost their
+# distances once; for short rows it stays at CHEAP_CACHE_ENTRIES (128 MiB).
+CACHE_MEMORY_FRACTION = 0.25
+CHEAP_CACHE_ENTRIES = 2**24
+CHEAP_DISTANCE_MAX_FEATURES = 64
 
 
 @dataclass
@@ -92,6 +98,17 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
+def cache_width(n: int, n_features: int, metric: Metric, batch_size: int) -> int:
+    """Columns of BanditPAM's (n, width) distance cache."""
+    if metric.code == PRECOMPUTED:
+        return 0  # the distances are already in memory
+    if metric.code != CALLABLE and n_features < CHEAP_DISTANCE_MAX_FEATURES:
+        entries = CHEAP_CACHE_ENTRIES
+    else:
+        entries = max(CHEAP_CACHE_ENTRIES, int(CACHE_MEMORY_FRACTION * available_memory()) // 8)
+    return int(min(n, max(batch_size, entries // n)))
+
+
 def is_constant(X: np.ndarray, metric: Metric) -> bool:
     """Every pairwise distance is zero (identical rows, or an all-zero
     precomputed matrix). Only decidable for built-in metrics."""
@@ -136,8 +153,7 @@ def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100
     perm = rng.permutation(n).astype(np.int64)
     position = np.empty(n, dtype=np.int64)
     position[perm] = np.arange(n, dtype=np.int64)
-    width = 0 if metric.code == PRECOMPUTED else int(min(n, max(batch_size, CACHE_ENTRIES // n)))
-    cache = np.full((n, width), np.nan)
+    cache = np.full((n, cache_width(n, X.shape[1], metric, int(batch_size))), np.nan)
     counts = np.zeros(n, dtype=np.int64)
     build = float(build_confidence)
     swap = float(swap_confidence)
