@@ -8,9 +8,13 @@ process, so that its peak memory (VmHWM - VmRSS at the start, in MiB) is its
 own; a run past ``--timeout`` seconds is stopped and reported as such.
 Printed side by side for every problem:
 
-- seconds and time / fastest run of the problem (the `kmedoids` package is
-  listed twice: FasterPAM alone on a given matrix, and with the time to
-  build that matrix with scikit-learn's ``pairwise_distances(n_jobs=-1)``);
+- seconds, and time / the fastest run given the same input: the rows, or the
+  ready distance matrix (built with scikit-learn's
+  ``pairwise_distances(n_jobs=-1)`` outside the clock). Given a matrix run
+  the `kmedoids` package (FasterPAM) and our "auto" with
+  ``metric="precomputed"``; the `kmedoids` package is listed again among the
+  runs given rows, with the time to build its matrix added
+  ("kmedoids-pkg+matrix");
 - final loss / exact PAM's loss (or / the lowest loss, where PAM cannot run);
 - distance calls / n^2 (where the method reports them);
 - peak memory.
@@ -34,7 +38,8 @@ import numpy as np
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 OURS = ("auto", "banditpam", "pam")
-PEERS = ("banditpam-pkg", "kmedoids-pkg", "kmedoids-pkg+matrix")
+# fed the ready distance matrix (built outside the clock) instead of the rows
+ON_MATRIX = ("auto-on-matrix", "kmedoids-pkg")
 
 
 def load_mnist(n):
@@ -104,12 +109,21 @@ def _run(method, X, k, metric, queue):
 
     if method in OURS:
         btt.KMedoids(2, metric=metric, algorithm=method, random_state=0).fit(X[:50])
+    if method == "auto-on-matrix":
+        btt.KMedoids(2, metric="precomputed", random_state=0).fit(pairwise_distances(X[:50], metric=metric))
     base = _status("VmRSS")
     calls = None
     matrix_seconds = 0.0
     start = time.perf_counter()
     if method in OURS:
         model = btt.KMedoids(k, metric=metric, algorithm=method, random_state=0).fit(X)
+        medoids, calls, used = model.medoid_indices_, model.n_distance_calls_, model.algorithm_
+    elif method == "auto-on-matrix":
+        D = pairwise_distances(X, metric=metric, n_jobs=-1)
+        matrix_seconds = time.perf_counter() - start
+        base = _status("VmRSS")
+        start = time.perf_counter()
+        model = btt.KMedoids(k, metric="precomputed", random_state=0).fit(D)
         medoids, calls, used = model.medoid_indices_, model.n_distance_calls_, model.algorithm_
     elif method == "banditpam-pkg":
         model = banditpam.KMedoids(n_medoids=k, algorithm="BanditPAM")
@@ -160,7 +174,7 @@ def run(method, X, k, metric, timeout):
 
 def skip_reason(method, n, k):
     matrix_gib = 8 * n * n / 2**30
-    if method in ("pam", "kmedoids-pkg") and matrix_gib > 2.0:
+    if method in ("pam", "auto-on-matrix", "kmedoids-pkg") and matrix_gib > 2.0:
         return f"skipped: the n^2 matrix needs {matrix_gib:.1f} GiB"
     if method == "pam" and n * n * k > 2e9:
         return "skipped: exact PAM too slow at this size"
@@ -184,14 +198,16 @@ def main(argv=None):
                 print(f"(the {module!r} package is not installed: pip install {module} to compare with it)")
     # compile into numba's on-disk cache before any timing (children load it)
     run("warm-up", None, 0, None, 1800)
-    header = (f"{'problem':<16}{'n':>7}{'d':>5}{'k':>4} {'metric':<10}{'method':<22}{'seconds':>9}{'x fastest':>10}"
+    header = (f"{'problem':<16}{'n':>7}{'d':>5}{'k':>4} {'metric':<10}{'method':<22}{'input':<7}{'seconds':>9}"
+              f"{'x fastest':>10}"
               f"{'loss/PAM':>10}{'calls/n^2':>10}{'peak MiB':>10}  note")
     print(header)
     print("-" * len(header))
     for name, X, k, metric in problems(args.quick):
         n, d = X.shape
         rows = []
-        for method in list(OURS) + peers:
+        methods = list(OURS) + (["auto-on-matrix"] if "kmedoids-pkg" in peers else []) + peers
+        for method in methods:
             reason = skip_reason(method, n, k)
             if reason:
                 rows.append((method, None, reason))
@@ -205,19 +221,22 @@ def main(argv=None):
                 with_matrix = dict(result, seconds=result["seconds"] + result["matrix_seconds"])
                 rows.append(("kmedoids-pkg+matrix", with_matrix, "sklearn pairwise_distances + FasterPAM"))
         finished = [result for _, result, _ in rows if result is not None]
-        fastest = min((result["seconds"] for result in finished), default=float("nan"))
+        # times are compared among runs given the same input: rows, or the ready matrix
+        fastest = {on_matrix: min((result["seconds"] for method, result, _ in rows
+                                   if result is not None and (method in ON_MATRIX) == on_matrix), default=float("nan"))
+                   for on_matrix in (False, True)}
         pam = [result for method, result, _ in rows if method == "pam" and result is not None]
         reference = pam[0]["loss"] if pam else min((result["loss"] for result in finished), default=float("nan"))
         for method, result, note in rows:
-            label = "kmedoids-pkg (no matrix)" if method == "kmedoids-pkg" else method
+            given = "matrix" if method in ON_MATRIX else "rows"
             if result is None:
-                print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{label:<22}{'-':>9}{'-':>10}{'-':>10}{'-':>10}"
-                      f"{'-':>10}  {note}")
+                print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{'-':>9}{'-':>10}{'-':>10}"
+                      f"{'-':>10}{'-':>10}  {note}")
                 continue
             calls = f"{result['calls'] / n**2:.3f}" if result["calls"] is not None else "-"
-            print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{label:<22}{result['seconds']:>9.2f}"
-                  f"{result['seconds'] / fastest:>10.2f}{result['loss'] / reference:>10.4f}{calls:>10}"
-                  f"{result['peak']:>10.0f}  {note}")
+            print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{result['seconds']:>9.2f}"
+                  f"{result['seconds'] / fastest[method in ON_MATRIX]:>10.2f}{result['loss'] / reference:>10.4f}"
+                  f"{calls:>10}{result['peak']:>10.0f}  {note}")
         print()
 
 

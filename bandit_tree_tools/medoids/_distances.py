@@ -217,19 +217,43 @@ def resolve_metric(metric, p=2.0) -> Metric:
     raise DataError(f"metric must be a string or a numba-compiled function, got {type(metric).__name__}")
 
 
+@numba.njit(cache=True, parallel=True)
+def _matrix_summary(D):
+    """(smallest entry, largest entry, largest |D[i, j] - D[j, i]|) of a
+    square matrix, in one pass over tiles (no n x n temporaries)."""
+    n = D.shape[0]
+    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    low = np.full(n_blocks, np.inf)
+    high = np.full(n_blocks, -np.inf)
+    asymmetry = np.zeros(n_blocks)
+    for bi in numba.prange(n_blocks):
+        i0 = bi * _BLOCK
+        for i in range(i0, min(i0 + _BLOCK, n)):
+            for j in range(n):
+                low[bi] = min(low[bi], D[i, j])
+                high[bi] = max(high[bi], D[i, j])
+        for j0 in range(i0, n, _BLOCK):
+            for i in range(i0, min(i0 + _BLOCK, n)):
+                for j in range(max(j0, i + 1), min(j0 + _BLOCK, n)):
+                    asymmetry[bi] = max(asymmetry[bi], abs(D[i, j] - D[j, i]))
+    return low.min(), high.max(), asymmetry.max()
+
+
 def check_precomputed(D: np.ndarray) -> None:
-    """A precomputed dissimilarity matrix must be square, finite, non-negative
-    and symmetric (k-medoids is defined here for symmetric dissimilarities)."""
+    """A precomputed dissimilarity matrix (finite float64, checked before)
+    must be square, non-negative and symmetric (k-medoids is defined here for
+    symmetric dissimilarities)."""
     if D.ndim != 2 or D.shape[0] != D.shape[1]:
         raise DataError(
             f"metric='precomputed' needs a square (n, n) distance matrix, got shape {D.shape}; "
             "pass pairwise distances, or pass the rows themselves with a metric name"
         )
-    if np.any(D < 0):
+    if D.size == 0:
+        return
+    low, high, asymmetry = _matrix_summary(D)
+    if low < 0:
         raise DataError("the precomputed distance matrix has negative entries; distances must be >= 0")
-    scale = float(np.max(D)) if D.size else 0.0
-    asymmetry = float(np.max(np.abs(D - D.T))) if D.size else 0.0
-    if asymmetry > 1e-9 * max(scale, 1e-300):
+    if asymmetry > 1e-9 * max(high, 1e-300):
         raise DataError(
             f"the precomputed distance matrix is not symmetric (max |D - D.T| = {asymmetry:.3g}); "
             "symmetrise it, e.g. (D + D.T) / 2"

@@ -8,7 +8,8 @@ import numba
 import numpy as np
 import pytest
 
-from bandit_tree_tools.medoids._core import fit_medoids
+from bandit_tree_tools.medoids import _core
+from bandit_tree_tools.medoids._core import cache_width, fit_medoids
 from bandit_tree_tools.medoids._distances import pairwise_distances, resolve_metric
 from tests.oracles import medoids as oracle
 
@@ -91,6 +92,32 @@ def test_banditpam_uses_far_fewer_distances_than_pam_on_larger_data():
     pam = run(X, 4, "pam")
     np.testing.assert_array_equal(bandit.medoids, pam.medoids)
     assert bandit.n_distance_calls < 0.5 * 4000**2
+
+
+@pytest.mark.parametrize("entries", [0, 45 * 150])
+def test_banditpam_with_a_partial_distance_cache_is_pam(monkeypatch, entries):
+    # short rows get a small cache: only the first `width` references of the
+    # permutation are cached, the rest are recomputed whenever they are needed
+    monkeypatch.setattr(_core, "CHEAP_CACHE_ENTRIES", entries)
+    width = cache_width(150, 4, resolve_metric("manhattan"), 20)
+    assert width == max(20, entries // 150) < 150
+    X = mixture(11, 150, 4, 3)
+    pam = run(X, 3, "pam", "manhattan")
+    full = run(X, 3, "banditpam", "manhattan", build_confidence=math.inf, swap_confidence=math.inf, batch_size=20,
+               random_state=2)
+    default = run(X, 3, "banditpam", "manhattan", batch_size=20, random_state=2)
+    np.testing.assert_array_equal(full.medoids, pam.medoids)
+    np.testing.assert_array_equal(default.medoids, pam.medoids)
+
+
+def test_cache_width_follows_the_cost_of_a_distance():
+    # long rows and user metrics: the whole matrix when memory allows; short
+    # rows: the small cache; a precomputed matrix needs none
+    assert cache_width(1000, 784, resolve_metric("euclidean"), 100) == 1000
+    assert cache_width(1000, 3, resolve_metric(squared_gap), 100) == 1000
+    assert cache_width(10**6, 3, resolve_metric("euclidean"), 100) == 100
+    assert cache_width(10**5, 3, resolve_metric("euclidean"), 100) == _core.CHEAP_CACHE_ENTRIES // 10**5
+    assert cache_width(1000, 1000, resolve_metric("precomputed"), 100) == 0
 
 
 @numba.njit

@@ -112,6 +112,15 @@ def test_bad_precomputed_matrices():
     with pytest.raises(DataError, match="negative"):
         check_precomputed(-np.ones((2, 2)))
     check_precomputed(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    # the checks run tile by tile: a flaw far from the diagonal, past the
+    # first tiles, is found too
+    D = pairwise_distances(np.random.default_rng(0).normal(size=(70, 3)))
+    check_precomputed(D)
+    for flaw in ("asymmetric", "negative"):
+        bad = D.copy()
+        bad[3, 65] = -1.0 if flaw == "negative" else D[3, 65] * (1 + 1e-6)
+        with pytest.raises(DataError, match="negative" if flaw == "negative" else "not symmetric"):
+            check_precomputed(bad)
 
 
 def test_cosine_of_zero_rows():
