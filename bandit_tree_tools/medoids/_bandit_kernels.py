@@ -28,20 +28,12 @@ from ._kernels import SWAP_TOLERANCE, _assign, _build_term, _loss, _swap_terms
 # must not get a zero-width interval.
 SIGMA_FLOOR = 1e-3
 
-# Arms are evaluated in tiles of ARM_TILE arms x REF_TILE references: the
-# tile's reference rows stay in the core's L2 cache while every arm of the
-# tile reads them (arm by arm over a whole batch, 784-d rows streamed from
-# L3 at ~4x the cost). Each arm still sums its references in order, so the
-# exact evaluations add the same terms in the same order as exact PAM.
-ARM_TILE = 8
-REF_TILE = 32
-
 
 @numba.njit(cache=True)
 def _cached_distance(X, o, x, code, p, user, cache, position, calls):
-    """d(point o, candidate x), read from column ``position[o]`` of the cache
-    when that is one of its ``cache.shape[1]`` columns. ``calls[x]`` counts
-    the evaluations made on behalf of x (one writer per x in parallel loops)."""
+    """d(point o, candidate x), read from the cache when o is among the first
+    ``cache.shape[1]`` references of the permutation. ``calls[x]`` counts the
+    evaluations made on behalf of x (one writer per x in parallel loops)."""
     j = position[o]
     if j < cache.shape[1]:
         v = cache[x, j]
@@ -141,48 +133,34 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
         compared = 0
         leader = -1
         while n_alive > 1:
-            arms = np.nonzero(alive)[0]
-            n_tiles = (arms.shape[0] + ARM_TILE - 1) // ARM_TILE
             if not math.isfinite(confidence) or used + batch_size >= n:
-                for tile in numba.prange(n_tiles):
-                    a0 = tile * ARM_TILE
-                    a1 = min(a0 + ARM_TILE, arms.shape[0])
-                    for a in range(a0, a1):
-                        estimate[arms[a]] = 0.0
-                    for o0 in range(0, n, REF_TILE):
-                        for a in range(a0, a1):
-                            x = arms[a]
-                            v = estimate[x]
-                            for o in range(o0, min(o0 + REF_TILE, n)):
-                                d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
-                                v += _build_term(d, nearest[o], first)
-                            estimate[x] = v
-                    for a in range(a0, a1):
-                        estimate[arms[a]] /= n
+                for x in numba.prange(n):
+                    if alive[x]:
+                        v = 0.0
+                        for o in range(n):
+                            d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
+                            v += _build_term(d, nearest[o], first)
+                        estimate[x] = v / n
                 break
             if leader >= 0:
                 for r in range(batch_size):
                     o = perm[used + r]
                     d = _cached_distance(X, o, leader, code, p, user, cache, position, calls)
                     reference[r] = _build_term(d, nearest[o], first)
-            for tile in numba.prange(n_tiles):
-                a0 = tile * ARM_TILE
-                a1 = min(a0 + ARM_TILE, arms.shape[0])
-                for r0 in range(0, batch_size, REF_TILE):
-                    for a in range(a0, a1):
-                        x = arms[a]
-                        s = 0.0
-                        q = 0.0
-                        for r in range(r0, min(r0 + REF_TILE, batch_size)):
-                            o = perm[used + r]
-                            d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
-                            g = _build_term(d, nearest[o], first)
-                            if leader >= 0:
-                                g -= reference[r]
-                            s += g
-                            q += g * g
-                        sums[x] += s
-                        squares[x] += q
+            for x in numba.prange(n):
+                if alive[x]:
+                    s = 0.0
+                    q = 0.0
+                    for r in range(batch_size):
+                        o = perm[used + r]
+                        d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
+                        g = _build_term(d, nearest[o], first)
+                        if leader >= 0:
+                            g -= reference[r]
+                        s += g
+                        q += g * g
+                    sums[x] += s
+                    squares[x] += q
             used += batch_size
             if leader < 0:
                 n_alive = _eliminate(sums, squares, alive, estimate, sigma, used, n, log_term, np.inf)
@@ -202,29 +180,20 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
 
 
 @numba.njit(cache=True)
-def _swap_exact_tile(X, arms, code, p, user, cache, position, calls, nearest_slot, nearest, second, shared,
-                     out):
-    """Exact loss changes ``out[x, slot]`` of swapping each candidate x of
-    ``arms`` into every slot, tiled over references: for each x, the same
-    sums in the same order as ``_kernels._pam_swap`` (``shared[x]`` holds the
-    change common to all slots)."""
+def _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second, out):
+    """Exact loss changes of swapping candidate x into every slot: the same
+    sums in the same order as ``_kernels._pam_swap``."""
     n = X.shape[0]
-    k = out.shape[1]
-    for x in arms:
-        shared[x] = 0.0
-        out[x, :] = 0.0
-    for o0 in range(0, n, REF_TILE):
-        for x in arms:
-            total = shared[x]
-            for o in range(o0, min(o0 + REF_TILE, n)):
-                d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
-                s, e = _swap_terms(d, nearest[o], second[o])
-                total += s
-                out[x, nearest_slot[o]] += e
-            shared[x] = total
-    for x in arms:
-        for c in range(k):
-            out[x, c] = shared[x] + out[x, c]
+    k = out.shape[0]
+    shared = 0.0
+    own = np.zeros(k)
+    for o in range(n):
+        d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
+        s, e = _swap_terms(d, nearest[o], second[o])
+        shared += s
+        own[nearest_slot[o]] += e
+    for c in range(k):
+        out[c] = shared + own[c]
 
 
 @numba.njit(cache=True, parallel=True)
@@ -247,8 +216,6 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
     sigma = np.zeros((n, k))
     exact_change = np.zeros((n, k))
     is_exact = np.zeros(n, dtype=np.bool_)
-    candidate_alive = np.zeros(n, dtype=np.bool_)
-    shared = np.zeros(n)
     flat_sums = sums.reshape(-1)
     flat_squares = squares.reshape(-1)
     flat_alive = alive.reshape(-1)
@@ -271,36 +238,25 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
                 estimate[x, c] = 0.0
         used = 0
         while n_alive > 1:
-            for x in range(n):
-                candidate_alive[x] = alive[x].any()
-            arms = np.nonzero(candidate_alive)[0]
-            n_tiles = (arms.shape[0] + ARM_TILE - 1) // ARM_TILE
             if not math.isfinite(confidence) or used + batch_size >= n:
-                for tile in numba.prange(n_tiles):
-                    a0 = tile * ARM_TILE
-                    a1 = min(a0 + ARM_TILE, arms.shape[0])
-                    _swap_exact_tile(X, arms[a0:a1], code, p, user, cache, position, calls, nearest_slot, nearest,
-                                     second, shared, exact_change)
-                    for a in range(a0, a1):
-                        x = arms[a]
+                for x in numba.prange(n):
+                    if not is_medoid[x] and alive[x].any():
+                        _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second,
+                                    exact_change[x])
                         is_exact[x] = True
                         for c in range(k):
                             estimate[x, c] = exact_change[x, c] / n
                 break
-            for tile in numba.prange(n_tiles):
-                a0 = tile * ARM_TILE
-                a1 = min(a0 + ARM_TILE, arms.shape[0])
-                for r0 in range(used, used + batch_size, REF_TILE):
-                    for a in range(a0, a1):
-                        x = arms[a]
-                        for r in range(r0, min(r0 + REF_TILE, used + batch_size)):
-                            o = perm[r]
-                            d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
-                            s, e = _swap_terms(d, nearest[o], second[o])
-                            for c in range(k):
-                                g = s + e if nearest_slot[o] == c else s
-                                sums[x, c] += g
-                                squares[x, c] += g * g
+            for x in numba.prange(n):
+                if alive[x].any():
+                    for r in range(used, used + batch_size):
+                        o = perm[r]
+                        d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
+                        s, e = _swap_terms(d, nearest[o], second[o])
+                        for c in range(k):
+                            g = s + e if nearest_slot[o] == c else s
+                            sums[x, c] += g
+                            squares[x, c] += g * g
             used += batch_size
             n_alive = _eliminate(flat_sums, flat_squares, flat_alive, flat_estimate, flat_sigma, used, n, log_term, 0.0)
         best_x = -1
@@ -316,8 +272,8 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             converged = True
             break
         if not is_exact[best_x]:
-            _swap_exact_tile(X, np.array([best_x]), code, p, user, cache, position, calls, nearest_slot, nearest,
-                             second, shared, exact_change)
+            _swap_exact(X, best_x, code, p, user, cache, position, calls, nearest_slot, nearest, second,
+                        exact_change[best_x])
         if not exact_change[best_x, best_c] < -SWAP_TOLERANCE * loss:
             converged = True
             break

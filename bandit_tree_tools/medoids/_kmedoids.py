@@ -45,8 +45,12 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         "pam": exact PAM (BUILD, then SWAP with FastPAM1) on the distance
         matrix, the reference. "fasterpam": eager swaps on the matrix from a
         random start (loss usually equal to PAM's, much faster). "banditpam":
-        BanditPAM++, which never builds the matrix and returns PAM's medoids
-        with high probability in O(n log n) distances per step. "auto": PAM
+        BanditPAM++, which returns PAM's medoids with high probability from
+        sampled distances; it caches the distances it computes, for rows of
+        64 or more features (or a user metric) in up to a quarter of the
+        available memory. Its savings depend on the data: a few times fewer
+        distances than n^2 on images, none on mixtures of equal-size
+        clusters, whose best candidates differ by O(1/sqrt(n)). "auto": PAM
         for small n, FasterPAM while the matrix is cheap and fits in memory,
         BanditPAM beyond (thresholds in ``bandit_tree_tools.medoids._core``).
     max_iter : int, default=100
