@@ -17,12 +17,13 @@ Printed side by side for every problem:
   ("kmedoids-pkg+matrix");
 - final loss / exact PAM's loss (or / the lowest loss, where PAM cannot run);
 - distance calls / n^2 (where the method reports them);
-- peak memory.
+- peak memory (for runs given a matrix, including that matrix).
 
 Targets: our loss equals exact PAM's wherever PAM can run; "auto" never
-slower than 1.5x the fastest peer; faster than the banditpam package at every
-size; BanditPAM at least 10x fewer distance calls than n^2 at n = 30,000;
-where the n^2 matrix would not fit, BanditPAM still finishes.
+slower than 1.5x the fastest peer given the same input; faster than the
+banditpam package at every size; BanditPAM at least 10x fewer distance calls
+than n^2 at n = 30,000; where the n^2 matrix would not fit, BanditPAM still
+finishes.
 
     python benchmarks/bench_kmedoids.py [--quick] [--timeout 120]
 """
@@ -121,7 +122,6 @@ def _run(method, X, k, metric, queue):
     elif method == "auto-on-matrix":
         D = pairwise_distances(X, metric=metric, n_jobs=-1)
         matrix_seconds = time.perf_counter() - start
-        base = _status("VmRSS")
         start = time.perf_counter()
         model = btt.KMedoids(k, metric="precomputed", random_state=0).fit(D)
         medoids, calls, used = model.medoid_indices_, model.n_distance_calls_, model.algorithm_
