@@ -26,14 +26,7 @@ from sklearn.datasets import make_classification
 import bandit_tree_tools as btt
 from bandit_tree_tools._demo import collapse_twigs
 
-
-def best_of(function, repeat=3):
-    best, result = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+from _timing import best_of
 
 
 def build_models(X_train, y_train, scale):

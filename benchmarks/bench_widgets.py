@@ -21,7 +21,6 @@ first display under 300 ms; a zoom frame with every node expanded under
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,8 @@ import numpy as np
 from bandit_tree_tools.tree import make_tree
 from bandit_tree_tools.widgets import _payload
 from bandit_tree_tools.widgets._assets import module_source
+
+from _timing import best_of
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
@@ -53,17 +54,8 @@ def complete_tree(n_nodes: int):
                      value=value, n_node_samples=samples, impurity=rng.random(n_nodes))
 
 
-def best_of(function, repeat=5):
-    best, result = np.inf, None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def python_side(tree):
-    seconds, payload = best_of(lambda: _payload.tree_payload(tree))
+    seconds, payload = best_of(lambda: _payload.tree_payload(tree), repeat=5)
     binary = sum(len(v) for v in payload.values() if isinstance(v, bytes))
 
     def as_json():
