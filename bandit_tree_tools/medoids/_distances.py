@@ -21,6 +21,7 @@ import numba
 import numpy as np
 from numba import types
 
+from .. import _numba_config  # noqa: F401 (the threading layer, before any parallel kernel)
 from ..exceptions import DataError
 
 EUCLIDEAN, SQEUCLIDEAN, MANHATTAN, MINKOWSKI, CHEBYSHEV, COSINE, PRECOMPUTED, CALLABLE = range(8)

@@ -1,5 +1,6 @@
 """The common format: trees as parallel arrays, ensembles, kernels, editing."""
 
+from .. import _numba_config  # noqa: F401 (the threading layer, before any parallel kernel)
 from ._arrays import (
     MISSING_NAN,
     MISSING_NAN_AS_ZERO,
