@@ -1,16 +1,28 @@
 """Multiway categorical trees (what TSDT and the exact solver return), their
 input checks, and their translation into the common binary format."""
 
+import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
+import sklearn.exceptions
 
 from ..exceptions import DataError, NotFittedError
 from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree
 from ._kernels import apply_categorical
 
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
+
+
+class CategoricalNotFittedError(NotFittedError, sklearn.exceptions.NotFittedError):
+    """Prediction before ``fit``: this library's NotFittedError that is also
+    scikit-learn's, so code catching either works."""
+
+
+class CodesTypeError(DataError, TypeError):
+    """``X`` holds objects that are not numbers (a DataError, also a TypeError
+    as numpy's conversion error is)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -280,7 +292,8 @@ def _float_codes(values, column) -> np.ndarray:
         example = finite[finite != np.floor(finite)][0]
         raise DataError(
             f"feature {column!r} holds non-integer numbers (for example {example!r}); TSDT needs categorical "
-            "attributes given as integer codes 0, 1, 2, ... or pandas categoricals; turn numeric features "
+            "attributes given as integer codes 0, 1, 2, ... (NaN marks a missing value at prediction) or pandas "
+            "categoricals; turn numeric features "
             "into categories first with btt.discretize(X) (quantile bins) or btt.discretize(X, model) "
             "(the thresholds your model uses)"
         )
@@ -318,35 +331,47 @@ def categorical_codes(X, *, fitting: bool):
         codes = np.column_stack(columns) if columns else np.empty((len(X), 0))
         declared = np.asarray(declared, dtype=np.int64)
     else:
+        _refuse_sparse_and_complex(X)
         try:
             codes = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as error:
-            raise DataError(
+            kind = CodesTypeError if isinstance(error, TypeError) else DataError
+            raise kind(
                 f"X must hold integer category codes; converting it to numbers failed: {error}. "
                 "Encode strings with pandas (.astype('category')) or sklearn's OrdinalEncoder"
             ) from None
         if codes.ndim != 2:
-            raise DataError(f"X must be 2-D (n_rows, n_features), got an array with {codes.ndim} dimensions")
-        for column in range(codes.shape[1]):
-            _float_codes(codes[:, column], column)
+            raise DataError(
+                f"X must be 2-D (n_rows, n_features), got an array with {codes.ndim} dimensions. Reshape your "
+                "data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a single row"
+            )
     if codes.ndim != 2:
         raise DataError(f"X must be 2-D (n_rows, n_features), got {codes.ndim} dimensions")
     if codes.shape[0] == 0:
         raise DataError("X has no rows; TSDT needs at least one row of each of two classes")
     if codes.shape[1] == 0:
-        raise DataError("X has no columns; pass at least one categorical feature")
+        raise DataError(
+            f"X has no columns: 0 feature(s) (shape={codes.shape}) while a minimum of 1 is required; "
+            "pass at least one categorical feature"
+        )
+    if np.isinf(codes).any():
+        row, column = np.argwhere(np.isinf(codes))[0]
+        raise DataError(f"X has an infinite value inf (row {row}, feature {column}); codes must be 0, 1, 2, ...")
+    if fitting and np.isnan(codes).any():
+        row, column = np.argwhere(np.isnan(codes))[0]
+        raise DataError(
+            f"X has a missing value NaN (row {row}, feature {column}); give missing values their own category "
+            "(btt.discretize does this for numeric columns)"
+        )
+    if declared is None:  # frames were checked column by column above
+        for column in range(codes.shape[1]):
+            _float_codes(codes[:, column], column)
     n_categories = None
     if fitting:
-        if np.isnan(codes).any():
-            row, column = np.argwhere(np.isnan(codes))[0]
-            raise DataError(
-                f"X has a missing value (row {row}, feature {column}); give missing values their own category "
-                "(btt.discretize does this for numeric columns)"
-            )
         if (codes < 0).any():
             row, column = np.argwhere(codes < 0)[0]
-            raise DataError(f"X has a negative category code {codes[row, column]:g} (row {row}, feature {column}); "
-                            "codes must be 0, 1, 2, ...")
+            raise DataError(f"Negative values in data passed to fit: X has a negative category code "
+                            f"{codes[row, column]:g} (row {row}, feature {column}); codes must be 0, 1, 2, ...")
         n_categories = codes.max(axis=0).astype(np.int64) + 1
         if declared is not None:
             n_categories = np.where(declared > 0, np.maximum(declared, n_categories), n_categories)
@@ -359,16 +384,37 @@ def categorical_codes(X, *, fitting: bool):
     return codes, n_categories, feature_names
 
 
+def _refuse_sparse_and_complex(X):
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise CodesTypeError(
+            "X is a sparse matrix; TSDT needs a dense array of category codes (sparse input is not supported): "
+            "pass X.toarray()"
+        )
+    if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+        raise DataError("X holds complex numbers: Complex data not supported; pass integer category codes")
+
+
 def encode_labels(y, n_rows: int, classes=None):
+    if y is None:
+        raise DataError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim != 1:
         if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is used as y.ravel()",
+                sklearn.exceptions.DataConversionWarning,
+                stacklevel=3,
+            )
             y = y[:, 0]
         else:
             raise DataError(f"y must be 1-D (one label per row), got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise DataError(f"X has {n_rows} rows but y has {y.shape[0]} labels; pass one label per row")
     if classes is None:
+        if y.dtype.kind == "f" and np.any(y != np.floor(y)):
+            raise DataError(
+                "Unknown label type: continuous. y holds non-integer numbers; a classifier needs class labels"
+            )
         classes, codes = np.unique(y, return_inverse=True)
     else:
         classes = np.asarray(classes)
@@ -384,15 +430,36 @@ def encode_labels(y, n_rows: int, classes=None):
 class CategoricalTreeModel:
     """Prediction methods shared by the fitted models that hold a ``tree_``."""
 
+    def __sklearn_is_fitted__(self) -> bool:
+        # parameters such as lambda_ end with "_": scikit-learn's default test would see a fitted model
+        return hasattr(self, "tree_")
+
     def _check_fitted(self):
         if not hasattr(self, "tree_"):
-            raise NotFittedError(
+            raise CategoricalNotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
             )
 
     def _codes_for_predict(self, X) -> np.ndarray:
         self._check_fitted()
+        if not hasattr(X, "columns"):
+            _refuse_sparse_and_complex(X)
+            shape = np.shape(np.asarray(X)) if not isinstance(X, np.ndarray) else X.shape
+            if len(shape) == 1:
+                raise DataError(
+                    f"X must be 2-D (n_rows, {self.n_features_in_}), got a 1-D array of {shape[0]} values. "
+                    "Reshape your data: X.reshape(1, -1) for a single row, X.reshape(-1, 1) for a single feature"
+                )
+            if len(shape) == 2 and shape[1] != self.n_features_in_:
+                raise DataError(
+                    f"X has {shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
+                    "features as input"
+                )
         codes = check_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None))
+        if np.isinf(codes).any():
+            row, column = np.argwhere(np.isinf(codes))[0]
+            raise DataError(f"X has an infinite value inf (row {row}, feature {column}); codes must be 0, 1, 2, ... "
+                            "(NaN for a missing value)")
         for column in range(codes.shape[1]):
             _float_codes(codes[:, column], column)
         return codes

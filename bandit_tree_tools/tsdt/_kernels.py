@@ -211,15 +211,24 @@ def _tree_size(state, search_node, n_cat):
 
 
 @numba.njit(cache=True)
-def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma):
+def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, optimism=0.0):
     """Posterior N(mu, sd^2) of the tree currently written in ``split_of``:
     mu = sum_l p(l) mu_l - lambda * splits and
     sd = (sum_l (p(l) sd_l)^2)^(gamma / 2) (equations 9-10 with the gamma
     exponent of appendix B applied to the standard deviation, as the
     reference code does), where p(l) is the chain-rule estimator of
-    section 4.4: the product along the path of n(node) / n(parent)."""
+    section 4.4: the product along the path of n(node) / n(parent).
+
+    With ``optimism > 0`` (the tree is a search leaf whose subtrees are not
+    expanded yet), the sd is at least ``gain / optimism``, where ``gain`` is
+    an upper bound of what splitting its leaves further can add:
+    ``sum_l max(0, p(l) * (1 - majority share of l) - lambda)`` over the
+    leaves that can still be split (a deeper tree is at best right on every
+    row of the leaf, and costs at least one more split)."""
     mean = 0.0
     variance = 0.0
+    gain = 0.0
+    n_features = n_cat.shape[0]
     state.stack_node[0] = 0
     state.stack_weight[0] = 1.0
     top = 1
@@ -250,16 +259,30 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma):
                 leaf_mu, leaf_sd = beta_normal(correct, n_rows)
                 mean += weight * leaf_mu
                 variance += weight * weight * leaf_sd * leaf_sd
-    return mean - lambda_ * n_splits, variance ** (0.5 * gamma)
+                if optimism > 0.0 and n_rows >= MIN_SAMPLES and state.dt_depth[node] < n_features:
+                    majority = 0
+                    for k in range(counts.shape[0]):
+                        if counts[k] > majority:
+                            majority = counts[k]
+                    room = weight * (1.0 - majority / n_rows) - lambda_
+                    if room > 0.0:
+                        gain += room
+    sd = variance ** (0.5 * gamma)
+    if optimism > 0.0 and gain / optimism > sd:
+        sd = gain / optimism
+    return mean - lambda_ * n_splits, sd
 
 
 @numba.njit(cache=True)
-def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma):
-    """Posterior of a child of the search node whose tree is marked."""
+def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, optimism):
+    """Posterior of a child of the search node whose tree is marked (a
+    "stop" child is final: no optimism)."""
     leaf = state.s_split_leaf[child]
     if leaf >= 0:
         state.split_of[leaf] = state.s_split_feature[child]
-    mu, sd = evaluate_marked_tree(state, state.s_n_splits[child], n_cat, cat_offset, lambda_, gamma)
+    if state.s_is_stop[child] == 1:
+        optimism = 0.0
+    mu, sd = evaluate_marked_tree(state, state.s_n_splits[child], n_cat, cat_offset, lambda_, gamma, optimism)
     if leaf >= 0:
         state.split_of[leaf] = -1
     state.s_mu[child] = mu
@@ -409,7 +432,7 @@ def _gini(counts):
 
 
 @numba.njit(cache=True)
-def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, used):
+def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, optimism, used):
     """Expansion (appendix B): split the untreated leaf of highest Gini impurity
     on every attribute left on its path, add the "stop" child on the first
     expansion, refresh the children's posteriors from the shared statistics
@@ -475,7 +498,7 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, used
     # not fully expanded), so they are search leaves: refresh each one.
     child = state.s_first_child[node]
     while child >= 0:
-        _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma)
+        _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, optimism)
         child = state.s_next_sibling[child]
     _combine_children(state, node, clark)
 
@@ -513,7 +536,8 @@ def _has_space(state, node, n_cat, n_cells):
 
 @numba.njit(cache=True)
 def run_search(
-    state, X, y, order, n_iter, batch_size, cycle, n_cat, cat_offset, lambda_, gamma, clark, trace_mu, trace_sd
+    state, X, y, order, n_iter, batch_size, cycle, n_cat, cat_offset, lambda_, gamma, clark, optimism, trace_mu,
+    trace_sd,
 ):
     """Run up to ``n_iter`` iterations of (Fast-)TSDT (Algorithm 1).
 
@@ -559,7 +583,7 @@ def run_search(
         if state.s_state[node] != EXPANDED:
             if state.s_state[node] == UNVISITED:
                 _activate(state, node, n_cat)
-            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, used)
+            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, optimism, used)
         else:
             state.s_mu[node], state.s_sd[node] = evaluate_marked_tree(
                 state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma
@@ -583,6 +607,20 @@ def run_search(
         trace_sd[done] = state.s_sd[0]
         done += 1
     return done, DONE
+
+
+@numba.njit(cache=True)
+def current_means(state, n_cat, cat_offset, lambda_, gamma):
+    """Posterior mean of every search node's own tree (as a terminal tree)
+    from the statistics of now: the means stored in the search tree date
+    from each node's last visit, and a search leaf is never refreshed."""
+    n_search = state.counters[C_SEARCH]
+    out = np.empty(n_search, dtype=np.float64)
+    for node in range(n_search):
+        _mark(state, node, True)
+        out[node], _ = evaluate_marked_tree(state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma)
+        _mark(state, node, False)
+    return out
 
 
 # ------------------------------------------------------- multiway prediction

@@ -87,10 +87,12 @@ class ReferenceStatistics:
         parent, (feature, category) = path[:-1], path[-1]
         return self.n[parent][feature][category], self.correct[parent][feature][category]
 
-    def posterior(self, tree, lambda_, gamma):
+    def posterior(self, tree, lambda_, gamma, optimism=0.0):
         """(mean, sd) of the tree's objective: chain-rule leaf weights, Normal
-        approximations of Beta(1 + correct, 1 + scored - correct) leaves."""
-        mean, variance = 0.0, 0.0
+        approximations of Beta(1 + correct, 1 + scored - correct) leaves.
+        With ``optimism``, sd is at least (sum over leaves with at least 2 rows
+        and an attribute left of max(0, weight * wrong share - lambda)) / optimism."""
+        mean, variance, gain = 0.0, 0.0, 0.0
         stack = [((), 1.0)]
         while stack:
             path, weight = stack.pop()
@@ -111,7 +113,12 @@ class ReferenceStatistics:
             leaf_variance = alpha * beta / ((alpha + beta) ** 2 * (alpha + beta + 1.0))
             mean += weight * leaf_mean
             variance += weight**2 * leaf_variance
-        return mean - lambda_ * len(tree), variance ** (gamma / 2)
+            if rows >= 2 and len(path) < len(self.n_categories):
+                gain += max(0.0, weight * (1.0 - max(counts) / rows) - lambda_)
+        sd = variance ** (gamma / 2)
+        if optimism > 0:
+            sd = max(sd, gain / optimism)
+        return mean - lambda_ * len(tree), sd
 
 
 # ---------------------------------------------------------------- Clark's max

@@ -44,7 +44,8 @@ def _drive(model, X, y, n_iter):
         while True:
             done, status = K.run_search(
                 model._state, X, y, order, 1, model.batch_size, False, model.n_categories_, model._cat_offset,
-                model.lambda_, model.gamma, model.variant == "clark", np.empty(1), np.empty(1),
+                model.lambda_, model.gamma, model.variant == "clark",
+                model.optimism if model.variant == "optimistic" else 0.0, np.empty(1), np.empty(1),
             )
             if status == K.DONE:
                 break
@@ -61,7 +62,7 @@ def _drive(model, X, y, n_iter):
     return log
 
 
-@pytest.mark.parametrize("variant", ["fast", "clark"])
+@pytest.mark.parametrize("variant", ["optimistic", "fast", "clark"])
 def test_posteriors_equal_the_reference_statistics(variant):
     X, y = or_of_equal(n_rows=4000, seed=3)
     model = TSDTClassifier(lambda_=0.02, batch_size=25, variant=variant, gamma=0.75, random_state=5)
@@ -73,6 +74,7 @@ def test_posteriors_equal_the_reference_statistics(variant):
     state = model._state
     n_search = int(state.counters[K.C_SEARCH])
     assert n_search > 50
+    widened = 0
     for node in range(n_search):
         K._mark(state, node, True)
         mu, sd = K.evaluate_marked_tree(
@@ -82,14 +84,25 @@ def test_posteriors_equal_the_reference_statistics(variant):
         expected_mu, expected_sd = reference.posterior(_tree_of(state, node), model.lambda_, model.gamma)
         assert mu == pytest.approx(expected_mu, abs=1e-12)
         assert sd == pytest.approx(expected_sd, abs=1e-12)
+        if variant == "optimistic":
+            K._mark(state, node, True)
+            _, wide = K.evaluate_marked_tree(
+                state, state.s_n_splits[node], model.n_categories_, model._cat_offset, model.lambda_, model.gamma,
+                model.optimism,
+            )
+            K._mark(state, node, False)
+            _, expected_wide = reference.posterior(_tree_of(state, node), model.lambda_, model.gamma, model.optimism)
+            assert wide == pytest.approx(expected_wide, abs=1e-12)
+            widened += wide > sd + 1e-9
     assert np.all(state.split_of == -1)  # every iteration leaves the scratch map clean
+    assert variant != "optimistic" or widened > 0  # the bound is not vacuous here
     # Back-propagation: the root was updated last, from its children's posteriors.
     children = []
     child = int(state.s_first_child[0])
     while child >= 0:
         children.append((state.s_mu[child], state.s_sd[child]))
         child = int(state.s_next_sibling[child])
-    if variant == "fast":
+    if variant != "clark":
         expected = children[int(np.argmax([mean for mean, _ in children]))]  # first of the largest means
     else:
         expected = children[0]
@@ -153,12 +166,13 @@ def test_fast_tsdt_reaches_the_exact_optimum_on_a_small_problem(seed):
     assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)
 
 
-def test_fast_tsdt_reaches_the_exact_optimum_on_monk1():
+def test_paper_fast_tsdt_reaches_the_exact_optimum_on_monk1_train():
     X_train, y_train, X_test, y_test = load_monk1()
     optimum = optimal_categorical_tree(X_train, y_train, 0.01)
     assert (optimum.n_leaves_, optimum.n_splits_, optimum.objective_) == (27, 10, pytest.approx(0.9))
     reached = [
-        TSDTClassifier(lambda_=0.01, n_iter=1000, random_state=seed).fit(X_train, y_train) for seed in (1, 2)
+        TSDTClassifier(lambda_=0.01, n_iter=1000, variant="fast", random_state=seed).fit(X_train, y_train)
+        for seed in (1, 2)
     ]
     for model in reached:
         assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)
@@ -246,3 +260,20 @@ def test_pickled_model_predicts_the_same_and_keeps_streaming():
     copy.partial_fit(X[1000:], y[1000:])
     model.partial_fit(X[1000:], y[1000:])
     np.testing.assert_array_equal(copy.trace_.mean, model.trace_.mean)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_default_search_reaches_the_optimum_of_the_shuffled_monk1_grid_where_fast_tsdt_collapses(seed):
+    _, _, X, y = load_monk1()  # monks-1.test: all 432 attribute combinations
+    order = np.random.default_rng(seed).permutation(len(y))
+    X, y = X[order], y[order]
+    optimum = optimal_categorical_tree(X, y, 0.01)
+    assert (optimum.n_leaves_, optimum.objective_) == (27, pytest.approx(0.9))
+    model = TSDTClassifier(lambda_=0.01, random_state=seed).fit(X, y)
+    assert model.variant == "optimistic"
+    assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)
+    assert model.n_leaves_ == 27 and model.score(X, y) == 1.0
+    np.testing.assert_array_equal(model.tree_.feature, optimum.tree_.feature)
+    # The paper's search ends on the a5-first tree (28 leaves, 0.870) on the same rows.
+    paper = TSDTClassifier(lambda_=0.01, variant="fast", random_state=seed).fit(X, y)
+    assert paper.objective_ == pytest.approx(0.87, abs=1e-12) and paper.n_leaves_ == 28

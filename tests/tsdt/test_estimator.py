@@ -1,0 +1,94 @@
+"""TSDTClassifier against scikit-learn's conventions, and the default search on streams."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import check_estimator
+
+from bandit_tree_tools.exceptions import DataError, NotFittedError
+from bandit_tree_tools.tsdt import TSDTClassifier
+
+from .conftest import load_monk1, or_of_equal
+
+
+@pytest.mark.parametrize("variant", ["optimistic", "fast"])
+def test_passes_scikit_learn_estimator_checks(variant):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(TSDTClassifier(n_iter=50, variant=variant, random_state=0))
+
+
+def test_tags_declare_what_a_categorical_estimator_refuses():
+    tags = TSDTClassifier().__sklearn_tags__()
+    assert tags.input_tags.categorical and tags.input_tags.positive_only
+    assert not tags.input_tags.allow_nan and not tags.input_tags.sparse
+
+
+def test_not_fitted_error_is_also_scikit_learns():
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    model = TSDTClassifier()
+    with pytest.raises(SklearnNotFittedError):
+        check_is_fitted(model)
+    with pytest.raises(NotFittedError, match="fit"):
+        model.predict(np.zeros((1, 3)))
+    X, y = or_of_equal(n_rows=60)
+    check_is_fitted(model.set_params(n_iter=10).fit(X, y))
+
+
+def test_sparse_input_is_refused_with_a_data_error():
+    from scipy import sparse
+
+    X, y = or_of_equal(n_rows=60)
+    with pytest.raises(DataError, match="sparse"):
+        TSDTClassifier(n_iter=10).fit(sparse.csr_matrix(X), y)
+
+
+def test_partial_fit_on_a_shuffled_stream_reaches_the_monk1_optimum():
+    _, _, X, y = load_monk1()  # the 432-row grid: optimum 27 leaves, objective 0.900 at lambda 0.01
+    rng = np.random.default_rng(0)
+    stream = np.concatenate([rng.permutation(len(y)) for _ in range(700)])
+    models = {variant: TSDTClassifier(lambda_=0.01, variant=variant, random_state=0) for variant in ("optimistic", "fast")}
+    for start in range(0, len(stream), 10_000):
+        rows = stream[start : start + 10_000]
+        for model in models.values():
+            model.partial_fit(X[rows], y[rows], classes=[0, 1], n_categories=[3, 3, 2, 3, 4, 2])
+    default, paper = models["optimistic"], models["fast"]
+    assert default.n_leaves_ == 27 and default.score(X, y) == 1.0
+    assert default.score(X, y) - 0.01 * default.n_splits_ == pytest.approx(0.9)
+    assert paper.score(X, y) - 0.01 * paper.n_splits_ == pytest.approx(0.87)  # the paper's collapse
+
+
+def test_a_new_category_in_a_later_batch_is_refused_and_leaves_the_model_as_it_was():
+    X, y = or_of_equal(n_rows=200, seed=4)
+    model = TSDTClassifier(batch_size=20, random_state=0).partial_fit(X[:100], y[:100])
+    before = (model.n_iter_, model._state.root_counts.copy(), model.tree_.feature.copy(), len(model.trace_.mean))
+    later = X[100:].copy()
+    later[7, 2] = 3  # feature 2 had categories 0..2
+    with pytest.raises(DataError, match="feature 2 has category 3 .* n_categories="):
+        model.partial_fit(later, y[100:])
+    assert model.n_iter_ == before[0] and len(model.trace_.mean) == before[3]
+    np.testing.assert_array_equal(model._state.root_counts, before[1])
+    np.testing.assert_array_equal(model.tree_.feature, before[2])
+    model.partial_fit(X[100:], y[100:])  # the stream goes on with known categories
+    assert model.n_iter_ == before[0] + 5
+
+
+def test_declared_categories_let_a_later_batch_bring_a_new_one():
+    X, y = or_of_equal(n_rows=200, seed=4)
+    model = TSDTClassifier(batch_size=20, random_state=0)
+    model.partial_fit(X[:100], y[:100], n_categories=[3, 3, 4, 3])
+    later = X[100:].copy()
+    later[:, 2] = np.where(later[:, 2] == 2, 3, later[:, 2])
+    model.partial_fit(later, y[100:])
+    assert model.n_iter_ == 10
+    assert model.predict(later).shape == (100,)
+
+
+@pytest.mark.parametrize("optimism", [0, -1.0, float("inf"), "3"])
+def test_bad_optimism_is_refused(optimism):
+    X, y = or_of_equal(n_rows=30)
+    with pytest.raises(ValueError, match="optimism"):
+        TSDTClassifier(optimism=optimism).fit(X, y)
