@@ -87,11 +87,12 @@ written. The user's model is never modified.
 """
 
 import copy
+import re
 import warnings
 
 import numpy as np
 
-from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError, missing_dependency
+from ..exceptions import BanditTreeToolsError, ConversionError, NotFittedError, UnsupportedModelError, missing_dependency
 from ..tree import (
     MISSING_NAN,
     TREE_LEAF,
@@ -99,6 +100,7 @@ from ..tree import (
     Ensemble,
     Source,
     TreeArrays,
+    validate,
 )
 from . import _lightgbm_text as text
 from ._lightgbm_export import check_exportable, split_importances, tree_digest, tree_fields
@@ -111,7 +113,7 @@ from ._lightgbm_text import (
     objective_link,
 )
 
-__all__ = ["from_lightgbm", "to_lightgbm"]
+__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster"]
 
 
 def _lightgbm():
@@ -349,6 +351,49 @@ def _check_header(parsed):
     return n_classes, per_iteration, n_features, names
 
 
+_TREE_SIZES_LINE = re.compile(r"^tree_sizes=[^\n]*\n", re.MULTILINE)
+
+
+def checked_model_string(model_text: str) -> str:
+    """``model_text`` once our parser has accepted it, ready for LightGBM's loader.
+
+    LightGBM's loader trusts its input: a truncated file, an edited
+    ``num_leaves`` or an out-of-range ``left_child`` makes it abort or crash the
+    process. So the text is parsed and every tree checked against the common
+    format's invariants (children after parents and inside the tree, one parent
+    per node, features below ``max_feature_idx + 1``, categorical bitsets that
+    exist) first; ``tree_sizes`` is dropped, so the loader reads the blocks in
+    order instead of jumping to byte offsets a hand edit has moved.
+    Raises :class:`ConversionError` (or :class:`InvalidTreeError`) naming what is wrong.
+    """
+    if not isinstance(model_text, str):
+        raise TypeError(f"a LightGBM model string must be a str, got {type(model_text).__name__}")
+    parsed = text.parse_model_string(model_text)
+    _, _, n_features, _ = _check_header(parsed)
+    for index, tree in enumerate(_build_trees(parsed)):
+        validate(tree, n_features=n_features, where=f"tree {index} of the LightGBM model string")
+    return _TREE_SIZES_LINE.sub("", model_text, count=1)
+
+
+def booster_from_string(model_text: str):
+    """``lightgbm.Booster(model_str=model_text)``, after :func:`checked_model_string`."""
+    lgb = _lightgbm()
+    return lgb.Booster(model_str=checked_model_string(model_text))
+
+
+def load_booster(path) -> "lightgbm.Booster":  # noqa: F821
+    """A LightGBM text model file as a Booster, checked as :func:`booster_from_string` does."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            model_text = handle.read()
+    except UnicodeDecodeError:
+        raise ConversionError(f"{path} is not a LightGBM text model (it is not UTF-8 text)") from None
+    try:
+        return booster_from_string(model_text)
+    except BanditTreeToolsError as error:
+        raise type(error)(f"{path}: {error}") from None
+
+
 def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
     """Import a LightGBM ``Booster``, ``LGBMClassifier`` or ``LGBMRegressor``.
 
@@ -456,7 +501,7 @@ def to_lightgbm(ensemble: Ensemble):
     for index, fields in zip(changed, text.format_tree_arrays(changed_fields)):
         blocks[index] = text.tree_block(index, fields)
     model_text = text.model_string(header, blocks, split_importances(ensemble, names), payload["parameters"])
-    booster = lgb.Booster(model_str=model_text)
+    booster = booster_from_string(model_text)  # never hand LightGBM an unchecked string
     if booster.num_trees() != ensemble.n_trees or booster.num_feature() != ensemble.n_features_in_:
         raise ConversionError(
             f"LightGBM loaded {booster.num_trees()} trees and {booster.num_feature()} features from the written "

@@ -12,7 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..exceptions import BanditTreeToolsError, DataError, UnsupportedModelError
+from ..exceptions import BanditTreeToolsError, ConversionError, DataError, UnsupportedModelError
 
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 XGBOOST_SUFFIXES = (".json", ".ubj")
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, help="where to write the pruned model (same format as MODEL)")
     parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES))
     parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
-    parser.add_argument("--eval-size", type=float, default=0.5,
+    parser.add_argument("--eval-size", type=_eval_size, default=0.5,
                         help="rows drawn each round: a fraction (<= 1) or a number of rows (> 1)")
     parser.add_argument("--candidates", default="twigs", choices=CANDIDATES)
     parser.add_argument("--min-depth", type=int, default=4, help="shallowest depth of an arm (root = 0)")
@@ -43,34 +43,98 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _load(path: Path):
+def _eval_size(text: str):
+    """``--eval-size``: a fraction in (0, 1] or a whole number of rows (> 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a number of rows, got {text!r}") from None
+    if 0.0 < value <= 1.0:
+        return value
+    if value > 1.0 and value == int(value):
+        return int(value)
+    raise argparse.ArgumentTypeError(
+        f"expected a fraction in (0, 1] or a whole number of rows (> 1), got {text!r}"
+    )
+
+
+def _kind(path: Path) -> str:
+    """"pickle", "xgboost" or "lightgbm", from the file's suffix."""
     suffix = path.suffix.lower()
     if suffix in PICKLE_SUFFIXES:
+        return "pickle"
+    if suffix in XGBOOST_SUFFIXES:
+        return "xgboost"
+    if suffix == ".txt":
+        return "lightgbm"
+    raise UnsupportedModelError(
+        f"cannot tell the format of {path.name!r} from its suffix; expected .txt (LightGBM), .json/.ubj "
+        f"(XGBoost) or {'/'.join(PICKLE_SUFFIXES)} (pickled estimator)"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    # XGBoost appends a C++ stack trace to its messages; the first line says what is wrong
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _check_out(model_path: Path, out_path: Path) -> None:
+    """Refuse an output path that cannot be written, before any work starts."""
+    model_kind = _kind(model_path)
+    if _kind(out_path) != model_kind:
+        raise DataError(
+            f"--out {out_path.name!r} names another format than the model {model_path.name!r}; the pruned model "
+            f"is written in the model's format, so give --out the suffix {model_path.suffix!r}"
+        )
+    folder = out_path.parent if str(out_path.parent) else Path(".")
+    if not folder.is_dir():
+        raise DataError(f"--out {out_path}: the folder {str(folder)!r} does not exist; create it first")
+    if out_path.is_dir():
+        raise DataError(f"--out {out_path} is a folder; give a file name such as {out_path / ('pruned' + model_path.suffix)}")
+
+
+def _load(path: Path):
+    """The model in ``path`` and its kind ("pickle", "xgboost" or "lightgbm").
+
+    Native files are checked before a library's loader sees them (a corrupt
+    LightGBM text model aborts LightGBM's loader); every failure is a
+    ConversionError (or DataError) that says what is wrong in one line.
+    """
+    kind = _kind(path)
+    if not path.is_file():
+        raise DataError(f"the model file {str(path)!r} does not exist" if not path.exists() else
+                        f"the model path {str(path)!r} is not a file")
+    if kind == "pickle":
         warnings.warn(
             f"loading {path} unpickles it, which runs code stored in the file; only load files you trust",
             UserWarning,
             stacklevel=2,
         )
-        if suffix == ".joblib":
-            import joblib
+        try:
+            if path.suffix.lower() == ".joblib":
+                import joblib
 
-            return joblib.load(path), "pickle"
-        with open(path, "rb") as handle:
-            return pickle.load(handle), "pickle"
-    if suffix in XGBOOST_SUFFIXES:
+                return joblib.load(path), kind
+            with open(path, "rb") as handle:
+                return pickle.load(handle), kind
+        except Exception as error:  # noqa: BLE001 (a damaged pickle can raise almost anything)
+            raise ConversionError(
+                f"{path} could not be unpickled ({type(error).__name__}: {_first_line(error)}); is it a complete "
+                "pickle or joblib file of a fitted estimator?"
+            ) from None
+    if kind == "xgboost":
         import xgboost
 
         booster = xgboost.Booster()
-        booster.load_model(str(path))
-        return booster, "xgboost"
-    if suffix == ".txt":
-        import lightgbm
+        try:
+            booster.load_model(str(path))
+        except xgboost.core.XGBoostError as error:
+            raise ConversionError(f"{path} is not a readable XGBoost model: {_first_line(error)}") from None
+        return booster, kind
+    from ..interop.lightgbm import load_booster
 
-        return lightgbm.Booster(model_file=str(path)), "lightgbm"
-    raise UnsupportedModelError(
-        f"cannot tell the format of {path.name!r} from its suffix; expected .txt (LightGBM), .json/.ubj "
-        f"(XGBoost) or {'/'.join(PICKLE_SUFFIXES)} (pickled estimator)"
-    )
+    return load_booster(path), kind
 
 
 def _save(native, kind: str, path: Path) -> None:
@@ -90,17 +154,39 @@ def _save(native, kind: str, path: Path) -> None:
 
 
 def _columns(frame, ensemble):
-    """The CSV's feature columns in the model's order when the model knows
-    its feature names; otherwise the columns as they are."""
+    """The CSV's feature columns in the model's order, matched by name when the
+    model knows its feature names (as ``Ensemble.check_X`` does); by position,
+    with a count check, only when it does not."""
     names = ensemble.feature_names_in_
-    if names is not None and set(map(str, names)) <= set(map(str, frame.columns)):
-        return frame[[str(name) for name in names]]
+    if names is not None:
+        expected = [str(name) for name in names]
+        columns = [str(column) for column in frame.columns]
+        missing = [name for name in expected if name not in columns]
+        if missing:
+            unexpected = [column for column in columns if column not in expected]
+            raise DataError(
+                f"the CSV lacks {len(missing)} of the model's feature columns: {missing[:5]}"
+                f"{' (it has ' + str(unexpected[:5]) + ' instead)' if unexpected else ''}; its header must name "
+                "the training columns (in any order)"
+            )
+        frame.columns = columns
+        return frame[expected]
     if frame.shape[1] != ensemble.n_features_in_:
         raise DataError(
             f"the CSV has {frame.shape[1]} feature columns besides the target, but the model was trained on "
             f"{ensemble.n_features_in_}; pass the same columns as at training time"
         )
     return frame.to_numpy()
+
+
+def _native_errors() -> tuple:
+    """The libraries' own error types (which do not all subclass ValueError)."""
+    errors = []
+    for module, name in (("lightgbm.basic", "LightGBMError"), ("xgboost.core", "XGBoostError")):
+        loaded = sys.modules.get(module)
+        if loaded is not None and hasattr(loaded, name):
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
 
 
 def run(args) -> int:
@@ -110,21 +196,21 @@ def run(args) -> int:
     from ._bandit import bandit_prune
 
     try:
+        _check_out(Path(args.model), Path(args.out))
         model, kind = _load(Path(args.model))
         ensemble = from_model(model)
         frame = pd.read_csv(args.data)
         if args.target not in frame.columns:
             raise DataError(f"the CSV has no column {args.target!r}; its columns are {list(frame.columns)[:20]}")
         y = frame.pop(args.target).to_numpy()
-        eval_size = int(args.eval_size) if args.eval_size > 1 else args.eval_size
         result = bandit_prune(
-            ensemble, _columns(frame, ensemble), y, policy=args.policy, n_rounds=args.rounds, eval_size=eval_size,
-            candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
+            ensemble, _columns(frame, ensemble), y, policy=args.policy, n_rounds=args.rounds,
+            eval_size=args.eval_size, candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
             random_state=args.random_state, progress=False,
         )
         _save(result.to_model(), kind, Path(args.out))
-    except (BanditTreeToolsError, ValueError, OSError) as error:
-        print(f"bandit-tree-tools prune: error: {error}", file=sys.stderr)
+    except (BanditTreeToolsError, ValueError, OSError, *_native_errors()) as error:
+        print(f"bandit-tree-tools prune: error: {_first_line(error)}", file=sys.stderr)
         return 1
     print(f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
           f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:")

@@ -19,6 +19,66 @@ MISSING_ZERO_OR_NAN = 2  # NaN and |x| <= ZERO_THRESHOLD follow missing_go_to_le
 ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
+_READ_ONLY_MESSAGE = (
+    "the arrays of an imported tree are read-only: editing them in place would desynchronise the "
+    "ensemble's packed copy used by predict from what to_model writes. Edit through the supported path: "
+    "btt.collapse(ensemble, {tree: [nodes]}), or build new arrays and pass the trees to "
+    "ensemble.replace_trees([tree._replace(value=new_value), ...])"
+)
+
+
+class ReadOnlyArray(np.ndarray):
+    """A read-only ndarray whose item assignment explains the supported edit path.
+
+    Numba types it as a plain (read-only) array. Copies and results of
+    arithmetic are ordinary writable arrays; pickles come back read-only.
+    """
+
+    def __setitem__(self, key, value):
+        if not self.flags.writeable:
+            raise ValueError(_READ_ONLY_MESSAGE)
+        super().__setitem__(key, value)
+
+    def __reduce__(self):
+        function, arguments, state = super().__reduce__()
+        return function, arguments, (state, True)
+
+    def __setstate__(self, state):
+        if isinstance(state, tuple) and len(state) == 2 and state[1] is True:
+            super().__setstate__(state[0])
+            self.flags.writeable = False
+        else:
+            super().__setstate__(state)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # results of ufuncs are new data: plain arrays, not read-only ones
+        if return_scalar:
+            return array[()]
+        return array if type(array) is np.ndarray else array.view(np.ndarray)
+
+
+def freeze_array(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``array`` (``array`` itself when it is already one), so
+    no one holding a writable reference can change the tree afterwards."""
+    if isinstance(array, ReadOnlyArray) and not array.flags.writeable:
+        return array
+    frozen = np.array(array, copy=True, order="C").view(ReadOnlyArray)
+    frozen.flags.writeable = False
+    return frozen
+
+
+def freeze_tree(tree: "TreeArrays") -> "TreeArrays":
+    """The tree with every array read-only (the same object when it already is)."""
+    if not isinstance(tree, TreeArrays):
+        return tree  # validate() names the problem
+    changed = {}
+    for name in TreeArrays._fields:
+        array = getattr(tree, name)
+        if isinstance(array, np.ndarray) and not (isinstance(array, ReadOnlyArray) and not array.flags.writeable):
+            changed[name] = freeze_array(array)
+    return tree._replace(**changed) if changed else tree
+
+
 class TreeArrays(NamedTuple):
     """A binary decision tree as parallel arrays (numba accepts it as is).
 
@@ -210,6 +270,7 @@ def make_tree(
         impurity=filled(impurity, np.nan, np.float64),
         gain=np.where(leaf, np.nan, filled(gain, np.nan, np.float64)),
     )
+    tree = freeze_tree(tree)
     if check:
         validate(tree)
     return tree

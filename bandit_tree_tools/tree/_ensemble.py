@@ -10,7 +10,7 @@ import numpy as np
 
 from ..exceptions import DataError, InvalidTreeError
 from . import _kernels
-from ._arrays import TreeArrays, node_depth, validate
+from ._arrays import TreeArrays, freeze_tree, node_depth, validate
 from ._links import LINKS, apply_link
 
 TASKS = ("classification", "regression")
@@ -141,7 +141,7 @@ class Ensemble:
     feature_categories: tuple | None = None
 
     def __post_init__(self):
-        trees = tuple(self.trees)
+        trees = tuple(freeze_tree(tree) for tree in self.trees)  # read-only: edits build new trees
         object.__setattr__(self, "trees", trees)
         n_trees = len(trees)
         object.__setattr__(
