@@ -137,3 +137,99 @@ function bttCanvas(container, height, draw) {
     },
   };
 }
+
+// Neighbouring float32 values (thresholds are compared with float32 inputs
+// by sklearn and XGBoost).
+const bttF32 = new Float32Array(1);
+const bttU32 = new Uint32Array(bttF32.buffer);
+function bttNextFloat32(value, up) {
+  bttF32[0] = value;
+  if (bttF32[0] === 0) return up ? 1.4e-45 : -1.4e-45;
+  if ((bttF32[0] > 0) === up) bttU32[0] += 1;
+  else bttU32[0] -= 1;
+  return bttF32[0];
+}
+
+// The shortest decimal that reads as the float32 the library compares
+// inputs with: 16.82 rather than 16.81999969 (XGBoost, x < t) or
+// 810.3000183105469 (sklearn's float64 midpoint: float32(x) <= t holds
+// exactly when float32(x) <= the largest float32 below t). Inputs at the
+// shown number go where the model sends them. rule "le": x <= t, "lt": x < t.
+function bttThreshold(value, rule = "le") {
+  if (!Number.isFinite(value)) return String(value);
+  let target = Math.fround(value);
+  if (rule === "lt" && target < value) target = bttNextFloat32(target, true);
+  if (rule !== "lt" && target > value) target = bttNextFloat32(target, false);
+  for (let digits = 1; digits <= 9; digits++) {
+    const shown = Number(value.toPrecision(digits));
+    if (shown === value || Math.fround(shown) === target) return String(shown);
+  }
+  return String(value);
+}
+
+// A fill light enough for dark text at WCAG AA (4.5:1): mid-tone fills are
+// blended towards white until #111 text reads on them.
+function bttReadableFill(packed) {
+  let rgb = [(packed >> 16) & 255, (packed >> 8) & 255, packed & 255];
+  for (let step = 0; step < 12; step++) {
+    const colour = (rgb[0] << 16) | (rgb[1] << 8) | rgb[2];
+    if (bttContrast(colour, "#111111") >= 4.6 || bttContrast(colour, "#ffffff") >= 4.6) return colour;
+    rgb = rgb.map((c) => Math.round(c + (255 - c) * 0.12));
+  }
+  return (rgb[0] << 16) | (rgb[1] << 8) | rgb[2];
+}
+
+// Colours of the page around a panel, from JupyterLab's --jp-* variables
+// (light, dark and high-contrast themes), with light fallbacks elsewhere.
+function bttTheme(element) {
+  const style = getComputedStyle(element);
+  const read = (name, fallback) => (style.getPropertyValue(name) || "").trim() || fallback;
+  return {
+    background: read("--jp-layout-color0", "#ffffff"),
+    text: read("--jp-ui-font-color0", "#111111"),
+    muted: read("--jp-ui-font-color1", "#333333"),
+    edge: read("--jp-ui-font-color2", "#8a8a8a"),
+    border: read("--jp-border-color1", "#bdbdbd"),
+    path: read("--jp-brand-color1", "#1f5fbf"),
+  };
+}
+
+// Relative luminance and contrast ratio (WCAG 2.x) of CSS colours; used to
+// pick dark or light text on a node's fill.
+function bttParseColour(text) {
+  if (typeof text === "number") return [(text >> 16) & 255, (text >> 8) & 255, text & 255];
+  text = String(text).trim();
+  if (text[0] === "#") {
+    let hex = text.slice(1);
+    if (hex.length === 3) hex = hex.split("").map((c) => c + c).join("");
+    return bttHexToRgb("#" + hex.slice(0, 6));
+  }
+  const numbers = text.match(/[\d.]+/g);
+  return numbers ? numbers.slice(0, 3).map(Number) : [255, 255, 255];
+}
+
+function bttLuminance(colour) {
+  const [r, g, b] = bttParseColour(colour).map((c) => {
+    const v = c / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+function bttContrast(a, b) {
+  const [light, dark] = [bttLuminance(a), bttLuminance(b)].sort((p, q) => q - p);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+// Black or white, whichever reads better on the fill.
+function bttTextOn(fill) {
+  return bttContrast(fill, "#111111") >= bttContrast(fill, "#ffffff") ? "#111111" : "#ffffff";
+}
+
+// Redraw when the JupyterLab theme changes (it sets data-jp-theme-name on
+// the body); returns a function that stops watching.
+function bttOnThemeChange(callback) {
+  const observer = new MutationObserver(callback);
+  observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
+  return () => observer.disconnect();
+}

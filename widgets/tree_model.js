@@ -1,15 +1,49 @@
 // The tree view's reading of the payload: columns, labels, colours and the
 // node details. Prepended (with common.js) to tree_view.js by the Python side.
 
-const SLOT = 100; // world units per leaf slot
-const LEVEL = 90; // world units per depth level
-const BOX_W = 92;
-const BOX_H = 44;
+// Node boxes are sized to their text: every line of every node is measured
+// at the base font (world units = pixels at zoom 1), long feature names are
+// wrapped, never cut.
+const FONT_PX = 12;
+const LINE_H = 15;
+const MIN_BOX_W = 84;
+const MAX_TEXT_W = 200; // wider feature names wrap onto more lines
+const GAP_X = 18; // between neighbouring boxes
+const GAP_Y = 46; // between levels: room for the edge labels
+const MEASURED_NODES = 20000; // big trees: boxes sized from the first nodes
 const MARK_PRUNED = 1;
 const MARK_REMOVED = 2;
 const MARK_RESPLIT = 3;
 const MARK_CHANGED = 4;
 const MARK_TEXT = ["", "pruned: now a leaf", "removed with a pruned ancestor", "re-split", "replaced below a re-split"];
+
+let bttMeasureContext = null;
+function textWidth(text) {
+  if (!bttMeasureContext) {
+    bttMeasureContext = document.createElement("canvas").getContext("2d");
+    bttMeasureContext.font = `${FONT_PX}px sans-serif`;
+  }
+  return bttMeasureContext.measureText(text).width;
+}
+
+// Break text into lines no wider than width: at spaces, underscores,
+// dots or brackets when possible, else anywhere.
+function wrapText(text, width) {
+  if (textWidth(text) <= width) return [text];
+  const lines = [];
+  let rest = text;
+  while (rest.length && textWidth(rest) > width) {
+    let cut = 1;
+    while (cut < rest.length && textWidth(rest.slice(0, cut + 1)) <= width) cut++;
+    const soft = Math.max(rest.lastIndexOf(" ", cut), rest.lastIndexOf("_", cut - 1) + 1,
+      rest.lastIndexOf(".", cut - 1) + 1, rest.lastIndexOf("(", cut));
+    if (soft > cut / 3) cut = soft;
+    lines.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest.length) lines.push(rest);
+  return lines;
+}
 
 function readTree(model) {
   const t = model.get("tree");
@@ -38,15 +72,38 @@ function readTree(model) {
   let limit = 0;
   let maxSamples = 0;
   let maxImpurity = 0;
+  tree.parent = new Int32Array(tree.n).fill(-1);
   for (let i = 0; i < tree.n; i++) {
     if (tree.left[i] < 0) limit = Math.max(limit, Math.abs(tree.value[i * tree.width]));
+    else {
+      tree.parent[tree.left[i]] = i;
+      tree.parent[tree.right[i]] = i;
+    }
     if (tree.samples[i] > maxSamples) maxSamples = tree.samples[i];
     if (tree.impurity[i] > maxImpurity) maxImpurity = tree.impurity[i];
   }
   tree.valueLimit = limit;
   tree.maxSamples = maxSamples;
   tree.maxImpurity = maxImpurity;
+  measureTree(model, tree);
   return tree;
+}
+
+// Box size, slot width and level height of a tree, from its labels.
+function measureTree(model, tree) {
+  tree.lines = new Array(tree.n);
+  let widest = 0;
+  let most = 1;
+  const n = Math.min(tree.n, MEASURED_NODES);
+  for (let i = 0; i < n; i++) {
+    const lines = nodeLines(model, tree, i);
+    most = Math.max(most, lines.length);
+    for (const line of lines) widest = Math.max(widest, textWidth(line));
+  }
+  tree.boxW = Math.ceil(Math.max(MIN_BOX_W, widest + 12));
+  tree.boxH = most * LINE_H + 8;
+  tree.slot = tree.boxW + GAP_X;
+  tree.level = tree.boxH + GAP_Y;
 }
 
 function featureName(model, index) {
@@ -78,18 +135,72 @@ function categorySet(tree, i, limit = 8) {
   return `{${shown}${found.length > limit ? ", …" : ""}}`;
 }
 
-function conditionText(tree, i) {
-  return tree.isCategorical[i] ? `in ${categorySet(tree, i)}` : `<= ${bttFormat(tree.threshold[i], 5)}`;
+// The comparison each library makes: sklearn and LightGBM send x <= t left,
+// XGBoost x < t.
+function lessThan(model) {
+  return model.get("split_rule") === "lt";
+}
+
+function conditionText(model, tree, i) {
+  if (tree.isCategorical[i]) return `in ${categorySet(tree, i)}`;
+  return `${lessThan(model) ? "<" : "≤"} ${bttThreshold(tree.threshold[i], model.get("split_rule"))}`;
 }
 
 function splitText(model, tree, i) {
-  return `${featureName(model, tree.feature[i])} ${conditionText(tree, i)}`;
+  return `${featureName(model, tree.feature[i])} ${conditionText(model, tree, i)}`;
 }
 
+function signed(value, digits = 4) {
+  const text = bttFormat(value, digits);
+  return value > 0 ? `+${text}` : text;
+}
+
+// A leaf's value in the model's own terms: the class and its share
+// (classifiers storing fractions), the margin a boosted tree adds, or the
+// regression value.
 function leafText(model, tree, i) {
   const kind = model.get("value_kind");
-  if (kind === "fractions" && tree.width > 1) return className(model, argmax(tree.value, i * tree.width, tree.width));
-  return `value ${bttFormat(tree.value[i * tree.width], 3)}`;
+  const offset = i * tree.width;
+  if (kind === "fractions" && tree.width > 1) {
+    const best = argmax(tree.value, offset, tree.width);
+    return `${className(model, best)} ${Math.round(100 * tree.value[offset + best])}%`;
+  }
+  if (kind === "margin") return `margin ${signed(tree.value[offset])}`;
+  if (tree.width > 1) {
+    const shown = Array.from(tree.value.slice(offset, offset + Math.min(3, tree.width)), (v) => bttFormat(v, 3));
+    return `value ${shown.join(", ")}${tree.width > 3 ? ", …" : ""}`;
+  }
+  return `value ${bttFormat(tree.value[offset], 4)}`;
+}
+
+// Rows at a node: the training count (or the cover where the library keeps
+// only that) and, when X was given, the rows of X.
+function countText(tree, i) {
+  const parts = [];
+  if (tree.samples[i] >= 0) parts.push(`train ${bttFormat(tree.samples[i])}`);
+  else if (Number.isFinite(tree.weighted[i])) parts.push(`cover ${bttFormat(tree.weighted[i], 3)}`);
+  if (tree.dataCount) parts.push(`X ${bttFormat(tree.dataCount[i])}`);
+  return parts.length ? parts.join(" · ") : `#${i}`;
+}
+
+// What a node's box says, line by line (cached per node).
+function nodeLines(model, tree, i) {
+  let lines = tree.lines[i];
+  if (lines) return lines;
+  if (tree.left[i] >= 0) {
+    lines = wrapText(featureName(model, tree.feature[i]), MAX_TEXT_W);
+    lines.push(...wrapText(conditionText(model, tree, i), MAX_TEXT_W));
+  } else {
+    lines = wrapText(leafText(model, tree, i), MAX_TEXT_W);
+  }
+  lines.push(countText(tree, i));
+  tree.lines[i] = lines;
+  return lines;
+}
+
+// The labels of the two edges below a split.
+function edgeLabels(tree, i) {
+  return tree.isCategorical[i] ? ["in", "not in"] : ["yes", "no"];
 }
 
 // The fill of node i as 0xRRGGBB.
@@ -172,6 +283,87 @@ function classBars(model, values, offset, width) {
     track.appendChild(fill);
     line.append(label, track, bttElement("span", "btt-class-value", bttFormat(values[offset + j], 3)));
     box.appendChild(line);
+  }
+  return box;
+}
+
+// The split feature at a node, for the rows of X that reach it: bars
+// stacked by class of y (a plain histogram without y, a density for
+// regression), the threshold and the chosen row's value marked. The numbers
+// come from Python (TreeView._send_histogram).
+function histogramView(model, h) {
+  const box = bttElement("div", "btt-histogram");
+  const what = h.kind === "classes" ? "by class of your y" : h.kind === "density" ? "density" : "rows";
+  box.appendChild(bttElement("div", "btt-details-sub", `${featureName(model, h.feature)} of the ${bttFormat(h.n_rows)} rows of X here (${what})`));
+  const width = 232;
+  const height = 118;
+  const pad = { left: 30, right: 6, top: 6, bottom: 30 };
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const edges = h.edges;
+  const bins = edges.length - 1;
+  const stacks = h.counts; // [series][bin]
+  const totals = new Array(bins).fill(0);
+  for (const series of stacks) for (let b = 0; b < bins; b++) totals[b] += series[b];
+  const top = Math.max(...totals) || 1;
+  const low = edges[0];
+  const span = edges[bins] - low || 1;
+  const px = (value) => pad.left + ((value - low) / span) * plotW;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
+  svg.setAttribute("class", "btt-histogram-svg");
+  const add = (tag, attributes, text) => {
+    const element = document.createElementNS(ns, tag);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+    if (text !== undefined) element.textContent = text;
+    svg.appendChild(element);
+    return element;
+  };
+  for (let b = 0; b < bins; b++) {
+    let base = 0;
+    stacks.forEach((series, k) => {
+      const value = series[b];
+      if (!(value > 0)) return;
+      const y0 = pad.top + plotH - ((base + value) / top) * plotH;
+      add("rect", {
+        x: px(edges[b]) + 0.5, y: y0, width: Math.max(1, px(edges[b + 1]) - px(edges[b]) - 1),
+        height: (value / top) * plotH, fill: stacks.length > 1 ? bttClassColour(k) : "#7c9cc4",
+      });
+      base += value;
+    });
+  }
+  add("line", { x1: pad.left, y1: pad.top + plotH, x2: pad.left + plotW, y2: pad.top + plotH, stroke: "currentColor", "stroke-opacity": 0.6 });
+  const tick = (value, anchor) => add("text", { x: px(value), y: pad.top + plotH + 12, "text-anchor": anchor, fill: "currentColor", "font-size": 10 }, bttFormat(value, 3));
+  tick(edges[0], "start");
+  tick(edges[bins], "end");
+  add("text", { x: pad.left - 3, y: pad.top + 8, "text-anchor": "end", fill: "currentColor", "font-size": 10 }, bttFormat(h.kind === "density" ? top : Math.round(top), 2));
+  add("text", { x: pad.left - 3, y: pad.top + plotH, "text-anchor": "end", fill: "currentColor", "font-size": 10 }, "0");
+  if (Number.isFinite(h.threshold)) {
+    const tx = px(h.threshold);
+    add("line", { x1: tx, y1: pad.top, x2: tx, y2: pad.top + plotH, stroke: "currentColor", "stroke-dasharray": "4,3", class: "btt-histogram-threshold" });
+    add("text", { x: tx, y: pad.top + plotH + 24, "text-anchor": "middle", fill: "currentColor", "font-size": 10 }, `${lessThan(model) ? "<" : "≤"} ${bttThreshold(h.threshold, model.get("split_rule"))}`);
+  }
+  if (h.row_value !== null && h.row_value !== undefined && Number.isFinite(h.row_value)) {
+    const rx = px(Math.max(low, Math.min(edges[bins], h.row_value)));
+    add("path", { d: `M${rx - 5},${pad.top} L${rx + 5},${pad.top} L${rx},${pad.top + 8} Z`, fill: "#d81b60", class: "btt-histogram-row" });
+    add("line", { x1: rx, y1: pad.top + 8, x2: rx, y2: pad.top + plotH, stroke: "#d81b60", "stroke-width": 1.5 });
+  }
+  box.appendChild(svg);
+  if (stacks.length > 1 && h.kind === "classes") {
+    const keys = bttElement("div", "btt-histogram-keys");
+    stacks.forEach((_, k) => {
+      const item = bttElement("span", "btt-legend-item");
+      const swatch = bttElement("span", "btt-swatch");
+      swatch.style.background = bttClassColour(k);
+      item.append(swatch, document.createTextNode(className(model, k)));
+      keys.appendChild(item);
+    });
+    box.appendChild(keys);
+  }
+  if (h.row_value !== null && h.row_value !== undefined) {
+    box.appendChild(bttElement("div", "btt-details-sub", `row ${h.row}: ${featureName(model, h.feature)} = ${bttFormat(h.row_value, 5)} (pink)`));
   }
   return box;
 }

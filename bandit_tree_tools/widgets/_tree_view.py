@@ -48,8 +48,10 @@ class TreeCanvas(anywidget.AnyWidget):
     selected_tree = traitlets.Int(0).tag(sync=True)
     n_trees = traitlets.Int(1).tag(sync=True)
     overview = traitlets.Dict().tag(sync=True)
-    height = traitlets.Int(460).tag(sync=True)
+    height = traitlets.Int(0).tag(sync=True)  # 0: the canvas height follows the tree
     error = traitlets.Unicode("").tag(sync=True)
+    split_rule = traitlets.Enum(("le", "lt"), default_value="le").tag(sync=True)
+    histogram = traitlets.Dict().tag(sync=True)
 
 
 def single_tree(ensemble: Ensemble, index: int) -> Ensemble:
@@ -78,6 +80,9 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         (or mean) next to the training one.
     feature_names : list of str, optional
         Defaults to the model's feature names, then ``X``'s columns.
+    class_names : list of str, optional
+        Names of the classes, in the order of the model's ``classes_``
+        (defaults to ``classes_`` themselves).
     after : fitted model or Ensemble, optional
         An edited version of the model (pruned or re-split, same number of
         trees): the nodes it changed are marked in this view.
@@ -86,6 +91,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     initial_depth : int, default 4
         Nodes deeper than this start collapsed.
     color_by : {"prediction", "impurity", "samples", "data", "none"}
+    height : int, optional
+        Canvas height in pixels; by default it follows the tree (240-720).
 
     Attributes
     ----------
@@ -111,12 +118,14 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         row: int = -1,
         initial_depth: int = 4,
         color_by: str = "prediction",
-        height: int = 460,
+        height: int | None = None,
         title: str | None = None,
+        class_names=None,
     ):
         super().__init__()
         self.add_class("btt-tree-view")
-        self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=int(height))
+        self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=0 if height is None else int(height))
+        self._at_node = None  # (tree index, rows x nodes indicator) for the histograms
         self.error_box = ErrorBox()
         self.ensemble, error = import_model(model_or_ensemble)
         self.after = None
@@ -133,15 +142,17 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self.canvas.feature_names = names
         self._names = names
         if self.ensemble is not None and self.ensemble.classes_ is not None:
-            self.canvas.class_names = [str(label) for label in self.ensemble.classes_]
+            self.canvas.class_names = self._class_names(class_names)
         if self.ensemble is not None:
             self.canvas.value_kind = _payload.value_kind(self.ensemble)
+            self.canvas.split_rule = self.ensemble.split_rule
             self.canvas.n_trees = self.ensemble.n_trees
         self.controls = self._make_controls(color_by)
         traitlets.link((self, "selected_node"), (self.canvas, "selected_node"))
         traitlets.link((self, "selected_tree"), (self.canvas, "selected_tree"))
         self.observe(self._on_tree, names="selected_tree")
         self.observe(self._on_row, names="row")
+        self.observe(self._send_histogram, names="selected_node")
         self.error_box.show("\n".join(self._messages))
         self.canvas.error = "" if self.ensemble is not None else "\n".join(self._messages)
         self._send_tree()
@@ -210,6 +221,17 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if X is not None and hasattr(X, "columns") and len(X.columns) == n:
             return [str(name) for name in X.columns]
         return [f"x[{index}]" for index in range(n)]
+
+    def _class_names(self, class_names) -> list:
+        classes = self.ensemble.classes_
+        if class_names is not None:
+            names = [str(name) for name in class_names]
+            if len(names) == len(classes):
+                return names
+            self._messages.append(
+                f"class_names has {len(names)} names but the model has {len(classes)} classes; ignored"
+            )
+        return [str(label) for label in classes]
 
     # --------------------------------------------------------------- controls
     def _make_controls(self, color_by: str):
@@ -307,6 +329,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             self.selected_tree = change["old"]
             return
         self.selected_node = -1
+        self._at_node = None
+        self.canvas.histogram = {}
         self._send_tree()
         self.canvas.selected_tree = change["new"]
 
@@ -325,6 +349,66 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self.canvas.path = self._path(self.selected_tree)
         if self.overview_dropdown.value == "contribution":
             self._send_overview()
+        self._send_histogram()
+
+    def _send_histogram(self, change=None) -> None:
+        """The split feature's histogram at the selected node, for the
+        rows of X that reach it (nothing without X or at a leaf)."""
+        histogram = {}
+        try:
+            histogram = self.node_histogram()
+        except (ValueError, IndexError):
+            pass
+        self.canvas.histogram = histogram
+
+    def node_histogram(self, node: int | None = None, *, bins: int | None = None) -> dict:
+        """What the details pane plots for a split: the split feature of the
+        rows of ``X`` at ``node``, binned, stacked by class of ``y`` (one
+        series without ``y``; a density for regression), with the threshold
+        and the chosen row's value. Empty at leaves and without ``X``."""
+        if self.ensemble is None or self.X is None:
+            return {}
+        node = self.selected_node if node is None else int(node)
+        index = self.selected_tree
+        tree = self.ensemble.trees[index]
+        if not 0 <= node < tree.n_nodes:
+            raise IndexError(f"node {node} does not exist; tree {index} has nodes 0..{tree.n_nodes - 1}")
+        if tree.children_left[node] == -1:
+            return {}
+        if self._at_node is None or self._at_node[0] != index:
+            indicator, offsets = single_tree(self.ensemble, index).decision_path(self.X)
+            self._at_node = (index, indicator.tocsc())
+        rows = self._at_node[1][:, node].indices
+        feature = int(tree.feature[node])
+        values = np.asarray(self.X[rows, feature], dtype=np.float64)
+        finite = np.isfinite(values)
+        histogram = {
+            "node": node, "feature": feature, "n_rows": int(rows.size),
+            "threshold": None if tree.is_categorical[node] else float(tree.threshold[node]),
+            "row": int(self.row), "row_value": None,
+        }
+        if 0 <= self.row < self.X.shape[0]:
+            value = float(self.X[self.row, feature])
+            histogram["row_value"] = value if np.isfinite(value) else None
+        if not finite.any():
+            return {**histogram, "edges": [0.0, 1.0], "counts": [[0]], "kind": "rows"}
+        values = values[finite]
+        n_bins = bins or int(np.clip(np.sqrt(values.size), 4, 24))
+        low, high = float(values.min()), float(values.max())
+        if histogram["threshold"] is not None:
+            low, high = min(low, histogram["threshold"]), max(high, histogram["threshold"])
+        edges = np.histogram_bin_edges(values, bins=n_bins, range=(low, high) if high > low else (low - 0.5, low + 0.5))
+        if self.y is not None and self.ensemble.task == "classification":
+            labels = self.y[rows][finite]
+            counts = [np.histogram(values[labels == label], edges)[0].tolist() for label in self.ensemble.classes_]
+            kind = "classes"
+        elif self.y is not None:
+            counts = [np.histogram(values, edges, density=True)[0].tolist()]
+            kind = "density"
+        else:
+            counts = [np.histogram(values, edges)[0].tolist()]
+            kind = "rows"
+        return {**histogram, "edges": edges.tolist(), "counts": counts, "kind": kind}
 
     def set_after(self, after) -> None:
         """Mark the nodes that an edited version of the model changed
