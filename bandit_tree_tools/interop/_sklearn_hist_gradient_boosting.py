@@ -101,6 +101,20 @@ def _category_space(model, categories):
     return spaces
 
 
+def _feature_categories(model, spaces, categories):
+    """Per original column, the training categories of the "codes" columns:
+    scikit-learn's encoder codes a pandas categorical column by value against
+    them (whatever the order or subset of the frame's own categories), so
+    ``Ensemble.check_X`` codes it the same way. None where there are none."""
+    codes_columns = [column for column, (space, _) in spaces.items() if space == "codes"]
+    if not codes_columns:
+        return None
+    out = [None] * int(model.n_features_in_)
+    for column in codes_columns:
+        out[column] = tuple(np.asarray(categories[column]).tolist())
+    return tuple(out)
+
+
 def _bits(words):
     """Set bit positions of a row of uint32 words."""
     bits = np.unpackbits(np.ascontiguousarray(words, dtype="<u4").view(np.uint8), bitorder="little")
@@ -166,6 +180,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         feature_names_in_=_feature_names(model),
         split_rule="le",
         input_dtype="float64",
+        feature_categories=_feature_categories(model, spaces, categories),
     )
     if X is None and y is None:
         return ensemble

@@ -34,10 +34,10 @@ How LightGBM's facts map onto the common format
 - Categorical splits: the bitset of a node goes to ``category_left``;
   everything else (other, negative and unseen categories, NaN) goes right
   (``unknown_category_go_to_left=0``, ``missing_type=0``,
-  ``missing_go_to_left=0``). Known gap: LightGBM truncates ``x`` in
-  ``(-1, 0)`` to category 0, while the common format's kernels treat every
-  negative value as an unknown category; rows with such values can differ
-  when category 0 goes left.
+  ``missing_go_to_left=0``). LightGBM truncates ``x`` toward zero, so a
+  value in ``(-1, 0)`` is category 0; ``Ensemble.check_X`` turns such values
+  of categorical features into 0.0 before routing (the kernels treat every
+  negative value as an unknown category).
 - Multiclass: tree ``t`` belongs to class ``t % num_tree_per_iteration``
   (``tree_output``). Binary objectives: link ``sigmoid`` with
   ``link_scale`` = LightGBM's ``sigmoid`` parameter.
@@ -299,8 +299,10 @@ def _feature_categories(pandas_categorical, infos):
     categorical the positions are ambiguous: then None, with a warning, and a
     frame's own category codes are used.
     """
-    if not pandas_categorical:
-        return None
+    if pandas_categorical is None:
+        return None  # trained without a frame: LightGBM codes a frame's categories by their own order
+    if len(pandas_categorical) == 0:
+        return (None,) * len(infos)  # trained on a frame without categoricals: LightGBM refuses them
     categorical = [i for i, info in enumerate(infos) if info != "none" and not info.startswith("[")]
     result = [None] * len(infos)
     ambiguous = len(categorical) != len(pandas_categorical)

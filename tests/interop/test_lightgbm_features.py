@@ -97,11 +97,6 @@ def test_categorical_bitsets_and_unseen_categories():
     assert_same_predictions(our_outputs(ensemble, rows, model), native_outputs(model, rows, ensemble))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap of the common format: LightGBM truncates a categorical value in (-1, 0) to category 0, "
-    "the format's kernels treat every negative value as an unknown category",
-)
 def test_fractional_negative_category_is_category_zero():
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.integers(0, 4, 500).astype(float), rng.normal(size=500)])
@@ -109,8 +104,12 @@ def test_fractional_negative_category_is_category_zero():
     model = lgb.LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1, n_jobs=1, min_data_per_group=5)
     model.fit(X, y, categorical_feature=[0])
     ensemble = from_lightgbm(model)
-    rows = np.array([[-0.5, 0.0], [0.0, 0.0]])
+    # LightGBM truncates toward zero: (-1, 0) is category 0, -1 and below are unknown
+    values = [-0.5, -0.999, -1e-300, -0.0, 0.0, 0.5, -1.0, -1.5, 1.7, 3.99, np.nan]
+    rows = np.column_stack([values, np.zeros(len(values))])
     np.testing.assert_array_equal(ensemble.predict_raw(rows)[:, 0], model.predict(rows, raw_score=True))
+    assert ensemble.predict_raw(rows[:1])[0, 0] == ensemble.predict_raw(rows[4:5])[0, 0]
+    assert rows[0, 0] == -0.5  # the caller's array is not rewritten
 
 
 def test_zero_band_thresholds_route_like_lightgbm():
