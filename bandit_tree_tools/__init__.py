@@ -30,6 +30,7 @@ _PUBLIC = {
     "to_xgboost": "bandit_tree_tools.interop.xgboost",
     "from_xgboost": "bandit_tree_tools.interop.xgboost",
     # pruning
+    "prune": "bandit_tree_tools.pruning",
     "bandit_prune": "bandit_tree_tools.pruning",
     "cost_complexity_prune": "bandit_tree_tools.pruning",
     "reduced_error_prune": "bandit_tree_tools.pruning",
@@ -65,6 +66,7 @@ _PUBLIC = {
     "NodeError": "bandit_tree_tools.exceptions",
     "DataError": "bandit_tree_tools.exceptions",
     "MissingDependencyError": "bandit_tree_tools.exceptions",
+    "ParameterError": "bandit_tree_tools.exceptions",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -13,6 +13,7 @@ __all__ = [
     "NodeError",
     "DataError",
     "MissingDependencyError",
+    "ParameterError",
 ]
 
 
@@ -45,6 +46,12 @@ class NodeError(BanditTreeToolsError, IndexError):
 
 class DataError(BanditTreeToolsError, ValueError):
     """Input data have the wrong shape, columns, dtype or values."""
+
+
+class ParameterError(BanditTreeToolsError, ValueError, TypeError):
+    """A function or estimator parameter has the wrong type or value; the
+    message names the parameter, what it got and what it accepts (both bases,
+    as scikit-learn's ``InvalidParameterError``, so either ``except`` works)."""
 
 
 class MissingDependencyError(BanditTreeToolsError, ImportError):

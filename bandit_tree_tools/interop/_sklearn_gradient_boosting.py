@@ -134,6 +134,24 @@ class _LevelTree:
         return self._region
 
 
+def check_finite_hint(values: np.ndarray, name: str) -> None:
+    """Refuse NaN or infinite training targets or weights given to recompute internal values."""
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise ConversionError(
+            f"{name} has a non-finite value at row {bad} ({float(values[bad])}); pass the {name} the model was trained "
+            "on, which scikit-learn requires to be finite"
+        )
+
+
+def hint_mismatch(what: str) -> ConversionError:
+    """The X, y (and sample_weight) given to recompute internal values are not the training data."""
+    return ConversionError(
+        f"X, y do not look like the training data: {what}. Internal node values fitted on them would not be "
+        "what training produced; pass exactly the rows, targets and sample_weight the model was fitted on"
+    )
+
+
 def recompute_internal_values(model, ensemble, X, y, sample_weight):
     """Replay the boosting stages on ``(X, y)`` and give every internal node
     the line-search value scikit-learn would have stored had it been a leaf.
@@ -154,6 +172,7 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise ConversionError(f"y must be 1-D with one value per row of X ({n_rows}), got shape {y.shape}")
+    check_finite_hint(y, "y")
     if ensemble.task == "classification":
         classes = ensemble.classes_
         encoded = np.searchsorted(classes, y)
@@ -169,6 +188,7 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
         weight = np.asarray(sample_weight, dtype=np.float64)
         if weight.shape != (n_rows,):
             raise ConversionError(f"sample_weight must have shape ({n_rows},), got {weight.shape}")
+        check_finite_hint(weight, "sample_weight")
     loss = copy.deepcopy(model._loss)  # HuberLoss keeps a delta that set_huber_delta changes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -189,6 +209,13 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             sk_tree = estimators[stage, k].tree_
             target = (y_true == k).astype(np.float64) if loss.is_multiclass else y_true
             indicator = sk_tree.decision_path(X32).tocsr()
+            # the training rows reproduce every leaf's stored weight (subsample=1: each tree saw every row)
+            leaf_weight = np.bincount(sk_tree.apply(X32), weights=weight, minlength=tree.n_nodes)
+            stored_weight = tree.weighted_n_node_samples
+            gap = np.abs(leaf_weight - stored_weight)[~(tree.children_left != TREE_LEAF)]
+            if gap.size and gap.max() > 1e-9 * max(1.0, float(np.nanmax(np.abs(stored_weight)))):
+                raise hint_mismatch(f"the rows reaching the leaves of tree {index} weigh {float(gap.max()):.6g} "
+                                    "more or less than in training")
             depth = depths(tree)
             value = tree.value.copy()
             known = tree.has_leaf_value.copy()
@@ -219,13 +246,8 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             # advance the raw predictions exactly as fit did, with the stored leaf values
             raw[:, k] += model.learning_rate * sk_tree.value[:, 0, 0].take(sk_tree.apply(X32), axis=0)
     if worst_leaf_difference > 1e-9:
-        warnings.warn(
-            "recomputing the stored leaf values from the X, y passed gives values up to "
-            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training "
-            "data, so internal node values fitted on them may not be what training would have produced",
-            UserWarning,
-            stacklevel=3,
-        )
+        raise hint_mismatch(f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
+                            "away from the stored ones")
     return trees
 
 

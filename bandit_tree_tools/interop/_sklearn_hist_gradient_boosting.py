@@ -22,14 +22,13 @@ as in scikit-learn.
 from __future__ import annotations
 
 import copy
-import warnings
 from dataclasses import replace
 
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
 from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree
-from ._sklearn_gradient_boosting import _check_boosting_ensemble, _link_of
+from ._sklearn_gradient_boosting import _check_boosting_ensemble, _link_of, check_finite_hint, hint_mismatch
 from ._sklearn_trees import _version, stacked_depths
 from .sklearn import _check_classes, _feature_names, _skeleton
 
@@ -212,9 +211,12 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
     y_true = np.asarray(y, dtype=np.float64)
     if y_true.shape != (X.shape[0],):
         raise ConversionError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y_true.shape}")
+    check_finite_hint(y_true, "y")
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if weight is not None and weight.shape != y_true.shape:
         raise ConversionError(f"sample_weight must have shape {y_true.shape}, got {weight.shape}")
+    if weight is not None:
+        check_finite_hint(weight, "sample_weight")
     learning_rate = float(model.learning_rate)
     raw = np.full(X.shape[0], ensemble.base_score[0])
     leaves = ensemble.apply(X)
@@ -241,13 +243,8 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
         trees.append(tree._replace(value=value, has_leaf_value=known))
         raw += tree.value[leaf_of_row, 0]  # advance with the stored leaf values, as fit did
     if worst_leaf_difference > 1e-9:
-        warnings.warn(
-            "recomputing the stored leaf values from the X, y passed gives values up to "
-            f"{worst_leaf_difference:.3g} (relative) away from the model's; X, y do not look like the training "
-            "data, so internal node values fitted on them may not be what training would have produced",
-            UserWarning,
-            stacklevel=4,
-        )
+        raise hint_mismatch(f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
+                            "away from the stored ones")
     return trees
 
 

@@ -223,10 +223,10 @@ def test_gradient_boosting_without_data_marks_internal_values_unknown():
     assert from_sklearn(regressor).trees[0].has_leaf_value.all()  # squared error: stored values are leaf values
 
 
-def test_gradient_boosting_with_other_data_warns():
+def test_gradient_boosting_with_other_data_is_refused():
     X, y = make_data(np.random.default_rng(5), "binary", 100, 3, 2, with_nan=False)
     model = ensemble.GradientBoostingClassifier(n_estimators=2, max_depth=2).fit(X, y)
-    with pytest.warns(UserWarning, match="do not look like the training data"):
+    with pytest.raises(btt.ConversionError, match="do not look like the training data"):
         from_sklearn(model, X=X[:50], y=1 - y[:50])
 
 

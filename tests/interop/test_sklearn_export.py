@@ -364,7 +364,7 @@ def test_hist_gradient_boosting_non_differentiable_loss_internal_values():
     without = from_sklearn(model)
     with pytest.raises(btt.ConversionError, match=r"not differentiable.*from_sklearn\(model, X=X_train"):
         btt.collapse(without, {0: [0]})
-    with pytest.warns(UserWarning, match="do not look like the training data"):
+    with pytest.raises(btt.ConversionError, match="do not look like the training data"):
         from_sklearn(model, X=X[:80], y=y[:80] + 5.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the training data reproduce every stored leaf
