@@ -410,6 +410,15 @@ def encode_labels(y, n_rows: int, classes=None):
             raise DataError(f"y must be 1-D (one label per row), got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise DataError(f"X has {n_rows} rows but y has {y.shape[0]} labels; pass one label per row")
+    if y.dtype.kind in "fcO":  # a missing label must not become a class of its own
+        import pandas as pd
+
+        missing = np.flatnonzero(pd.isna(y))
+        if missing.size:
+            raise DataError(
+                f"y has {missing.size} missing labels (NaN or None), the first at row {int(missing[0])}; drop those "
+                "rows or give them a class"
+            )
     if classes is None:
         if y.dtype.kind == "f" and np.any(y != np.floor(y)):
             raise DataError(
