@@ -38,6 +38,25 @@ def non_numeric_columns(X) -> list:
     return bad
 
 
+# Impurities sum squared targets over a node's rows in float64; beyond this the sums
+# overflow to inf and every split's score is NaN.
+_MAX_SQUARED_SUM = 1e300
+
+
+def check_target_range(values: np.ndarray) -> None:
+    """Refuse regression targets so large that their squared sums overflow float64."""
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return  # NaN and infinity are refused by the input validation with their own message
+    largest = float(np.max(np.abs(values)))
+    if largest * largest * values.size > _MAX_SQUARED_SUM:
+        limit = float(np.sqrt(_MAX_SQUARED_SUM / values.size))
+        raise DataError(
+            f"y has values up to {largest:.3g} in absolute value; with {values.size} rows their squared sums "
+            f"overflow float64 (limit about {limit:.3g}), which makes every split's impurity NaN. Rescale y "
+            "(for example y / y.std()) and scale the predictions back"
+        )
+
+
 def check_finite(X: np.ndarray, feature_names=None) -> None:
     """Refuse NaN and infinity, naming the columns that hold them."""
     finite = np.isfinite(X)
@@ -166,7 +185,9 @@ class _MABSplitBase(BaseEstimator):
             self.classes_ = classes
             self.n_classes_ = int(classes.shape[0])
             return codes.astype(np.int64), np.empty(0), self.n_classes_
-        return np.empty(0, dtype=np.int64), np.array(y, dtype=np.float64), 1
+        values = np.array(y, dtype=np.float64)
+        check_target_range(values)
+        return np.empty(0, dtype=np.int64), values, 1
 
     def _make_ensemble(self, grown, estimator: str, params: dict) -> Ensemble:
         import sklearn

@@ -1,6 +1,7 @@
 """Re-splitting: re-learn the splits of chosen nodes of an existing tree or
 random forest on (new, larger) data and regrow the subtrees below them."""
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -10,7 +11,7 @@ from sklearn.utils import check_random_state
 from ..exceptions import DataError, NodeError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
 from ._builder import BINS, CRITERIA, SOLVERS, GrowthSettings, grow_tree
-from ._estimators import check_finite
+from ._estimators import check_finite, check_target_range
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -158,6 +159,7 @@ def _encode(ensemble: Ensemble, y, n_rows: int):
         values = y.astype(np.float64)
         if not np.all(np.isfinite(values)):
             raise DataError("y contains NaN or infinity; drop or impute those rows first")
+        check_target_range(values)
         return np.empty(0, dtype=np.int64), values
     classes = list(ensemble.classes_)
     lookup = {label: code for code, label in enumerate(classes)}
@@ -333,6 +335,10 @@ def resplit(
         raise ValueError(f"solver must be 'mab' or 'exact', got {solver!r}")
     if bins not in BINS:
         raise ValueError(f"bins must be one of {sorted(BINS)}, got {bins!r}")
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be an int >= 1 (candidate thresholds per feature), got {n_bins!r}")
+    if isinstance(z, bool) or not isinstance(z, numbers.Real) or not np.isfinite(z) or z <= 0:
+        raise ValueError(f"z must be a finite number > 0 (the confidence-interval width in standard errors), got {z!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or max_depth < 0):

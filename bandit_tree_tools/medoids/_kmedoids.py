@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DataError
 from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids, numba_threads
-from ._distances import PRECOMPUTED, check_precomputed, resolve_metric
+from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -131,6 +131,12 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
                                  build_confidence=build, swap_confidence=swap, batch_size=self.batch_size,
                                  random_state=seed)
             distances = distances_to(X, X, result.medoids, metric)
+        if metric.code == CALLABLE and distances.size and np.nanmin(distances) < 0:
+            row, column = np.unravel_index(np.nanargmin(distances), distances.shape)
+            raise DataError(
+                f"the metric {metric.name!r} returned a negative distance ({float(distances[row, column]):.6g}, "
+                f"between rows {int(row)} and {int(result.medoids[column])}); k-medoids needs distances >= 0"
+            )
         if not result.converged:
             warnings.warn(
                 f"KMedoids ({result.algorithm}) stopped after max_iter={self.max_iter} before converging; "

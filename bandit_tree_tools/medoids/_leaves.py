@@ -1,12 +1,13 @@
 """Medoid prototypes of every leaf of a tree: which real rows does a leaf
 stand for? :func:`leaf_medoids` and its result :class:`LeafMedoids`."""
 
+import numbers
 from dataclasses import dataclass, field
 
 import joblib
 import numpy as np
 
-from ..exceptions import DataError, NodeError
+from ..exceptions import DataError, NodeError, ParameterError
 from ._core import check_rows, distances_to, fit_medoids, numba_threads
 from ._distances import resolve_metric
 
@@ -151,6 +152,20 @@ def _one_leaf(rows, values, n_medoids, metric_spec, p, algorithm, seed, max_iter
     return rows[medoids], sizes, loss, int(calls), used
 
 
+def _seed_source(random_state):
+    """``random_state`` as numpy's ``default_rng`` takes it (a RandomState gives one draw)."""
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31 - 1))
+    accepted = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
+    if random_state is None or isinstance(random_state, accepted):
+        return random_state
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ParameterError(
+            f"random_state must be None, an int >= 0, a numpy Generator or a RandomState, got {random_state!r}"
+        )
+    return int(random_state)
+
+
 def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metric="euclidean", p=2.0,
                  algorithm="auto", max_iter=100, random_state=0, n_jobs=None) -> LeafMedoids:
     """Medoid rows of every leaf of one tree.
@@ -196,7 +211,7 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
             )
     values = check_rows(check_X(X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64"))
     leaf_of_row = ensemble.apply(X)[:, tree]
-    seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=chosen.size)
+    seeds = np.random.default_rng(_seed_source(random_state)).integers(0, 2**31 - 1, size=chosen.size)
     jobs = []
     for leaf, seed in zip(chosen, seeds):
         rows = np.flatnonzero(leaf_of_row == leaf)

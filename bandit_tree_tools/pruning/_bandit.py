@@ -46,6 +46,7 @@ How the paper's ambiguities are resolved (see also PAPERS.md, section 1):
   would lower the score or no arm is left. ``n_rounds`` is then per phase.
 """
 
+import numbers
 import time
 import warnings
 
@@ -54,7 +55,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..bandits import Policy, WinStayLoseShift, make_policy
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from ._common import check_positive_int, finish, prepare, rng_from
 from ._evaluator import IncrementalEvaluator
 
@@ -78,6 +79,10 @@ def _eval_rows(eval_size, n_rows: int) -> int:
                 f"pass more validation rows or a smaller eval_size (e.g. a fraction such as 0.5)"
             )
         return int(eval_size)
+    if not isinstance(eval_size, (float, np.floating)):
+        raise ParameterError(
+            f"eval_size must be a fraction in (0, 1] or a number of rows (an int), got {eval_size!r}"
+        )
     eval_size = float(eval_size)
     if not 0.0 < eval_size <= 1.0:
         raise ValueError(f"eval_size as a fraction must be in (0, 1], got {eval_size}")
@@ -224,6 +229,14 @@ def bandit_prune(
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
     eval_rows = _eval_rows(eval_size, evaluator.n_rows)
     weights = evaluator.weights
+    if isinstance(reward_threshold, bool) or not isinstance(reward_threshold, numbers.Real) or not np.isfinite(
+        reward_threshold
+    ):
+        raise ParameterError(f"reward_threshold must be a finite number (default 0.05), got {reward_threshold!r}")
+    if reward_scale is not None and (
+        isinstance(reward_scale, bool) or not isinstance(reward_scale, numbers.Real) or not np.isfinite(reward_scale)
+    ):
+        raise ParameterError(f"reward_scale must be None or a finite number > 0, got {reward_scale!r}")
     if reward_scale is None:
         reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
     if not reward_scale > 0:

@@ -67,10 +67,22 @@ def collapse(ensemble: Ensemble, nodes: Mapping[int, Iterable[int]]) -> Ensemble
         raise TypeError("nodes must be a dict {tree_index: [node ids]}, e.g. {0: [3, 7]}")
     trees = list(ensemble.trees)
     for tree_index, ids in nodes.items():
-        if not isinstance(tree_index, (int, np.integer)) or not 0 <= tree_index < len(trees):
+        if isinstance(tree_index, (bool, np.bool_)) or not isinstance(tree_index, (int, np.integer)):
+            raise NodeError(
+                f"nodes: tree indices must be ints, got {tree_index!r} ({type(tree_index).__name__}); write "
+                "{0: [3, 7]} to collapse nodes 3 and 7 of tree 0"
+            )
+        if not 0 <= tree_index < len(trees):
             raise NodeError(f"tree index {tree_index!r} does not exist; the ensemble has trees 0..{len(trees) - 1}")
         tree = trees[tree_index]
+        if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, (Iterable, np.ndarray)):
+            raise NodeError(
+                f"nodes[{tree_index}] must be a list of node ids, got {ids!r}; write {{{tree_index}: [{ids!r}]}} "
+                "for a single node"
+            )
         ids = np.atleast_1d(np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids))
+        if ids.dtype == bool:
+            raise NodeError(f"node ids of tree {tree_index} must be integers, got booleans; pass the ids themselves")
         if ids.size == 0:
             continue
         if not np.issubdtype(ids.dtype, np.integer):
