@@ -155,16 +155,18 @@ function bttNextFloat32(value, up) {
 // 810.3000183105469 (sklearn's float64 midpoint: float32(x) <= t holds
 // exactly when float32(x) <= the largest float32 below t). Inputs at the
 // shown number go where the model sends them. rule "le": x <= t, "lt": x < t.
-function bttThreshold(value, rule = "le") {
+// Boxes on the canvas ask for at most 6 digits (rounded beyond that); the
+// details pane shows the exact reading.
+function bttThreshold(value, rule = "le", maxDigits = 9) {
   if (!Number.isFinite(value)) return String(value);
   let target = Math.fround(value);
   if (rule === "lt" && target < value) target = bttNextFloat32(target, true);
   if (rule !== "lt" && target > value) target = bttNextFloat32(target, false);
-  for (let digits = 1; digits <= 9; digits++) {
+  for (let digits = 1; digits <= maxDigits; digits++) {
     const shown = Number(value.toPrecision(digits));
     if (shown === value || Math.fround(shown) === target) return String(shown);
   }
-  return String(value);
+  return maxDigits < 9 ? String(Number(value.toPrecision(maxDigits))) : String(value);
 }
 
 // A fill light enough for dark text at WCAG AA (4.5:1): mid-tone fills are

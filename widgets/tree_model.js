@@ -141,13 +141,13 @@ function lessThan(model) {
   return model.get("split_rule") === "lt";
 }
 
-function conditionText(model, tree, i) {
+function conditionText(model, tree, i, digits = 6) {
   if (tree.isCategorical[i]) return `in ${categorySet(tree, i)}`;
-  return `${lessThan(model) ? "<" : "≤"} ${bttThreshold(tree.threshold[i], model.get("split_rule"))}`;
+  return `${lessThan(model) ? "<" : "≤"} ${bttThreshold(tree.threshold[i], model.get("split_rule"), digits)}`;
 }
 
-function splitText(model, tree, i) {
-  return `${featureName(model, tree.feature[i])} ${conditionText(model, tree, i)}`;
+function splitText(model, tree, i, digits = 6) {
+  return `${featureName(model, tree.feature[i])} ${conditionText(model, tree, i, digits)}`;
 }
 
 function signed(value, digits = 4) {
@@ -240,7 +240,7 @@ function nodeDetails(model, tree, i) {
     table.appendChild(tr);
   };
   if (internal) {
-    row("split", splitText(model, tree, i));
+    row("split", splitText(model, tree, i, 9));
     row("left child", `${tree.left[i]} (condition true)`);
     row("right child", String(tree.right[i]));
   }

@@ -61,15 +61,39 @@ def warn_user_error(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=3)
 
 
-class StaticFallback:
-    """Mixin: add a script-free ``text/html`` view to the widget's MIME bundle.
+# Kept with the saved picture: where the widget cannot be shown (a saved
+# notebook reopened without a kernel), JupyterLab's "Error displaying widget:
+# model not found" line below the picture is hidden.
+_TWIN_STYLE = (
+    "<style>.jp-OutputArea-child:has(.btt-static-twin) + .jp-OutputArea-child "
+    ".jupyter-widgets:not(:has(*)){display:none}</style>"
+)
 
-    Front ends that run widgets pick the widget view; nbconvert (without saved
-    widget state), GitHub and other viewers pick the HTML.
+
+class StaticFallback:
+    """Mixin: a script-free picture of the panel next to the live widget.
+
+    ``_repr_mimebundle_`` adds a ``text/html`` view to the widget's bundle
+    (nbconvert without widget state, GitHub and other viewers pick it).
+    Displayed in a notebook, the panel also writes that picture as an output
+    of its own just before the widget (the "static twin"): JupyterLab shows
+    the widget view whenever a bundle has one, even when its model is gone,
+    so a saved notebook reopened without a kernel would otherwise show only
+    "model not found". While the widget is live, the panels' style sheet
+    hides the twin; ``refresh_static()`` rewrites it (after a run), so the
+    saved picture matches the last state.
     """
+
+    _static_handle = None
 
     def static_html(self) -> str:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def _safe_static_html(self) -> str:
+        try:
+            return self.static_html()
+        except Exception as error:  # the fallback must never break display
+            return f"<pre>{escape(describe_error(error))}</pre>"
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -77,9 +101,30 @@ class StaticFallback:
         if isinstance(bundle, tuple):
             bundle, metadata = bundle
         bundle = dict(bundle or {})
-        try:
-            bundle["text/html"] = self.static_html()
-        except Exception as error:  # the fallback must never break display
-            bundle["text/html"] = f"<pre>{escape(describe_error(error))}</pre>"
+        bundle["text/html"] = self._safe_static_html()
         bundle["text/plain"] = repr(self)
         return (bundle, metadata) if metadata is not None else bundle
+
+    def _twin_html(self) -> str:
+        return f'<div class="btt-static-twin">{_TWIN_STYLE}{self._safe_static_html()}</div>'
+
+    def _ipython_display_(self, **kwargs):
+        from IPython.display import display
+
+        self.add_class("btt-panel")
+        if self._static_handle is None:
+            self._static_handle = display({"text/html": self._twin_html()}, raw=True, display_id=True)
+        else:
+            display({"text/html": self._twin_html()}, raw=True, display_id=self._static_handle.display_id)
+        bundle = super()._repr_mimebundle_(**kwargs)
+        metadata = None
+        if isinstance(bundle, tuple):
+            bundle, metadata = bundle
+        bundle = {key: value for key, value in dict(bundle or {}).items() if key != "text/html"}
+        bundle["text/plain"] = repr(self)
+        display(bundle, raw=True, metadata=metadata)
+
+    def refresh_static(self) -> None:
+        """Rewrite the saved picture(s) of this panel with its current state."""
+        if self._static_handle is not None:
+            self._static_handle.update({"text/html": self._twin_html()}, raw=True)

@@ -118,7 +118,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         children = [self.error_box]
         self.tree_view = None
         if self.ensemble is not None and self.X is not None:
-            self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names, height=360,
+            self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names,
                                       color_by="data")
             self.tree_view.selected_tree = self.tree_index
             names = self.tree_view.canvas.feature_names

@@ -111,7 +111,7 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self.arm_table.add_class("btt-arm-table")
         self.metrics = ipywidgets.HTML("")
         self.metrics.add_class("btt-metrics")
-        self.tree_view = TreeView(self.ensemble, height=380) if self.ensemble is not None else None
+        self.tree_view = TreeView(self.ensemble) if self.ensemble is not None else None
         if self.ensemble is not None:
             extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib")
             self.export_path.placeholder = f"file name, e.g. pruned_model.{extension}"
@@ -303,6 +303,12 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             self._set_status(f"Running: {len(snapshot['rewards'])} rounds played…")
 
     def _finish(self, result, stopped, failure, notes) -> None:
+        try:
+            self._finish_run(result, stopped, failure, notes)
+        finally:
+            self.refresh_static()  # the saved picture shows this run, not "Ready"
+
+    def _finish_run(self, result, stopped, failure, notes) -> None:
         self.result = result
         self.start_button.disabled = False
         elapsed = time.perf_counter() - self._started
@@ -398,9 +404,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         parts = []
         if self.error:
             parts.append(error_html(self.error))
-        if self.result is None:
-            parts.append(f"<div>{escape(self._status_text())}</div>")
-        else:
+        parts.append(f'<div class="btt-static-status">{escape(self._status_text())}</div>')
+        if self.result is not None:
             history = self.result.history
             if len(history):
                 rewards = history["reward"].to_numpy()

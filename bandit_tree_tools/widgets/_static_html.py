@@ -68,11 +68,79 @@ def _fill(tree: TreeArrays, node: int, value_kind: str, limit: float) -> str:
     return _tint("#3b6fb6", 0.15 + 0.85 * -t) if t < 0 else _tint("#c8453b", 0.15 + 0.85 * t)
 
 
+def _luminance(rgb) -> float:
+    linear = [(c / 255) / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def readable_fill(hex_colour: str) -> str:
+    """The fill blended towards white until #111 text on it reaches 4.6:1
+    (WCAG AA with a margin), as the browser view does."""
+    rgb = [int(hex_colour[k : k + 2], 16) for k in (1, 3, 5)]
+    for _ in range(12):
+        if (_luminance(rgb) + 0.05) / (_luminance((17, 17, 17)) + 0.05) >= 4.6:
+            break
+        rgb = [round(c + (255 - c) * 0.12) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
 def _tint(hex_colour: str, strength: float) -> str:
     strength = float(np.clip(strength, 0, 1))
     rgb = [int(hex_colour[k : k + 2], 16) for k in (1, 3, 5)]
     mixed = [round(255 - (255 - c) * strength) for c in rgb]
     return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def threshold_text(value: float, split_rule: str = "le", max_digits: int = 6) -> str:
+    """The shortest decimal that reads as the float32 the library compares
+    inputs with (as the browser view writes it: 16.82, not 16.81999969)."""
+    value = float(value)
+    if not np.isfinite(value):
+        return str(value)
+    target = np.float32(value)
+    if split_rule == "lt" and target < value:
+        target = np.nextafter(target, np.float32(np.inf))
+    if split_rule != "lt" and target > value:
+        target = np.nextafter(target, np.float32(-np.inf))
+    for digits in range(1, max_digits + 1):
+        shown = float(f"{value:.{digits}g}")
+        if shown == value or np.float32(shown) == target:
+            return f"{shown:.{digits}g}"
+    return f"{value:.{max_digits}g}"
+
+
+def node_lines(tree: TreeArrays, node: int, feature_names, class_names, value_kind: str,
+               split_rule: str = "le", data_count=None) -> list[str]:
+    """What a node's box says, line by line (the browser view's wording)."""
+    lines = []
+    if tree.children_left[node] != TREE_LEAF:
+        label = node_label(tree, node, feature_names, class_names, value_kind)
+        name = feature_label(feature_names, int(tree.feature[node]))
+        if tree.is_categorical[node]:
+            lines += [name, label[len(name) + 1 :]]
+        else:
+            lines += [name, f"{'<' if split_rule == 'lt' else '≤'} {threshold_text(tree.threshold[node], split_rule)}"]
+    else:
+        value = tree.value[node]
+        if value_kind == "fractions" and value.shape[0] > 1:
+            best = int(np.argmax(value))
+            lines.append(f"{node_label(tree, node, feature_names, class_names, value_kind)} {round(100 * float(value[best]))}%")
+        elif value_kind == "margin":
+            lines.append(f"margin {'+' if value[0] > 0 else ''}{number(value[0], 4)}")
+        else:
+            lines.append(f"value {number(value[0], 4)}")
+    counts = []
+    if tree.n_node_samples[node] >= 0:
+        counts.append(f"train {int(tree.n_node_samples[node])}")
+    elif np.isfinite(tree.weighted_n_node_samples[node]):
+        counts.append(f"cover {number(tree.weighted_n_node_samples[node], 3)}")
+    if data_count is not None:
+        counts.append(f"X {int(data_count[node])}")
+    lines.append(" · ".join(counts) if counts else f"#{node}")
+    return lines
+
+
+CHAR_W, LINE_H, PAD = 6.2, 13.0, 8.0  # font-size 10 sans-serif: a wide average glyph
 
 
 def tree_svg(
@@ -84,43 +152,56 @@ def tree_svg(
     marks: np.ndarray | None = None,
     max_depth: int = 3,
     path=None,
+    split_rule: str = "le",
+    data_count=None,
 ) -> str:
-    """The top ``max_depth`` levels of a tree as an inline SVG."""
+    """Depths 0..``max_depth`` of a tree as an inline SVG; boxes are as wide
+    as their longest line, so no label is cut or clipped."""
     left, right = tree.children_left, tree.children_right
     depth = {0: 0}
-    x = {}
     order = []
     stack = [0]
-    slot = 0
-    while stack:  # preorder; leaves and cut nodes take consecutive slots
+    while stack:  # preorder, down to max_depth
         node = stack.pop()
         order.append(node)
         if left[node] != TREE_LEAF and depth[node] < max_depth:
             for child in (int(right[node]), int(left[node])):
                 depth[child] = depth[node] + 1
                 stack.append(child)
-        else:
-            x[node] = slot * SLOT + SLOT / 2
-            slot += 1
+    lines = {node: node_lines(tree, node, feature_names, class_names, value_kind, split_rule, data_count) for node in order}
+    box_w = max(84.0, max(len(line) for text in lines.values() for line in text) * CHAR_W + 12)
+    n_lines = max(len(text) for text in lines.values())
+    box_h = n_lines * LINE_H + 6
+    slot, level = box_w + 14, box_h + 30
+    x = {}
+    count = 0
+    for node in order:  # leaves and cut nodes take consecutive slots
+        if not (left[node] != TREE_LEAF and depth[node] < max_depth):
+            x[node] = PAD + count * slot + slot / 2
+            count += 1
     for node in reversed(order):
         if node not in x:
             x[node] = (x[int(left[node])] + x[int(right[node])]) / 2
     leaf_values = tree.value[left == TREE_LEAF, 0]
     limit = float(np.max(np.abs(leaf_values))) if leaf_values.size else 0.0
     on_path = set(int(node) for node in (path or ()))
-    width = slot * SLOT
-    height = (max(depth.values()) + 1) * LEVEL
+    width = count * slot + 2 * PAD
+    height = max(depth.values()) * level + box_h + 2 * PAD + 12
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="10">'
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="10" '
+        'style="background:#ffffff;color:#111111">'
     ]
+    top_of = {node: PAD + depth[node] * level for node in order}
     for node in order:
         if left[node] != TREE_LEAF and depth[node] < max_depth:
-            for child in (int(left[node]), int(right[node])):
-                colour = "#1f5fbf" if node in on_path and child in on_path else "#999999"
+            for child, word in ((int(left[node]), "yes"), (int(right[node]), "no")):
+                colour = "#1f5fbf" if node in on_path and child in on_path else "#8a8a8a"
+                y1, y2 = top_of[node] + box_h, top_of[child]
                 parts.append(
-                    f'<line x1="{x[node]:.1f}" y1="{depth[node] * LEVEL + BOX_H:.1f}" x2="{x[child]:.1f}" '
-                    f'y2="{depth[child] * LEVEL:.1f}" stroke="{colour}"/>'
+                    f'<line x1="{x[node]:.1f}" y1="{y1:.1f}" x2="{x[child]:.1f}" y2="{y2:.1f}" stroke="{colour}"/>'
+                    f'<text x="{(x[node] + x[child]) / 2:.1f}" y="{(y1 + y2) / 2 + 3:.1f}" text-anchor="middle" '
+                    f'fill="#333333" stroke="#ffffff" stroke-width="3" paint-order="stroke">{word}</text>'
                 )
     for node in order:
         mark = int(marks[node]) if marks is not None else 0
@@ -130,24 +211,22 @@ def tree_svg(
         elif mark == MARK_RESPLIT:
             stroke = "#e08a00"
         elif mark == MARK_REMOVED:
-            opacity = "0.35"
+            opacity = "0.45"
         if node in on_path:
             stroke = "#1f5fbf"
         cut = left[node] != TREE_LEAF and depth[node] >= max_depth
-        label = node_label(tree, node, feature_names, class_names, value_kind)
-        if len(label) > 16:
-            label = label[:15] + "…"
-        samples = int(tree.n_node_samples[node])
-        second = f"n={samples}" if samples >= 0 else f"#{node}"
-        if cut:
-            second += " ▸"
-        top = depth[node] * LEVEL
+        top = top_of[node]
+        text = list(lines[node])
         parts.append(
-            f'<g opacity="{opacity}"><rect x="{x[node] - BOX_W / 2:.1f}" y="{top:.1f}" width="{BOX_W:.0f}" '
-            f'height="{BOX_H:.0f}" fill="{_fill(tree, node, value_kind, limit)}" stroke="{stroke}"{dash}/>'
-            f'<text x="{x[node]:.1f}" y="{top + 12:.1f}" text-anchor="middle">{escape(label)}</text>'
-            f'<text x="{x[node]:.1f}" y="{top + 25:.1f}" text-anchor="middle" fill="#444">{escape(second)}</text></g>'
+            f'<g opacity="{opacity}"><rect x="{x[node] - box_w / 2:.1f}" y="{top:.1f}" width="{box_w:.0f}" '
+            f'height="{box_h:.0f}" fill="{readable_fill(_fill(tree, node, value_kind, limit))}" stroke="{stroke}"{dash}/>'
         )
+        first = top + box_h / 2 - (len(text) - 1) * LINE_H / 2 + 3.5
+        for k, line in enumerate(text):
+            parts.append(f'<text x="{x[node]:.1f}" y="{first + k * LINE_H:.1f}" text-anchor="middle" fill="#111111">{escape(line)}</text>')
+        if cut:
+            parts.append(f'<text x="{x[node]:.1f}" y="{top + box_h + 11:.1f}" text-anchor="middle" fill="#444444">▾ more</text>')
+        parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
 

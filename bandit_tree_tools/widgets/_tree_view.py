@@ -455,20 +455,27 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         index = self.selected_tree
         tree = self.ensemble.trees[index]
         marks = _payload.diff_marks(tree, self.after.trees[index]) if self.after is not None else None
+        levels = min(3, self.canvas.initial_depth)
+        count = None
+        if self.X is not None:
+            count, _ = _payload.node_data_summary(single_tree(self.ensemble, index), 0, self.X)
         svg = tree_svg(
             tree,
             feature_names=self._names,
             class_names=list(self.canvas.class_names) or None,
             value_kind=self.canvas.value_kind,
             marks=marks,
-            max_depth=min(3, self.canvas.initial_depth),
+            max_depth=levels,
             path=self.canvas.path,
+            split_rule=self.canvas.split_rule,
+            data_count=count,
         )
+        shown = int(np.sum(_payload.depths(tree) <= levels))
         note = (
-            f"Static view: the first {min(3, self.canvas.initial_depth)} levels of {tree.n_nodes} nodes. "
+            f"Static view: depths 0-{min(levels, tree.max_depth)} ({shown} of {tree.n_nodes} nodes). "
             "Run the notebook with a live kernel to explore the whole tree."
         )
-        body = f'<div style="overflow:auto;max-width:100%">{svg}</div><div style="color:#666">{escape(note)}</div>'
+        body = f'<div style="overflow:auto;max-width:100%">{svg}</div><div>{escape(note)}</div>'
         if self.error:
             body = error_html(self.error) + body
         return f'<div class="btt-static btt-tree-view-static">{section(self.canvas.title, body)}</div>'

@@ -152,3 +152,75 @@ def test_labels_are_whole_and_readable_in_both_themes(page, lab, notebook_dir):
     views.nth(2).scroll_into_view_if_needed()
     screenshot(page, "legible-dark-xgboost", views.nth(2))
     set_theme(page, "JupyterLab Light")
+
+
+BIG_CELLS = [
+    "import numpy as np\n"
+    "from sklearn.tree import DecisionTreeRegressor\n"
+    "import bandit_tree_tools as btt\n"
+    "rng = np.random.default_rng(0)\n"
+    "X = rng.normal(size=(20_000, 8))\n"
+    "y = X[:, 0] * 3 + np.sin(4 * X[:, 1]) + rng.normal(scale=0.3, size=20_000)\n"
+    "model = DecisionTreeRegressor(max_leaf_nodes=5_000, random_state=0).fit(X, y)\n"
+    "deep_row = int(np.argmax(model.decision_path(X).sum(axis=1)))",
+    "big = btt.TreeView(model, X, y, row=deep_row)\nbig",
+]
+
+
+def extent(view):
+    return view.evaluate("(el) => ({...el.bttView.extent(), ...el.bttView.view()})")
+
+
+def test_big_tree_fills_the_canvas_and_never_gets_lost(page, lab, notebook_dir):
+    write_notebook(notebook_dir / "big.ipynb", BIG_CELLS)
+    open_and_run(page, lab, "big.ipynb")
+    view = page.locator(".btt-tree-view-canvas")
+    view.wait_for(state="visible", timeout=60_000)
+    view.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert int(view.get_attribute("data-nodes")) == 9_999
+    # row= opens along the path: the path's leaf is on the canvas, readable
+    path = [int(v) for v in kernel_eval(page, "print(*big.canvas.path)").split()]
+    assert len(path) > 12
+    box = extent(view)
+    end = view.evaluate(f"(el) => el.bttView.nodeCenter({path[-1]})")
+    rect = view.locator(".btt-tree-stage canvas").bounding_box()
+    assert rect["x"] <= end["x"] <= rect["x"] + rect["width"] and rect["y"] <= end["y"] <= rect["y"] + rect["height"]
+    assert min(box["sx"], box["sy"]) >= 0.79 and view.get_attribute("data-text-shown") == "1"
+    screenshot(page, "big-row-path", view)
+    # Expand all + Fit: the whole width and most of the height are used
+    view.locator(".btt-button-expand").click()
+    page.wait_for_timeout(400)
+    box = extent(view)
+    assert int(view.get_attribute("data-visible-nodes")) == 9_999
+    assert box["right"] - box["left"] >= 0.9 * box["canvasWidth"]
+    assert box["bottom"] - box["top"] >= 0.8 * box["canvasHeight"], box
+    screenshot(page, "big-expanded-fit", view)
+    # zoom out as far as the wheel goes: the tree stays at least half the canvas
+    stage = view.locator(".btt-tree-stage canvas")
+    stage.hover()
+    for _ in range(30):
+        page.mouse.wheel(0, 400)
+    page.wait_for_timeout(300)
+    box = extent(view)
+    assert box["right"] - box["left"] >= 0.45 * box["canvasWidth"]
+    # zoom in far at a corner, then drag away: some of the tree stays in view
+    view.evaluate("(el) => el.bttView.zoom(5, 5, 500)")
+    rect = stage.bounding_box()
+    page.mouse.move(rect["x"] + 10, rect["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(rect["x"] + rect["width"] - 5, rect["y"] + rect["height"] - 5, steps=5)
+    page.mouse.up()
+    box = extent(view)
+    assert box["right"] > 0 and box["left"] < box["canvasWidth"] and box["bottom"] > 0 and box["top"] < box["canvasHeight"]
+    # search by node id: revealed, centred and selected
+    view.locator(".btt-button-reset").click()
+    target = path[-1]
+    view.locator(".btt-search").fill(f"#{target}")
+    view.locator(".btt-search").press("Enter")
+    page.wait_for_function(f"(el) => el.dataset.selectedNode === '{target}'", arg=view.element_handle(), timeout=10_000)
+    centre = view.evaluate(f"(el) => el.bttView.nodeCenter({target})")
+    rect = stage.bounding_box()
+    assert abs(centre["x"] - (rect["x"] + rect["width"] / 2)) < 5
+    assert kernel_eval(page, "print(big.selected_node)").strip() == str(target)
+    screenshot(page, "big-search", view)

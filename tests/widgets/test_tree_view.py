@@ -265,3 +265,95 @@ def test_browser_modules_parse(parts, tmp_path):
     path.write_text(module_source(*parts))
     completed = subprocess.run([node, "--check", str(path)], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
+
+
+def test_class_names_reach_the_canvas_and_a_wrong_count_is_reported(iris, iris_tree):
+    X, y = iris
+    view = TreeView(iris_tree, X, y, class_names=["setosa", "versicolor", "virginica"])
+    assert view.canvas.class_names == ["setosa", "versicolor", "virginica"]
+    assert view.node_details(1)["label"] in {"setosa", "versicolor", "virginica"}
+    wrong = TreeView(iris_tree, X, y, class_names=["a", "b"])
+    assert wrong.canvas.class_names == ["0", "1", "2"]  # the model's own classes_
+    assert "class_names has 2 names but the model has 3 classes" in wrong.error
+
+
+def test_split_rule_follows_the_library(iris):
+    xgboost = pytest.importorskip("xgboost")
+    X, y = iris
+    assert TreeView(DecisionTreeClassifier(max_depth=2).fit(X, y)).canvas.split_rule == "le"
+    model = xgboost.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y)
+    assert TreeView(model).canvas.split_rule == "lt"  # XGBoost sends x < t left
+
+
+def test_canvas_height_follows_the_tree_unless_given(iris_tree):
+    assert TreeView(iris_tree).canvas.height == 0
+    assert TreeView(iris_tree, height=300).canvas.height == 300
+
+
+def test_node_histogram_stacks_the_rows_at_the_node_by_class(iris, iris_tree):
+    X, y = iris
+    view = TreeView(iris_tree, X, y, row=100)
+    tree = view.ensemble.trees[0]
+    node = int(tree.children_right[0])  # a split below the root
+    histogram = view.node_histogram(node)
+    feature = int(tree.feature[node])
+    at_node = view.ensemble.decision_path(view.X)[0][:, node].toarray().ravel().astype(bool)
+    values = X.to_numpy()[at_node, feature]
+    counts = np.asarray(histogram["counts"])
+    assert counts.shape == (3, len(histogram["edges"]) - 1)
+    assert counts.sum() == at_node.sum() == histogram["n_rows"]
+    # per class, the rows of that class reaching the node
+    for k in range(3):
+        assert counts[k].sum() == np.sum(y.to_numpy()[at_node] == k)
+    assert histogram["edges"][0] <= values.min() and histogram["edges"][-1] >= values.max()
+    assert histogram["threshold"] == pytest.approx(tree.threshold[node])
+    assert histogram["row_value"] == pytest.approx(X.iloc[100, feature])
+    assert histogram["kind"] == "classes"
+    # the selected node's histogram is what the browser gets
+    view.selected_node = node
+    assert view.canvas.histogram["node"] == node
+    view.selected_node = int(np.flatnonzero(tree.children_left == -1)[0])
+    assert view.canvas.histogram == {}  # leaves have no split feature
+
+
+def test_node_histogram_needs_X_and_a_real_node(iris, iris_tree):
+    X, y = iris
+    assert TreeView(iris_tree).node_histogram(0) == {}
+    view = TreeView(iris_tree, X)
+    assert view.node_histogram(0)["kind"] == "rows"  # without y: one series
+    with pytest.raises(IndexError, match="node 999 does not exist"):
+        view.node_histogram(999)
+
+
+def test_static_svg_names_every_feature_in_full_and_clips_nothing():
+    import re
+
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+    view = TreeView(model, X, y, class_names=["malignant", "benign"])
+    html = view.static_html()
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)"', svg).group(1))
+    for x, w in re.findall(r'<rect x="([-\d.]+)" y="[-\d.]+" width="([\d.]+)"', svg):
+        assert float(x) >= 0 and float(x) + float(w) <= width  # no box leaves the picture
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "…" not in "".join(texts)
+    tree = view.ensemble.trees[0]
+    depth = node_depth(tree)
+    shown = np.flatnonzero(depth <= 3)
+    for node in shown[tree.children_left[shown] != -1]:
+        assert X.columns[tree.feature[node]] in texts  # whole names, one line each
+    assert any(text.startswith("train ") and " · X " in text for text in texts)
+    assert {"yes", "no"} <= set(texts)
+    assert any(text.startswith(("malignant", "benign")) and text.endswith("%") for text in texts)
+    assert f"depths 0-3 ({shown.size} of {tree.n_nodes} nodes)" in html
+
+
+def test_static_thresholds_read_as_the_library_compares():
+    from bandit_tree_tools.widgets._static_html import threshold_text
+
+    assert threshold_text(float(np.float32(16.82)), "lt") == "16.82"  # XGBoost's float32
+    assert threshold_text(810.3000183105469, "le") == "810.3"  # sklearn's float64 midpoint
+    assert threshold_text(2.5) == "2.5"
