@@ -1,11 +1,31 @@
-"""Numba kernels over a packed ensemble: every tree's arrays concatenated, with
-``node_offset[t]`` the global id of tree ``t``'s root (children stay local).
+"""The routing engine: numba kernels over a packed ensemble, the only place
+where the decision rule of a split is written down. Every caller (predict,
+apply, decision_path, pruning, medoids, the panels) routes rows through the
+functions here, via the validating wrappers of :mod:`._ensemble`.
 
-The packed form keeps each node's children, feature and routing flags in one
-int32 row (the flags folded into one value), so a node visit touches two
-cache lines (that row and the threshold); rows are processed in
-blocks, tree by tree, so a tree's nodes stay in cache across the block.
-Called only through the validating wrappers of :mod:`._ensemble`.
+Layout (built by :func:`pack`): the nodes of every tree renumbered breadth
+first, so that the two children of a node sit side by side (right = left + 1)
+and the top levels of a tree share a few cache lines. Each node is one
+16-byte record, read as float64 ``[threshold, -]`` and as int32
+``[-, -, word, left]`` (two flat views of the same memory, ``cuts[2 * node]``
+and ``records[4 * node + WORD | LEFT]``, so a node visit touches one cache line):
+
+- ``left`` is the global id of the left child; a leaf points at itself and has
+  a NaN threshold, so a step from a leaf stays there whatever the row holds;
+- ``word`` is the feature, plus ``NAN_RIGHT`` (NaN goes right) and
+  ``GENERAL`` (a categorical split or LightGBM's zero-as-missing rule, decided
+  by :func:`_goes_left_general` from the original flags and bitsets).
+
+Numerical splits are rewritten to one rule, ``x <= threshold``: a split
+``x < t`` becomes ``x <= T`` with ``T`` the largest value of the input dtype
+below ``t`` (exact: no value of that dtype lies between), and a NaN that a
+node reads as 0.0 is folded into ``NAN_RIGHT``. A step is then branch free:
+``left + (x > T or (x is NaN and NAN_RIGHT))``.
+
+Rows are routed in blocks (``LANES`` rows walk a tree level by level in
+lockstep, so the independent node loads of different rows overlap instead of
+waiting on each other), tree by tree inside a block of ``BLOCK`` rows (a
+tree's nodes stay in cache across the block).
 """
 
 import numba
@@ -13,18 +33,20 @@ import numpy as np
 
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
 
-# bits of the packed ``flags`` byte
+# bits of the original per-node ``flags`` byte (kept for general splits)
 FLAG_MISSING_LEFT = 1
 MISSING_TYPE_SHIFT = 1  # two bits: the node's missing_type
 FLAG_CATEGORICAL = 8
 FLAG_UNKNOWN_LEFT = 16
 
-BLOCK = 2048  # rows routed together through one tree (tree-major within a block, as
-# scikit-learn and XGBoost do, so a big forest is not reloaded from memory every few rows)
+# int32 columns of a node record (columns 0-1 hold the float64 threshold)
+WORD, LEFT = 2, 3
+NAN_RIGHT = 1 << 30
+GENERAL = 1 << 29
+FEATURE_MASK = GENERAL - 1
 
-# columns of the packed int32 ``links`` array: one 16-byte row per node, so a
-# node visit reads one cache line besides the threshold
-LEFT, RIGHT, FEATURE, FLAGS = 0, 1, 2, 3
+BLOCK = 2048  # rows per parallel task; every tree is routed over the block before the next
+LANES = 64  # rows that walk a tree in lockstep
 
 
 def pack_flags(missing_go_to_left, missing_type, is_categorical, unknown_category_go_to_left) -> np.ndarray:
@@ -34,6 +56,50 @@ def pack_flags(missing_go_to_left, missing_type, is_categorical, unknown_categor
         | is_categorical.astype(np.uint8) * FLAG_CATEGORICAL
         | unknown_category_go_to_left.astype(np.uint8) * FLAG_UNKNOWN_LEFT
     ).astype(np.uint8)
+
+
+def below(threshold: np.ndarray, input_dtype: str) -> np.ndarray:
+    """The largest value of ``input_dtype`` strictly below each threshold, as
+    float64: ``x < t`` and ``x <= below(t)`` agree for every ``x`` of that dtype."""
+    threshold = np.asarray(threshold, dtype=np.float64)
+    if input_dtype == "float64":
+        return np.nextafter(threshold, -np.inf)
+    with np.errstate(over="ignore"):
+        rounded = threshold.astype(np.float32)
+    lower = np.nextafter(rounded, np.float32(-np.inf))
+    return np.where(rounded.astype(np.float64) < threshold, rounded, lower).astype(np.float64)
+
+
+@numba.njit(cache=True)
+def _breadth_first(node_offset, children_left, children_right):
+    """New global id of every node (children side by side, trees in order) and
+    each tree's depth (the number of steps that takes any row to a leaf)."""
+    n_trees = node_offset.shape[0] - 1
+    new_of_old = np.empty(children_left.shape[0], dtype=np.int64)
+    depth = np.zeros(n_trees, dtype=np.int64)
+    level = np.empty(children_left.shape[0], dtype=np.int64)
+    for tree in range(n_trees):
+        root = node_offset[tree]
+        size = node_offset[tree + 1] - root
+        queue = np.empty(size, dtype=np.int64)  # local ids in new order
+        queue[0] = 0
+        level[root] = 0
+        end = 1
+        for position in range(size):
+            local = queue[position]
+            node = root + local
+            new_of_old[node] = root + position
+            if level[node] > depth[tree]:
+                depth[tree] = level[node]
+            left = children_left[node]
+            if left >= 0:
+                right = children_right[node]
+                queue[end] = left
+                queue[end + 1] = right
+                level[root + left] = level[node] + 1
+                level[root + right] = level[node] + 1
+                end += 2
+    return new_of_old, depth
 
 
 @numba.njit(cache=True, inline="always")
@@ -46,7 +112,8 @@ def _in_bitset(bits, node, category):
 
 @numba.njit(cache=True)
 def _goes_left_general(x, node, flag, threshold, category_left, category_right, rule_lt):
-    """A split with zero-as-missing, NaN-as-zero or categories."""
+    """A split with zero-as-missing, NaN-as-zero or categories, on the
+    original threshold and rule."""
     kind = (flag >> MISSING_TYPE_SHIFT) & 3
     missing_left = (flag & FLAG_MISSING_LEFT) != 0
     if np.isnan(x):
@@ -73,107 +140,91 @@ def _goes_left_general(x, node, flag, threshold, category_left, category_right, 
 
 
 @numba.njit(cache=True, inline="always")
-def _goes_left(x, node, flag, threshold, category_left, category_right, rule_lt):
-    if flag <= FLAG_MISSING_LEFT:  # numerical split, NaN is the only missing value
-        cut = threshold[node]
-        if rule_lt:
-            if x < cut:
-                return True
-            if x >= cut:
-                return False
-        else:
-            if x <= cut:
-                return True
-            if x > cut:
-                return False
-        return flag == FLAG_MISSING_LEFT  # x is NaN
-    return _goes_left_general(x, node, flag, threshold, category_left, category_right, rule_lt)
+def _step(X, row, node, records, cuts, general):
+    """The node a row moves to from ``node`` (itself at a leaf)."""
+    u = np.uint64(node)  # unsigned indices: no negative-index wraparound in the hot loop
+    word = records[u * np.uint64(4) + np.uint64(WORD)]
+    x = X[np.uint64(row), np.uint64(word & FEATURE_MASK)]
+    if word & GENERAL:
+        flags, threshold, category_left, category_right, rule_lt = general
+        if _goes_left_general(x, node, flags[node], threshold, category_left, category_right, rule_lt):
+            return records[u * np.uint64(4) + np.uint64(LEFT)]
+        return records[u * np.uint64(4) + np.uint64(LEFT)] + np.int32(1)
+    c = cuts[u * np.uint64(2)]
+    right = np.int32(x > c) | (np.int32(x != x) & np.int32(word >> 30))
+    return records[u * np.uint64(4) + np.uint64(LEFT)] + right
 
 
 @numba.njit(cache=True, inline="always")
-def _leaf_of_row(X, row, root, links, threshold, category_left, category_right, rule_lt):
-    """Local id of the leaf reached by ``X[row]`` in the tree rooted at global id ``root``."""
-    local = 0
-    while True:
-        node = root + local
-        left = links[node, LEFT]
-        if left < 0:
-            return local
-        if _goes_left(X[row, links[node, FEATURE]], node, links[node, FLAGS], threshold, category_left, category_right, rule_lt):
-            local = left
-        else:
-            local = links[node, RIGHT]
+def _route_lanes(X, start, count, root, depth, records, cuts, general, at):
+    """Global ids of the leaves reached by rows ``start .. start + count - 1``
+    in one tree, into ``at[:count]``: the rows step together, one level at a time."""
+    for lane in range(count):
+        at[lane] = root
+    for _ in range(depth):
+        for lane in range(count):
+            at[lane] = _step(X, start + lane, at[lane], records, cuts, general)
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply(X, node_offset, links, threshold, category_left, category_right, rule_lt):
+def _apply(X, tree_root, tree_depth, records, cuts, general, leaf_id):
+    """Leaf reached in every tree, as ``leaf_id[global id]`` (original local ids)."""
     n_rows = X.shape[0]
-    n_trees = node_offset.shape[0] - 1
+    n_trees = tree_root.shape[0]
     leaves = np.empty((n_rows, n_trees), dtype=np.int64)
     for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
-        start = block * BLOCK
-        stop = min(start + BLOCK, n_rows)
+        at = np.empty(LANES, dtype=np.int32)
+        stop = min((block + 1) * BLOCK, n_rows)
         for tree in range(n_trees):
-            root = node_offset[tree]
-            for row in range(start, stop):
-                leaves[row, tree] = _leaf_of_row(
-                    X, row, root, links, threshold, category_left, category_right, rule_lt
-                )
+            for start in range(block * BLOCK, stop, LANES):
+                count = min(LANES, stop - start)
+                _route_lanes(X, start, count, tree_root[tree], tree_depth[tree], records, cuts, general, at)
+                for lane in range(count):
+                    leaves[start + lane, tree] = leaf_id[at[lane]]
     return leaves
 
 
 @numba.njit(cache=True, parallel=True)
-def _predict_raw(
-    X,
-    node_offset,
-    links,
-    threshold,
-    category_left,
-    category_right,
-    rule_lt,
-    value,
-    tree_output,
-    tree_scale,
-    base_score,
-    average,
-    accumulate_float32,
-):
-    """Raw scores: ``base_score`` plus each tree's ``scale * value[leaf]`` added
-    in tree order (the order the libraries use, so sums match bit for bit);
-    ``average`` divides the tree sum by the number of trees before the base
-    score is added. ``accumulate_float32`` rounds every partial sum to float32,
-    as XGBoost does."""
+def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, leaf_value32, tree_output, base_score,
+                 average, accumulate_float32):
+    """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
+    * value``, computed once) added in tree order, the order the libraries use,
+    so sums match bit for bit; ``average`` divides the tree sum by the number
+    of trees before the base score is added. ``accumulate_float32`` sums
+    ``leaf_value32`` with every partial sum rounded to float32, as XGBoost does."""
     n_rows = X.shape[0]
-    n_trees = node_offset.shape[0] - 1
+    n_trees = tree_root.shape[0]
     n_outputs = base_score.shape[0]
-    width = value.shape[1]
+    width = leaf_value.shape[1]
     raw = np.empty((n_rows, n_outputs), dtype=np.float64)
     for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
-        start = block * BLOCK
-        stop = min(start + BLOCK, n_rows)
-        acc = np.zeros((stop - start, n_outputs), dtype=np.float64)
-        acc32 = np.zeros((stop - start, n_outputs), dtype=np.float32)
+        first_row = block * BLOCK
+        stop = min(first_row + BLOCK, n_rows)
+        at = np.empty(LANES, dtype=np.int32)
+        acc = np.zeros((stop - first_row, n_outputs), dtype=np.float64)
+        acc32 = np.zeros((stop - first_row, n_outputs), dtype=np.float32)
         if not average:
-            for i in range(stop - start):
+            for i in range(stop - first_row):
                 for k in range(n_outputs):
                     acc[i, k] = base_score[k]
                     acc32[i, k] = np.float32(base_score[k])
         for tree in range(n_trees):
-            root = node_offset[tree]
             first = tree_output[tree]
-            scale = tree_scale[tree]
-            for row in range(start, stop):
-                leaf = root + _leaf_of_row(
-                    X, row, root, links, threshold, category_left, category_right, rule_lt
-                )
-                for j in range(width):
-                    if accumulate_float32:
-                        acc32[row - start, first + j] = acc32[row - start, first + j] + np.float32(scale * value[leaf, j])
-                    else:
-                        acc[row - start, first + j] += scale * value[leaf, j]
-        for row in range(start, stop):
+            for start in range(first_row, stop, LANES):
+                count = min(LANES, stop - start)
+                _route_lanes(X, start, count, tree_root[tree], tree_depth[tree], records, cuts, general, at)
+                offset = start - first_row
+                if accumulate_float32:
+                    for lane in range(count):
+                        for j in range(width):
+                            acc32[offset + lane, first + j] += leaf_value32[at[lane], j]
+                else:
+                    for lane in range(count):
+                        for j in range(width):
+                            acc[offset + lane, first + j] += leaf_value[at[lane], j]
+        for row in range(first_row, stop):
             for k in range(n_outputs):
-                total = np.float64(acc32[row - start, k]) if accumulate_float32 else acc[row - start, k]
+                total = np.float64(acc32[row - first_row, k]) if accumulate_float32 else acc[row - first_row, k]
                 if average:
                     total = total / n_trees + base_score[k]
                 raw[row, k] = total
@@ -181,51 +232,40 @@ def _predict_raw(
 
 
 @numba.njit(cache=True)
-def _walk(X, row, root, links, threshold, category_left, category_right, rule_lt, out, position):
-    """Write the global ids on a row's path through one tree into ``out`` from
-    ``position`` (when ``out`` is large enough); return the next position."""
-    local = 0
+def _walk(X, row, root, records, cuts, general, origin, out, position):
+    """Write the original global ids on a row's path through one tree into
+    ``out`` from ``position`` (when ``out`` is large enough); return the next position."""
+    node = root
     while True:
-        node = root + local
         if position < out.shape[0]:
-            out[position] = node
+            out[position] = origin[node]
         position += 1
-        left = links[node, LEFT]
-        if left < 0:
+        if records[4 * node + LEFT] == node:
             return position
-        if _goes_left(X[row, links[node, FEATURE]], node, links[node, FLAGS], threshold, category_left, category_right, rule_lt):
-            local = left
-        else:
-            local = links[node, RIGHT]
+        node = _step(X, row, node, records, cuts, general)
 
 
 @numba.njit(cache=True, parallel=True)
-def _path_lengths(X, node_offset, links, threshold, category_left, category_right, rule_lt):
+def _path_lengths(X, tree_root, records, cuts, general, origin):
     n_rows = X.shape[0]
-    n_trees = node_offset.shape[0] - 1
     lengths = np.zeros(n_rows, dtype=np.int64)
     nowhere = np.empty(0, dtype=np.int64)
     for row in numba.prange(n_rows):
         total = 0
-        for tree in range(n_trees):
-            total = _walk(
-                X, row, node_offset[tree], links, threshold, category_left, category_right, rule_lt, nowhere, total,
-            )
+        for tree in range(tree_root.shape[0]):
+            total = _walk(X, row, tree_root[tree], records, cuts, general, origin, nowhere, total)
         lengths[row] = total
     return lengths
 
 
 @numba.njit(cache=True, parallel=True)
-def _fill_paths(X, indptr, node_offset, links, threshold, category_left, category_right, rule_lt):
-    """Global node ids on every row's paths (CSR column indices)."""
+def _fill_paths(X, indptr, tree_root, records, cuts, general, origin):
+    """Original global node ids on every row's paths (CSR column indices)."""
     n_rows = X.shape[0]
-    n_trees = node_offset.shape[0] - 1
     indices = np.empty(indptr[n_rows], dtype=np.int64)
     for row in numba.prange(n_rows):
         segment = indices[indptr[row] : indptr[row + 1]]
         position = 0
-        for tree in range(n_trees):
-            position = _walk(
-                X, row, node_offset[tree], links, threshold, category_left, category_right, rule_lt, segment, position,
-            )
+        for tree in range(tree_root.shape[0]):
+            position = _walk(X, row, tree_root[tree], records, cuts, general, origin, segment, position)
     return indices
