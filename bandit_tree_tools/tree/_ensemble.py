@@ -436,11 +436,7 @@ def check_X(
             "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
             "entries as missing values, or X.data to use the values under the mask"
         )
-    kind = getattr(getattr(X, "dtype", None), "kind", None)
-    if kind is None and not isinstance(X, np.ndarray):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            kind = np.asarray(X).dtype.kind if _is_list_like(X) else None
+    kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
     if kind in ("c", "M", "m"):
         what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
         raise DataError(f"X has {what} values, which tree models do not take; convert them to real numbers first")
@@ -469,10 +465,6 @@ def check_X(
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
             return np.ascontiguousarray(array, dtype=np.float32)
     return np.ascontiguousarray(array, dtype=np.float64)
-
-
-def _is_list_like(X) -> bool:
-    return isinstance(X, (list, tuple))
 
 
 def _is_sparse(X) -> bool:
