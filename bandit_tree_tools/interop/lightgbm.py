@@ -58,7 +58,10 @@ How LightGBM's facts map onto the common format
   (values unseen in training become missing). LightGBM does not record which
   columns they belong to; when that is ambiguous (ordered categoricals,
   numeric columns declared categorical) the import warns and a frame's own
-  codes are used. The exported model keeps ``pandas_categorical``.
+  codes are used. A model trained on a frame without categorical columns
+  refuses ``category`` columns, as LightGBM does (a model trained on numpy
+  arrays reads their codes, as LightGBM does). The exported model keeps
+  ``pandas_categorical``.
 
 Exactness (measured with lightgbm 4.7 on x86-64)
 -------------------------------------------------

@@ -56,10 +56,12 @@ How XGBoost's facts map into the common format
   the identity link); with logistic and log links the nearest stored value
   can be up to a few float32 steps (<= 1e-6) away.
 * pandas input: XGBoost >= 3.1 re-codes ``category`` columns by their
-  values against the categories seen in training; ``Ensemble.check_X`` uses
-  the frame's own codes, so pass frames whose categories are the training
-  ones (same values, same order), or numpy codes. The training categories
-  are kept in ``source.payload["training_categories"]``.
+  values against the categories seen in training, kept in
+  ``source.payload["training_categories"]`` and ``feature_categories``, and
+  ``Ensemble.check_X`` does the same. Without stored categories (older
+  models, numeric features) a ``category`` column's own codes are used, as
+  XGBoost uses them; float categories there are refused, as XGBoost refuses
+  them.
 * Wrappers predict with ``best_iteration + 1`` iterations when early stopping
   set ``best_iteration``; ``from_xgboost`` imports what the object's own
   ``predict`` uses (a Booster: all trees) unless ``iteration_range`` says
