@@ -5,7 +5,7 @@
 //   prototypes  float32 buffer (n_medoids x n_features), n_medoids, n_features
 //   rows, sizes          row index in X and cluster size of each medoid
 //   image_shape [h, w] or [], value_range [low, high] (shared by every leaf)
-//   feature_names, title, info, message
+//   feature_names, title, info, message, labels (class of each medoid row)
 
 export default {
   render({ model, el }) {
@@ -30,6 +30,7 @@ export default {
       if (!k || !values) return;
       const rows = model.get("rows") || [];
       const sizes = model.get("sizes") || [];
+      const labels = model.get("labels") || [];
       const shape = model.get("image_shape") || [];
       if (shape.length === 2) {
         const [h, w] = shape;
@@ -57,7 +58,7 @@ export default {
           }
           ctx.putImageData(image, 0, 0);
           card.appendChild(canvas);
-          card.appendChild(bttElement("div", "btt-medoid-caption", `row ${rows[m]}`));
+          card.appendChild(bttElement("div", "btt-medoid-caption", `row ${rows[m]}` + (labels.length ? ` · class ${labels[m]}` : "")));
           card.appendChild(bttElement("div", "btt-medoid-size", `${sizes[m]} ${sizes[m] === 1 ? "row" : "rows"} nearest`));
           grid.appendChild(card);
         }
@@ -70,6 +71,14 @@ export default {
       head.appendChild(bttElement("th", "", "feature"));
       for (let m = 0; m < k; m++) head.appendChild(bttElement("th", "", `row ${rows[m]} (${sizes[m]})`));
       table.appendChild(head);
+      if (labels.length) {
+        const line = bttElement("tr", "btt-medoid-classes");
+        const name = bttElement("th", "", "class (y)");
+        name.style.textAlign = "left";
+        line.appendChild(name);
+        for (let m = 0; m < k; m++) line.appendChild(bttElement("td", "", labels[m]));
+        table.appendChild(line);
+      }
       for (let f = 0; f < width; f++) {
         const line = bttElement("tr");
         const name = bttElement("th", "", names[f] !== undefined ? String(names[f]) : `x[${f}]`);
@@ -82,7 +91,7 @@ export default {
     }
 
     const names = ["prototypes", "n_medoids", "n_features", "rows", "sizes", "image_shape", "value_range",
-      "feature_names", "title", "info", "message"];
+      "feature_names", "title", "info", "message", "labels"];
     // one update from Python changes several traits: draw once for all of them
     let pending = false;
     const schedule = () => {

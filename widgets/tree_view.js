@@ -236,13 +236,17 @@ export default {
     }
 
     // the first view: the row's path when there is one, else the top of the tree
+    // (or the node selected before the view was drawn, revealed)
     function firstView() {
+      const selected = model.get("selected_node");
+      if (selected > 0 && selected < tree.n) reveal(selected);
       const [nodes, end] = pathNodes();
-      if (nodes.length) fitNodes(nodes, end);
-      else fitNodes(visible, 0);
-      autoHeight();
-      if (nodes.length) fitNodes(nodes, end);
-      else fitNodes(visible, 0);
+      for (let pass = 0; pass < 2; pass++) {
+        if (nodes.length) fitNodes(nodes, end);
+        else fitNodes(visible, 0);
+        if (pass === 0) autoHeight();
+      }
+      if (selected > 0 && selected < tree.n) centreOn(selected);
     }
 
     function screenOf(i) {

@@ -28,6 +28,7 @@ class MedoidGallery(anywidget.AnyWidget):
     title = traitlets.Unicode("").tag(sync=True)
     info = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
+    labels = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the class (y) of each medoid row
 
 
 class MedoidPanel(StaticFallback, ipywidgets.VBox):
@@ -50,8 +51,11 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         Draw each medoid as a grey-level image (e.g. (8, 8) for scikit-learn's
         digits) instead of a table of feature values.
     feature_names : list of str, optional
+        Defaults to the model's names; with ``image_shape`` and no names,
+        pixels are named by position, ``"pixel (row 3, col 5)"``.
     y : array-like, optional
-        Labels of ``X``, shown in the tree's node details.
+        Labels of ``X``: each medoid shows its class, and the tree's node
+        details the class distribution.
     metric, algorithm, random_state
         Passed to :func:`leaf_medoids`.
     medoids : LeafMedoids, optional
@@ -117,7 +121,13 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         self.error_box.show("\n".join(messages))
         children = [self.error_box]
         self.tree_view = None
+        self.y = None
         if self.ensemble is not None and self.X is not None:
+            if feature_names is None and self.image_shape is not None and self.ensemble.feature_names_in_ is None:
+                width = self.image_shape[1]
+                feature_names = [f"pixel (row {p // width}, col {p % width})" for p in range(self.X.shape[1])]
+            if y is not None and np.ndim(y) == 1 and len(y) == self.X.shape[0]:
+                self.y = np.asarray(y)
             self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names,
                                       color_by="data")
             self.tree_view.selected_tree = self.tree_index
@@ -208,6 +218,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
                 f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.n_distance_calls}"
             )
             self.gallery.message = message
+            self.gallery.labels = [str(self.y[row]) for row in rows] if self.y is not None else []
         self.current = result
         if self.tree_view is not None and self.tree_view.selected_node != leaf:
             self.tree_view.selected_node = leaf

@@ -167,11 +167,26 @@ def test_medoid_panel(page, lab, notebook_dir):
     )).strip())
     tree = panel.locator(".btt-tree-view-canvas")
     tree.scroll_into_view_if_needed()
+    tree.locator(".btt-button-fit").click()  # the readable first view may leave the leaf off screen
     click_node(page, tree, leaf)
     page.wait_for_function(f"(el) => el.textContent.startsWith('Leaf {leaf} of tree 0')",
                            arg=gallery.locator(".btt-medoid-title").element_handle(), timeout=30_000)
     assert f"Node {leaf}" in tree.locator(".btt-details-title").inner_text()
     assert "algorithm" in gallery.locator(".btt-medoid-info").inner_text()
+    assert " · class " in gallery.locator(".btt-medoid-caption").first.inner_text()  # medoids carry their class
+    # a deep leaf chosen in the list: revealed (ancestors expanded), on screen, selected
+    deep = int(kernel_eval(page, (
+        "print(max((l for l, n in medoids.rows_per_leaf.items() if n > 0), key=lambda l: (depth[l], -l)))"
+    )).strip())
+    assert tree.evaluate(f"(el) => el.bttView.nodeCenter({deep})") is None  # hidden below the initial depth
+    kernel_eval(page, f"medoids.leaf_picker.value = {deep}")
+    page.wait_for_function(f"(el) => el.dataset.selectedNode === '{deep}'", arg=tree.element_handle(), timeout=30_000)
+    centre = tree.evaluate(f"(el) => el.bttView.nodeCenter({deep})")
+    stage = tree.locator(".btt-tree-stage canvas").bounding_box()
+    assert centre is not None
+    assert stage["x"] <= centre["x"] <= stage["x"] + stage["width"]
+    assert stage["y"] <= centre["y"] <= stage["y"] + stage["height"]
+    assert "pixel (row" in " ".join(" ".join(label["lines"]) for label in tree.evaluate("(el) => el.bttView.labels()"))
     screenshot(page, "medoid_panel", panel)
     assert_no_page_errors(page)
 

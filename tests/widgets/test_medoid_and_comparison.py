@@ -26,6 +26,18 @@ def digits():
 
 
 # ------------------------------------------------------------------ MedoidPanel
+def test_medoids_carry_their_class_and_pixels_their_position(digits):
+    model, X, y = digits
+    panel = MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=3)
+    assert panel.gallery.labels == [str(y[row]) for row in panel.gallery.rows]
+    names = panel.tree_view.canvas.feature_names
+    assert names[0] == "pixel (row 0, col 0)" and names[13] == "pixel (row 1, col 5)"
+    without_y = MedoidPanel(model, X, image_shape=(8, 8), n_medoids=3)
+    assert without_y.gallery.labels == []
+    named = MedoidPanel(model, X, image_shape=(8, 8), feature_names=[f"p{k}" for k in range(64)])
+    assert named.tree_view.canvas.feature_names[5] == "p5"  # the user's names win
+
+
 def test_gallery_shows_the_medoids_of_the_largest_leaf(digits):
     model, X, y = digits
     panel = MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=3)
