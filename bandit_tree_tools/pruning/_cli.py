@@ -51,7 +51,7 @@ def _eval_size(text: str):
         raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a number of rows, got {text!r}") from None
     if 0.0 < value <= 1.0:
         return value
-    if value > 1.0 and value == int(value):
+    if 1.0 < value < 2**53 and value == int(value):
         return int(value)
     raise argparse.ArgumentTypeError(
         f"expected a fraction in (0, 1] or a whole number of rows (> 1), got {text!r}"

@@ -143,7 +143,7 @@ def test_out_in_a_missing_folder_is_refused_before_the_work(files, capsys, monke
     assert status == 1 and "names another format" in err[0]
 
 
-@pytest.mark.parametrize("value", ["1.5", "0", "-2", "half", "nan"])
+@pytest.mark.parametrize("value", ["1.5", "0", "-2", "half", "nan", "inf"])
 def test_eval_size_must_be_a_fraction_or_a_whole_number_of_rows(files, capsys, value):
     folder, _, _ = files
     with pytest.raises(SystemExit) as exited:
