@@ -610,16 +610,75 @@ def run_search(
 
 
 @numba.njit(cache=True)
-def current_means(state, n_cat, cat_offset, lambda_, gamma):
-    """Posterior mean of every search node's own tree (as a terminal tree)
-    from the statistics of now: the means stored in the search tree date
-    from each node's last visit, and a search leaf is never refreshed."""
+def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
+    """``mean - z * sd`` of the posterior of every search node's own tree (as
+    a terminal tree) from the statistics of now (the posteriors stored in the
+    search tree date from each node's last visit). The largest of thousands
+    of means is mostly luck: trees whose deep leaves saw few rows look better
+    than they are, and their sd says so."""
     n_search = state.counters[C_SEARCH]
     out = np.empty(n_search, dtype=np.float64)
     for node in range(n_search):
         _mark(state, node, True)
-        out[node], _ = evaluate_marked_tree(state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma)
+        mu, sd = evaluate_marked_tree(state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma)
+        out[node] = mu - z * sd
         _mark(state, node, False)
+    return out
+
+
+@numba.njit(cache=True)
+def exact_objectives(state, X, y, n_cat, lambda_):
+    """Training objective (accuracy - lambda * splits) of every search node's
+    tree on the rows ``X, y``, exactly: every row goes down every path of
+    DT nodes it matches (all the splits ever tried share them), which gives
+    the class counts of every DT node on those rows; a tree's accuracy is then
+    the sum of its leaves' majority counts."""
+    n_dt = state.counters[C_DT]
+    n_classes = state.root_counts.shape[0]
+    n_features = n_cat.shape[0]
+    counts = np.zeros((n_dt, n_classes), dtype=np.int64)
+    stack = np.empty(n_dt + 1, dtype=np.int64)
+    for row in range(X.shape[0]):
+        label = y[row]
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            dt = stack[top]
+            counts[dt, label] += 1
+            slot = state.dt_slot[dt]
+            if slot < 0:
+                continue
+            for feature in range(n_features):
+                first = state.slot_child[slot, feature]
+                if first >= 0:
+                    stack[top] = first + X[row, feature]
+                    top += 1
+    majority = np.zeros(n_dt, dtype=np.int64)
+    for dt in range(n_dt):
+        for k in range(n_classes):
+            if counts[dt, k] > majority[dt]:
+                majority[dt] = counts[dt, k]
+    n_search = state.counters[C_SEARCH]
+    out = np.empty(n_search, dtype=np.float64)
+    for node in range(n_search):
+        _mark(state, node, True)
+        correct = 0
+        state.stack_node[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            dt = state.stack_node[top]
+            feature = state.split_of[dt]
+            if feature < 0:
+                correct += majority[dt]
+                continue
+            first = state.slot_child[state.dt_slot[dt], feature]
+            for category in range(n_cat[feature]):
+                state.stack_node[top] = first + category
+                top += 1
+        _mark(state, node, False)
+        out[node] = correct / X.shape[0] - lambda_ * state.s_n_splits[node]
     return out
 
 

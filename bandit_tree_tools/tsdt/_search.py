@@ -19,11 +19,13 @@ back-propagation of the child with the largest mean):
   share of l) - lambda)`` over its splittable leaves. Its mean stays the
   paper's estimate, so the root posterior (``trace_``) is unchanged in
   meaning, and the spread vanishes where no split can pay for itself;
-* the final tree is the best one the search has seen, not the end of the
-  most visited path (optimism spreads visits): the search nodes whose trees
-  have the largest posterior means under the statistics of the end (and
-  the most visited path) are scored on ``fit``'s rows, and the best
-  objective wins; after ``partial_fit`` the largest mean does.
+* the final tree is the best one the search has tried, not the end of the
+  most visited path (optimism spreads visits): after ``fit``, the tree of
+  best objective on its rows among all search nodes, computed exactly (every
+  row is sent down every path of the shared decision-tree nodes once);
+  after ``partial_fit``, the tree of largest ``mean - 2 sd`` under the
+  statistics of the end (the largest of thousands of means is mostly luck:
+  trees whose deep leaves saw few rows look better than they are).
 
 ``variant="fast"`` (Fast-TSDT) and ``variant="clark"`` (TSDT) are the
 paper's searches, unchanged.
@@ -49,7 +51,6 @@ from ._categorical_tree import (
 )
 
 VARIANTS = ("optimistic", "fast", "clark")
-N_CANDIDATES = 16  # trees of largest current mean checked on fit's rows for the final choice
 
 # field -> (capacity kind, fill value)
 _FIELDS = {
@@ -423,27 +424,23 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     def _final_node(self, X_codes, y_codes) -> int:
         """The search node whose tree is returned. The paper's variants follow
         the most visited child from the root. The optimistic search spreads
-        its visits more, so it returns the best tree it has seen: the search
-        nodes with the largest current posterior means (and the most visited
-        path) are candidates; with ``fit``'s rows at hand, the candidate of
-        best objective on those rows wins, on a stream the largest mean."""
-        visited = self._most_visited_node()
+        its visits more, so it returns the best tree it has tried: with
+        ``fit``'s rows at hand, the one of best objective on them (computed
+        exactly for every search node; ties go to fewer splits); on a stream,
+        the one of largest ``mean - 2 sd`` under the statistics of the end
+        (the largest mean of thousands is mostly luck)."""
         if self.variant != "optimistic":
-            return visited
-        means = K.current_means(self._state, self.n_categories_, self._cat_offset, float(self.lambda_),
-                                float(self.gamma))
+            return self._most_visited_node()
+        state = self._state
+        n_search = int(state.counters[K.C_SEARCH])
         if X_codes is None:
-            return int(np.argmax(means))
-        ranked = np.argsort(-means, kind="stable")[:N_CANDIDATES]
-        best, best_key = visited, None
-        for node in [visited, *ranked.tolist()]:
-            feature, first_child, _ = self._final_structure(node)
-            tree = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, len(self.classes_))
-            correct = np.argmax(tree.value[tree.apply(X_codes)], axis=1) == y_codes
-            key = (float(np.mean(correct)) - float(self.lambda_) * tree.n_splits, -tree.n_splits)
-            if best_key is None or key > best_key:
-                best, best_key = node, key
-        return best
+            scores = K.current_lower_bounds(state, self.n_categories_, self._cat_offset, float(self.lambda_), 1.0,
+                                            2.0)
+        else:
+            scores = K.exact_objectives(state, X_codes, y_codes, self.n_categories_, float(self.lambda_))
+        best = float(scores.max())
+        tied = np.flatnonzero(scores >= best - 1e-12)
+        return int(tied[np.argmin(state.s_n_splits[:n_search][tied])])
 
     def _final_structure(self, node):
         """Multiway arrays of the tree of search node ``node``, plus the DT node of every node."""
