@@ -17,6 +17,10 @@ from ._tree_view import TreeView
 
 REDRAW_INTERVAL = 0.1  # seconds between live redraws: at most 10 per second
 ARM_ROWS = 12  # rows of the arm table
+MIN_PULLS_PER_ARM = 5  # fewer rounds per arm than this cannot tell arms apart
+REPLAY_SECONDS = 1.2  # a run over before its first frame is drawn again at this pace
+REPLAY_FRAMES = 12
+DOWNLOAD_LIMIT = 50_000_000  # bytes: larger exports are offered as a file only
 # the file each library reads back: LightGBM's model text, XGBoost's JSON, joblib
 EXPORT_EXTENSIONS = {"lightgbm": "txt", "xgboost": "json", "sklearn": "joblib"}
 
@@ -114,7 +118,7 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self.tree_view = TreeView(self.ensemble) if self.ensemble is not None else None
         if self.ensemble is not None:
             extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib")
-            self.export_path.placeholder = f"file name, e.g. pruned_model.{extension}"
+            self.export_path.placeholder = f"file name (default pruned_model.{extension})"
         ready = self.ensemble is not None and self.X_val is not None
         self.start_button.disabled = not ready
         self.export_button.disabled = True
@@ -133,7 +137,7 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
 
         order = ["ucb1", "kl_ucb", "thompson", "bayes_ucb", "softmax", "wsls", "epsilon_greedy"]
         names = [name for name in order if name in POLICIES] + sorted(set(POLICIES) - set(order))
-        short = ipywidgets.Layout(width="180px")
+        short = ipywidgets.Layout(width="215px")  # "epsilon_greedy" fits without clipping
         style = {"description_width": "80px"}
         self.policy = ipywidgets.Dropdown(options=names, value=policy if policy in names else names[0],
                                           description="policy", layout=short, style=style)
@@ -277,16 +281,51 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self._outcome = (result, stopped, failure, notes)
 
     def _tick(self, log, worker) -> None:
-        """Redraw while the worker runs (<= 10 times a second), then once more."""
+        """Redraw while the worker runs (<= 10 times a second), then once more.
+        A run that ended before the first redraw is drawn again round by
+        round over ~1 s, so that a person sees it happen."""
+        frames = 0
         while worker.is_alive():
             worker.join(REDRAW_INTERVAL)
             if worker.is_alive():
                 self._draw_live(log)
+                frames += 1
+        if frames == 0 and not log.stop_requested.is_set():
+            self._replay(log)
         self._draw_live(log)
         self._finish(*self._outcome)
 
-    def _draw_live(self, log) -> None:
+    def _replay(self, log) -> None:
         snapshot = log.snapshot()
+        n = len(snapshot["rewards"])
+        if n < 2 or snapshot["phase"] > 0:
+            return
+        for step in range(1, REPLAY_FRAMES):
+            if log.stop_requested.is_set():
+                return
+            k = max(1, n * step // REPLAY_FRAMES)
+            arms = snapshot["arms"][:k]
+            counts = np.bincount(arms, minlength=snapshot["counts"].size)
+            sums = np.bincount(arms, weights=snapshot["rewards"][:k], minlength=snapshot["counts"].size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+            partial = {**snapshot, "rewards": snapshot["rewards"][:k], "counts": counts, "means": means,
+                       "phase_rounds": k}
+            self._draw_live(log, partial)
+            time.sleep(REPLAY_SECONDS / REPLAY_FRAMES)
+
+    def _few_rounds_note(self, n_arms: int) -> str:
+        rounds = int(self.n_rounds.value)
+        if n_arms == 0 or rounds >= MIN_PULLS_PER_ARM * n_arms:
+            return ""
+        return (
+            f"{rounds} rounds for {n_arms} arms is {rounds / n_arms:.1f} pulls per arm, too few to tell the arms "
+            f"apart: use at least {MIN_PULLS_PER_ARM * n_arms} rounds, or fewer arms (candidates='twigs', "
+            "a larger min depth)."
+        )
+
+    def _draw_live(self, log, snapshot=None) -> None:
+        snapshot = log.snapshot() if snapshot is None else snapshot
         family = self._family
         with self.chart.hold_sync():
             self.chart.show_rounds(snapshot["rewards"], self.progress.max if log.phase <= 0 else len(snapshot["rewards"]),
@@ -300,7 +339,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             phase = f" (phase {snapshot['phase']})" if snapshot["phase"] > 0 else ""
             self.arm_table.value = section(f"Most pulled arms{phase}", table(rows, ["arm", "pulls", "mean reward"]))
         if not log.stop_requested.is_set():
-            self._set_status(f"Running: {len(snapshot['rewards'])} rounds played…")
+            note = self._few_rounds_note(int(snapshot["counts"].size))
+            self._set_status(f"Running: {len(snapshot['rewards'])} rounds played…" + (f" Warning: {note}" if note else ""))
 
     def _finish(self, result, stopped, failure, notes) -> None:
         try:
@@ -331,16 +371,20 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             f"{head} in {elapsed:.2f} s. Pruned {result.n_pruned} nodes; validation score "
             f"{before:.4f} → {after:.4f}; leaves {result.original.n_leaves} → {result.ensemble.n_leaves}."
         )
+        few = self._few_rounds_note(len(result.arms))
+        if few:
+            notes = [few] + list(notes)
         if notes:
             text += " Note: " + " ".join(notes)
         self._set_status(text)
 
     def _show_result(self, result) -> None:
-        arms = result.arms.sort_values("rank") if len(result.arms) else result.arms
+        # arms in the loop's own numbering, as while the run was live
+        arms = result.arms.sort_values("arm") if len(result.arms) else result.arms
         with self.chart.hold_sync():
             if len(arms):
                 self.chart.show_arms(arms["mean_reward"].to_numpy(), arms["pulls"].to_numpy(),
-                                     pruned=arms["pruned"].to_numpy(), label="arm by rank (red: pruned)")
+                                     pruned=arms["pruned"].to_numpy(), label=f"arm ({len(arms)}; red: pruned)")
             if len(result.path):
                 n_pruned = result.path["n_pruned"].to_numpy()
                 hits = np.flatnonzero(n_pruned == result.n_pruned)
@@ -356,12 +400,12 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             return section("Arms", "<div>no arm: nothing could be pruned at these settings</div>")
         arms = result.arms.sort_values("rank").head(ARM_ROWS)
         rows = [
-            (int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples) if r.samples >= 0 else "n/a",
+            (int(r.arm), int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples) if r.samples >= 0 else "n/a",
              int(r.pulls),
              f"{r.mean_reward:.4f}", f"{r.mean_score_delta:+.4f}", "yes" if r.pruned else "")
             for r in arms.itertuples()
         ]
-        header = ["rank", "tree", "node", "depth", "samples", "pulls", "mean reward", "mean Δscore", "pruned"]
+        header = ["arm", "rank", "tree", "node", "depth", "samples", "pulls", "mean reward", "mean Δscore", "pruned"]
         return section(f"Arms, best first ({len(result.arms)} in all)", table(rows, header))
 
     @staticmethod
@@ -389,15 +433,32 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             save_native(native, path)
         return native
 
+    def default_export_name(self) -> str:
+        extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib") if self.ensemble else "joblib"
+        return f"pruned_model.{extension}"
+
     def _export_clicked(self) -> None:
-        path = self.export_path.value.strip()
+        """Write the file (the default name when none is given), say where
+        (absolute path), and offer it as a browser download too: the kernel
+        may run on another machine than the browser."""
+        path = Path(self.export_path.value.strip() or self.default_export_name()).expanduser().resolve()
         try:
-            native = self.export(path or None)
+            native = self.export(path)
         except USER_ERRORS + (OSError,) as error:
             self.export_message.value = error_html(describe_error(error))
             return
-        where = f"written to {escape(path)}" if path else "available as panel.export() (give a file name to save it)"
-        self.export_message.value = f"<span>{escape(type(native).__name__)} {where}</span>"
+        link = ""
+        size = path.stat().st_size
+        if size <= DOWNLOAD_LIMIT:
+            import base64
+
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            link = (f' <a class="btt-download" download="{escape(path.name)}" '
+                    f'href="data:application/octet-stream;base64,{data}">download {escape(path.name)}</a>')
+        self.export_message.value = (
+            f'<span class="btt-export-message">{escape(type(native).__name__)} written to '
+            f"<code>{escape(str(path))}</code> ({size:,} bytes).{link}</span>"
+        )
 
     # ---------------------------------------------------------------- display
     def static_html(self) -> str:

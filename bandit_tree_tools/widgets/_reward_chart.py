@@ -25,7 +25,12 @@ class RewardChart(anywidget.AnyWidget):
     state = traitlets.Enum(STATES, default_value="idle").tag(sync=True)
 
     def show_rounds(self, rewards, n_total: int, family: str = "", max_points: int = 1200) -> None:
-        x, binned, running = binned_series(np.asarray(rewards, dtype=np.float64), max_points)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        if family == "bernoulli":
+            # 0/1 rewards one by one are two rows of dots: show the mean of
+            # bins of >= 10 rounds instead
+            max_points = max(1, min(max_points, 80, rewards.shape[0] // 10))
+        x, binned, running = binned_series(rewards, max_points)
         self.rounds = {
             "x": column(x, np.float32),
             "reward": column(binned, np.float32),

@@ -319,6 +319,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             label = f"contribution to raw score column {column} for row {self.row}"
             self.canvas.overview = {"metric": label, "values": [float(v) for v in values]}
             return
+        if self.after is not None:
+            # after an edit (pruning), the bars show the edited model
+            self.canvas.overview = {"metric": f"{metric} after the edit", "values": _payload.tree_overview(self.after)[metric]}
+            return
         self.canvas.overview = {"metric": metric, "values": _payload.tree_overview(self.ensemble)[metric]}
 
     def _on_tree(self, change) -> None:
@@ -420,6 +424,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
                 raise ValueError(error or f"after has {edited.n_trees} trees, the model {self.ensemble.n_trees}")
             self.after = edited
         self._send_tree()
+        self._send_overview()
 
     # ---------------------------------------------------------------- display
     @property

@@ -92,9 +92,9 @@ def test_a_run_equals_bandit_prune_and_fills_the_charts(data):
     assert result.pruned_nodes.keys() == expected.pruned_nodes.keys()
     assert panel.chart.state == "done"
     assert panel.chart.rounds["n_done"] == 300
-    ranked = result.arms.sort_values("rank")
-    np.testing.assert_allclose(decode_column(panel.chart.arms, "mean", np.float32), ranked["mean_reward"], rtol=1e-6)
-    np.testing.assert_array_equal(decode_column(panel.chart.arms, "pruned", np.uint8), ranked["pruned"])
+    by_arm = result.arms.sort_values("arm")  # the loop's arm numbers, as while live
+    np.testing.assert_allclose(decode_column(panel.chart.arms, "mean", np.float32), by_arm["mean_reward"], rtol=1e-6)
+    np.testing.assert_array_equal(decode_column(panel.chart.arms, "pruned", np.uint8), by_arm["pruned"])
     assert panel.chart.path["n_pruned"] == result.path["n_pruned"].tolist()
     assert panel.chart.path["n_pruned"][panel.chart.path["chosen"]] == result.n_pruned
     assert panel.progress.value == 300
@@ -159,6 +159,71 @@ def test_export_writes_a_native_model(data, tmp_path):
     panel.export_path.value = str(tmp_path / "missing" / "folder" / "x.joblib")
     panel._export_clicked()
     assert "Error" in panel.export_message.value  # shown, not raised
+
+
+def test_export_without_a_name_writes_the_default_file_and_offers_a_download(data, tmp_path, monkeypatch):
+    import base64
+    import re
+
+    import joblib
+
+    model, X_val, y_val = data
+    monkeypatch.chdir(tmp_path)
+    panel = PruningPanel(model, X_val, y_val, n_rounds=200, min_depth=3)
+    panel.start()
+    panel.wait(60)
+    panel._export_clicked()
+    target = tmp_path / "pruned_model.joblib"
+    assert target.is_file()
+    message = panel.export_message.value
+    assert str(target.resolve()) in message  # the absolute path
+    encoded = re.search(r'download="pruned_model.joblib" href="data:application/octet-stream;base64,([^"]+)"', message)
+    assert base64.b64decode(encoded.group(1)) == target.read_bytes()
+    assert joblib.load(target).tree_.node_count == panel.result.ensemble.trees[0].n_nodes
+
+
+def test_arms_keep_their_numbers_and_too_few_rounds_are_flagged(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=30, min_depth=0, candidates="internal")
+    panel.start()
+    result = panel.wait(60)
+    n_arms = len(result.arms)
+    assert 30 < 5 * n_arms
+    assert f"30 rounds for {n_arms} arms" in panel.status.value
+    # the final arm table starts with the arm numbers the live table used
+    first = result.arms.sort_values("rank").iloc[0]
+    assert f"<td style=\"text-align:right;padding:2px 8px\">{int(first.arm)}</td>" in panel.arm_table.value
+    means = decode_column(panel.chart.arms, "mean", np.float32)
+    np.testing.assert_allclose(means, result.arms.sort_values("arm")["mean_reward"].to_numpy(), rtol=1e-6)
+    enough = PruningPanel(model, X_val, y_val, n_rounds=50 * n_arms, min_depth=0, candidates="internal")
+    assert enough._few_rounds_note(n_arms) == ""
+
+
+def test_bernoulli_rewards_are_drawn_as_binned_means(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val)
+    rewards = np.random.default_rng(0).integers(0, 2, size=500).astype(float)
+    panel.chart.show_rounds(rewards, 500, "bernoulli")
+    binned = decode_column(panel.chart.rounds, "reward", np.float32)
+    assert binned.size == 50  # bins of 10 rounds
+    np.testing.assert_allclose(binned, rewards.reshape(50, 10).mean(axis=1), rtol=1e-6)  # means, not 0/1 dots
+    panel.chart.show_rounds(rewards, 500, "gaussian")
+    assert decode_column(panel.chart.rounds, "reward", np.float32).size == 500
+
+
+def test_overview_bars_follow_the_pruned_forest(data):
+    from sklearn.ensemble import RandomForestClassifier
+
+    _, X_val, y_val = data
+    forest = RandomForestClassifier(n_estimators=4, max_depth=8, random_state=0).fit(X_val[:90], y_val[:90])
+    view = btt.TreeView(forest)
+    before = list(view.canvas.overview["values"])
+    pruned = btt.bandit_prune(forest, X_val[90:], y_val[90:], n_rounds=400, min_depth=1, progress=False,
+                              random_state=0)
+    assert pruned.n_pruned > 0
+    view.set_after(pruned.ensemble)
+    assert view.canvas.overview["values"] == [tree.n_leaves for tree in pruned.ensemble.trees]
+    assert view.canvas.overview["values"] != before and "after the edit" in view.canvas.overview["metric"]
 
 
 def test_bad_input_is_shown_not_raised(data):
