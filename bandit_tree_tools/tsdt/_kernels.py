@@ -627,16 +627,13 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
 
 
 @numba.njit(cache=True)
-def exact_objectives(state, X, y, n_cat, lambda_):
-    """Training objective (accuracy - lambda * splits) of every search node's
-    tree on the rows ``X, y``, exactly: every row goes down every path of
-    DT nodes it matches (all the splits ever tried share them), which gives
-    the class counts of every DT node on those rows; a tree's accuracy is then
-    the sum of its leaves' majority counts."""
+def exact_dt_counts(state, X, y, n_cat):
+    """Class counts of every DT node on the rows ``X, y``, exactly: every row
+    goes down every path of DT nodes it matches (the splits ever tried at a
+    node share its rows)."""
     n_dt = state.counters[C_DT]
-    n_classes = state.root_counts.shape[0]
     n_features = n_cat.shape[0]
-    counts = np.zeros((n_dt, n_classes), dtype=np.int64)
+    counts = np.zeros((n_dt, state.root_counts.shape[0]), dtype=np.int64)
     stack = np.empty(n_dt + 1, dtype=np.int64)
     for row in range(X.shape[0]):
         label = y[row]
@@ -654,11 +651,14 @@ def exact_objectives(state, X, y, n_cat, lambda_):
                 if first >= 0:
                     stack[top] = first + X[row, feature]
                     top += 1
-    majority = np.zeros(n_dt, dtype=np.int64)
-    for dt in range(n_dt):
-        for k in range(n_classes):
-            if counts[dt, k] > majority[dt]:
-                majority[dt] = counts[dt, k]
+    return counts
+
+
+@numba.njit(cache=True)
+def exact_objectives(state, counts, n_rows, n_cat, lambda_):
+    """Training objective (accuracy - lambda * splits) of every search node's
+    tree from the exact DT-node ``counts`` of :func:`exact_dt_counts`: a
+    tree's accuracy is the sum of its leaves' majority counts over n_rows."""
     n_search = state.counters[C_SEARCH]
     out = np.empty(n_search, dtype=np.float64)
     for node in range(n_search):
@@ -671,15 +671,55 @@ def exact_objectives(state, X, y, n_cat, lambda_):
             dt = state.stack_node[top]
             feature = state.split_of[dt]
             if feature < 0:
-                correct += majority[dt]
+                majority = 0
+                for k in range(counts.shape[1]):
+                    if counts[dt, k] > majority:
+                        majority = counts[dt, k]
+                correct += majority
                 continue
             first = state.slot_child[state.dt_slot[dt], feature]
             for category in range(n_cat[feature]):
                 state.stack_node[top] = first + category
                 top += 1
         _mark(state, node, False)
-        out[node] = correct / X.shape[0] - lambda_ * state.s_n_splits[node]
+        out[node] = correct / n_rows - lambda_ * state.s_n_splits[node]
     return out
+
+
+@numba.njit(cache=True)
+def best_assembled_tree(state, counts, n_rows, n_cat, lambda_):
+    """The best tree made of DT nodes the search created, by dynamic
+    programming over them with their exact ``counts``: a node is a leaf
+    (its majority count) or split on an attribute it was ever split on (the
+    sum of its children's best values, minus lambda * n_rows). Subtrees that
+    different search branches tried can be combined this way. Returns the
+    attribute each DT node splits on in that tree (-1: a leaf) and its value
+    in rows (correct rows - lambda * n_rows * splits); a split must win by
+    more than 1e-7 rows (ties go to fewer splits)."""
+    n_dt = state.counters[C_DT]
+    best = np.zeros(n_dt, dtype=np.float64)
+    choice = np.full(n_dt, -1, dtype=np.int64)
+    penalty = lambda_ * n_rows
+    for dt in range(n_dt - 1, -1, -1):  # children are created after their parent
+        majority = 0
+        for k in range(counts.shape[1]):
+            if counts[dt, k] > majority:
+                majority = counts[dt, k]
+        best[dt] = majority
+        slot = state.dt_slot[dt]
+        if slot < 0:
+            continue
+        for feature in range(n_cat.shape[0]):
+            first = state.slot_child[slot, feature]
+            if first < 0:
+                continue
+            value = -penalty
+            for category in range(n_cat[feature]):
+                value += best[first + category]
+            if value > best[dt] + 1e-7:
+                best[dt] = value
+                choice[dt] = feature
+    return choice, best[0]
 
 
 # ------------------------------------------------------- multiway prediction

@@ -19,13 +19,17 @@ back-propagation of the child with the largest mean):
   share of l) - lambda)`` over its splittable leaves. Its mean stays the
   paper's estimate, so the root posterior (``trace_``) is unchanged in
   meaning, and the spread vanishes where no split can pay for itself;
-* the final tree is the best one the search has tried, not the end of the
-  most visited path (optimism spreads visits): after ``fit``, the tree of
-  best objective on its rows among all search nodes, computed exactly (every
-  row is sent down every path of the shared decision-tree nodes once);
-  after ``partial_fit``, the tree of largest ``mean - 2 sd`` under the
-  statistics of the end (the largest of thousands of means is mostly luck:
-  trees whose deep leaves saw few rows look better than they are).
+* the final tree is the best one the search has built, not the end of the
+  most visited path (optimism spreads visits). After ``fit``: every row is
+  sent once down every path of the shared decision-tree nodes, which gives
+  their exact class counts on the rows, and dynamic programming over those
+  nodes picks the best tree made of them (a node is a leaf or is split on
+  an attribute the search ever split it on), so subtrees tried in different
+  branches of the search combine; it is at least as good on the rows as
+  every tree the search visited. After ``partial_fit`` (no rows kept): the
+  search node of largest ``mean - 2 sd`` under the statistics of the end
+  (the largest of thousands of means is mostly luck: trees whose deep
+  leaves saw few rows look better than they are).
 
 ``variant="fast"`` (Fast-TSDT) and ``variant="clark"`` (TSDT) are the
 paper's searches, unchanged.
@@ -421,35 +425,40 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             node = best
         return node
 
-    def _final_node(self, X_codes, y_codes) -> int:
-        """The search node whose tree is returned. The paper's variants follow
-        the most visited child from the root. The optimistic search spreads
-        its visits more, so it returns the best tree it has tried: with
-        ``fit``'s rows at hand, the one of best objective on them (computed
-        exactly for every search node; ties go to fewer splits); on a stream,
-        the one of largest ``mean - 2 sd`` under the statistics of the end
-        (the largest mean of thousands is mostly luck)."""
-        if self.variant != "optimistic":
-            return self._most_visited_node()
+    def _final_splits(self, X_codes, y_codes) -> dict:
+        """{DT node: attribute} of the returned tree. The paper's variants
+        follow the most visited child from the root. The optimistic search
+        spreads its visits more, so it returns the best tree it has built:
+        with ``fit``'s rows at hand, the best tree on them made of the DT
+        nodes it created (exact counts, dynamic programming: see
+        :func:`K.best_assembled_tree`); on a stream, the search node of
+        largest ``mean - 2 sd`` under the statistics of the end (the largest
+        of thousands of means is mostly luck)."""
         state = self._state
-        n_search = int(state.counters[K.C_SEARCH])
+        if self.variant != "optimistic":
+            return self._splits_of(self._most_visited_node())
         if X_codes is None:
+            n_search = int(state.counters[K.C_SEARCH])
             scores = K.current_lower_bounds(state, self.n_categories_, self._cat_offset, float(self.lambda_), 1.0,
                                             2.0)
-        else:
-            scores = K.exact_objectives(state, X_codes, y_codes, self.n_categories_, float(self.lambda_))
-        best = float(scores.max())
-        tied = np.flatnonzero(scores >= best - 1e-12)
-        return int(tied[np.argmin(state.s_n_splits[:n_search][tied])])
+            tied = np.flatnonzero(scores >= scores.max() - 1e-12)
+            return self._splits_of(int(tied[np.argmin(state.s_n_splits[:n_search][tied])]))
+        counts = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_)
+        choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_, float(self.lambda_))
+        return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
 
-    def _final_structure(self, node):
-        """Multiway arrays of the tree of search node ``node``, plus the DT node of every node."""
+    def _splits_of(self, node) -> dict:
         state = self._state
         splits = {}
         while node >= 0:
             if state.s_split_leaf[node] >= 0:
                 splits[int(state.s_split_leaf[node])] = int(state.s_split_feature[node])
             node = int(state.s_parent[node])
+        return splits
+
+    def _final_structure(self, splits):
+        """Multiway arrays of the tree given as {DT node: attribute}, plus the DT node of every node."""
+        state = self._state
         feature, first_child, dt_of = [], [], [0]
         position = 0
         while position < len(dt_of):
@@ -467,7 +476,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         return np.array(feature, dtype=np.int64), np.array(first_child, dtype=np.int64), dt_of
 
     def _finish(self, X_codes, y_codes):
-        feature, first_child, dt_of = self._final_structure(self._final_node(X_codes, y_codes))
+        feature, first_child, dt_of = self._final_structure(self._final_splits(X_codes, y_codes))
         n_classes = len(self.classes_)
         if X_codes is not None:
             self.tree_ = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, n_classes)

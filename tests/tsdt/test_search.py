@@ -277,3 +277,32 @@ def test_default_search_reaches_the_optimum_of_the_shuffled_monk1_grid_where_fas
     # The paper's search ends on the a5-first tree (28 leaves, 0.870) on the same rows.
     paper = TSDTClassifier(lambda_=0.01, variant="fast", random_state=seed).fit(X, y)
     assert paper.objective_ == pytest.approx(0.87, abs=1e-12) and paper.n_leaves_ == 28
+
+
+def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
+    X, y = or_of_equal(n_rows=400, seed=5)
+    model = TSDTClassifier(lambda_=0.01, n_iter=300, random_state=0).fit(X, y)
+    state = model._state
+    counts = K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_)
+    n_dt = int(state.counters[K.C_DT])
+    assert n_dt > 100
+    for dt in range(n_dt):  # every DT node counts exactly the rows that match its path
+        match = np.ones(len(y), dtype=bool)
+        for feature, category in _path(state, dt):
+            match &= X[:, feature] == category
+        np.testing.assert_array_equal(counts[dt], np.bincount(y[match], minlength=2))
+    objectives = K.exact_objectives(state, counts, len(y), model.n_categories_, model.lambda_)
+    choice, value = K.best_assembled_tree(state, counts, len(y), model.n_categories_, model.lambda_)
+    # The assembled tree is the returned one, and at least as good as every tree of the search.
+    assert model.objective_ == pytest.approx(value / len(y), abs=1e-12)
+    splits, stack = 0, [0]
+    while stack:
+        dt = stack.pop()
+        if choice[dt] >= 0:
+            splits += 1
+            first = int(state.slot_child[state.dt_slot[dt], choice[dt]])
+            stack.extend(range(first, first + int(model.n_categories_[choice[dt]])))
+    assert model.n_splits_ == splits
+    assert value / len(y) >= objectives.max() - 1e-12
+    optimum = optimal_categorical_tree(X, y, 0.01)
+    assert model.objective_ <= optimum.objective_ + 1e-12
