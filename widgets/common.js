@@ -235,3 +235,19 @@ function bttOnThemeChange(callback) {
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
   return () => observer.disconnect();
 }
+
+// About `count` round tick values covering [low, high] (1, 2 or 5 times a
+// power of ten apart); integer steps only when `integer` (counts, rounds).
+function bttTicks(low, high, count = 5, integer = false) {
+  if (!(high > low)) return [low];
+  let step = (high - low) / Math.max(1, count);
+  const power = 10 ** Math.floor(Math.log10(step));
+  const unit = step / power;
+  step = (unit < 1.5 ? 1 : unit < 3 ? 2 : unit < 7 ? 5 : 10) * power;
+  if (integer) step = Math.max(1, Math.round(step));
+  const ticks = [];
+  for (let value = Math.ceil(low / step) * step; value <= high + step * 1e-9; value += step) {
+    ticks.push(Math.abs(value) < step * 1e-9 ? 0 : Number(value.toPrecision(12)));
+  }
+  return ticks;
+}

@@ -5,35 +5,59 @@
 // Synced traits (Python: bandit_tree_tools/widgets/_reward_chart.py):
 //   rounds {x, reward, running: float32 buffers; n_done, n_total, family}
 //   arms   {mean, pulls: float32 buffers; pruned: uint8 buffer; label}
-//   path   {n_pruned: [...], score: [...], chosen}
+//   path   {n_pruned: [...], score: [...], chosen; x_label, y_label, floor (optional)}
 //   state  "idle" | "running" | "stopping" | "done" | "stopped" | "error"
 
-function axes(ctx, box, low, high, xLabel, yLabel, xMax) {
-  ctx.strokeStyle = "#bbb";
+// A frame with ticks and labels on both axes, in the page's theme colours.
+// x runs over [xLow, xHigh] (integers: rounds, arms, branches).
+function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
+  ctx.strokeStyle = theme.border;
   ctx.lineWidth = 1;
   ctx.strokeRect(box.x, box.y, box.w, box.h);
-  ctx.fillStyle = "#555";
+  ctx.fillStyle = theme.muted;
   ctx.font = "10px sans-serif";
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
-  ctx.fillText(bttFormat(high, 3), box.x - 3, box.y + 4);
-  ctx.fillText(bttFormat(low, 3), box.x - 3, box.y + box.h - 4);
+  const py = (v) => box.y + box.h - ((v - low) / (high - low)) * box.h;
+  for (const tick of bttTicks(low, high, 4)) {
+    const y = py(tick);
+    ctx.fillRect(box.x - 3, y, 3, 1);
+    ctx.fillText(bttFormat(tick, 3), box.x - 5, y);
+  }
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
-  ctx.fillText(xLabel, box.x + box.w / 2, box.y + box.h + 3);
-  if (xMax !== undefined) {
-    ctx.textAlign = "right";
-    ctx.fillText(bttFormat(xMax), box.x + box.w, box.y + box.h + 3);
-    ctx.textAlign = "left";
-    ctx.fillText("0", box.x, box.y + box.h + 3);
+  const px = (v) => box.x + ((v - xLow) / (xHigh - xLow || 1)) * box.w;
+  const xTicks = bttTicks(xLow, xHigh, Math.max(2, Math.floor(box.w / 70)), true);
+  for (const tick of xTicks) {
+    const x = px(tick);
+    ctx.fillRect(x, box.y + box.h, 1, 3);
+    ctx.fillText(bttFormat(tick), x, box.y + box.h + 4);
   }
+  ctx.textAlign = "right";
+  ctx.fillText(xLabel, box.x + box.w, box.y + box.h + 16);
   ctx.save();
-  ctx.translate(10, box.y + box.h / 2);
+  ctx.translate(9, box.y + box.h / 2);
   ctx.rotate(-Math.PI / 2);
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   ctx.fillText(yLabel, 0, 0);
   ctx.restore();
+}
+
+// The value under the pointer, drawn as a small label next to it.
+function hoverLabel(ctx, box, x, y, text, theme) {
+  ctx.font = "11px sans-serif";
+  const w = ctx.measureText(text).width + 8;
+  const left = Math.min(box.x + box.w - w, Math.max(box.x, x + 8));
+  const top = Math.max(box.y, y - 22);
+  ctx.fillStyle = theme.background;
+  ctx.strokeStyle = theme.border;
+  ctx.fillRect(left, top, w, 17);
+  ctx.strokeRect(left, top, w, 17);
+  ctx.fillStyle = theme.text;
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  ctx.fillText(text, left + 4, top + 9);
 }
 
 function range(values) {
@@ -50,8 +74,8 @@ function range(values) {
   return [low - pad, high + pad];
 }
 
-function message(ctx, width, height, text) {
-  ctx.fillStyle = "#888";
+function message(ctx, width, height, text, theme) {
+  ctx.fillStyle = theme.muted;
   ctx.font = "12px sans-serif";
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
@@ -75,7 +99,8 @@ export default {
     armBox.appendChild(bttElement("div", "btt-chart-title", "Mean reward per arm"));
     const pathBox = bttElement("div", "btt-chart btt-chart-path");
     pathBox.style.flex = "1 1 0";
-    pathBox.appendChild(bttElement("div", "btt-chart-title", "Validation score vs. pruned branches"));
+    const pathTitle = bttElement("div", "btt-chart-title", "Validation score vs. pruned branches");
+    pathBox.appendChild(pathTitle);
     row.append(armBox, pathBox);
     root.appendChild(row);
 
@@ -107,22 +132,33 @@ export default {
         ? `${rounds.done} of ${rounds.total} rounds (${state}); dots: mean reward of ${rounds.x.length < rounds.done ? "a bin of rounds" : "each round"}, line: running mean` +
           (rounds.family === "bernoulli" ? "; rewards are 1 when pruning raised the score" : "")
         : state === "running" ? "starting…" : "Press Start to run the bandit.";
+      pathTitle.textContent = (model.get("path") || {}).title || "Validation score vs. pruned branches";
+      // btt.prune has no rounds or arms: its path alone, full width
+      const pathOnly = model.get("mode") === "path";
+      top.style.display = pathOnly ? "none" : "";
+      armBox.style.display = pathOnly ? "none" : "";
       chart.redraw();
       armChart.redraw();
       pathChart.redraw();
     }
 
-    const chart = bttCanvas(top, 170, (ctx, width, height) => {
-      if (!rounds || !rounds.done) return message(ctx, width, height, "no rounds yet");
-      const box = { x: 44, y: 6, w: width - 54, h: height - 24 };
+    let theme = bttTheme(root);
+    const hover = { rounds: null, arms: null, path: null }; // pointer x in each chart
+    const BOX = (width, height) => ({ x: 46, y: 6, w: width - 56, h: height - 36 });
+
+    const chart = bttCanvas(top, 180, (ctx, width, height) => {
+      if (!rounds || !rounds.done) return message(ctx, width, height, "no rounds yet", theme);
+      const box = BOX(width, height);
       const [low, high] = range([...rounds.reward, ...rounds.running]);
       // the x axis follows the rounds played, so a long run is readable early
       const span = Math.max(10, rounds.done);
-      axes(ctx, box, low, high, "round", "reward", span);
+      axes(ctx, box, low, high, "round", "reward", 0, span, theme);
       const px = (xv) => box.x + (xv / span) * box.w;
       const py = (yv) => box.y + box.h - ((yv - low) / (high - low)) * box.h;
-      ctx.fillStyle = "rgba(78, 121, 167, 0.45)";
-      for (let k = 0; k < rounds.x.length; k++) ctx.fillRect(px(rounds.x[k]) - 1, py(rounds.reward[k]) - 1, 2, 2);
+      const binned = rounds.x.length < rounds.done;
+      ctx.fillStyle = "rgba(78, 121, 167, 0.6)";
+      const dot = binned ? 3 : 2;
+      for (let k = 0; k < rounds.x.length; k++) ctx.fillRect(px(rounds.x[k]) - dot / 2, py(rounds.reward[k]) - dot / 2, dot, dot);
       ctx.strokeStyle = "#c8453b";
       ctx.lineWidth = 1.6;
       ctx.beginPath();
@@ -131,34 +167,62 @@ export default {
         else ctx.lineTo(px(rounds.x[k]), py(rounds.running[k]));
       }
       ctx.stroke();
+      if (hover.rounds !== null && rounds.x.length) {
+        const target = ((hover.rounds - box.x) / box.w) * span;
+        let k = 0;
+        while (k + 1 < rounds.x.length && Math.abs(rounds.x[k + 1] - target) <= Math.abs(rounds.x[k] - target)) k++;
+        const what = binned ? `rounds near ${Math.round(rounds.x[k])}: mean` : `round ${Math.round(rounds.x[k])}: reward`;
+        hoverLabel(ctx, box, px(rounds.x[k]), py(rounds.reward[k]),
+          `${what} ${bttFormat(rounds.reward[k], 3)} · running mean ${bttFormat(rounds.running[k], 3)}`, theme);
+        root.dataset.hover = "rounds";
+      }
     });
 
-    const armChart = bttCanvas(armBox, 150, (ctx, width, height) => {
-      if (!arms || !arms.mean.length) return message(ctx, width, height, "no arms yet");
-      const box = { x: 44, y: 6, w: width - 50, h: height - 24 };
+    const armChart = bttCanvas(armBox, 160, (ctx, width, height) => {
+      if (!arms || !arms.mean.length) return message(ctx, width, height, "no arms yet", theme);
+      const box = BOX(width, height);
       let high = 0;
       for (const v of arms.mean) high = Math.max(high, v);
       high = high || 1;
-      axes(ctx, box, 0, high, arms.label || "arm", "mean reward");
-      const barW = box.w / arms.mean.length;
-      for (let k = 0; k < arms.mean.length; k++) {
+      const n = arms.mean.length;
+      axes(ctx, box, 0, high, arms.label || "arm", "mean reward", 0, n, theme);
+      const barW = box.w / n;
+      for (let k = 0; k < n; k++) {
         const h = (arms.mean[k] / high) * box.h;
         ctx.fillStyle = arms.pruned && arms.pruned[k] ? "#c8453b" : "#4e79a7";
         ctx.fillRect(box.x + k * barW + (barW > 3 ? 0.5 : 0), box.y + box.h - h, Math.max(1, barW - (barW > 3 ? 1 : 0)), h);
       }
+      if (hover.arms !== null) {
+        const k = Math.max(0, Math.min(n - 1, Math.floor((hover.arms - box.x) / barW)));
+        hoverLabel(ctx, box, box.x + (k + 0.5) * barW, box.y + box.h - (arms.mean[k] / high) * box.h,
+          `arm ${k}: mean ${bttFormat(arms.mean[k], 3)} over ${bttFormat(arms.pulls[k])} pulls` +
+          (arms.pruned && arms.pruned[k] ? " (pruned)" : ""), theme);
+        root.dataset.hover = "arms";
+      }
     });
 
-    const pathChart = bttCanvas(pathBox, 150, (ctx, width, height) => {
+    const pathChart = bttCanvas(pathBox, 160, (ctx, width, height) => {
       const path = model.get("path") || {};
       const xs = path.n_pruned || [];
       const ys = path.score || [];
-      if (!xs.length) return message(ctx, width, height, "shown when the run ends");
-      const box = { x: 44, y: 6, w: width - 50, h: height - 24 };
+      if (!xs.length) return message(ctx, width, height, "shown when the run ends", theme);
+      const box = BOX(width, height);
       const [low, high] = range(ys);
-      const xMax = Math.max(1, xs[xs.length - 1]);
-      axes(ctx, box, low, high, "pruned branches", "score", xMax);
-      const px = (xv) => box.x + (xv / xMax) * box.w;
+      const xMin = Math.min(0, ...xs);
+      const xMax = Math.max(xMin + 1, ...xs);
+      axes(ctx, box, low, high, path.x_label || "pruned branches", path.y_label || "score", xMin, xMax, theme);
+      const px = (xv) => box.x + ((xv - xMin) / (xMax - xMin)) * box.w;
       const py = (yv) => box.y + box.h - ((yv - low) / (high - low)) * box.h;
+      if (Number.isFinite(path.floor)) {
+        // the lowest score the tolerance accepts
+        ctx.strokeStyle = theme.muted;
+        ctx.setLineDash([4, 3]);
+        ctx.beginPath();
+        ctx.moveTo(box.x, py(path.floor));
+        ctx.lineTo(box.x + box.w, py(path.floor));
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
       ctx.strokeStyle = "#4e79a7";
       ctx.lineWidth = 1.5;
       ctx.beginPath();
@@ -173,13 +237,38 @@ export default {
         ctx.arc(px(xs[path.chosen]), py(ys[path.chosen]), 5, 0, 2 * Math.PI);
         ctx.stroke();
       }
+      if (hover.path !== null) {
+        const target = xMin + ((hover.path - box.x) / box.w) * (xMax - xMin);
+        let k = 0;
+        for (let j = 1; j < xs.length; j++) if (Math.abs(xs[j] - target) < Math.abs(xs[k] - target)) k = j;
+        hoverLabel(ctx, box, px(xs[k]), py(ys[k]), `${path.x_label || "pruned branches"} ${bttFormat(xs[k])}: ${path.y_label || "score"} ${bttFormat(ys[k], 4)}`, theme);
+        root.dataset.hover = "path";
+      }
+    });
+
+    for (const [name, view] of [["rounds", chart], ["arms", armChart], ["path", pathChart]]) {
+      view.canvas.addEventListener("mousemove", (event) => {
+        hover[name] = event.clientX - view.canvas.getBoundingClientRect().left;
+        view.redraw();
+      });
+      view.canvas.addEventListener("mouseleave", () => {
+        hover[name] = null;
+        view.redraw();
+      });
+    }
+    const stopWatchingTheme = bttOnThemeChange(() => {
+      theme = bttTheme(root);
+      chart.redraw();
+      armChart.redraw();
+      pathChart.redraw();
     });
 
     const onChange = () => load();
-    for (const name of ["rounds", "arms", "path", "state"]) model.on(`change:${name}`, onChange);
+    for (const name of ["rounds", "arms", "path", "state", "mode"]) model.on(`change:${name}`, onChange);
     load();
     return () => {
-      for (const name of ["rounds", "arms", "path", "state"]) model.off(`change:${name}`, onChange);
+      for (const name of ["rounds", "arms", "path", "state", "mode"]) model.off(`change:${name}`, onChange);
+      stopWatchingTheme();
       chart.dispose();
       armChart.dispose();
       pathChart.dispose();

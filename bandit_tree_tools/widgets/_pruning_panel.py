@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
+from . import _prune_path
 from ._live import RoundLog, StopRun, observed_policy
+from ._prune_path import PathRuns
 from ._reward_chart import RewardChart
 from ._static_html import error_html, escape, polyline_svg, section, table
 from ._tree_view import TreeView
@@ -41,7 +43,7 @@ def save_native(model, path) -> Path:
     return path
 
 
-class PruningPanel(StaticFallback, ipywidgets.VBox):
+class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     """Bandit pruning, live: controls, Start/Stop, reward charts, the arm
     table, before/after metrics, the tree with pruned nodes marked, export.
 
@@ -51,14 +53,24 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
     finishes the pruning with the rounds already played (they are replayed
     with the same seed, which reproduces them exactly).
 
+    With ``method="compress"`` the panel runs :func:`bandit_tree_tools.prune`
+    instead: the validation metric against the number of leaves, drawn step
+    by step as the search goes, then a tolerance slider that picks another
+    model of the same path (nothing is rerun).
+
     Parameters
     ----------
     model : fitted model or Ensemble
     X_val, y_val : validation data (never the training data)
+    method : {"bandit", "compress"}, default "bandit"
+        :func:`bandit_prune` (arms, rounds) or :func:`prune` (a path).
     policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state
         Initial values of the controls (see :func:`bandit_prune`).
+    tolerance : float, default 0.005
+        ``method="compress"``: the initial tolerance (see :func:`prune`).
     **prune_params
-        Other keyword arguments of :func:`bandit_prune` (weights, ...).
+        Other keyword arguments of :func:`bandit_prune` or :func:`prune`
+        (weights, metric, X_train, ...).
 
     Attributes
     ----------
@@ -81,10 +93,14 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         min_depth: int = 4,
         strategy: str = "rank",
         random_state: int = 0,
+        method: str = "bandit",
+        tolerance: float = 0.005,
         **prune_params,
     ):
         super().__init__()
         self.add_class("btt-pruning-panel")
+        self.method = method
+        self._full_result = None  # compress: the result of the search, before any choose()
         self.result = None
         self.exception = None
         self.round_log = None
@@ -94,6 +110,9 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self.ensemble, error = import_model(model)
         self.X_val = self.y_val = None
         messages = [error] if error else []
+        if method not in ("bandit", "compress"):
+            messages.append(f"method must be 'bandit' (bandit_prune) or 'compress' (prune), got {method!r}")
+            self.ensemble = None
         if self.ensemble is not None:
             try:
                 self.X_val = self.ensemble.check_X(X_val)
@@ -107,10 +126,11 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
                 messages.append(describe_error(failure))
                 self.X_val = self.y_val = None
         self._build_controls(policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state)
+        self._build_path_controls(tolerance, random_state)
         self.error_box = ErrorBox("\n".join(messages))
         self.status = ipywidgets.HTML("")
         self.status.add_class("btt-status")
-        self.chart = RewardChart()
+        self.chart = RewardChart(mode="path" if method == "compress" else "bandit")
         self.arm_table = ipywidgets.HTML("")
         self.arm_table.add_class("btt-arm-table")
         self.metrics = ipywidgets.HTML("")
@@ -125,7 +145,11 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         self._set_status("Ready: choose the settings and press Start." if ready else "Cannot run: see the message above.")
         self.arm_table.layout.margin = "0 24px 0 0"
         tables = ipywidgets.HBox([self.arm_table, self.metrics])
-        children = [self.settings, self.buttons, self.error_box, self.status, self.chart, tables]
+        settings = self.path_settings if method == "compress" else self.settings
+        children = [settings, self.buttons, self.error_box, self.status, self.chart]
+        if method == "compress":
+            children.append(self.tolerance_slider)
+        children.append(tables)
         if self.tree_view is not None:
             children.append(self.tree_view)
         children.append(self.export_row)
@@ -206,6 +230,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         if self.ensemble is None or self.X_val is None:
             self._set_status("Cannot run: see the message above.")
             return False
+        if self.method == "compress":
+            return self._start_path()
         from ..bandits import POLICIES
 
         self.error_box.clear()
@@ -466,7 +492,16 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
         if self.error:
             parts.append(error_html(self.error))
         parts.append(f'<div class="btt-static-status">{escape(self._status_text())}</div>')
-        if self.result is not None:
+        if self.result is not None and self.method == "compress":
+            path = self.result.path
+            parts.append(section(f"Validation {self.result.params['metric']} per step (x: steps, leaves "
+                                 f"{int(path['leaves'].iat[0])} → {int(path['leaves'].iat[-1])})",
+                                 polyline_svg([path["metric"].to_numpy()], labels=(self.result.params["metric"],))))
+            parts.append(self._metrics_html(self.result))
+            parts.append(_prune_path.path_table_html(self.result))
+            if self.tree_view is not None:
+                parts.append(self.tree_view.static_html())
+        elif self.result is not None:
             history = self.result.history
             if len(history):
                 rewards = history["reward"].to_numpy()
@@ -477,7 +512,8 @@ class PruningPanel(StaticFallback, ipywidgets.VBox):
             parts.append(self._arm_table_html(self.result))
             if self.tree_view is not None:
                 parts.append(self.tree_view.static_html())
-        return '<div class="btt-static btt-pruning-panel-static">' + section("Bandit pruning", "".join(parts)) + "</div>"
+        name = "Pruning (btt.prune)" if self.method == "compress" else "Bandit pruning"
+        return '<div class="btt-static btt-pruning-panel-static">' + section(name, "".join(parts)) + "</div>"
 
     def _status_text(self) -> str:
         import re

@@ -23,6 +23,7 @@ class RewardChart(anywidget.AnyWidget):
     arms = traitlets.Dict().tag(sync=True)
     path = traitlets.Dict().tag(sync=True)
     state = traitlets.Enum(STATES, default_value="idle").tag(sync=True)
+    mode = traitlets.Enum(("bandit", "path"), default_value="bandit").tag(sync=True)  # path: prune's path only
 
     def show_rounds(self, rewards, n_total: int, family: str = "", max_points: int = 1200) -> None:
         rewards = np.asarray(rewards, dtype=np.float64)
@@ -50,11 +51,18 @@ class RewardChart(anywidget.AnyWidget):
             payload["pruned"] = column(np.asarray(pruned, dtype=bool), np.uint8)
         self.arms = payload
 
-    def show_path(self, n_pruned, score, chosen: int) -> None:
+    def show_path(self, n_pruned, score, chosen: int, *, x_label: str = "pruned branches",
+                  y_label: str = "score", floor: float | None = None, title: str = "") -> None:
+        """A score per point of a path; ``floor`` draws the lowest score a
+        tolerance accepts as a dashed line."""
         self.path = {
             "n_pruned": [int(value) for value in n_pruned],
             "score": [float(value) for value in score],
             "chosen": int(chosen),
+            "x_label": x_label,
+            "y_label": y_label,
+            "floor": floor,
+            "title": title,
         }
 
     def clear(self) -> None:

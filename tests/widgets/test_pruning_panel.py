@@ -254,3 +254,36 @@ def test_static_fallback_before_and_after_a_run(data):
     html = panel._repr_mimebundle_()["text/html"]
     assert "<svg" in html and "Validation metrics" in html and "<script" not in html.lower()
     assert "finished" in repr(panel)
+
+
+# ------------------------------------------------------ the path of btt.prune
+def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, method="compress", tolerance=0.03, random_state=0)
+    assert panel.chart.mode == "path" and panel.tolerance_slider.disabled
+    with pytest.raises(ValueError, match="nothing to choose from yet"):
+        panel.choose(0.01)
+    panel.start()
+    result = panel.wait(300)
+    expected = btt.prune(model, X_val, y_val, tolerance=0.03, random_state=0, progress=False)
+    assert result.path["leaves"].tolist() == expected.path["leaves"].tolist()
+    assert result.chosen == expected.chosen
+    # one point per visited model; the chosen one marked; the tolerance's floor drawn
+    assert panel.chart.path["n_pruned"] == result.path["leaves"].tolist()
+    assert panel.chart.path["chosen"] == result.chosen
+    assert panel.chart.path["floor"] == pytest.approx(result.params["baseline"] - 0.03)
+    assert not panel.tolerance_slider.disabled and panel.tolerance_slider.value == pytest.approx(0.03)
+    assert f"{int(result.path['leaves'].iat[result.chosen])} leaves" in panel.status.value
+    # the slider: another point of the same path, as PruneResult.choose gives it
+    panel.tolerance_slider.value = 0.0
+    assert panel.result.chosen == expected.choose(0.0).chosen
+    assert panel.tree_view.after.n_leaves == panel.result.ensemble.n_leaves
+    assert "Tolerance 0:" in panel.status.value
+    assert "Pruning (btt.prune)" in panel.static_html()
+
+
+def test_unknown_method_is_reported(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, method="greedy")
+    assert "method must be 'bandit' (bandit_prune) or 'compress' (prune), got 'greedy'" in panel.error
+    assert panel.start_button.disabled

@@ -1,0 +1,227 @@
+"""The path view of :func:`bandit_tree_tools.prune` inside the PruningPanel.
+
+``prune`` walks from the unpruned model to smaller ones, one accepted
+removal per step, and reports each step to its ``callback``; the panel
+draws the validation metric against the number of leaves as the steps
+arrive, then lets a tolerance slider pick another point of the same path
+(``PruneResult.choose``: nothing is rerun).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from ._common import USER_ERRORS, describe_error, ipywidgets
+from ._static_html import section, table
+
+REDRAW_INTERVAL = 0.1  # seconds between live redraws, as for the bandit runs
+
+PATH_COLUMNS = ("step", "leaves", "trees", "nodes", "metric", "elapsed")
+
+
+class PathLog:
+    """The steps reported by ``prune``'s callback, shared between the
+    search's thread and the display thread; ``stop_requested`` ends the
+    search at the next step (the callback returns True)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.steps: list[dict] = []
+        self.stop_requested = threading.Event()
+
+    def __call__(self, info: dict) -> bool:
+        with self._lock:
+            self.steps.append({name: info.get(name) for name in PATH_COLUMNS})
+        return self.stop_requested.is_set()
+
+    @property
+    def n_rounds(self) -> int:  # the panel's status line counts steps like rounds
+        return len(self.steps)
+
+    def snapshot(self) -> list[dict]:
+        with self._lock:
+            return list(self.steps)
+
+
+def tolerance_floor(params: dict) -> float | None:
+    """The worst metric the result's tolerance accepts (None if unknown)."""
+    try:
+        from ..pruning._compress import _bound
+
+        return float(_bound(params["metric"], params["baseline"], params["tolerance"]))
+    except (ImportError, KeyError, TypeError, ValueError):
+        return None
+
+
+def chart_arguments(leaves, metric, *, metric_name: str, chosen: int = -1, floor=None) -> dict:
+    """Keyword arguments of ``RewardChart.show_path`` for a prune path."""
+    return {
+        "n_pruned": [int(value) for value in leaves],
+        "score": [float(value) for value in metric],
+        "chosen": int(chosen),
+        "x_label": "leaves",
+        "y_label": metric_name,
+        "floor": None if floor is None or not np.isfinite(floor) else float(floor),
+        "title": f"Validation {metric_name} vs. leaves (one point per step of the search)",
+    }
+
+
+def path_table_html(result, rows: int = 8) -> str:
+    """The path's first and last steps, the chosen one marked."""
+    path = result.path
+    if not len(path):
+        return section("Path", "<div>no step: nothing could be removed</div>")
+    keep = sorted(set(range(min(rows // 2, len(path)))) | set(range(max(0, len(path) - rows // 2), len(path)))
+                  | {int(result.chosen)})
+    lines = []
+    for row in keep:
+        record = path.iloc[row]
+        lines.append((int(record["step"]), int(record["leaves"]), int(record["trees"]), int(record["nodes"]),
+                      f"{float(record['metric']):.4f}", f"{float(record['elapsed']):.2f}",
+                      "chosen" if row == result.chosen else ""))
+    header = ["step", "leaves", "trees", "nodes", result.params["metric"], "seconds", ""]
+    return section(f"Path of the search ({len(path)} models; first, last and chosen)", table(lines, header))
+
+
+def choice_text(result) -> str:
+    params = result.params
+    row = result.path.iloc[int(result.chosen)]
+    return (
+        f"Tolerance {params['tolerance']:g}: step {int(row['step'])}, {int(row['leaves'])} leaves "
+        f"(unpruned {int(result.path['leaves'].iat[0])}), {params['metric']} {float(row['metric']):.4f} "
+        f"(unpruned {float(params['baseline']):.4f})."
+    )
+
+
+class PathRuns:
+    """The PruningPanel's ``method="compress"`` part: controls, the search in
+    a background thread (Stop ends it at the next step), the live path, and
+    the tolerance slider. Mixed into PruningPanel, which provides the
+    chart, tables, tree view, status and buttons."""
+
+    def _build_path_controls(self, tolerance, random_state):
+        style = {"description_width": "80px"}
+        self.tolerance = ipywidgets.BoundedFloatText(value=float(tolerance), min=0.0, max=1e6, step=0.001,
+                                                     description="tolerance", style=style,
+                                                     layout=ipywidgets.Layout(width="215px"))
+        self.search = ipywidgets.Dropdown(options=["bandit", "exact"], value="bandit", description="search",
+                                          style=style, layout=ipywidgets.Layout(width="215px"))
+        self.path_seed = ipywidgets.IntText(value=int(random_state), description="seed", style=style,
+                                            layout=ipywidgets.Layout(width="215px"))
+        self.path_settings = ipywidgets.HBox([self.tolerance, self.search, self.path_seed],
+                                             layout=ipywidgets.Layout(flex_flow="row wrap"))
+        self.path_settings.add_class("btt-pruning-settings")
+        # after a run: another point of the same path
+        self.tolerance_slider = ipywidgets.FloatSlider(
+            value=float(tolerance), min=0.0, max=max(0.05, 4 * float(tolerance)), step=0.0005,
+            readout_format=".4f", description="tolerance", continuous_update=False, disabled=True,
+            style={"description_width": "80px"}, layout=ipywidgets.Layout(width="520px"),
+        )
+        self.tolerance_slider.add_class("btt-tolerance-slider")
+        self.tolerance_slider.observe(lambda change: self.choose(change["new"]), names="value")
+
+    def _start_path(self) -> bool:
+        self.error_box.clear()
+        self.result = self._full_result = None
+        self.round_log = PathLog()
+        self.chart.clear()
+        self.chart.state = "running"
+        self.progress.max, self.progress.value = 1, 0
+        self.start_button.disabled = True
+        self.export_button.disabled = True
+        self.tolerance_slider.disabled = True
+        self.tree_view.set_after(None)
+        self.arm_table.value = ""
+        self.metrics.value = ""
+        params = dict(tolerance=float(self.tolerance.value), search=self.search.value,
+                      random_state=int(self.path_seed.value), progress=False)
+        params.update(self._prune_params)
+        self._set_status(f"Searching the smallest model within tolerance {params['tolerance']:g}…")
+        self._started = time.perf_counter()
+        self._outcome = (None, False, "the search ended without a result", [])
+        self._thread = threading.Thread(target=self._work_path, args=(params, self.round_log), daemon=True,
+                                        name="btt-prune")
+        self._ticker = threading.Thread(target=self._tick_path, args=(self.round_log, self._thread), daemon=True,
+                                        name="btt-prune-display")
+        self._thread.start()
+        self._ticker.start()
+        return True
+
+    def _work_path(self, params, log) -> None:
+        from ..pruning import prune
+
+        result, failure, notes = None, "", []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = prune(self.ensemble, self.X_val, self.y_val, callback=log, **params)
+            notes = [str(warning.message) for warning in caught if issubclass(warning.category, UserWarning)]
+        except USER_ERRORS as error:
+            failure = describe_error(error)
+        except Exception as error:  # a bug: show it; the exception stays in panel.exception
+            failure = f"unexpected error, please report it: {describe_error(error)}"
+            self.exception = error
+        self._outcome = (result, log.stop_requested.is_set(), failure, notes)
+
+    def _tick_path(self, log, worker) -> None:
+        while worker.is_alive():
+            worker.join(REDRAW_INTERVAL)
+            steps = log.snapshot()
+            if worker.is_alive() and steps:
+                metric = self._prune_params.get("metric") or "metric"
+                self.chart.show_path(**chart_arguments(
+                    [step["leaves"] for step in steps], [step["metric"] for step in steps], metric_name=metric))
+                if not log.stop_requested.is_set():
+                    self._set_status(f"Searching: {len(steps)} steps, {steps[-1]['leaves']} leaves so far…")
+        try:
+            self._finish_path(*self._outcome)
+        finally:
+            self.refresh_static()
+
+    def _finish_path(self, result, stopped, failure, notes) -> None:
+        self.start_button.disabled = False
+        if failure:
+            self.error_box.show(failure)
+            self.chart.state = "error"
+            self._set_status("The search failed: see the message above.")
+            return
+        self._full_result = result
+        self.chart.state = "stopped" if stopped else "done"
+        self.export_button.disabled = False
+        tolerance = float(result.params["tolerance"])
+        with self.tolerance_slider.hold_trait_notifications():
+            self.tolerance_slider.max = max(self.tolerance_slider.max, 4 * tolerance)
+            self.tolerance_slider.value = tolerance
+        self.tolerance_slider.disabled = False
+        self._show_choice(result)
+        head = f"Stopped after {len(result.path) - 1} steps" if stopped else f"Done: {len(result.path) - 1} steps"
+        text = f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result)
+        if notes:
+            text += " Note: " + " ".join(notes)
+        self._set_status(text)
+
+    def choose(self, tolerance: float):
+        """``method="compress"``: show (and return) the smallest model of the
+        last search's path within ``tolerance``; nothing is rerun."""
+        if self._full_result is None:
+            raise ValueError("nothing to choose from yet: run the search first (press Start)")
+        result = self._full_result.choose(float(tolerance))
+        self._show_choice(result)
+        self._set_status(choice_text(result))
+        self.refresh_static()
+        return result
+
+    def _show_choice(self, result) -> None:
+        self.result = result
+        path = result.path
+        self.chart.show_path(**chart_arguments(
+            path["leaves"].to_numpy(), path["metric"].to_numpy(), metric_name=result.params["metric"],
+            chosen=int(result.chosen), floor=tolerance_floor(result.params)))
+        self.arm_table.value = path_table_html(result)
+        self.metrics.value = self._metrics_html(result)
+        self.tree_view.set_after(result.ensemble)
+
