@@ -255,6 +255,8 @@ function nodeDetails(model, tree, i) {
   if (model.get("output_label")) row("adds to", model.get("output_label"));
   if (tree.dataCount) row("rows of X here", bttFormat(tree.dataCount[i]));
   if (tree.marks[i]) row("edit", MARK_TEXT[tree.marks[i]]);
+  const notes = model.get("notes") || {};
+  if (notes[i] !== undefined) row("before the edit", notes[i]);
   details.appendChild(table);
   if (kind === "fractions" && tree.width > 1) {
     details.appendChild(bttElement("div", "btt-details-sub", "class distribution (training)"));

@@ -150,6 +150,84 @@ def diff_marks(before: TreeArrays, after: TreeArrays, *, atol: float = 0.0) -> n
     return marks
 
 
+def after_marks(before: TreeArrays, after: TreeArrays):
+    """Marks for the nodes of the edited tree ``after``, and the node of
+    ``before`` each re-split node replaced (``{after_node: before_node}``).
+
+    The walk pairs nodes by position as :func:`diff_marks` does: a leaf of
+    ``after`` where ``before`` split is marked pruned; a split that differs
+    (or grew from a leaf) is marked re-split; the nodes below it are new and
+    carry no mark.
+    """
+    marks = np.zeros(after.n_nodes, dtype=np.uint8)
+    previous = {}
+    stack = [(0, 0)]
+    while stack:
+        old, new = stack.pop()
+        old_leaf = before.children_left[old] == TREE_LEAF
+        new_leaf = after.children_left[new] == TREE_LEAF
+        if old_leaf and new_leaf:
+            continue
+        if new_leaf:
+            marks[new] = MARK_PRUNED
+            continue
+        same = (
+            not old_leaf
+            and before.feature[old] == after.feature[new]
+            and before.is_categorical[old] == after.is_categorical[new]
+            and (
+                before.threshold[old] == after.threshold[new]
+                if not before.is_categorical[old]
+                else np.array_equal(before.category_left[old], after.category_left[new])
+            )
+        )
+        if not same:
+            marks[new] = MARK_RESPLIT
+            previous[int(new)] = int(old)
+            continue
+        stack.append((int(before.children_left[old]), int(after.children_left[new])))
+        stack.append((int(before.children_right[old]), int(after.children_right[new])))
+    return marks, previous
+
+
+def split_histogram(tree: TreeArrays, node: int, X: np.ndarray, rows: np.ndarray, *, y=None, classes=None,
+                    row: int = -1, bins: int | None = None) -> dict:
+    """The split feature of ``node`` for the rows of ``X`` that reach it
+    (``rows``): bin edges and counts stacked by class of ``y`` (one series
+    without ``y``; a density when ``y`` is numeric and ``classes`` None), the
+    threshold, and the value of ``X[row]`` (``row`` >= 0)."""
+    feature = int(tree.feature[node])
+    values = np.asarray(X[rows, feature], dtype=np.float64)
+    finite = np.isfinite(values)
+    histogram = {
+        "node": int(node), "feature": feature, "n_rows": int(rows.size),
+        "threshold": None if tree.is_categorical[node] else float(tree.threshold[node]),
+        "row": int(row), "row_value": None,
+    }
+    if 0 <= row < X.shape[0]:
+        value = float(X[row, feature])
+        histogram["row_value"] = value if np.isfinite(value) else None
+    if not finite.any():
+        return {**histogram, "edges": [0.0, 1.0], "counts": [[0]], "kind": "rows"}
+    values = values[finite]
+    n_bins = bins or int(np.clip(np.sqrt(values.size), 4, 24))
+    low, high = float(values.min()), float(values.max())
+    if histogram["threshold"] is not None:
+        low, high = min(low, histogram["threshold"]), max(high, histogram["threshold"])
+    edges = np.histogram_bin_edges(values, bins=n_bins, range=(low, high) if high > low else (low - 0.5, low + 0.5))
+    if y is not None and classes is not None:
+        labels = np.asarray(y)[rows][finite]
+        counts = [np.histogram(values[labels == label], edges)[0].tolist() for label in classes]
+        kind = "classes"
+    elif y is not None:
+        counts = [np.histogram(values, edges, density=True)[0].tolist()]
+        kind = "density"
+    else:
+        counts = [np.histogram(values, edges)[0].tolist()]
+        kind = "rows"
+    return {**histogram, "edges": edges.tolist(), "counts": counts, "kind": kind}
+
+
 def _mark_below(tree: TreeArrays, node: int, mark: int, marks: np.ndarray) -> None:
     stack = [int(tree.children_left[node]), int(tree.children_right[node])]
     while stack:

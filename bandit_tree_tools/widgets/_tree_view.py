@@ -52,6 +52,7 @@ class TreeCanvas(anywidget.AnyWidget):
     error = traitlets.Unicode("").tag(sync=True)
     split_rule = traitlets.Enum(("le", "lt"), default_value="le").tag(sync=True)
     histogram = traitlets.Dict().tag(sync=True)
+    notes = traitlets.Dict().tag(sync=True)  # {node: what it was before the edit}, in the after view
 
 
 def single_tree(ensemble: Ensemble, index: int) -> Ensemble:
@@ -125,7 +126,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         super().__init__()
         self.add_class("btt-tree-view")
         self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=0 if height is None else int(height))
-        self._at_node = None  # (tree index, rows x nodes indicator) for the histograms
+        self._at_node = None  # ((tree, after?), rows x nodes indicator) for the histograms
+        self.showing_after = False
         self.error_box = ErrorBox()
         self.ensemble, error = import_model(model_or_ensemble)
         self.after = None
@@ -148,6 +150,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             self.canvas.split_rule = self.ensemble.split_rule
             self.canvas.n_trees = self.ensemble.n_trees
         self.controls = self._make_controls(color_by)
+        self.version_toggle.layout.display = "" if self.after is not None else "none"
         traitlets.link((self, "selected_node"), (self.canvas, "selected_node"))
         traitlets.link((self, "selected_tree"), (self.canvas, "selected_tree"))
         self.observe(self._on_tree, names="selected_tree")
@@ -262,6 +265,16 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         traitlets.link((self.row_picker, "value"), (self, "row"))
         if self.X is not None:
             items.append(self.row_picker)
+        # with an edited model: draw the model before or after the edit
+        self.version_toggle = ipywidgets.ToggleButtons(
+            options=[("before", False), ("after", True)], value=False, description="model",
+            tooltips=["the model as given, edited nodes marked", "the edited model, its new splits marked"],
+            style={"button_width": "64px"},
+        )
+        self.version_toggle.add_class("btt-version-toggle")
+        self.version_toggle.layout.display = "none"
+        self.version_toggle.observe(lambda change: self.show_after(change["new"]), names="value")
+        items.append(self.version_toggle)
         box = ipywidgets.HBox(items)
         box.add_class("btt-tree-controls")
         return box
@@ -271,26 +284,47 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.ensemble is None:
             return
         index = self.selected_tree
-        tree = self.ensemble.trees[index]
+        shown = self._shown()
+        tree = shown.trees[index]
         marks = None
-        if self.after is not None:
+        notes = {}
+        if self.after is not None and self.showing_after:
+            # the edited tree: its new splits and new leaves marked, and
+            # what each re-split node replaced
+            before = self.ensemble.trees[index]
+            marks, previous = _payload.after_marks(before, tree)
+            notes = {str(new): self._split_text(before, old) for new, old in previous.items()}
+        elif self.after is not None:
             marks = _payload.diff_marks(tree, self.after.trees[index])
         count = target = None
         if self.X is not None:
-            count, target = _payload.node_data_summary(single_tree(self.ensemble, index), 0, self.X, self.y)
+            count, target = _payload.node_data_summary(single_tree(shown, index), 0, self.X, self.y)
         with self.canvas.hold_sync():
             self.canvas.tree = _payload.tree_payload(tree, marks=marks, data_count=count, data_target=target)
+            self.canvas.notes = notes
             self.canvas.title = self._tree_title(index)
             self.canvas.output_label = self._output_label(index)
             self.canvas.path = self._path(index)
 
+    def _shown(self) -> Ensemble:
+        """The model drawn: the edited one in the after view."""
+        return self.after if self.after is not None and self.showing_after else self.ensemble
+
+    def _split_text(self, tree, node: int) -> str:
+        from ._static_html import node_label
+
+        if tree.children_left[node] == -1:
+            return "a leaf"
+        return node_label(tree, node, self._names, None, self.canvas.value_kind)
+
     def _tree_title(self, index: int) -> str:
         if self._title is not None:
-            return self._title
+            return self._title + (" · after the edit" if self.showing_after else "")
         source = self.ensemble.source
-        tree = self.ensemble.trees[index]
+        tree = self._shown().trees[index]
         where = f"tree {index} of {self.ensemble.n_trees} · " if self.ensemble.n_trees > 1 else ""
-        return f"{source.library} {source.estimator} · {where}{tree.n_leaves} leaves · depth {tree.max_depth}"
+        edit = " · after the edit" if self.showing_after else (" · before the edit" if self.after is not None else "")
+        return f"{source.library} {source.estimator} · {where}{tree.n_leaves} leaves · depth {tree.max_depth}{edit}"
 
     def _output_label(self, index: int) -> str:
         ensemble = self.ensemble
@@ -304,7 +338,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     def _path(self, index: int) -> list:
         if self.X is None or self.row < 0:
             return []
-        return _payload.row_path(single_tree(self.ensemble, index), 0, self.X[self.row])
+        return _payload.row_path(single_tree(self._shown(), index), 0, self.X[self.row])
 
     def _send_overview(self) -> None:
         if self.ensemble is None or self.ensemble.n_trees < 2:
@@ -374,57 +408,50 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             return {}
         node = self.selected_node if node is None else int(node)
         index = self.selected_tree
-        tree = self.ensemble.trees[index]
+        shown = self._shown()
+        tree = shown.trees[index]
         if not 0 <= node < tree.n_nodes:
             raise IndexError(f"node {node} does not exist; tree {index} has nodes 0..{tree.n_nodes - 1}")
         if tree.children_left[node] == -1:
             return {}
-        if self._at_node is None or self._at_node[0] != index:
-            indicator, offsets = single_tree(self.ensemble, index).decision_path(self.X)
-            self._at_node = (index, indicator.tocsc())
+        key = (index, self.showing_after)
+        if self._at_node is None or self._at_node[0] != key:
+            indicator, offsets = single_tree(shown, index).decision_path(self.X)
+            self._at_node = (key, indicator.tocsc())
         rows = self._at_node[1][:, node].indices
-        feature = int(tree.feature[node])
-        values = np.asarray(self.X[rows, feature], dtype=np.float64)
-        finite = np.isfinite(values)
-        histogram = {
-            "node": node, "feature": feature, "n_rows": int(rows.size),
-            "threshold": None if tree.is_categorical[node] else float(tree.threshold[node]),
-            "row": int(self.row), "row_value": None,
-        }
-        if 0 <= self.row < self.X.shape[0]:
-            value = float(self.X[self.row, feature])
-            histogram["row_value"] = value if np.isfinite(value) else None
-        if not finite.any():
-            return {**histogram, "edges": [0.0, 1.0], "counts": [[0]], "kind": "rows"}
-        values = values[finite]
-        n_bins = bins or int(np.clip(np.sqrt(values.size), 4, 24))
-        low, high = float(values.min()), float(values.max())
-        if histogram["threshold"] is not None:
-            low, high = min(low, histogram["threshold"]), max(high, histogram["threshold"])
-        edges = np.histogram_bin_edges(values, bins=n_bins, range=(low, high) if high > low else (low - 0.5, low + 0.5))
-        if self.y is not None and self.ensemble.task == "classification":
-            labels = self.y[rows][finite]
-            counts = [np.histogram(values[labels == label], edges)[0].tolist() for label in self.ensemble.classes_]
-            kind = "classes"
-        elif self.y is not None:
-            counts = [np.histogram(values, edges, density=True)[0].tolist()]
-            kind = "density"
-        else:
-            counts = [np.histogram(values, edges)[0].tolist()]
-            kind = "rows"
-        return {**histogram, "edges": edges.tolist(), "counts": counts, "kind": kind}
+        classes = shown.classes_ if shown.task == "classification" else None
+        return _payload.split_histogram(tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins)
 
     def set_after(self, after) -> None:
         """Mark the nodes that an edited version of the model changed
-        (``None`` removes the marks)."""
+        (``None`` removes the marks and the before/after toggle)."""
         self.after = None
         if after is not None:
             edited, error = import_model(after)
             if error or edited.n_trees != self.ensemble.n_trees:
                 raise ValueError(error or f"after has {edited.n_trees} trees, the model {self.ensemble.n_trees}")
             self.after = edited
+        self._after_changed()
+
+    def _after_changed(self) -> None:
+        self.version_toggle.layout.display = "" if self.after is not None else "none"
+        if self.after is None and self.showing_after:
+            self.showing_after = False
+            self.version_toggle.value = False
+        self._at_node = None
         self._send_tree()
         self._send_overview()
+
+    def show_after(self, after: bool = True) -> None:
+        """Draw the edited model (``True``) or the model as given."""
+        after = bool(after) and self.after is not None
+        if after == self.showing_after:
+            return
+        self.showing_after = after
+        self.version_toggle.value = after
+        self.selected_node = -1
+        self._at_node = None
+        self._send_tree()
 
     # ---------------------------------------------------------------- display
     @property

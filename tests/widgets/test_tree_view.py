@@ -357,3 +357,30 @@ def test_static_thresholds_read_as_the_library_compares():
     assert threshold_text(float(np.float32(16.82)), "lt") == "16.82"  # XGBoost's float32
     assert threshold_text(810.3000183105469, "le") == "810.3"  # sklearn's float64 midpoint
     assert threshold_text(2.5) == "2.5"
+
+
+def test_after_view_draws_the_edited_tree_and_what_each_new_split_replaced(iris, iris_tree):
+    X, y = iris
+    before = btt.from_model(iris_tree)
+    tree = before.trees[0]
+    # re-split the root's right child on another threshold: a hand-made edit
+    node = int(tree.children_right[0])
+    threshold = tree.threshold.copy()
+    threshold[node] += 0.25
+    edited_tree = make_tree(tree.children_left, tree.children_right, tree.feature, threshold, tree.value,
+                            n_node_samples=tree.n_node_samples)
+    edited = before.replace_trees([edited_tree])
+    view = TreeView(iris_tree, X, y, after=edited)
+    assert view.version_toggle.layout.display == ""
+    marks = _payload.decode_column(view.canvas.tree, "marks", np.uint8)
+    assert marks[node] == _payload.MARK_RESPLIT and view.canvas.notes == {}
+    view.version_toggle.value = True  # the after view
+    assert view.showing_after and "after the edit" in view.canvas.title
+    shown = _payload.decode_column(view.canvas.tree, "threshold", np.float64)
+    assert shown[node] == pytest.approx(threshold[node])  # the new model is drawn
+    marks = _payload.decode_column(view.canvas.tree, "marks", np.uint8)
+    assert marks[node] == _payload.MARK_RESPLIT and marks.sum() == _payload.MARK_RESPLIT
+    assert view.canvas.notes == {str(node): f"{X.columns[tree.feature[node]]} <= {tree.threshold[node]:.5g}"}
+    assert view.node_histogram(node)["threshold"] == pytest.approx(threshold[node])
+    view.set_after(None)
+    assert not view.showing_after and view.version_toggle.layout.display == "none"
