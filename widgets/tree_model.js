@@ -85,8 +85,67 @@ function readTree(model) {
   tree.valueLimit = limit;
   tree.maxSamples = maxSamples;
   tree.maxImpurity = maxImpurity;
+  groupMultiway(model, tree);
   measureTree(model, tree);
   return tree;
+}
+
+// Multiway splits (TSDT) arrive as chains of binary category-set splits on
+// one feature: each link sends one category left, the rest right, and the
+// last right child takes every other category. With the "multiway" trait
+// a chain is drawn as one node with a child per category. Members after
+// the chain's head are hidden; tree.kids(i) lists the drawn children;
+// tree.up[i] is the drawn parent; depths become drawn depths.
+function groupMultiway(model, tree) {
+  tree.groups = new Map();
+  tree.hidden = new Uint8Array(tree.n);
+  if (model.get("multiway")) {
+    for (let i = 0; i < tree.n; i++) {
+      if (tree.left[i] < 0 || !tree.isCategorical[i] || tree.hidden[i]) continue;
+      const members = [i];
+      let last = i;
+      for (;;) {
+        const next = tree.right[last];
+        if (tree.left[next] < 0 || !tree.isCategorical[next] || tree.feature[next] !== tree.feature[i]) break;
+        members.push(next);
+        tree.hidden[next] = 1;
+        last = next;
+      }
+      if (members.length < 2) continue;
+      tree.groups.set(i, { members, kids: [...members.map((m) => tree.left[m]), tree.right[last]] });
+    }
+  }
+  tree.kids = (i) => {
+    const group = tree.groups.get(i);
+    if (group) return group.kids;
+    return tree.left[i] >= 0 ? [tree.left[i], tree.right[i]] : [];
+  };
+  tree.up = new Int32Array(tree.n).fill(-1);
+  if (!tree.groups.size) {
+    tree.up.set(tree.parent);
+    return;
+  }
+  // drawn depths and parents, from the root down
+  const depth = new Int32Array(tree.n);
+  const stack = [0];
+  while (stack.length) {
+    const i = stack.pop();
+    const group = tree.groups.get(i);
+    if (group) for (const m of group.members) depth[m] = depth[i];
+    for (const kid of tree.kids(i)) {
+      depth[kid] = depth[i] + 1;
+      tree.up[kid] = i;
+      stack.push(kid);
+    }
+  }
+  for (let i = 0; i < tree.n; i++) if (tree.hidden[i]) tree.up[i] = tree.parent[i];
+  tree.depth = depth;
+}
+
+// The node drawn for node i: itself, or the head of the chain holding it.
+function drawnNode(tree, i) {
+  while (i > 0 && tree.hidden[i]) i = tree.parent[i];
+  return i;
 }
 
 // Box size, slot width and level height of a tree, from its labels.
@@ -187,7 +246,11 @@ function countText(tree, i) {
 function nodeLines(model, tree, i) {
   let lines = tree.lines[i];
   if (lines) return lines;
-  if (tree.left[i] >= 0) {
+  const group = tree.groups && tree.groups.get(i);
+  if (group) {
+    lines = wrapText(featureName(model, tree.feature[i]), MAX_TEXT_W);
+    lines.push(`${group.kids.length} branches`);
+  } else if (tree.left[i] >= 0) {
     lines = wrapText(featureName(model, tree.feature[i]), MAX_TEXT_W);
     lines.push(...wrapText(conditionText(model, tree, i), MAX_TEXT_W));
   } else {
@@ -198,8 +261,12 @@ function nodeLines(model, tree, i) {
   return lines;
 }
 
-// The labels of the two edges below a split.
+// The labels of the edges below a split, one per drawn child.
 function edgeLabels(tree, i) {
+  const group = tree.groups && tree.groups.get(i);
+  if (group) {
+    return group.kids.map((_, k) => (k < group.members.length ? `= ${categorySet(tree, group.members[k], 4).slice(1, -1)}` : "other"));
+  }
   return tree.isCategorical[i] ? ["in", "not in"] : ["yes", "no"];
 }
 
@@ -239,7 +306,12 @@ function nodeDetails(model, tree, i) {
     tr.append(bttElement("th", "", key), bttElement("td", "", value));
     table.appendChild(tr);
   };
-  if (internal) {
+  const group = tree.groups && tree.groups.get(i);
+  if (group) {
+    row("split", `${featureName(model, tree.feature[i])}: ${group.kids.length} branches`);
+    const labels = edgeLabels(tree, i);
+    group.kids.forEach((kid, k) => row(labels[k], `node ${kid}`));
+  } else if (internal) {
     row("split", splitText(model, tree, i, 9));
     row("left child", `${tree.left[i]} (condition true)`);
     row("right child", String(tree.right[i]));

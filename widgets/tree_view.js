@@ -104,8 +104,8 @@ export default {
         order[count++] = i;
         if (tree.depth[i] > maxDepth) maxDepth = tree.depth[i];
         if (tree.left[i] >= 0 && !collapsed[i]) {
-          stack[top++] = tree.right[i];
-          stack[top++] = tree.left[i];
+          const kids = tree.kids(i);
+          for (let k = kids.length - 1; k >= 0; k--) stack[top++] = kids[k];
         } else {
           x[i] = slot * tree.slot;
           slot += 1;
@@ -113,7 +113,10 @@ export default {
       }
       for (let k = count - 1; k >= 0; k--) {
         const i = order[k];
-        if (tree.left[i] >= 0 && !collapsed[i]) x[i] = (x[tree.left[i]] + x[tree.right[i]]) / 2;
+        if (tree.left[i] >= 0 && !collapsed[i]) {
+          const kids = tree.kids(i);
+          x[i] = (x[kids[0]] + x[kids[kids.length - 1]]) / 2;
+        }
       }
       visible = order.subarray(0, count);
       bounds.minX = 0;
@@ -231,7 +234,7 @@ export default {
     function pathNodes() {
       const path = (model.get("path") || []).filter((i) => i >= 0 && i < tree.n);
       const nodes = [...path];
-      for (const i of path) if (tree.left[i] >= 0 && !collapsed[i]) nodes.push(tree.left[i], tree.right[i]);
+      for (const i of path) if (tree.left[i] >= 0 && !collapsed[i] && !tree.hidden[i]) nodes.push(...tree.kids(i));
       return [nodes, path.length ? path[path.length - 1] : undefined];
     }
 
@@ -355,24 +358,25 @@ export default {
         for (let k = 0; k < visible.length; k++) {
           const i = visible[k];
           if (tree.left[i] < 0 || collapsed[i]) continue;
-          const l = tree.left[i];
-          const r = tree.right[i];
-          const [yes, no] = withText ? edgeLabels(tree, i) : [null, null];
-          if (tree.marks[l] === MARK_REMOVED || tree.marks[l] === MARK_CHANGED) {
-            edge(i, l, faded, yes);
-            edge(i, r, faded, no);
+          const kids = tree.kids(i);
+          const words = withText ? edgeLabels(tree, i) : [];
+          if (tree.marks[kids[0]] === MARK_REMOVED || tree.marks[kids[0]] === MARK_CHANGED) {
+            kids.forEach((kid, k) => edge(i, kid, faded, words[k]));
             anyFaded = true;
             continue;
           }
-          if (onPath && onPath[i] && onPath[l]) { edge(i, l, onPathEdges, yes); anyPath = true; } else edge(i, l, solid, yes);
-          if (onPath && onPath[i] && onPath[r]) { edge(i, r, onPathEdges, no); anyPath = true; } else edge(i, r, solid, no);
+          kids.forEach((kid, k) => {
+            if (onPath && onPath[i] && onPath[kid]) {
+              edge(i, kid, onPathEdges, words[k]);
+              anyPath = true;
+            } else edge(i, kid, solid, words[k]);
+          });
         }
       } else if (onPath) {
         for (let k = 0; k < visible.length; k++) {
           const i = visible[k];
           if (tree.left[i] < 0 || collapsed[i] || !onPath[i]) continue;
-          if (onPath[tree.left[i]]) edge(i, tree.left[i], onPathEdges);
-          if (onPath[tree.right[i]]) edge(i, tree.right[i], onPathEdges);
+          for (const kid of tree.kids(i)) if (onPath[kid]) edge(i, kid, onPathEdges);
           anyPath = true;
         }
       }
@@ -595,7 +599,7 @@ export default {
     // expand the ancestors of node i; true when the layout changed
     function reveal(i) {
       let changed = false;
-      for (let p = tree.parent[i]; p >= 0; p = tree.parent[p]) {
+      for (let p = tree.up[i]; p >= 0; p = tree.up[p]) {
         if (collapsed[p]) {
           collapsed[p] = 0;
           changed = true;
@@ -666,7 +670,7 @@ export default {
         return;
       }
       matchAt = next ? (matchAt + 1) % matchList.length : 0;
-      const i = matchList[matchAt];
+      const i = drawnNode(tree, matchList[matchAt]);
       reveal(i);
       centreOn(i, true);
       status.textContent = `${matchAt + 1} of ${matchList.length}: node ${i}` + (tree.left[i] >= 0 ? ` (${splitText(model, tree, i)})` : "");
@@ -885,7 +889,7 @@ export default {
 
     const onTree = () => load();
     const onSelected = () => {
-      const i = model.get("selected_node");
+      const i = tree ? drawnNode(tree, model.get("selected_node")) : -1;
       if (tree && i >= 0 && i < tree.n) {
         // a node chosen elsewhere (a list, Python, a search) is revealed and
         // brought into view
@@ -952,6 +956,7 @@ export default {
       "change:error": onError,
       "change:title": onTitle,
       "change:histogram": onHistogram,
+      "change:multiway": onTree,
     };
     for (const [name, handler] of Object.entries(events)) model.on(name, handler);
     load();

@@ -77,20 +77,34 @@ class ResplitResult:
         return f"<pre>{self!r}</pre>" + self.to_frame().head(50).to_html(index=False)
 
     def plot(self, ax=None):
-        """Old vs new impurity reduction of every selected node."""
+        """Old vs new impurity reduction of every selected node (same rows):
+        points above the diagonal gained from the re-split. Colour: whether
+        the new split uses the old feature; size: rows at the
+        node. The legend sits outside the data. Returns the Axes."""
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        old = self.report["old_reduction"]
-        new = self.report["new_reduction"]
-        ax.scatter(old, new, s=12)
+            _, ax = plt.subplots(figsize=(7.5, 4.5), layout="constrained")
+        report = self.report
+        old, new = report["old_reduction"], report["new_reduction"]
+        same = report["old_feature"] == report["new_feature"]
+        rows = np.asarray(report["n_rows"], dtype=np.float64)
+        sizes = 12 + 60 * np.sqrt(rows / rows.max()) if rows.size and rows.max() > 0 else 12
+        for mask, colour, label in ((~same, "#c8453b", "another feature"), (same, "#4e79a7", "same feature")):
+            if np.any(mask):
+                ax.scatter(old[mask], new[mask], s=np.broadcast_to(sizes, old.shape)[mask], c=colour,
+                           alpha=0.75, edgecolors="none", label=f"{label} ({int(np.count_nonzero(mask))})")
         finite = np.concatenate([old[np.isfinite(old)], new[np.isfinite(new)], [0.0]])
         top = float(finite.max()) if finite.size else 1.0
-        ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
+        low = float(min(0.0, finite.min())) if finite.size else 0.0
+        ax.plot([low, top], [low, top], color="grey", linewidth=0.8, label="no change")
+        ax.set_xlim(low, top * 1.05 or 1.0)
+        ax.set_ylim(low, top * 1.05 or 1.0)
+        ax.set_aspect("equal", adjustable="box")
         ax.set_xlabel("old split: impurity reduction")
         ax.set_ylabel("new split: impurity reduction")
-        ax.set_title("Re-split nodes (same rows)")
+        ax.set_title(f"Re-split nodes ({len(old)}; point size: rows at the node)", fontsize=10)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, frameon=False, fontsize=8)
         return ax
 
 

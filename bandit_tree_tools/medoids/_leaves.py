@@ -76,14 +76,18 @@ class LeafMedoids:
         return "\n".join(lines)
 
     def plot(self, image_shape=None, *, max_leaves=12, cmap="gray_r"):
-        """Draw the prototypes: one row of panels per leaf (the largest
-        ``max_leaves`` leaves), one panel per medoid. With ``image_shape``
-        (e.g. (8, 8) for digits) each medoid is shown as an image; otherwise
-        as a profile of its feature values. Returns the matplotlib Figure."""
+        """Draw the prototypes of the largest ``max_leaves`` leaves. With
+        ``image_shape`` (e.g. (8, 8) for digits) each medoid is an image and
+        the leaves are laid out in blocks side by side (the figure stays
+        about as wide as tall); otherwise each leaf gets a panel of feature
+        profiles, one line per medoid, the legend outside the data. Returns
+        the matplotlib Figure."""
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
 
         leaves = sorted((leaf for leaf in self.medoids if len(self.medoids[leaf])),
                         key=lambda leaf: (-self.n_samples[leaf], leaf))[:max_leaves]
+        title = f"Medoids of the leaves of tree {self.tree} ({self.metric})"
         if not leaves:
             figure, axis = plt.subplots(figsize=(4, 1))
             axis.text(0.5, 0.5, "no leaf has rows", ha="center", va="center")
@@ -95,38 +99,50 @@ class LeafMedoids:
             if int(np.prod(image_shape)) != width:
                 raise DataError(f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
                                 f"but the rows have {width} features")
-            columns = max(len(self.medoids[leaf]) for leaf in leaves)
-            figure, axes = plt.subplots(len(leaves), columns, figsize=(1.3 * columns + 1, 1.3 * len(leaves)),
-                                        squeeze=False)
-            for row, leaf in enumerate(leaves):
-                for column in range(columns):
-                    axis = axes[row, column]
+            k = max(len(self.medoids[leaf]) for leaf in leaves)
+            # blocks of k panels per leaf, as many blocks per row as keep
+            # the grid near square (no tall strip of three columns)
+            per_row = max(1, min(len(leaves), int(np.ceil(np.sqrt(len(leaves) / k)))))
+            n_rows = int(np.ceil(len(leaves) / per_row))
+            figure, axes = plt.subplots(n_rows, per_row * k, squeeze=False, layout="constrained",
+                                        figsize=(1.25 * per_row * k + 0.6, 1.45 * n_rows + 0.5))
+            used = set()
+            for index, leaf in enumerate(leaves):
+                row, block = divmod(index, per_row)
+                for column in range(len(self.medoids[leaf])):
+                    axis = axes[row, block * k + column]
+                    used.add((row, block * k + column))
                     axis.set_xticks([])
                     axis.set_yticks([])
-                    if column < len(self.medoids[leaf]):
-                        axis.imshow(self.prototypes[leaf][column].reshape(image_shape), cmap=cmap)
-                        axis.set_title(f"row {self.medoids[leaf][column]} ({self.cluster_sizes[leaf][column]})",
-                                       fontsize=7)
-                    else:
-                        axis.set_axis_off()
-                axes[row, 0].set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
+                    axis.imshow(self.prototypes[leaf][column].reshape(image_shape), cmap=cmap)
+                    axis.set_title(f"row {self.medoids[leaf][column]} ({self.cluster_sizes[leaf][column]})",
+                                   fontsize=7)
+                axes[row, block * k].set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
+            for (row, column), axis in np.ndenumerate(axes):
+                if (row, column) not in used:
+                    figure.delaxes(axis)  # cells without a medoid: nothing drawn, nothing counted
+            figure.suptitle(title + "; (n): rows nearest each medoid", fontsize=9)
+            return figure
+        figure, axes = plt.subplots(len(leaves), 1, figsize=(8.5, 1.5 * len(leaves) + 0.8), squeeze=False,
+                                    sharex=True, layout="constrained")
+        for row, leaf in enumerate(leaves):
+            axis = axes[row, 0]
+            for column, values in enumerate(self.prototypes[leaf]):
+                axis.plot(values, marker=".", label=f"row {self.medoids[leaf][column]} "
+                          f"({self.cluster_sizes[leaf][column]})")
+            axis.set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
+            axis.yaxis.set_major_locator(MaxNLocator(nbins=4))
+            axis.tick_params(labelsize=7)
+            # outside the data, on the right of each panel
+            axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, frameon=False)
+        bottom = axes[-1, 0]
+        if self.feature_names is not None and len(self.feature_names) <= 30:
+            bottom.set_xticks(range(len(self.feature_names)))
+            bottom.set_xticklabels(self.feature_names, rotation=60, ha="right", fontsize=7)
         else:
-            figure, axes = plt.subplots(len(leaves), 1, figsize=(8, 1.6 * len(leaves)), squeeze=False,
-                                        sharex=True)
-            for row, leaf in enumerate(leaves):
-                axis = axes[row, 0]
-                for column, values in enumerate(self.prototypes[leaf]):
-                    axis.plot(values, marker=".", label=f"row {self.medoids[leaf][column]} "
-                              f"({self.cluster_sizes[leaf][column]})")
-                axis.set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
-                axis.legend(fontsize=6, loc="upper right")
-            if self.feature_names is not None and len(self.feature_names) <= 30:
-                axes[-1, 0].set_xticks(range(len(self.feature_names)))
-                axes[-1, 0].set_xticklabels(self.feature_names, rotation=90, fontsize=7)
-            else:
-                axes[-1, 0].set_xlabel("feature")
-        figure.suptitle(f"Medoids of the leaves of tree {self.tree} ({self.metric})", fontsize=9)
-        figure.tight_layout()
+            bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # features are counted
+            bottom.set_xlabel("feature index")
+        figure.suptitle(title + "; (n): rows nearest each medoid", fontsize=9)
         return figure
 
 

@@ -109,11 +109,14 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
             if ensemble is None:
                 continue
             summary = f"{title} · {ensemble.n_leaves} leaves · depth {ensemble.max_depth}"
-            if ensemble is self.tsdt_ensemble and hasattr(tsdt, "n_leaves_") and hasattr(tsdt, "n_splits_"):
-                # multiway splits are drawn as chains of binary category-set splits
-                summary = (f"{title} · {tsdt.n_leaves_} leaves, {tsdt.n_splits_} multiway splits "
-                           f"(drawn as {ensemble.n_leaves} binary leaves)")
-            view = TreeView(ensemble, X, y, height=380, title=summary)
+            multiway = ensemble is self.tsdt_ensemble and hasattr(tsdt, "n_leaves_") and hasattr(tsdt, "n_splits_")
+            if multiway:
+                summary = f"{title} · {tsdt.n_leaves_} leaves · {tsdt.n_splits_} multiway splits"
+            # one height for both trees, so that they line up side by side
+            view = TreeView(ensemble, X, y, height=420, title=summary)
+            # the common format holds a multiway split as a chain of binary
+            # category splits: the view draws each chain as one node again
+            view.canvas.multiway = bool(multiway)
             view.layout.flex = "1 1 0"
             view.layout.min_width = "380px"
             if view.error:

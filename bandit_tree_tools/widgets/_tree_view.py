@@ -53,6 +53,7 @@ class TreeCanvas(anywidget.AnyWidget):
     split_rule = traitlets.Enum(("le", "lt"), default_value="le").tag(sync=True)
     histogram = traitlets.Dict().tag(sync=True)
     notes = traitlets.Dict().tag(sync=True)  # {node: what it was before the edit}, in the after view
+    multiway = traitlets.Bool(False).tag(sync=True)  # chains of category splits drawn as one multiway node
 
 
 def single_tree(ensemble: Ensemble, index: int) -> Ensemble:

@@ -219,6 +219,14 @@ def test_comparison_panel(page, lab, notebook_dir):
     tsdt_tree.scroll_into_view_if_needed()
     click_node(page, tsdt_tree, 0)
     tsdt_tree.locator(".btt-details-title").wait_for(timeout=10_000)
-    assert " in {" in tsdt_tree.locator(".btt-details-table").inner_text()  # a category-set split
+    details = tsdt_tree.locator(".btt-details-table").inner_text()
+    assert "branches" in details and "other" in details  # the root's multiway split, one row per branch
+    drawn = tsdt_tree.evaluate("(el) => el.bttView.labels()")
+    edges = [label["lines"][0] for label in drawn if label.get("edge")]
+    assert "other" in edges and any(edge.startswith("= ") for edge in edges)  # a child per category
+    assert any(label["lines"][1].endswith(" branches") for label in drawn if "node" in label and len(label["lines"]) > 2)
+    # the two canvases start at the same height on the page
+    tops = [trees.nth(k).locator(".btt-tree-stage canvas").bounding_box()["y"] for k in range(2)]
+    assert abs(tops[0] - tops[1]) < 2, tops
     screenshot(page, "comparison_panel", panel)
     assert_no_page_errors(page)

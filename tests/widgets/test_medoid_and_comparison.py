@@ -162,3 +162,17 @@ def test_comparison_panel_bad_input(monk1):
     assert "table must be the DataFrame" in panel.error
     assert panel.views == []
     assert "cannot import" in panel._repr_mimebundle_()["text/html"]
+
+
+def test_tsdt_tree_is_drawn_multiway():
+    rows = list(itertools.product(range(3), range(3), range(2), range(3)))
+    X = pd.DataFrame(rows, columns=["a1", "a2", "a3", "a4"])
+    y = ((X.a1 == X.a2) | (X.a4 == 0)).astype(int).to_numpy()
+    tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=40, random_state=0).fit(X, y)
+    cart = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    panel = ComparisonPanel(tsdt, cart, X=X, y=y)
+    tsdt_view, cart_view = panel.views
+    assert tsdt_view.canvas.multiway and not cart_view.canvas.multiway
+    assert f"{tsdt.n_splits_} multiway splits" in tsdt_view.canvas.title
+    assert "binary" not in tsdt_view.canvas.title
+    assert tsdt_view.canvas.height == cart_view.canvas.height  # side by side, lined up
