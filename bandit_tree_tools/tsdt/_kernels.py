@@ -81,6 +81,7 @@ class SearchState(NamedTuple):
     s_visits: np.ndarray  # int64
     s_mu: np.ndarray  # float64
     s_sd: np.ndarray  # float64
+    s_wide: np.ndarray  # float64: sd widened by the gain bound (optimistic search), else s_sd
     s_pool_start: np.ndarray  # int64
     s_pool_len: np.ndarray  # int64
     pool_leaf: np.ndarray  # int64
@@ -211,7 +212,18 @@ def _tree_size(state, search_node, n_cat):
 
 
 @numba.njit(cache=True)
-def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, optimism=0.0):
+def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, divisor=0.0):
+    """Posterior (mu, sd) of the tree written in ``split_of``; with
+    ``divisor > 0``, sd is at least gain / divisor (the gain bound of
+    :func:`_posterior`: the spread of the optimistic search)."""
+    mu, sd, gain = _posterior(state, n_splits, n_cat, cat_offset, lambda_, gamma)
+    if divisor > 0.0 and gain / divisor > sd:
+        sd = gain / divisor
+    return mu, sd
+
+
+@numba.njit(cache=True)
+def _posterior(state, n_splits, n_cat, cat_offset, lambda_, gamma):
     """Posterior N(mu, sd^2) of the tree currently written in ``split_of``:
     mu = sum_l p(l) mu_l - lambda * splits and
     sd = (sum_l (p(l) sd_l)^2)^(gamma / 2) (equations 9-10 with the gamma
@@ -219,9 +231,8 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, opt
     reference code does), where p(l) is the chain-rule estimator of
     section 4.4: the product along the path of n(node) / n(parent).
 
-    With ``optimism > 0`` (the tree is a search leaf whose subtrees are not
-    expanded yet), the sd is at least ``gain / optimism``, where ``gain`` is
-    an upper bound of what splitting its leaves further can add:
+    Returns ``(mu, sd, gain)``, where ``gain`` is an upper bound of what
+    splitting its leaves further can add:
     ``sum_l max(0, p(l) * (1 - majority share of l) - lambda)`` over the
     leaves that can still be split (a deeper tree is at best right on every
     row of the leaf, and costs at least one more split)."""
@@ -259,7 +270,7 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, opt
                 leaf_mu, leaf_sd = beta_normal(correct, n_rows)
                 mean += weight * leaf_mu
                 variance += weight * weight * leaf_sd * leaf_sd
-                if optimism > 0.0 and n_rows >= MIN_SAMPLES and state.dt_depth[node] < n_features:
+                if n_rows >= MIN_SAMPLES and state.dt_depth[node] < n_features:
                     majority = 0
                     for k in range(counts.shape[0]):
                         if counts[k] > majority:
@@ -267,26 +278,25 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, opt
                     room = weight * (1.0 - majority / n_rows) - lambda_
                     if room > 0.0:
                         gain += room
-    sd = variance ** (0.5 * gamma)
-    if optimism > 0.0 and gain / optimism > sd:
-        sd = gain / optimism
-    return mean - lambda_ * n_splits, sd
+    return mean - lambda_ * n_splits, variance ** (0.5 * gamma), gain
 
 
 @numba.njit(cache=True)
-def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, optimism):
-    """Posterior of a child of the search node whose tree is marked (a
-    "stop" child is final: no optimism)."""
+def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, divisor):
+    """Posterior of a child of the search node whose tree is marked, and its
+    sd widened by the gain bound (a "stop" child is final: not widened)."""
     leaf = state.s_split_leaf[child]
     if leaf >= 0:
         state.split_of[leaf] = state.s_split_feature[child]
-    if state.s_is_stop[child] == 1:
-        optimism = 0.0
-    mu, sd = evaluate_marked_tree(state, state.s_n_splits[child], n_cat, cat_offset, lambda_, gamma, optimism)
+    mu, sd, gain = _posterior(state, state.s_n_splits[child], n_cat, cat_offset, lambda_, gamma)
     if leaf >= 0:
         state.split_of[leaf] = -1
     state.s_mu[child] = mu
     state.s_sd[child] = sd
+    wide = sd
+    if divisor > 0.0 and state.s_is_stop[child] == 0 and gain / divisor > sd:
+        wide = gain / divisor
+    state.s_wide[child] = wide
 
 
 @numba.njit(cache=True)
@@ -297,16 +307,20 @@ def _combine_children(state, node, clark):
     child = state.s_first_child[node]
     mu = state.s_mu[child]
     sd = state.s_sd[child]
+    wide = state.s_wide[child]
     child = state.s_next_sibling[child]
     while child >= 0:
         if clark:
             mu, sd = clark_max(mu, sd, state.s_mu[child], state.s_sd[child])
+            wide = sd
         elif state.s_mu[child] > mu:
             mu = state.s_mu[child]
             sd = state.s_sd[child]
+            wide = state.s_wide[child]
         child = state.s_next_sibling[child]
     state.s_mu[node] = mu
     state.s_sd[node] = sd
+    state.s_wide[node] = wide
 
 
 # ----------------------------------------------------------------- simulation
@@ -376,6 +390,7 @@ def _new_search_node(state, parent, split_leaf, split_feature, n_splits, is_stop
     state.s_visits[node] = 0
     state.s_mu[node] = 0.0
     state.s_sd[node] = 0.0
+    state.s_wide[node] = 0.0
     state.s_pool_start[node] = 0
     state.s_pool_len[node] = 0
     if parent >= 0:
@@ -432,7 +447,7 @@ def _gini(counts):
 
 
 @numba.njit(cache=True)
-def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, optimism, used):
+def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, used):
     """Expansion (appendix B): split the untreated leaf of highest Gini impurity
     on every attribute left on its path, add the "stop" child on the first
     expansion, refresh the children's posteriors from the shared statistics
@@ -493,28 +508,31 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, opti
         state.s_mu[node], state.s_sd[node] = evaluate_marked_tree(
             state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma
         )
+        state.s_wide[node] = state.s_sd[node]
         return
     # The children have never been selected (selection stops at a node that is
     # not fully expanded), so they are search leaves: refresh each one.
     child = state.s_first_child[node]
     while child >= 0:
-        _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, optimism)
+        _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, divisor)
         child = state.s_next_sibling[child]
     _combine_children(state, node, clark)
 
 
 # ------------------------------------------------------------------ main loop
 @numba.njit(cache=True)
-def _select(state):
+def _select(state, wide):
     """Thompson sampling down the search tree: at every fully expanded node,
-    draw one value from each child's Normal posterior and follow the largest."""
+    draw one value from each child's Normal posterior (with the widened sd
+    if ``wide``) and follow the largest."""
     node = 0
     while state.s_state[node] == EXPANDED and state.s_first_child[node] >= 0:
         best = -np.inf
         pick = state.s_first_child[node]
         child = pick
         while child >= 0:
-            draw = state.s_mu[child] + state.s_sd[child] * _normal(state.rng)
+            spread = state.s_wide[child] if wide else state.s_sd[child]
+            draw = state.s_mu[child] + spread * _normal(state.rng)
             if draw > best:
                 best = draw
                 pick = child
@@ -536,7 +554,7 @@ def _has_space(state, node, n_cat, n_cells):
 
 @numba.njit(cache=True)
 def run_search(
-    state, X, y, order, n_iter, batch_size, cycle, n_cat, cat_offset, lambda_, gamma, clark, optimism, trace_mu,
+    state, X, y, order, n_iter, batch_size, cycle, n_cat, cat_offset, lambda_, gamma, clark, divisor, trace_mu,
     trace_sd,
 ):
     """Run up to ``n_iter`` iterations of (Fast-)TSDT (Algorithm 1).
@@ -561,7 +579,7 @@ def run_search(
             break
         node = state.counters[C_PENDING]
         if node < 0:
-            node = _select(state)
+            node = _select(state, divisor > 0.0)
         if not _has_space(state, node, n_cat, n_cells):
             state.counters[C_PENDING] = node  # resume here once the arrays have grown
             return done, NEEDS_SPACE
@@ -583,11 +601,12 @@ def run_search(
         if state.s_state[node] != EXPANDED:
             if state.s_state[node] == UNVISITED:
                 _activate(state, node, n_cat)
-            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, optimism, used)
+            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, used)
         else:
             state.s_mu[node], state.s_sd[node] = evaluate_marked_tree(
                 state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma
             )
+            state.s_wide[node] = state.s_sd[node]
         child = node
         while True:
             leaf = state.s_split_leaf[child]
@@ -601,6 +620,7 @@ def run_search(
                 state.s_mu[stop], state.s_sd[stop] = evaluate_marked_tree(
                     state, state.s_n_splits[parent], n_cat, cat_offset, lambda_, gamma
                 )
+                state.s_wide[stop] = state.s_sd[stop]
             _combine_children(state, parent, clark)
             child = parent
         trace_mu[done] = state.s_mu[0]
@@ -627,14 +647,47 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
 
 
 @numba.njit(cache=True)
-def exact_dt_counts(state, X, y, n_cat):
-    """Class counts of every DT node on the rows ``X, y``, exactly: every row
-    goes down every path of DT nodes it matches (the splits ever tried at a
-    node share its rows)."""
+def tried_splits(state, n_features, visited_only):
+    """(slot, attribute) mask of the splits the search created (in the trees
+    of its search nodes), or only of those in the trees of visited ones."""
+    tried = np.zeros((state.counters[C_SLOTS], n_features), dtype=np.uint8)
+    for node in range(state.counters[C_SEARCH]):
+        leaf = state.s_split_leaf[node]
+        if leaf >= 0 and (state.s_visits[node] > 0 or not visited_only):
+            tried[state.dt_slot[leaf], state.s_split_feature[node]] = 1
+    return tried
+
+
+@numba.njit(cache=True)
+def exact_dt_counts(state, X, y, n_cat, tried, budget):
+    """Class counts on the rows ``X, y`` of every DT node reached by the
+    splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
+    down every path of those splits that it matches (splits tried at a node
+    share its rows). Other DT nodes get zeros. Stops when more than
+    ``budget`` (row, node) pairs would be counted: returns (counts, whether
+    every row was counted)."""
     n_dt = state.counters[C_DT]
+    n_slots = state.counters[C_SLOTS]
     n_features = n_cat.shape[0]
+    # The tried splits of each slot, listed once (most slots try few of many attributes).
+    start = np.zeros(n_slots + 1, dtype=np.int64)
+    for slot in range(n_slots):
+        start[slot + 1] = start[slot]
+        for feature in range(n_features):
+            if tried[slot, feature]:
+                start[slot + 1] += 1
+    split_feature = np.empty(start[n_slots], dtype=np.int64)
+    split_first = np.empty(start[n_slots], dtype=np.int64)
+    for slot in range(n_slots):
+        position = start[slot]
+        for feature in range(n_features):
+            if tried[slot, feature]:
+                split_feature[position] = feature
+                split_first[position] = state.slot_child[slot, feature]
+                position += 1
     counts = np.zeros((n_dt, state.root_counts.shape[0]), dtype=np.int64)
     stack = np.empty(n_dt + 1, dtype=np.int64)
+    work = 0
     for row in range(X.shape[0]):
         label = y[row]
         stack[0] = 0
@@ -646,12 +699,13 @@ def exact_dt_counts(state, X, y, n_cat):
             slot = state.dt_slot[dt]
             if slot < 0:
                 continue
-            for feature in range(n_features):
-                first = state.slot_child[slot, feature]
-                if first >= 0:
-                    stack[top] = first + X[row, feature]
-                    top += 1
-    return counts
+            for position in range(start[slot], start[slot + 1]):
+                stack[top] = split_first[position] + X[row, split_feature[position]]
+                top += 1
+            work += start[slot + 1] - start[slot]
+        if work > budget:
+            return counts, False
+    return counts, True
 
 
 @numba.njit(cache=True)
@@ -687,11 +741,12 @@ def exact_objectives(state, counts, n_rows, n_cat, lambda_):
 
 
 @numba.njit(cache=True)
-def best_assembled_tree(state, counts, n_rows, n_cat, lambda_):
-    """The best tree made of DT nodes the search created, by dynamic
-    programming over them with their exact ``counts``: a node is a leaf
-    (its majority count) or split on an attribute it was ever split on (the
-    sum of its children's best values, minus lambda * n_rows). Subtrees that
+def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
+    """The best tree made of the splits the search tried (``tried``, see
+    :func:`tried_splits`), by dynamic programming with the exact
+    ``counts`` of their DT nodes: a node is a leaf (its majority count) or
+    split on an attribute tried there (the sum of its children's best
+    values, minus lambda * n_rows). Subtrees that
     different search branches tried can be combined this way. Returns the
     attribute each DT node splits on in that tree (-1: a leaf) and its value
     in rows (correct rows - lambda * n_rows * splits); a split must win by
@@ -710,9 +765,9 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_):
         if slot < 0:
             continue
         for feature in range(n_cat.shape[0]):
-            first = state.slot_child[slot, feature]
-            if first < 0:
+            if not tried[slot, feature]:
                 continue
+            first = state.slot_child[slot, feature]
             value = -penalty
             for category in range(n_cat[feature]):
                 value += best[first + category]

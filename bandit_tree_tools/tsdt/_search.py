@@ -13,12 +13,19 @@ optimum in every run. ``variant="optimistic"`` (the default) changes two
 things and keeps the rest of Fast-TSDT (shared statistics, expansion,
 back-propagation of the child with the largest mean):
 
-* a search leaf (a tree whose subtrees are not expanded yet) gets the
-  standard deviation ``max(sd, gain / optimism)``, where ``gain`` bounds
-  what deeper splits can still add: ``sum_l max(0, p(l) * (1 - majority
-  share of l) - lambda)`` over its splittable leaves. Its mean stays the
-  paper's estimate, so the root posterior (``trace_``) is unchanged in
-  meaning, and the spread vanishes where no split can pay for itself;
+* a search leaf (a tree whose subtrees are not expanded yet) is drawn with
+  the standard deviation ``max(sd, optimism * gain / n_features)``, where
+  ``gain`` bounds what deeper splits can still add: ``sum_l max(0, p(l) *
+  (1 - majority share of l) - lambda)`` over its splittable leaves (a
+  deeper tree is at best right on every row of a leaf and costs at least
+  one more split). The widened sd is carried up like the sd (with the
+  child of largest mean) and used only to draw; means and the root
+  posterior (``trace_``) are the paper's, and the spread vanishes where no
+  split can pay for itself. Divided by the number of attributes because
+  every expansion tries each attribute left: with one spread for all, many
+  attributes would mean a search too broad to go deep (measured: 2 / 6 on
+  MONK-1 finds the optimum, where 2 / 27 suits tic-tac-toe's 27 binary
+  attributes and 2 / 6 there explores too much);
 * the final tree is the best one the search has built, not the end of the
   most visited path (optimism spreads visits). After ``fit``: every row is
   sent once down every path of the shared decision-tree nodes, which gives
@@ -55,6 +62,7 @@ from ._categorical_tree import (
 )
 
 VARIANTS = ("optimistic", "fast", "clark")
+COUNT_BUDGET = 10_000_000  # (row, node) pairs counted for the final tree of the optimistic search (~0.05 s)
 
 # field -> (capacity kind, fill value)
 _FIELDS = {
@@ -82,12 +90,13 @@ _FIELDS = {
     "s_visits": ("search", 0),
     "s_mu": ("search", 0.0),
     "s_sd": ("search", 0.0),
+    "s_wide": ("search", 0.0),
     "s_pool_start": ("search", 0),
     "s_pool_len": ("search", 0),
     "pool_leaf": ("pool", -1),
     "pool_done": ("pool", 0),
 }
-_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_is_stop": np.uint8,
+_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_wide": np.float64, "s_is_stop": np.uint8,
            "s_state": np.uint8, "pool_done": np.uint8}
 _USED = {"dt": K.C_DT, "slot": K.C_SLOTS, "search": K.C_SEARCH, "pool": K.C_POOL}
 
@@ -215,11 +224,11 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         what their subtrees could still gain (see the module docstring), so
         splits that pay only deeper down keep being tried; returns the best
         tree seen.
-    optimism : float, default=3.0
-        "optimistic" only: a search leaf's sd is at least its bound on the
-        gain of deeper splits divided by this; smaller explores more
-        (measured: 3 finds MONK-1's optimum, 6 suits many binary attributes
-        better). > 0.
+    optimism : float, default=2.0
+        "optimistic" only: a search leaf's sd is at least
+        ``optimism * gain / n_features``, where ``gain`` bounds what deeper
+        splits can still add (larger explores more; per attribute, as every
+        expansion tries each attribute left). > 0.
     gamma : float, default=0.75
         Exponent applied to a tree's posterior standard deviation (appendix B
         of the paper) to slow its collapse; 1 disables it.
@@ -268,7 +277,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         n_iter=3000,
         batch_size=100,
         variant="optimistic",
-        optimism=3.0,
+        optimism=2.0,
         gamma=0.75,
         time_limit=None,
         random_state=None,
@@ -387,6 +396,12 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._trace = []
         self.n_iter_ = 0
 
+    def _spread_divisor(self) -> float:
+        """The kernels widen a search leaf's sd to gain / divisor; 0: the paper's sd."""
+        if self.variant != "optimistic":
+            return 0.0
+        return self.n_features_in_ / float(self.optimism)
+
     def _run(self, X_codes, y_codes, order, n_iter, cycle):
         started = time.perf_counter()
         done = 0
@@ -399,7 +414,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             count, status = K.run_search(
                 self._state, X_codes, y_codes, order, step, int(self.batch_size), cycle,
                 self.n_categories_, self._cat_offset, float(self.lambda_), float(self.gamma),
-                self.variant == "clark", float(self.optimism) if self.variant == "optimistic" else 0.0,
+                self.variant == "clark", self._spread_divisor(),
                 trace_mu, trace_sd,
             )
             self._trace.append((trace_mu[:count], trace_sd[:count]))
@@ -429,8 +444,8 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         """{DT node: attribute} of the returned tree. The paper's variants
         follow the most visited child from the root. The optimistic search
         spreads its visits more, so it returns the best tree it has built:
-        with ``fit``'s rows at hand, the best tree on them made of the DT
-        nodes it created (exact counts, dynamic programming: see
+        with ``fit``'s rows at hand, the best tree on them made of the
+        splits it created (exact counts, dynamic programming: see
         :func:`K.best_assembled_tree`); on a stream, the search node of
         largest ``mean - 2 sd`` under the statistics of the end (the largest
         of thousands of means is mostly luck)."""
@@ -443,8 +458,15 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                                             2.0)
             tied = np.flatnonzero(scores >= scores.max() - 1e-12)
             return self._splits_of(int(tied[np.argmin(state.s_n_splits[:n_search][tied])]))
-        counts = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_)
-        choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_, float(self.lambda_))
+        # Every split created (the children of visited trees too) unless that means counting more than
+        # COUNT_BUDGET (row, node) pairs (wide trees of many attributes): then the visited trees' splits.
+        tried = K.tried_splits(state, len(self.n_categories_), False)
+        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_, tried, COUNT_BUDGET)
+        if not complete:
+            tried = K.tried_splits(state, len(self.n_categories_), True)
+            counts, _ = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_, tried, np.iinfo(np.int64).max)
+        choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_, float(self.lambda_),
+                                          tried)
         return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
 
     def _splits_of(self, node) -> dict:

@@ -87,11 +87,11 @@ class ReferenceStatistics:
         parent, (feature, category) = path[:-1], path[-1]
         return self.n[parent][feature][category], self.correct[parent][feature][category]
 
-    def posterior(self, tree, lambda_, gamma, optimism=0.0):
+    def posterior(self, tree, lambda_, gamma, divisor=0.0):
         """(mean, sd) of the tree's objective: chain-rule leaf weights, Normal
         approximations of Beta(1 + correct, 1 + scored - correct) leaves.
-        With ``optimism``, sd is at least (sum over leaves with at least 2 rows
-        and an attribute left of max(0, weight * wrong share - lambda)) / optimism."""
+        With ``divisor``, sd is at least (sum over leaves with at least 2 rows
+        and an attribute left of max(0, weight * wrong share - lambda)) / divisor."""
         mean, variance, gain = 0.0, 0.0, 0.0
         stack = [((), 1.0)]
         while stack:
@@ -116,8 +116,8 @@ class ReferenceStatistics:
             if rows >= 2 and len(path) < len(self.n_categories):
                 gain += max(0.0, weight * (1.0 - max(counts) / rows) - lambda_)
         sd = variance ** (gamma / 2)
-        if optimism > 0:
-            sd = max(sd, gain / optimism)
+        if divisor > 0:
+            sd = max(sd, gain / divisor)
         return mean - lambda_ * len(tree), sd
 
 

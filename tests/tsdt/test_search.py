@@ -45,7 +45,7 @@ def _drive(model, X, y, n_iter):
             done, status = K.run_search(
                 model._state, X, y, order, 1, model.batch_size, False, model.n_categories_, model._cat_offset,
                 model.lambda_, model.gamma, model.variant == "clark",
-                model.optimism if model.variant == "optimistic" else 0.0, np.empty(1), np.empty(1),
+                model._spread_divisor(), np.empty(1), np.empty(1),
             )
             if status == K.DONE:
                 break
@@ -88,19 +88,22 @@ def test_posteriors_equal_the_reference_statistics(variant):
             K._mark(state, node, True)
             _, wide = K.evaluate_marked_tree(
                 state, state.s_n_splits[node], model.n_categories_, model._cat_offset, model.lambda_, model.gamma,
-                model.optimism,
+                model._spread_divisor(),
             )
             K._mark(state, node, False)
-            _, expected_wide = reference.posterior(_tree_of(state, node), model.lambda_, model.gamma, model.optimism)
+            _, expected_wide = reference.posterior(
+                _tree_of(state, node), model.lambda_, model.gamma, model._spread_divisor()
+            )
             assert wide == pytest.approx(expected_wide, abs=1e-12)
             widened += wide > sd + 1e-9
     assert np.all(state.split_of == -1)  # every iteration leaves the scratch map clean
     assert variant != "optimistic" or widened > 0  # the bound is not vacuous here
     # Back-propagation: the root was updated last, from its children's posteriors.
-    children = []
+    children, wides = [], []
     child = int(state.s_first_child[0])
     while child >= 0:
         children.append((state.s_mu[child], state.s_sd[child]))
+        wides.append(state.s_wide[child])
         child = int(state.s_next_sibling[child])
     if variant != "clark":
         expected = children[int(np.argmax([mean for mean, _ in children]))]  # first of the largest means
@@ -110,6 +113,11 @@ def test_posteriors_equal_the_reference_statistics(variant):
             expected = reference_clark_fold(expected, pair)
     assert state.s_mu[0] == pytest.approx(expected[0], abs=1e-12)
     assert state.s_sd[0] == pytest.approx(expected[1], abs=1e-12)
+    if variant == "optimistic":  # the widened sd travels with the child of largest mean
+        assert state.s_wide[0] == wides[int(np.argmax([mean for mean, _ in children]))]
+        assert np.any(state.s_wide[: int(state.counters[K.C_SEARCH])] > state.s_sd[: int(state.counters[K.C_SEARCH])])
+    else:
+        assert np.array_equal(state.s_wide, state.s_sd) or variant == "clark"
 
 
 def reference_clark_fold(first, second):
@@ -196,9 +204,9 @@ def test_same_seed_same_search_and_trace():
     assert np.all(first.trace_.sd >= 0)
 
 
-def test_final_tree_follows_the_most_visited_children():
+def test_paper_final_tree_follows_the_most_visited_children():
     X, y = or_of_equal(n_rows=300, seed=2)
-    model = TSDTClassifier(n_iter=300, random_state=0).fit(X, y)
+    model = TSDTClassifier(n_iter=300, variant="fast", random_state=0).fit(X, y)
     state = model._state
     node = 0
     while state.s_first_child[node] >= 0:
@@ -283,18 +291,27 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     X, y = or_of_equal(n_rows=400, seed=5)
     model = TSDTClassifier(lambda_=0.01, n_iter=300, random_state=0).fit(X, y)
     state = model._state
-    counts = K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_)
+    tried = K.tried_splits(state, X.shape[1], True)  # the visited trees' splits
+    counts, complete = K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_, tried, 10**9)
+    assert complete
     n_dt = int(state.counters[K.C_DT])
-    assert n_dt > 100
-    for dt in range(n_dt):  # every DT node counts exactly the rows that match its path
+    reached = np.zeros(n_dt, dtype=bool)
+    reached[0] = True
+    for dt in range(1, n_dt):  # parents come first
+        parent = int(state.dt_parent[dt])
+        reached[dt] = reached[parent] and tried[state.dt_slot[parent], state.dt_feature[dt]] == 1
+    assert 50 < reached.sum() < n_dt  # splits of unvisited search leaves are left out
+    for dt in range(n_dt):  # every DT node reached counts exactly the rows that match its path
         match = np.ones(len(y), dtype=bool)
         for feature, category in _path(state, dt):
             match &= X[:, feature] == category
-        np.testing.assert_array_equal(counts[dt], np.bincount(y[match], minlength=2))
+        expected = np.bincount(y[match], minlength=2) if reached[dt] else np.zeros(2)
+        np.testing.assert_array_equal(counts[dt], expected)
     objectives = K.exact_objectives(state, counts, len(y), model.n_categories_, model.lambda_)
-    choice, value = K.best_assembled_tree(state, counts, len(y), model.n_categories_, model.lambda_)
-    # The assembled tree is the returned one, and at least as good as every tree of the search.
-    assert model.objective_ == pytest.approx(value / len(y), abs=1e-12)
+    choice, value = K.best_assembled_tree(state, counts, len(y), model.n_categories_, model.lambda_, tried)
+    # At least as good as every visited tree of the search, and no better than the returned tree (made of
+    # every split created, the visited trees' and their children's).
+    assert model.objective_ >= value / len(y) - 1e-12
     splits, stack = 0, [0]
     while stack:
         dt = stack.pop()
@@ -302,7 +319,8 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
             splits += 1
             first = int(state.slot_child[state.dt_slot[dt], choice[dt]])
             stack.extend(range(first, first + int(model.n_categories_[choice[dt]])))
-    assert model.n_splits_ == splits
-    assert value / len(y) >= objectives.max() - 1e-12
+    assert splits > 0
+    visited = state.s_visits[: int(state.counters[K.C_SEARCH])] > 0
+    assert value / len(y) >= objectives[visited].max() - 1e-12
     optimum = optimal_categorical_tree(X, y, 0.01)
     assert model.objective_ <= optimum.objective_ + 1e-12
