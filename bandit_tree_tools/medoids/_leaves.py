@@ -226,7 +226,7 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
                 f"{all_leaves[:20].tolist()}{' ...' if all_leaves.size > 20 else ''}"
             )
     values = check_rows(check_X(X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64"))
-    leaf_of_row = ensemble.apply(X)[:, tree]
+    leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
     seeds = np.random.default_rng(_seed_source(random_state)).integers(0, 2**31 - 1, size=chosen.size)
     jobs = []
     for leaf, seed in zip(chosen, seeds):

@@ -96,7 +96,7 @@ class IncrementalEvaluator:
         divisor = ensemble.n_trees if ensemble.aggregation == "mean" else 1
         self.factor = ensemble.tree_scale / divisor
         leaves = ensemble.apply(X)  # (n_rows, n_trees): the only full routing
-        self.raw = np.ascontiguousarray(ensemble.predict_raw(X), dtype=np.float64)
+        self.raw = np.ascontiguousarray(ensemble._raw_from_leaves(leaves), dtype=np.float64)
         self.current_node = np.ascontiguousarray(leaves.T)  # (n_trees, n_rows), local ids
         self.row_order = np.empty_like(self.current_node)
         self.preorder, self.preorder_end, self.row_start, self.row_stop = [], [], [], []

@@ -315,7 +315,8 @@ class Ensemble:
         per index, in the order given."""
         if trees is not None:
             trees = self._check_trees(trees)
-        return _kernels._apply(*self._routing_args(self.check_X(X), trees), self.packed.leaf_id)
+        X = self.check_X(X)
+        return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, _kernels.block_rows(X.shape[0]))
 
     def _check_trees(self, trees) -> np.ndarray:
         try:
@@ -330,8 +331,29 @@ class Ensemble:
     def predict_raw(self, X) -> np.ndarray:
         """Raw scores (margins), float64 (n_rows, n_outputs)."""
         packed = self.packed
+        X = self.check_X(X)
         return _kernels._predict_raw(
-            *self._routing_args(self.check_X(X)),
+            *self._routing_args(X),
+            packed.leaf_value,
+            packed.leaf_value32,
+            self.tree_output,
+            self.base_score,
+            self.aggregation == "mean",
+            self.accumulate_float32,
+            _kernels.block_rows(X.shape[0]),
+        )
+
+    def _raw_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
+        """``predict_raw`` of the rows whose leaves ``apply`` gave, without routing
+        them again (the same sums in the same order, so the same bits)."""
+        packed = self.packed
+        leaves = np.asarray(leaves, dtype=np.int64)
+        if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
+            raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")
+        return _kernels._raw_from_leaves(
+            np.ascontiguousarray(leaves),
+            packed.tree_root,
+            packed.new_of_old,
             packed.leaf_value,
             packed.leaf_value32,
             self.tree_output,

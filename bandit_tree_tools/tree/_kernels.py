@@ -64,9 +64,9 @@ def below(threshold: np.ndarray, input_dtype: str) -> np.ndarray:
     threshold = np.asarray(threshold, dtype=np.float64)
     if input_dtype == "float64":
         return np.nextafter(threshold, -np.inf)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # beyond float32's range: +-inf, as the cast of X gives
         rounded = threshold.astype(np.float32)
-    lower = np.nextafter(rounded, np.float32(-np.inf))
+        lower = np.nextafter(rounded, np.float32(-np.inf))
     return np.where(rounded.astype(np.float64) < threshold, rounded, lower).astype(np.float64)
 
 
@@ -166,17 +166,28 @@ def _route_lanes(X, start, count, root, depth, records, cuts, general, at):
             at[lane] = _step(X, start + lane, at[lane], records, cuts, general)
 
 
+def block_rows(n_rows: int) -> int:
+    """Rows per parallel task: ``BLOCK``, or fewer so that a small batch still
+    keeps every thread busy (a whole number of lane groups). Computed outside
+    the kernels: reading numba's thread count inside one would stop it from
+    being cached."""
+    threads = numba.get_num_threads()
+    share = (n_rows + threads - 1) // threads
+    share = (share + LANES - 1) // LANES * LANES
+    return max(LANES, min(BLOCK, share))
+
+
 @numba.njit(cache=True, parallel=True)
-def _apply(X, tree_root, tree_depth, records, cuts, general, leaf_id):
+def _apply(X, tree_root, tree_depth, records, cuts, general, leaf_id, rows):
     """Leaf reached in every tree, as ``leaf_id[global id]`` (original local ids)."""
     n_rows = X.shape[0]
     n_trees = tree_root.shape[0]
     leaves = np.empty((n_rows, n_trees), dtype=np.int64)
-    for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
+    for block in numba.prange((n_rows + rows - 1) // rows):
         at = np.empty(LANES, dtype=np.int32)
-        stop = min((block + 1) * BLOCK, n_rows)
+        stop = min((block + 1) * rows, n_rows)
         for tree in range(n_trees):
-            for start in range(block * BLOCK, stop, LANES):
+            for start in range(block * rows, stop, LANES):
                 count = min(LANES, stop - start)
                 _route_lanes(X, start, count, tree_root[tree], tree_depth[tree], records, cuts, general, at)
                 for lane in range(count):
@@ -186,7 +197,7 @@ def _apply(X, tree_root, tree_depth, records, cuts, general, leaf_id):
 
 @numba.njit(cache=True, parallel=True)
 def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, leaf_value32, tree_output, base_score,
-                 average, accumulate_float32):
+                 average, accumulate_float32, rows):
     """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
     * value``, computed once) added in tree order, the order the libraries use,
     so sums match bit for bit; ``average`` divides the tree sum by the number
@@ -197,9 +208,9 @@ def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, l
     n_outputs = base_score.shape[0]
     width = leaf_value.shape[1]
     raw = np.empty((n_rows, n_outputs), dtype=np.float64)
-    for block in numba.prange((n_rows + BLOCK - 1) // BLOCK):
-        first_row = block * BLOCK
-        stop = min(first_row + BLOCK, n_rows)
+    for block in numba.prange((n_rows + rows - 1) // rows):
+        first_row = block * rows
+        stop = min(first_row + rows, n_rows)
         at = np.empty(LANES, dtype=np.int32)
         acc = np.zeros((stop - first_row, n_outputs), dtype=np.float64)
         acc32 = np.zeros((stop - first_row, n_outputs), dtype=np.float32)
@@ -228,6 +239,38 @@ def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, l
                 if average:
                     total = total / n_trees + base_score[k]
                 raw[row, k] = total
+    return raw
+
+
+@numba.njit(cache=True, parallel=True)
+def _raw_from_leaves(leaves, tree_root, new_of_old, leaf_value, leaf_value32, tree_output, base_score, average,
+                     accumulate_float32):
+    """:func:`_predict_raw` from the leaves :func:`_apply` found (original local
+    ids), with the same additions in the same order."""
+    n_rows, n_trees = leaves.shape
+    n_outputs = base_score.shape[0]
+    width = leaf_value.shape[1]
+    raw = np.empty((n_rows, n_outputs), dtype=np.float64)
+    for row in numba.prange(n_rows):
+        acc = np.zeros(n_outputs, dtype=np.float64)
+        acc32 = np.zeros(n_outputs, dtype=np.float32)
+        if not average:
+            for k in range(n_outputs):
+                acc[k] = base_score[k]
+                acc32[k] = np.float32(base_score[k])
+        for tree in range(n_trees):
+            node = new_of_old[tree_root[tree] + leaves[row, tree]]
+            first = tree_output[tree]
+            for j in range(width):
+                if accumulate_float32:
+                    acc32[first + j] += leaf_value32[node, j]
+                else:
+                    acc[first + j] += leaf_value[node, j]
+        for k in range(n_outputs):
+            total = np.float64(acc32[k]) if accumulate_float32 else acc[k]
+            if average:
+                total = total / n_trees + base_score[k]
+            raw[row, k] = total
     return raw
 
 
