@@ -659,6 +659,36 @@ def tried_splits(state, n_features, visited_only):
 
 
 @numba.njit(cache=True)
+def counting_work(state, tried, n_cat, cat_offset):
+    """Expected (node, split) steps per row of :func:`exact_dt_counts` with
+    the splits ``tried``: the sum over DT nodes that have a slot of their
+    chain-rule share of the rows times the splits tried there."""
+    n_dt = state.counters[C_DT]
+    share = np.zeros(n_dt, dtype=np.float64)
+    share[0] = 1.0
+    work = 0.0
+    for dt in range(n_dt):  # parents come first
+        if dt > 0:
+            parent_slot = state.dt_slot[state.dt_parent[dt]]
+            if parent_slot < 0 or not tried[parent_slot, state.dt_feature[dt]]:
+                continue
+            total = state.slot_total[parent_slot]
+            if total == 0:
+                continue
+            cell = cat_offset[state.dt_feature[dt]] + state.dt_category[dt]
+            n_cell = 0
+            for k in range(state.slot_counts.shape[2]):
+                n_cell += state.slot_counts[parent_slot, cell, k]
+            share[dt] = share[state.dt_parent[dt]] * n_cell / total
+        slot = state.dt_slot[dt]
+        if slot >= 0:
+            for feature in range(n_cat.shape[0]):
+                if tried[slot, feature]:
+                    work += share[dt]
+    return work
+
+
+@numba.njit(cache=True)
 def exact_dt_counts(state, X, y, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
