@@ -463,7 +463,8 @@ def optimum_part(args):
         objective, leaves = cart_objective(X, y, lambda_)
         results["CART+CCP"] = [(0, objective, np.nan)]
         if river_ok:
-            for label, factory in (("VFDT", "HoeffdingTreeClassifier"), ("EFDT", "ExtremelyFastDecisionTreeClassifier")):
+            peers = (("VFDT", "HoeffdingTreeClassifier"), ("EFDT", "ExtremelyFastDecisionTreeClassifier"))
+            for label, factory in peers:
                 for seed in range(args.river_seeds):
                     X, y = data(seed)
                     objective, wall = river_objective(X, y, lambda_, factory, seed, args.river_rows)

@@ -96,8 +96,8 @@ _FIELDS = {
     "pool_leaf": ("pool", -1),
     "pool_done": ("pool", 0),
 }
-_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_wide": np.float64, "s_is_stop": np.uint8,
-           "s_state": np.uint8, "pool_done": np.uint8}
+_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_wide": np.float64,
+           "s_is_stop": np.uint8, "s_state": np.uint8, "pool_done": np.uint8}
 _USED = {"dt": K.C_DT, "slot": K.C_SLOTS, "search": K.C_SEARCH, "pool": K.C_POOL}
 
 
@@ -220,10 +220,10 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         "fast": Fast-TSDT, a node takes the posterior of its child with the
         largest mean. "clark": TSDT, Clark's Normal approximation of the
         maximum of the children (computed with standard deviations).
-        "optimistic": Fast-TSDT whose search leaves keep a spread as wide as
-        what their subtrees could still gain (see the module docstring), so
-        splits that pay only deeper down keep being tried; returns the best
-        tree seen.
+        "optimistic": Fast-TSDT whose search leaves are drawn with a spread
+        as wide as what their subtrees could still gain (see the module
+        docstring), so splits that pay only deeper down keep being tried;
+        returns the best tree made of the splits it tried.
     optimism : float, default=2.0
         "optimistic" only: a search leaf's sd is at least
         ``optimism * gain / n_features``, where ``gain`` bounds what deeper
