@@ -789,7 +789,10 @@ export default {
         tooltip.style.display = "none";
         return;
       }
-      tooltip.textContent = `#${i}: ${tree.left[i] >= 0 ? splitText(model, tree, i) : leafText(model, tree, i)} (${countText(tree, i)})`;
+      const group = tree.groups.get(i);
+      const what = group ? `${featureName(model, tree.feature[i])}: ${group.kids.length} branches`
+        : tree.left[i] >= 0 ? splitText(model, tree, i) : leafText(model, tree, i);
+      tooltip.textContent = `#${i}: ${what} (${countText(tree, i)})`;
       tooltip.style.display = "block";
       tooltip.style.left = `${event.clientX - rect.left + 12}px`;
       tooltip.style.top = `${event.clientY - rect.top + 12}px`;

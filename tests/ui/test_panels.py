@@ -51,7 +51,13 @@ def test_tree_view(page, lab, notebook_dir):
     # the tree opened at its initial depth and drew every visible node
     assert int(single.get_attribute("data-nodes")) > 10
     assert int(single.get_attribute("data-visible-nodes")) >= 7
+    # row=100 opens along that row's path, its leaf in view
+    path = [int(v) for v in kernel_eval(page, "print(*view.canvas.path)").split()]
+    end = single.evaluate(f"(el) => el.bttView.nodeCenter({path[-1]})")
+    stage = single.locator(".btt-tree-stage canvas").bounding_box()
+    assert stage["y"] <= end["y"] <= stage["y"] + stage["height"]
     # a click selects a node: details appear and the kernel sees it
+    single.locator(".btt-button-fit").click()  # the whole tree, so that the root is on screen
     click_node(page, single, 0)
     details = single.locator(".btt-tree-details .btt-details-title")
     details.wait_for(timeout=10_000)
