@@ -350,6 +350,8 @@ class Ensemble:
         leaves = np.asarray(leaves, dtype=np.int64)
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
             raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")
+        if leaves.size and (leaves.min() < 0 or np.any(leaves >= np.diff(packed.node_offset))):
+            raise ValueError("leaves must be node ids of their trees, as apply returns them")
         return _kernels._raw_from_leaves(
             np.ascontiguousarray(leaves),
             packed.tree_root,

@@ -120,3 +120,5 @@ def test_bad_tree_indices_are_refused():
         ensemble.apply(X, trees=["a"])
     with pytest.raises(ValueError, match="leaves must have shape"):
         ensemble._raw_from_leaves(np.zeros((2, 2), dtype=np.int64))
+    with pytest.raises(ValueError, match="node ids"):
+        ensemble._raw_from_leaves(np.full((2, 3), 10_000, dtype=np.int64))
