@@ -51,7 +51,8 @@ class PruneResult:
     Attributes
     ----------
     method : str
-        "bandit", "cost_complexity" or "reduced_error".
+        "compress" (:func:`~bandit_tree_tools.prune`), "bandit",
+        "cost_complexity" or "reduced_error".
     ensemble : Ensemble
         The pruned model in the common format.
     original : Ensemble
@@ -70,9 +71,17 @@ class PruneResult:
         model recorded, -1 if unknown), val_rows, pulls, mean_reward,
         mean_score_delta, rank, pruned.
     path : DataFrame
-        The candidates of the final choice: ``n_pruned`` and ``score`` for
+        The candidates of the final choice: for ``prune``, one row per model
+        visited (``step, leaves, trees, nodes, metric, metric_se, elapsed,
+        within_tolerance``; row 0 is the unpruned model; ``metric`` is
+        measured on the half of the validation rows that did not choose the
+        removals, ``metric_se`` is the standard error of its difference from
+        the unpruned model's);
+        ``n_pruned`` and ``score`` for
         bandit pruning (c best arms pruned) and reduced-error pruning (nodes
         pruned so far), ``alpha``/``n_pruned``/``score`` for cost-complexity.
+    chosen : int or None
+        ``prune``: the row of ``path`` that ``ensemble`` is.
     params : dict
         The parameters the method was called with.
     elapsed : float
@@ -89,6 +98,7 @@ class PruneResult:
     path: pd.DataFrame = field(default_factory=pd.DataFrame)
     params: dict = field(default_factory=dict)
     elapsed: float = 0.0
+    chosen: int | None = None
 
     @property
     def n_pruned(self) -> int:
@@ -99,6 +109,47 @@ class PruneResult:
         from ..interop import to_model
 
         return to_model(self.ensemble)
+
+    def choose(self, tolerance: float) -> "PruneResult":
+        """``prune`` results: the smallest model of the path within another
+        tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
+        new result; nothing is rerun. The path holds the models the search
+        visited, so a looser tolerance can only reach as far as it went."""
+        from ._compress import (METRICS, _bound, _check_tolerance, build_ensemble, pruned_nodes, smoothed_metric,
+                                within_margin)
+
+        if self.method != "compress":
+            raise ValueError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
+        tolerance = _check_tolerance(tolerance)
+        metric = self.params["metric"]
+        bound = _bound(metric, self.params["baseline"], tolerance)
+        path = self.path.copy()
+        path["within_tolerance"] = [within_margin(metric, smoothed_metric(path, row), path["metric_se"].iat[row],
+                                                  bound) for row in range(len(path))]
+        fits = np.flatnonzero(path["within_tolerance"].to_numpy())
+        chosen = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
+        state = self._states[chosen]
+        pruned = build_ensemble(self.original, state)
+        X_val, target = self._validation
+        before = self._summary(self.original, X_val, target)
+        after = self._summary(pruned, X_val, target)
+        result = PruneResult(
+            method=self.method, ensemble=pruned, original=self.original,
+            pruned_nodes=pruned_nodes(self.original, state),
+            metrics=pd.DataFrame({"before": before, "after": after}).T,
+            path=path, params=dict(self.params, tolerance=tolerance), elapsed=self.elapsed, chosen=chosen)
+        result._states, result._validation = self._states, self._validation
+        return result
+
+    def _summary(self, ensemble, X, target) -> dict:
+        from ._compress import metric_value
+
+        metric = self.params["metric"]
+        row = {metric: metric_value(metric, ensemble, ensemble.predict_raw(X), target)}
+        row.update(model_metrics(ensemble, X, target))
+        row.pop("score", None)
+        row["trees"] = ensemble.n_trees
+        return row
 
     def evaluate(self, X, y, weights=None) -> pd.DataFrame:
         """Before/after metrics on other data (for example a test set)."""
@@ -119,6 +170,8 @@ class PruneResult:
         Returns the matplotlib axes."""
         import matplotlib.pyplot as plt
 
+        if self.method == "compress":
+            return self._plot_path(axes)
         panels = 3 if len(self.history) else 1
         if axes is None:
             _, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.4), squeeze=False)
@@ -147,6 +200,37 @@ class PruneResult:
             last.set(xlabel=x_name.replace("_", " "), ylabel="validation score", title="Score of the candidates")
         return axes
 
+    def _plot_path(self, ax=None):
+        """Validation metric against model size along the path of ``prune``."""
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import ScalarFormatter
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.0, 3.6), layout="constrained")
+        elif isinstance(ax, np.ndarray):
+            ax = ax.ravel()[0]
+        path, metric = self.path, self.params["metric"]
+        from ._compress import _bound
+
+        bound = _bound(metric, self.params["baseline"], self.params["tolerance"])
+        inside = path["within_tolerance"].to_numpy()
+        ax.plot(path["leaves"], path["metric"], "-", color="tab:blue", linewidth=1, label="path")
+        ax.plot(path["leaves"][inside], path["metric"][inside], "o", markersize=3, color="tab:blue",
+                label="within tolerance")
+        if (~inside).any():
+            ax.plot(path["leaves"][~inside], path["metric"][~inside], "x", color="tab:grey", label="outside")
+        ax.axhline(self.params["baseline"], color="tab:green", linestyle="--", linewidth=1, label="unpruned")
+        ax.axhline(bound, color="tab:orange", linestyle=":", linewidth=1, label="tolerance")
+        chosen = path.iloc[self.chosen]
+        ax.plot([chosen["leaves"]], [chosen["metric"]], "*", color="tab:red", markersize=14,
+                label=f"chosen: {int(chosen['leaves']):,} leaves")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.set(xlabel="leaves (log scale)", ylabel=f"validation {metric.replace('_', ' ')}",
+               title="Model size against validation metric")
+        ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False)
+        return ax
+
     def _table(self) -> str:
         frame = self.metrics.copy()
         return frame.to_string(float_format=lambda v: f"{v:.4f}")
@@ -157,6 +241,10 @@ class PruneResult:
             f"PruneResult(method={self.method!r}, model={source.library}:{source.estimator}, "
             f"trees={self.original.n_trees}, pruned_nodes={self.n_pruned}, elapsed={self.elapsed:.3f}s"
         )
+        if self.method == "compress":
+            chosen = self.path.iloc[self.chosen]
+            head += (f", metric={self.params['metric']!r}, tolerance={self.params['tolerance']}, "
+                     f"leaves={self.original.n_leaves}->{int(chosen['leaves'])}, path={len(self.path)} models")
         if self.method == "bandit":
             head += f", policy={self.params.get('policy')!r}, rounds={len(self.history)}, arms={len(self.arms)}"
         return head + ")\n" + self._table()

@@ -1,0 +1,319 @@
+"""Numba kernels of :func:`bandit_tree_tools.prune`.
+
+Every tree keeps its original node ids throughout the search (global id =
+``offset[tree] + local id``). Rows are routed once to their original leaf;
+``current[node]`` is the node that stands for it in the model as pruned so
+far (the node itself, or the outermost collapsed ancestor), so a row's
+current leaf in a tree is ``current[offset + leaf]`` and every candidate
+collapse is an ancestor of it: walking that leaf's parent chain visits each
+candidate a row can touch exactly once.
+
+Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
+
+* ``SQUARED``: ``(z - y)**2`` (regression with the identity link);
+* ``LOGISTIC``: binary log-loss of ``sigmoid(scale * z)``;
+* ``SOFTMAX``: multiclass log-loss of ``softmax(z)``;
+* ``FRACTIONS``: ``-log(clip(z[y]))``, trees that output class fractions;
+* ``POISSON``: ``exp(z) - y * z`` (regression with the log link).
+
+Candidate costs need the loss change of every (row, ancestor) pair; for the
+smooth losses (logistic, softmax, Poisson) it is taken to second order from
+the row's derivatives, computed once per row and tree, so the inner loop has
+no transcendental function.
+"""
+
+import numba
+import numpy as np
+
+SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
+TAYLOR = 5  # second-order change of a smooth loss, from per-row derivatives
+EPS = 1e-15
+
+
+@numba.njit(cache=True, inline="always")
+def _softplus(z):
+    if z > 0.0:
+        return z + np.log1p(np.exp(-z))
+    return np.log1p(np.exp(z))
+
+
+@numba.njit(cache=True, inline="always")
+def _clip(p):
+    return min(max(p, EPS), 1.0 - EPS)
+
+
+@numba.njit(cache=True)
+def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_score):
+    """``base_score + sum over live trees of factor * value[current leaf]``.
+
+    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids."""
+    n_trees, n_rows = leaf.shape
+    width = value.shape[1]
+    raw = np.empty((n_rows, base_score.shape[0]), dtype=np.float64)
+    for row in range(n_rows):
+        raw[row, :] = base_score
+    for tree in range(n_trees):
+        if not alive[tree]:
+            continue
+        root, first, scale = offset[tree], tree_output[tree], factor[tree]
+        for row in range(n_rows):
+            node = current[root + leaf[tree, row]]
+            for j in range(width):
+                raw[row, first + j] += scale * value[node, j]
+    return raw
+
+
+@numba.njit(cache=True, parallel=True)
+def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess):
+    """Per node, over the rows below it: ``sum(h * c)`` and ``sum(h)``, with
+    ``c`` the row's current contribution from the node's tree.
+
+    ``numerator / (hessian + lambda)`` is then the constant closest to what
+    the subtree outputs now, in the loss's second-order metric: the value a
+    collapsed node takes. (The residual is left to the re-fit that follows a
+    step: Newton corrections of many nodes at once would add up and
+    overshoot.)"""
+    n_trees, n_rows = leaf.shape
+    n_nodes = parent.shape[0]
+    numerator = np.zeros(n_nodes, dtype=np.float64)
+    hessian = np.zeros(n_nodes, dtype=np.float64)
+    for tree in numba.prange(n_trees):
+        if not alive[tree]:
+            continue
+        root, k, scale = offset[tree], tree_output[tree], factor[tree]
+        for row in range(n_rows):
+            node = current[root + leaf[tree, row]]
+            h = hess[row, k]
+            a = h * scale * value[node, 0]
+            up = parent[node]
+            node = up if up < 0 else root + up
+            while node >= 0:
+                numerator[node] += a
+                hessian[node] += h
+                up = parent[node]
+                node = up if up < 0 else root + up
+    return numerator, hessian
+
+
+@numba.njit(cache=True, inline="always")
+def _loss_change(raw, row, k, delta, code, target, loss_kind, link_scale, top, total):
+    """Loss of ``raw[row]`` with ``delta`` added to column ``k``, minus its loss now."""
+    z = raw[row, k]
+    if loss_kind == SQUARED:
+        return delta * (2.0 * (z - target) + delta)
+    if loss_kind == POISSON:
+        return np.exp(z) * np.expm1(delta) - target * delta
+    if loss_kind == LOGISTIC:
+        s = link_scale
+        if code == 1:
+            return _softplus(-s * (z + delta)) - _softplus(-s * z)
+        return _softplus(s * (z + delta)) - _softplus(s * z)
+    if loss_kind == SOFTMAX:
+        changed = total - np.exp(z - top) + np.exp(z + delta - top)
+        after = np.log(max(changed, 1e-300))
+        before = np.log(total)
+        if code == k:
+            return after - before - delta
+        return after - before
+    if loss_kind == TAYLOR:  # second order: top and total hold the row's gradient and hessian
+        return delta * (top + 0.5 * total * delta)
+    # FRACTIONS: only the true class's column matters
+    if code != k:
+        return 0.0
+    return -np.log(_clip(z + delta)) + np.log(_clip(z))
+
+
+@numba.njit(cache=True)
+def _softmax_parts(raw, row):
+    top = raw[row, 0]
+    for k in range(1, raw.shape[1]):
+        top = max(top, raw[row, k])
+    total = 0.0
+    for k in range(raw.shape[1]):
+        total += np.exp(raw[row, k] - top)
+    return top, total
+
+
+@numba.njit(cache=True, parallel=True)
+def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, tree_output, factor, alive, raw,
+                   codes, targets, loss_kind, link_scale):
+    """Per node, over ``rows``: the sum and the sum of squares of each row's
+    loss change if the node were collapsed into a leaf of value
+    ``candidate_value[node]`` (rows not below a node contribute zero), and
+    how many of the rows are below it."""
+    n_trees = leaf.shape[0]
+    n_nodes = parent.shape[0]
+    width = value.shape[1]
+    total_change = np.zeros(n_nodes, dtype=np.float64)
+    total_square = np.zeros(n_nodes, dtype=np.float64)
+    reached = np.zeros(n_nodes, dtype=np.int64)
+    for tree in numba.prange(n_trees):
+        if not alive[tree]:
+            continue
+        root, first, scale = offset[tree], tree_output[tree], factor[tree]
+        for index in range(rows.shape[0]):
+            row = rows[index]
+            top, total = 0.0, 1.0
+            kind = loss_kind
+            if loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON:
+                # the loss change of many candidates per row: expand it to second order once
+                kind = TAYLOR
+                top, total = _derivatives(raw, row, first, codes[row], targets[row], loss_kind, link_scale)
+            start = current[root + leaf[tree, row]]
+            up = parent[start]
+            node = up if up < 0 else root + up
+            while node >= 0:
+                change = 0.0
+                for j in range(width):
+                    delta = scale * (candidate_value[node, j] - value[start, j])
+                    change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], kind,
+                                           link_scale, top, total)
+                total_change[node] += change
+                total_square[node] += change * change
+                reached[node] += 1
+                up = parent[node]
+                node = up if up < 0 else root + up
+    return total_change, total_square, reached
+
+
+@numba.njit(cache=True, parallel=True)
+def removal_costs(rows, leaf, offset, current, value, tree_output, alive, n_alive, tree_sum, base_score, codes,
+                  targets, loss_kind, link_scale):
+    """Averaged ensembles: per tree, the sum and sum of squares over ``rows``
+    of the loss change if the tree were dropped (the mean then runs over one
+    tree fewer). ``tree_sum`` is the sum of the live trees' values per row."""
+    n_trees = leaf.shape[0]
+    width = value.shape[1]
+    n_outputs = base_score.shape[0]
+    total_change = np.zeros(n_trees, dtype=np.float64)
+    total_square = np.zeros(n_trees, dtype=np.float64)
+    if n_alive < 2:
+        return total_change, total_square
+    for tree in numba.prange(n_trees):
+        if not alive[tree]:
+            continue
+        root, first = offset[tree], tree_output[tree]
+        before = np.empty((1, n_outputs), dtype=np.float64)
+        after = np.empty((1, n_outputs), dtype=np.float64)
+        for index in range(rows.shape[0]):
+            row = rows[index]
+            node = current[root + leaf[tree, row]]
+            for k in range(n_outputs):
+                own = value[node, k - first] if first <= k < first + width else 0.0
+                before[0, k] = tree_sum[row, k] / n_alive + base_score[k]
+                after[0, k] = (tree_sum[row, k] - own) / (n_alive - 1) + base_score[k]
+            code = codes[row]
+            if loss_kind == SOFTMAX:  # every column moves: both losses from scratch
+                top, total = _softmax_parts(before, 0)
+                top_after, total_after = _softmax_parts(after, 0)
+                change = (np.log(total_after) + top_after - after[0, code]) - (np.log(total) + top - before[0, code])
+            else:
+                change = 0.0
+                for k in range(n_outputs):
+                    change += _loss_change(before, 0, k, after[0, k] - before[0, k], code, targets[row], loss_kind,
+                                           link_scale, 0.0, 1.0)
+            total_change[tree] += change
+            total_square[tree] += change * change
+    return total_change, total_square
+
+
+@numba.njit(cache=True, inline="always")
+def _derivatives(raw, row, k, code, target, loss_kind, link_scale):
+    """First and second derivative of a row's loss by raw column ``k``."""
+    z = raw[row, k]
+    if loss_kind == SQUARED:
+        return z - target, 1.0
+    if loss_kind == POISSON:
+        mu = np.exp(z)
+        return mu - target, mu
+    if loss_kind == LOGISTIC:
+        p = 1.0 / (1.0 + np.exp(-link_scale * z))
+        return link_scale * (p - code), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
+    top, total = _softmax_parts(raw, row)
+    p = np.exp(z - top) / total
+    return p - (1.0 if code == k else 0.0), max(p * (1.0 - p), 1e-16)
+
+
+@numba.njit(cache=True)
+def refit_leaves(leaf, offset, current, value, tree_output, factor, alive, raw, codes, targets, loss_kind,
+                 link_scale, reg_lambda, step):
+    """One backfitting pass: tree after tree, every current leaf takes a
+    damped Newton step ``-step * G / (H + lambda)`` on the rows it holds, and
+    the rows' scores follow before the next tree is fitted.
+
+    ``value`` and ``raw`` are updated in place (the search's working copies)."""
+    n_trees, n_rows = leaf.shape
+    n_nodes = value.shape[0]
+    grad_sum = np.zeros(n_nodes, dtype=np.float64)
+    hess_sum = np.zeros(n_nodes, dtype=np.float64)
+    for tree in range(n_trees):
+        if not alive[tree]:
+            continue
+        root, k, scale = offset[tree], tree_output[tree], factor[tree]
+        for row in range(n_rows):
+            node = current[root + leaf[tree, row]]
+            g, h = _derivatives(raw, row, k, codes[row], targets[row], loss_kind, link_scale)
+            grad_sum[node] += g
+            hess_sum[node] += h
+        for row in range(n_rows):
+            node = current[root + leaf[tree, row]]
+            raw[row, k] -= step * grad_sum[node] / (hess_sum[node] + reg_lambda)
+        for node in range(root, offset[tree + 1]):  # nodes that hold no row do not move
+            value[node, 0] -= step * grad_sum[node] / (hess_sum[node] + reg_lambda) / scale
+
+
+@numba.njit(cache=True)
+def gradients(raw, codes, targets, loss_kind, link_scale):
+    """First and second derivatives of each row's loss by each raw column."""
+    n_rows, n_outputs = raw.shape
+    grad = np.empty((n_rows, n_outputs), dtype=np.float64)
+    hess = np.empty((n_rows, n_outputs), dtype=np.float64)
+    for row in range(n_rows):
+        for k in range(n_outputs):
+            grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets[row], loss_kind, link_scale)
+    return grad, hess
+
+
+@numba.njit(cache=True)
+def current_leaf_counts(children_left, children_right, offset, collapsed):
+    """Leaves below every node of the model as pruned so far (a collapsed
+    node counts one); nodes below a collapsed node get meaningless counts."""
+    n_nodes = children_left.shape[0]
+    count = np.ones(n_nodes, dtype=np.int64)
+    for tree in range(offset.shape[0] - 1):
+        root = offset[tree]
+        for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
+            left = children_left[node]
+            if left >= 0 and not collapsed[node]:
+                count[node] = count[root + left] + count[root + children_right[node]]
+    return count
+
+
+@numba.njit(cache=True)
+def cover_weighted_values(children_left, children_right, offset, collapsed, cover, value):
+    """Per node, the mean of the current leaf values below it weighted by
+    their training cover (hessian sums or sample weights as the library
+    recorded them): the constant closest to what the subtree outputs now,
+    which is what a collapsed node takes. NaN where no cover is known."""
+    n_nodes, width = value.shape
+    numerator = np.zeros((n_nodes, width), dtype=np.float64)
+    weight = np.zeros(n_nodes, dtype=np.float64)
+    for tree in range(offset.shape[0] - 1):
+        root = offset[tree]
+        for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
+            left = children_left[node]
+            if left < 0 or collapsed[node]:
+                weight[node] = cover[node]
+                for j in range(width):
+                    numerator[node, j] = cover[node] * value[node, j]
+            else:
+                right = children_right[node]
+                weight[node] = weight[root + left] + weight[root + right]
+                for j in range(width):
+                    numerator[node, j] = numerator[root + left, j] + numerator[root + right, j]
+    out = np.full((n_nodes, width), np.nan)
+    for node in range(n_nodes):
+        if weight[node] > 0.0:
+            for j in range(width):
+                out[node, j] = numerator[node, j] / weight[node]
+    return out

@@ -1,0 +1,258 @@
+"""Compression at the user's tolerance: ``btt.prune`` against the baselines,
+XGBoost's own pruner and LOP's published figures.
+
+    python benchmarks/bench_compression.py [--datasets adult,california,...] [--models lightgbm,xgboost,rf,hgb]
+                                           [--tolerance 0.005] [--skip-slow] [--accelerator] [--rows 1000000]
+
+Protocol (LOP's, Devos et al. 2025): one fixed 60/20/20 train/validation/test
+split per data set; the tolerance is 0.5 points of validation balanced
+accuracy (R^2 for California); every figure below is on the test rows.
+Models: LightGBM 300 trees x 63 leaves, XGBoost 300 trees of depth 6,
+scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations.
+
+Methods side by side: the unpruned model; ``btt.prune`` (fitting rows =
+the training rows); ``reduced_error_prune``; ``bandit_prune`` with its
+defaults; for XGBoost models XGBoost's own held-out pruner
+(``process_type="update", updater="refresh,prune"`` on the validation rows)
+with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
+stays within the same tolerance. ``export`` says whether the exported native
+model predicts like the pruned ensemble.
+
+``--accelerator``: a synthetic problem with a 1,000,000-row validation set;
+row evaluations (rows x trees scored) and seconds of ``search="bandit"``
+against ``search="exact"``, and the final validation metric of both.
+"""
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.datasets import make_classification
+from sklearn.metrics import balanced_accuracy_score, log_loss, r2_score
+from sklearn.model_selection import train_test_split
+
+import bandit_tree_tools as btt
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+# LOP's published leaf compression of XGBoost models (Devos et al., ICML 2025)
+LOP = {"adult": 31.8, "california": 9.2, "electricity": 5.2, "compas": 356.8}
+GAMMAS = [0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384]
+
+
+# ------------------------------------------------------------------- data
+def load(name):
+    """(X, y, task) with categorical columns as integer codes."""
+    if name == "adult":
+        columns = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+                   "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+                   "income"]
+        parts = [pd.read_csv(DATASETS / "adult" / file, header=None, names=columns, skipinitialspace=True,
+                             na_values="?", skiprows=skip) for file, skip in (("adult.data.gz", 0),
+                                                                              ("adult.test.gz", 1))]
+        frame = pd.concat(parts, ignore_index=True)
+        y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy(int)
+        return _codes(frame), y, "classification"
+    if name == "california":
+        frame = pd.read_csv(DATASETS / "california_housing" / "housing.csv")
+        y = frame.pop("median_house_value").to_numpy(float) / 100_000.0
+        frame["total_bedrooms"] = frame["total_bedrooms"].fillna(frame["total_bedrooms"].median())
+        return _codes(frame), y, "regression"
+    if name == "electricity":
+        frame = pd.read_csv(DATASETS / "electricity" / "electricity.csv")
+        y = frame.pop("class").eq("UP").to_numpy(int)
+        return frame.to_numpy(float), y, "classification"
+    if name == "compas":
+        frame = pd.read_csv(DATASETS / "tsdt" / "compas-binary.csv", sep=";")
+        y = frame.pop(frame.columns[-1]).to_numpy(int)
+        return frame.to_numpy(float), y, "classification"
+    if name == "synthetic":
+        X, y = make_classification(24_000, 20, n_informative=10, flip_y=0.08, random_state=0)
+        return X, y, "classification"
+    raise ValueError(name)
+
+
+def _codes(frame):
+    out = frame.copy()
+    for column in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[column]):
+            out[column] = out[column].astype("category").cat.codes.replace(-1, np.nan)
+    return out.to_numpy(float)
+
+
+def split(X, y, task):
+    stratify = y if task == "classification" else None
+    X_train, X_rest, y_train, y_rest = train_test_split(X, y, test_size=0.4, random_state=0, stratify=stratify)
+    stratify = y_rest if task == "classification" else None
+    X_val, X_test, y_val, y_test = train_test_split(X_rest, y_rest, test_size=0.5, random_state=0, stratify=stratify)
+    return X_train, y_train, X_val, y_val, X_test, y_test
+
+
+def make_model(kind, task):
+    classify = task == "classification"
+    if kind == "lightgbm":
+        import lightgbm as lgb
+
+        cls = lgb.LGBMClassifier if classify else lgb.LGBMRegressor
+        return cls(n_estimators=300, num_leaves=63, verbose=-1, random_state=0, n_jobs=2)
+    if kind == "xgboost":
+        import xgboost as xgb
+
+        cls = xgb.XGBClassifier if classify else xgb.XGBRegressor
+        return cls(n_estimators=300, max_depth=6, random_state=0, n_jobs=2)
+    if kind == "rf":
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        cls = RandomForestClassifier if classify else RandomForestRegressor
+        return cls(n_estimators=100, random_state=0, n_jobs=2)
+    if kind == "hgb":
+        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+        cls = HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor
+        return cls(max_iter=200, early_stopping=False, random_state=0)
+    raise ValueError(kind)
+
+
+# ---------------------------------------------------------------- scoring
+def quality(ensemble, X, y, task):
+    """(test balanced accuracy or R^2, test log-loss or NaN)."""
+    if task == "classification":
+        proba = ensemble.predict_proba(X)
+        predicted = ensemble.classes_[np.argmax(proba, axis=1)]
+        return balanced_accuracy_score(y, predicted), log_loss(y, np.clip(proba, 1e-15, 1 - 1e-15))
+    return r2_score(y, ensemble.predict(X)), np.nan
+
+
+def exports_exactly(ensemble, X):
+    native = btt.to_model(ensemble)
+    back = btt.from_model(native)
+    return bool(np.array_equal(back.predict_raw(X), ensemble.predict_raw(X)))
+
+
+def xgboost_prune(model, X_val, y_val, task, tolerance):
+    """XGBoost's own refresh+prune on the validation rows, gamma chosen under the tolerance."""
+    import xgboost as xgb
+
+    booster = model.get_booster()
+    objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
+    dval = xgb.DMatrix(X_val, label=y_val)
+    baseline = _xgb_metric(booster, dval, y_val, task)
+    best = None
+    started = time.perf_counter()
+    for gamma in GAMMAS:
+        params = {"objective": objective, "process_type": "update", "updater": "refresh,prune", "refresh_leaf": 1,
+                  "gamma": gamma, "max_depth": 6, "nthread": 2}
+        pruned = xgb.train(params, dval, num_boost_round=booster.num_boosted_rounds(), xgb_model=booster.copy())
+        if _xgb_metric(pruned, dval, y_val, task) >= baseline - tolerance:
+            leaves = btt.from_model(pruned).n_leaves
+            if best is None or leaves < best[0]:
+                best = (leaves, gamma, pruned)
+    return best, time.perf_counter() - started
+
+
+def _xgb_metric(booster, dmatrix, y, task):
+    import xgboost  # noqa: F401
+
+    prediction = booster.predict(dmatrix)
+    if task == "classification":
+        return balanced_accuracy_score(y, (prediction > 0.5).astype(int))
+    return r2_score(y, prediction)
+
+
+# ------------------------------------------------------------------- runs
+def run_case(name, kind, tolerance, skip_slow):
+    X, y, task = load(name)
+    X_train, y_train, X_val, y_val, X_test, y_test = split(X, y, task)
+    model = make_model(kind, task).fit(X_train, y_train)
+    ensemble = btt.from_model(model)
+    rows = []
+
+    def add(method, pruned, seconds, note=""):
+        score, loss = quality(pruned, X_test, y_test, task)
+        rows.append({"data": name, "model": kind, "method": method, "leaves": pruned.n_leaves,
+                     "trees": pruned.n_trees, "ratio": ensemble.n_leaves / pruned.n_leaves, "test_score": score,
+                     "test_log_loss": loss, "seconds": seconds,
+                     "export": exports_exactly(pruned, X_test) if method != "unpruned" else "", "note": note})
+
+    add("unpruned", ensemble, 0.0)
+    started = time.perf_counter()
+    result = btt.prune(model, X_val, y_val, tolerance=tolerance, X_train=X_train, y_train=y_train, random_state=0,
+                       progress=False)
+    add("btt.prune", result.ensemble, time.perf_counter() - started,
+        f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
+        f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps")
+    if not (skip_slow and kind == "rf"):
+        started = time.perf_counter()
+        rep = btt.reduced_error_prune(model, X_val, y_val)
+        add("reduced_error_prune", rep.ensemble, time.perf_counter() - started)
+    if task == "classification":
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            paper = btt.bandit_prune(model, X_val, y_val, random_state=0, progress=False)
+        add("bandit_prune", paper.ensemble, time.perf_counter() - started)
+    if kind == "xgboost":
+        best, seconds = xgboost_prune(model, X_val, y_val, task, tolerance)
+        if best is not None:
+            add("xgboost refresh,prune", btt.from_model(best[2]), seconds, f"gamma {best[1]}")
+        if name in LOP:
+            rows.append({"data": name, "model": kind, "method": "LOP (published)", "ratio": LOP[name]})
+    return rows
+
+
+def accelerator(n_rows, tolerance):
+    """Bandit against exact search on a 1,000,000-row validation set."""
+    import lightgbm as lgb
+
+    X, y = make_classification(n_rows + 40_000, 20, n_informative=10, flip_y=0.05, random_state=1)
+    X_train, y_train, X_val, y_val = X[:40_000], y[:40_000], X[40_000:], y[40_000:]
+    model = lgb.LGBMClassifier(n_estimators=100, num_leaves=31, verbose=-1, random_state=0).fit(X_train, y_train)
+    out = []
+    for search in ("bandit", "exact"):
+        started = time.perf_counter()
+        result = btt.prune(model, X_val, y_val, tolerance=tolerance, X_train=X_train, y_train=y_train,
+                           search=search, random_state=0, progress=False)
+        out.append({"search": search, "seconds": time.perf_counter() - started,
+                    "row_evaluations": result.params["row_evaluations"], "leaves": result.ensemble.n_leaves,
+                    "val_metric": result.path["metric"].iat[result.chosen], "steps": len(result.path)})
+    frame = pd.DataFrame(out).set_index("search")
+    print(f"\nAccelerator: {n_rows:,} validation rows, LightGBM 100 x 31 ({model.booster_.num_trees()} trees)")
+    print(frame.to_string(float_format=lambda v: f"{v:,.4f}"))
+    exact, bandit = frame.loc["exact"], frame.loc["bandit"]
+    print(f"exact / bandit: row evaluations {exact.row_evaluations / bandit.row_evaluations:.1f}x, "
+          f"time {exact.seconds / bandit.seconds:.1f}x; validation metric difference "
+          f"{abs(exact.val_metric - bandit.val_metric):.4f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", default="adult,california,electricity,compas,synthetic")
+    parser.add_argument("--models", default="lightgbm,xgboost,rf,hgb")
+    parser.add_argument("--tolerance", type=float, default=0.005)
+    parser.add_argument("--skip-slow", action="store_true", help="no reduced-error pruning of random forests")
+    parser.add_argument("--accelerator", action="store_true", help="only the 1,000,000-row bandit/exact comparison")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    if args.accelerator:
+        accelerator(args.rows, args.tolerance)
+        return
+    rows = []
+    for name in args.datasets.split(","):
+        for kind in args.models.split(","):
+            case = run_case(name, kind, args.tolerance, args.skip_slow)
+            print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
+            rows += case
+    frame = pd.DataFrame(rows)
+    ours = frame[frame.method == "btt.prune"].set_index(["data", "model"])
+    base = frame[frame.method == "unpruned"].set_index(["data", "model"])
+    drop = base.test_score - ours.test_score
+    print(f"\nbtt.prune: median leaf compression {ours.ratio.median():.1f}x (mean {ours.ratio.mean():.1f}x) over "
+          f"{len(ours)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}; "
+          f"slowest {ours.seconds.max():.1f} s")
+
+
+if __name__ == "__main__":
+    main()
