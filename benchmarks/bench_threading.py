@@ -3,8 +3,9 @@
 Trains a LightGBM, an XGBoost and a scikit-learn forest once, imports them, and
 times ``Ensemble.predict_raw`` in one subprocess per layer (the layer is fixed per
 process), layers interleaved over several rounds; prints the best time per layer and
-the ratio to OpenMP's (below 1: faster than OpenMP). Also checks which layers survive
-a fork after a prediction and two threads predicting at once.
+the ratio to OpenMP's (below 1: faster than OpenMP). Best-of timings, because the
+machine is shared: the minimum is the run least disturbed by other work. Also checks
+which layers survive a fork after a prediction and two threads predicting at once.
 
     python benchmarks/bench_threading.py [--rows 100000] [--rounds 3]
 """
@@ -36,7 +37,7 @@ out = {"layer": numba.threading_layer(), "threads": numba.get_num_threads()}
 if mode == "time":
     for name, ensemble in ensembles.items():
         best = np.inf
-        for _ in range(3):
+        for _ in range(5):
             start = time.perf_counter()
             ensemble.predict_raw(X)
             best = min(best, time.perf_counter() - start)
@@ -103,7 +104,7 @@ def main():
                         best.setdefault(name, {})[layer] = min(best.get(name, {}).get(layer, np.inf), seconds)
                     if name == "error":
                         print(f"{layer}: {seconds}")
-        print(f"predict_raw of {args.rows} rows, best of {args.rounds} rounds x 3; ratio = layer / omp")
+        print(f"predict_raw of {args.rows} rows, best of {args.rounds} rounds x 5; ratio = layer / omp")
         print(f"{'model':24s}" + "".join(f"{layer:>20s}" for layer in LAYERS))
         for name, times in best.items():
             cells = "".join(f"{times.get(layer, np.nan):9.4f} s ({times.get(layer, np.nan) / times['omp']:4.2f})"
