@@ -22,7 +22,7 @@ ARM_ROWS = 12  # rows of the arm table
 MIN_PULLS_PER_ARM = 5  # fewer rounds per arm than this cannot tell arms apart
 REPLAY_SECONDS = 1.2  # a run over before its first frame is drawn again at this pace
 REPLAY_FRAMES = 12
-DOWNLOAD_LIMIT = 50_000_000  # bytes: larger exports are offered as a file only
+DOWNLOAD_LIMIT = 20_000_000  # bytes: larger exports are written to the file only (a widget message carries the link)
 # the file each library reads back: LightGBM's model text, XGBoost's JSON, joblib
 EXPORT_EXTENSIONS = {"lightgbm": "txt", "xgboost": "json", "sklearn": "joblib"}
 
