@@ -76,8 +76,7 @@ REG_LAMBDA = 1.0  # L2 penalty of collapsed and re-fitted leaf values (XGBoost's
 REFIT_STEP = 0.1  # damping of the backfitting pass after every step (a boosting learning rate)
 PESSIMISM = 1.0  # candidates rank by cost + PESSIMISM * sqrt(sum of squared changes), per leaf
 FIRST_BATCH = 2_000  # validation rows of the bandit's first batch (then doubling)
-UNDECIDED_SHARE = 0.25  # a step is decided when the undecided candidates hold less than this share of its leaves
-MIN_REACHED = 10  # sampled rows below a candidate before its interval counts
+DECISION_ACCURACY = 0.005  # the bandit stops sampling when its choice's cost is known to 0.5% of the model's loss
 MAX_STEPS = 1_000
 
 
@@ -577,33 +576,41 @@ class _Search:
         return self.select(ids, benefit, _pessimistic(cost[ids], square[ids]), budget), candidate_value
 
     def _bandit_step(self, ids, benefit, budget, candidate_value):
-        """Best-arm identification of the step's removals on growing samples
-        of validation rows; None when the rows run out first."""
+        """The step's removals from growing samples of the ranking rows; None
+        when the rows run out before the choice is clear.
+
+        Each candidate's cost over all ``n`` rows is estimated from the rows
+        sampled so far with a confidence interval (``confidence`` standard
+        errors, finite-population correction). The choice is clear when the
+        chosen candidates' intervals, added in quadrature, are narrower than
+        ``DECISION_ACCURACY`` of the model's loss on the ranking rows: then
+        the chosen set costs what its estimate says, up to that."""
         n = self.n_rank
-        sampled, batch = 0, min(n, FIRST_BATCH)
+        if n < 4 * FIRST_BATCH:
+            return None  # too few rows for sampling to save anything
+        sampled, batch = 0, max(FIRST_BATCH, n // 100)
         total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
         reached = np.zeros(self.current.shape[0], dtype=np.int64)
         per_leaf = np.maximum(benefit, 1.0)
+        allowed = DECISION_ACCURACY * n * self.rank_loss()
         while sampled + batch < n:
             change, change_square, hits = self.costs(self.permutation[sampled:sampled + batch], candidate_value)
             total += change
             square += change_square
             reached += hits
             sampled += batch
+            # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
+            seen = reached[ids] > 0
+            typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
             mean = total[ids] / sampled
-            variance = np.maximum(square[ids] / sampled - mean * mean, 0.0)
+            second = (square[ids] + typical) / sampled
+            variance = np.maximum(second - mean * mean, 0.0)
             with np.errstate(invalid="ignore"):
-                radius = self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
-            # a candidate that few sampled rows reached is not known yet, whatever its spread
-            radius = np.where((reached[ids] < MIN_REACHED) | np.isnan(radius), np.inf, radius)
-            estimate = _pessimistic(n * mean, n * square[ids] / sampled) / per_leaf
-            spread = n * radius / per_leaf
-            chosen = self.select(ids, benefit, estimate * per_leaf, budget)
-            if chosen:
-                boundary = estimate[np.searchsorted(ids, chosen)].max()
-                undecided = (estimate - spread <= boundary) & (estimate + spread >= boundary)
-                if benefit[undecided].sum() <= UNDECIDED_SHARE * budget:
-                    return chosen
+                radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
+            estimate = _pessimistic(n * mean, n * square[ids] / sampled)
+            chosen = self.select(ids, benefit, estimate, budget)
+            if chosen and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
+                return chosen
             batch = min(2 * batch, n - sampled)
         return None
 
@@ -632,6 +639,11 @@ class _Search:
                              fit.raw, fit.target.codes, fit.target.values, self.loss_kind,
                              float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
         self._scores()
+
+    def rank_loss(self) -> float:
+        """Mean loss of the model on the ranking rows (log-loss or squared error)."""
+        name = "log_loss" if self.ensemble.task == "classification" else "mse"
+        return metric_value(name, self.ensemble, self.rank.raw, self.rank.target)
 
     def state(self) -> _State:
         # averaged models never change their values: every state shares them
@@ -698,7 +710,10 @@ def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
             make_leaf = np.zeros_like(make_leaf)
             make_leaf[0] = True
         make_leaf = make_leaf & (tree.children_left != -1)
-        trees.append(rebuild_tree(tree._replace(value=np.array(values)), make_leaf))
+        # a collapsed node's value is the search's own, also where the library stored none
+        known = np.asarray(tree.has_leaf_value) | make_leaf
+        trees.append(rebuild_tree(tree._replace(value=np.array(values), has_leaf_value=known.astype(np.uint8)),
+                                  make_leaf))
         kept.append(index)
     base_score = state.base_score.copy()
     if ensemble.aggregation == "sum":

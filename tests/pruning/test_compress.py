@@ -1,0 +1,264 @@
+"""btt.prune: the path, exact export, bandit against exact search, bad input."""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.pruning import _compress
+from bandit_tree_tools.pruning._evaluator import check_target
+
+lgb = pytest.importorskip("lightgbm")
+xgb = pytest.importorskip("xgboost")
+
+
+def classification(n=3000, seed=0, classes=2):
+    X, y = make_classification(n, 8, n_informative=5, n_classes=classes, flip_y=0.05, random_state=seed)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def binary_data():
+    X, y = classification(4500)
+    return X[:2000], y[:2000], X[2000:3500], y[2000:3500], X[3500:], y[3500:]
+
+
+@pytest.fixture(scope="module")
+def lightgbm_binary(binary_data):
+    X_train, y_train = binary_data[:2]
+    return lgb.LGBMClassifier(n_estimators=40, num_leaves=15, verbose=-1, random_state=0).fit(X_train, y_train)
+
+
+def _models():
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
+
+    X, y = classification(2500, seed=1)
+    Xm, ym = classification(2500, seed=2, classes=3)
+    Xr, yr = make_regression(2500, 6, noise=10.0, random_state=3)
+    return {
+        "lightgbm_binary": (lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1), X, y),
+        "lightgbm_multiclass": (lgb.LGBMClassifier(n_estimators=15, num_leaves=7, verbose=-1), Xm, ym),
+        "xgboost_binary": (xgb.XGBClassifier(n_estimators=30, max_depth=4), X, y),
+        "xgboost_regressor": (xgb.XGBRegressor(n_estimators=30, max_depth=4), Xr, yr),
+        "random_forest": (RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0), X, y),
+        "gradient_boosting_multiclass": (GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0),
+                                         Xm, ym),
+        "hist_gradient_boosting_regressor": (HistGradientBoostingRegressor(max_iter=20, random_state=0), Xr, yr),
+    }
+
+
+@pytest.mark.parametrize("name", list(_models()))
+def test_every_library_prunes_and_exports_exactly(name):
+    model, X, y = _models()[name]
+    model.fit(X[:1200], y[:1200])
+    before = copy.deepcopy(model)
+    X_val, y_val, X_test = X[1200:2000], y[1200:2000], X[2000:]
+    result = btt.prune(model, X_val, y_val, tolerance=0.02, X_train=X[:1200], y_train=y[:1200], random_state=0,
+                       progress=False)
+    pruned = result.ensemble
+    assert result.method == "compress"
+    assert pruned.n_leaves < result.original.n_leaves, "a 2-point tolerance leaves room to prune"
+    # the exported model is a plain model of its library that predicts like the pruned ensemble
+    native = result.to_model()
+    assert type(native) is type(model)
+    again = btt.from_model(native)
+    assert np.array_equal(again.predict_raw(X_test), pruned.predict_raw(X_test))
+    if hasattr(native, "predict_proba"):
+        np.testing.assert_allclose(native.predict_proba(X_test), pruned.predict_proba(X_test), rtol=0, atol=1e-6)
+        proba = np.asarray(native.predict_proba(X_test))
+        assert np.all(proba >= 0) and np.allclose(proba.sum(axis=1), 1.0)
+    # the user's model is untouched
+    np.testing.assert_array_equal(model.predict(X_test), before.predict(X_test))
+
+
+@pytest.mark.parametrize("name", ["lightgbm_multiclass", "xgboost_binary", "random_forest"])
+def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
+    model, X, y = _models()[name]
+    model.fit(X[:1200], y[:1200])
+    X_val, y_val = X[1200:2000], y[1200:2000]
+    result = btt.prune(model, X_val, y_val, tolerance=0.05, X_train=X[:1200], y_train=y[:1200], random_state=0,
+                       progress=False)
+    target = check_target(result.original, y_val, len(y_val))
+    for row, state in enumerate(result._states):
+        ensemble = _compress.build_ensemble(result.original, state)
+        assert ensemble.n_leaves == result.path["leaves"].iat[row]
+        assert ensemble.n_trees == result.path["trees"].iat[row]
+        metric = _compress.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val), target)
+        assert metric == pytest.approx(result.path["metric"].iat[row], abs=1e-9)
+
+
+def test_path_choose_and_plot(lightgbm_binary, binary_data):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0,
+                       progress=False)
+    path = result.path
+    assert list(path.columns[:6]) == ["step", "leaves", "trees", "nodes", "metric", "metric_se"]
+    assert path["leaves"].iat[0] == result.original.n_leaves
+    assert np.all(np.diff(path["leaves"].to_numpy()) <= 0), "every step removes leaves"
+    assert result.path["within_tolerance"].iat[result.chosen]
+    assert result.ensemble.n_leaves == path["leaves"].iat[result.chosen]
+    assert result.ensemble.n_leaves == path.loc[path["within_tolerance"], "leaves"].min()
+    looser = result.choose(0.05)
+    assert looser.ensemble.n_leaves <= result.ensemble.n_leaves
+    assert looser.path[["leaves", "metric"]].equals(result.path[["leaves", "metric"]]), "no rerun"
+    strict = result.choose(0.0)
+    bound = result.params["baseline"]
+    assert _compress.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
+        >= bound - 1e-12
+    assert set(result.metrics.index) == {"before", "after"}
+    assert result.metrics.loc["after", "leaves"] == result.ensemble.n_leaves
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = result.plot()
+    assert ax.get_xscale() == "log"
+    assert "chosen" in " ".join(text.get_text() for text in ax.get_legend().get_texts())
+    assert "compress" in repr(result)
+
+
+def test_bandit_with_a_full_budget_walks_the_exact_path():
+    X, y = classification(42_000, seed=5)
+    model = lgb.LGBMClassifier(n_estimators=40, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
+    # without training rows half of the validation rows rank: 20,000, ten times the bandit's first batch
+    X, y = X[2000:], y[2000:]
+    exact = btt.prune(model, X, y, search="exact", random_state=3, progress=False)
+    bandit = btt.prune(model, X, y, search="bandit", confidence=np.inf, random_state=3, progress=False)
+    pd.testing.assert_frame_equal(exact.path.drop(columns="elapsed"), bandit.path.drop(columns="elapsed"))
+    assert exact.ensemble.n_leaves == bandit.ensemble.n_leaves
+    assert bandit.params["row_evaluations"] > exact.params["row_evaluations"], "it sampled before it gave up"
+    fast = btt.prune(model, X, y, random_state=3, progress=False)
+    assert fast.params["row_evaluations"] < exact.params["row_evaluations"]
+
+
+def test_costs_equal_brute_force_for_squared_loss_and_fractions():
+    from sklearn.ensemble import RandomForestClassifier
+
+    Xr, yr = make_regression(600, 5, noise=5.0, random_state=0)
+    X, y = classification(600, seed=4)
+    cases = [
+        (lgb.LGBMRegressor(n_estimators=5, num_leaves=8, verbose=-1).fit(Xr[:300], yr[:300]), Xr[300:], yr[300:]),
+        (RandomForestClassifier(n_estimators=4, max_depth=5, random_state=0).fit(X[:300], y[:300]), X[300:], y[300:]),
+    ]
+    for model, X_val, y_val in cases:
+        ensemble = btt.from_model(model)
+        target = check_target(ensemble, y_val, len(y_val))
+        search = _compress._Search(ensemble, ensemble.check_X(X_val), target, None, ensemble.check_X(X_val[:150]),
+                                   check_target(ensemble, y_val[:150], 150), "r2" if target.n_classes == 0 else
+                                   "accuracy", "exact", 3.0, False, np.random.default_rng(0))
+        ids, _ = search.candidates()
+        values = search.candidate_values()
+        cost, _, reached = search.costs(np.arange(search.n_rank), values)
+        loss_now = _loss(ensemble, ensemble.predict_raw(X_val[:150]), target, rows=slice(0, 150))
+        for node in ids[:: max(1, len(ids) // 12)]:
+            tree = int(search.tree_of[node])
+            local = int(node - search.offset[tree])
+            if search.is_root[node] and ensemble.aggregation == "mean":
+                trees = [t for i, t in enumerate(ensemble.trees) if i != tree]
+                changed = _replace_trees(ensemble, trees, keep=[i for i in range(ensemble.n_trees) if i != tree])
+            else:
+                changed = btt.collapse(ensemble, {tree: [local]}) if not search.is_root[node] else None
+                if changed is None:
+                    continue
+                trees = list(changed.trees)
+                trees[tree] = trees[tree]._replace(value=_value_after(changed.trees[tree], ensemble.trees[tree],
+                                                                      local, values[node]))
+                changed = changed.replace_trees(trees)
+            after = _loss(changed, changed.predict_raw(X_val[:150]), target, rows=slice(0, 150))
+            assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
+
+
+def _loss(ensemble, raw, target, rows):
+    kind = _compress._loss_kind(ensemble)
+    if kind == _compress.kernels.SQUARED:
+        return float(np.sum((raw[:, 0] - target.values[rows]) ** 2))
+    codes = target.codes[rows]
+    return float(-np.sum(np.log(np.clip(raw[np.arange(len(codes)), codes], 1e-15, 1 - 1e-15))))
+
+
+def _value_after(collapsed_tree, original_tree, node, value):
+    """The collapsed tree's value array with the collapsed node (its id in the compact tree) set to ``value``."""
+    out = np.array(collapsed_tree.value)
+    # the collapsed node keeps its relative order among kept nodes
+    keep = np.zeros(original_tree.n_nodes, dtype=bool)
+    keep[0] = True
+    for i in range(original_tree.n_nodes):
+        if keep[i] and original_tree.children_left[i] != -1 and i != node:
+            keep[original_tree.children_left[i]] = keep[original_tree.children_right[i]] = True
+    out[int(np.count_nonzero(keep[:node]))] = value
+    return out
+
+
+def _replace_trees(ensemble, trees, keep):
+    from dataclasses import replace
+
+    return replace(ensemble, trees=tuple(trees), tree_output=ensemble.tree_output[keep],
+                   tree_scale=ensemble.tree_scale[keep])
+
+
+def test_callback_sees_every_step_and_can_stop(lightgbm_binary, binary_data):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    seen = []
+
+    def callback(row):
+        seen.append(row)
+        return row["step"] == 2
+
+    result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, callback=callback,
+                       progress=False, random_state=0)
+    assert [row["step"] for row in seen] == [0, 1, 2]
+    assert len(result.path) == 3
+    assert set(seen[0]) >= {"step", "leaves", "trees", "nodes", "metric", "elapsed"}
+
+
+def test_same_random_state_same_path(lightgbm_binary, binary_data):
+    _, _, X_val, y_val, _, _ = binary_data
+    one = btt.prune(lightgbm_binary, X_val, y_val, random_state=np.random.RandomState(7), progress=False)
+    two = btt.prune(lightgbm_binary, X_val, y_val, random_state=7, progress=False)
+    pd.testing.assert_frame_equal(one.path.drop(columns="elapsed"), two.path.drop(columns="elapsed"))
+
+
+def test_regression_metrics_and_pandas_input():
+    Xr, yr = make_regression(1500, 5, noise=10.0, random_state=0)
+    frame = pd.DataFrame(Xr, columns=[f"f{i}" for i in range(5)])
+    model = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, verbose=-1).fit(frame[:800], yr[:800])
+    for metric in ("r2", "mse"):
+        result = btt.prune(model, frame[800:], yr[800:], metric=metric, tolerance=0.05, progress=False,
+                           random_state=0)
+        assert result.params["metric"] == metric
+        assert result.ensemble.n_leaves <= result.original.n_leaves
+    with pytest.raises(DataError, match="columns"):
+        btt.prune(model, frame[800:][frame.columns[::-1]], yr[800:], progress=False)
+
+
+def test_bad_input(lightgbm_binary, binary_data):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    prune = lightgbm_binary
+    for tolerance in (-0.1, np.nan, np.inf, "half"):
+        with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
+            btt.prune(prune, X_val, y_val, tolerance=tolerance, progress=False)
+    with pytest.raises(ValueError, match="unknown metric 'f1'; known metrics: balanced_accuracy, accuracy"):
+        btt.prune(prune, X_val, y_val, metric="f1", progress=False)
+    Xr, yr = make_regression(400, 4, random_state=0)
+    regressor = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(Xr, yr)
+    with pytest.raises(ValueError, match="'roc_auc' is for classification models, but this is a regression"):
+        btt.prune(regressor, Xr, yr, metric="roc_auc", progress=False)
+    with pytest.raises(DataError, match="one class only"):
+        btt.prune(prune, X_val[y_val == 1], y_val[y_val == 1], progress=False)
+    with pytest.raises(DataError, match="labels the model never saw: 7"):
+        btt.prune(prune, X_val, np.where(np.arange(len(y_val)) == 0, 7, y_val), progress=False)
+    with pytest.raises(DataError, match="needs at least 100 rows of the rarest class, got"):
+        btt.prune(prune, X_val[:120], y_val[:120], progress=False)
+    with pytest.raises(ValueError, match="pass X_train and y_train together"):
+        btt.prune(prune, X_val, y_val, X_train=X_train, progress=False)
+    with pytest.raises(ValueError, match="search must be one of"):
+        btt.prune(prune, X_val, y_val, search="greedy", progress=False)
+    with pytest.raises(ValueError, match="confidence must be a positive number"):
+        btt.prune(prune, X_val, y_val, confidence=0, progress=False)
+    with pytest.raises(TypeError, match="callback must be callable"):
+        btt.prune(prune, X_val, y_val, callback="print", progress=False)
+    with pytest.raises(ValueError, match="choose\\(\\) needs a result of btt.prune"):
+        btt.reduced_error_prune(prune, X_val, y_val).choose(0.01)
