@@ -693,9 +693,9 @@ def exact_dt_counts(state, X, y, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
     down every path of those splits that it matches (splits tried at a node
-    share its rows). Other DT nodes get zeros. Stops when more than
-    ``budget`` (row, node) pairs would be counted: returns (counts, whether
-    every row was counted)."""
+    share its rows). Other DT nodes get zeros. Stops after the first row
+    that brings the steps (a row past one tried split) beyond ``budget``:
+    returns (counts, whether every row was counted)."""
     n_dt = state.counters[C_DT]
     n_slots = state.counters[C_SLOTS]
     n_features = n_cat.shape[0]

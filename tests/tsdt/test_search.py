@@ -301,6 +301,11 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
         parent = int(state.dt_parent[dt])
         reached[dt] = reached[parent] and tried[state.dt_slot[parent], state.dt_feature[dt]] == 1
     assert 50 < reached.sum() < n_dt  # splits of unvisited search leaves are left out
+    steps = sum(int(counts[dt].sum()) * int(tried[state.dt_slot[dt]].sum())
+                for dt in range(n_dt) if reached[dt] and state.dt_slot[dt] >= 0)
+    estimate = len(y) * K.counting_work(state, tried, model.n_categories_, model._cat_offset)
+    assert 0.8 * steps < estimate < 1.25 * steps  # chain-rule shares of the stream stand for the rows
+    assert not K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_, tried, steps // 2)[1]
     for dt in range(n_dt):  # every DT node reached counts exactly the rows that match its path
         match = np.ones(len(y), dtype=bool)
         for feature, category in _path(state, dt):
