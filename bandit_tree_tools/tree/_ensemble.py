@@ -447,9 +447,10 @@ def check_X(
     treats as numeric means: its values for scikit-learn (numeric categories,
     as ``np.asarray`` gives them), refused for LightGBM when the model records
     its categorical columns and for XGBoost with float categories (as they
-    refuse them), its own codes otherwise (as LightGBM and XGBoost read them). scipy sparse matrices are densified (implicit entries are zeros,
-    or missing for XGBoost, as each library reads them). Complex, datetime and
-    timedelta data and numpy masked arrays are refused.
+    refuse them), its own codes otherwise (as LightGBM and XGBoost read
+    them). scipy sparse matrices are densified (implicit entries are zeros,
+    or missing for XGBoost, as each library reads them). Complex, datetime
+    and timedelta data and numpy masked arrays are refused.
     """
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         X = _frame_to_array(X, n_features, feature_names, feature_categories, library)
@@ -466,7 +467,7 @@ def check_X(
         raise DataError(f"X has {what} values, which tree models do not take; convert them to real numbers first")
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", np.exceptions.ComplexWarning if hasattr(np, "exceptions") else Warning)
+            warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
             array = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError, Warning) as error:
         hint = ""
