@@ -18,7 +18,8 @@ import numpy as np
 
 # capability -> module whose demo() returns the text to print
 SECTIONS = {
-    "Bandit pruning": "bandit_tree_tools.pruning._demo",
+    "Compression (btt.prune)": "bandit_tree_tools.pruning._compress_demo",
+    "Bandit pruning (the paper's method)": "bandit_tree_tools.pruning._demo",
     "Leaf medoids (BanditPAM)": "bandit_tree_tools.medoids._demo",
     "MABSplit": "bandit_tree_tools.mabsplit._demo",
     "TSDT optimal trees": "bandit_tree_tools.tsdt._demo",

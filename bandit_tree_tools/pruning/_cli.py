@@ -3,7 +3,10 @@
 MODEL is a LightGBM text model (``.txt``), an XGBoost model (``.json`` or
 ``.ubj``) or a pickled scikit-learn / LightGBM / XGBoost estimator
 (``.pkl``, ``.pickle``, ``.joblib``). The pruned model is written in the same
-format, and the before/after metrics on the CSV's rows are printed.
+format, and the before/after metrics on the CSV's rows are printed. By
+default the smallest model within ``--tolerance`` (``btt.prune``; give the
+training rows with ``--train-data`` where you have them); ``--method paper``
+runs the paper's bandit pruning (``btt.bandit_prune``) instead.
 """
 
 import argparse
@@ -21,10 +24,11 @@ XGBOOST_SUFFIXES = (".json", ".ubj")
 def register(subparsers) -> None:
     from ..bandits import POLICIES
     from ._bandit import CANDIDATES, STRATEGIES
+    from ._compress import METRICS
 
     parser = subparsers.add_parser(
         "prune",
-        help="prune a saved tree model with a multi-armed bandit",
+        help="prune a saved tree model to the smallest one within a tolerance",
         description=__doc__.split("\n\n", 1)[1].strip(),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -32,7 +36,16 @@ def register(subparsers) -> None:
     parser.add_argument("--data", required=True, help="CSV file of validation rows (with a header)")
     parser.add_argument("--target", required=True, help="column of the CSV holding the target")
     parser.add_argument("--out", required=True, help="where to write the pruned model (same format as MODEL)")
-    parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES))
+    parser.add_argument("--method", default="compress", choices=("compress", "paper"),
+                        help="compress: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune")
+    parser.add_argument("--tolerance", type=float, default=0.005,
+                        help="compress: how much worse than the unpruned model the pruned one may be on --data "
+                             "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)")
+    parser.add_argument("--metric", default=None, choices=sorted(METRICS),
+                        help="compress: balanced_accuracy for classifiers and r2 for regressors by default")
+    parser.add_argument("--train-data", default=None,
+                        help="compress: CSV of training rows (same columns) to rank removals and re-fit leaves on")
+    parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES), help="paper: the bandit policy")
     parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
     parser.add_argument("--eval-size", type=_eval_size, default=0.5,
                         help="rows drawn each round: a fraction (<= 1) or a number of rows (> 1)")
@@ -194,26 +207,43 @@ def run(args) -> int:
 
     from ..interop import from_model
     from ._bandit import bandit_prune
+    from ._compress import prune
+
+    def read(path):
+        frame = pd.read_csv(path)
+        if args.target not in frame.columns:
+            raise DataError(f"the CSV {path} has no column {args.target!r}; its columns are "
+                            f"{list(frame.columns)[:20]}")
+        y = frame.pop(args.target).to_numpy()
+        return _columns(frame, ensemble), y
 
     try:
         _check_out(Path(args.model), Path(args.out))
         model, kind = _load(Path(args.model))
         ensemble = from_model(model)
-        frame = pd.read_csv(args.data)
-        if args.target not in frame.columns:
-            raise DataError(f"the CSV has no column {args.target!r}; its columns are {list(frame.columns)[:20]}")
-        y = frame.pop(args.target).to_numpy()
-        result = bandit_prune(
-            ensemble, _columns(frame, ensemble), y, policy=args.policy, n_rounds=args.rounds,
-            eval_size=args.eval_size, candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
-            random_state=args.random_state, progress=False,
-        )
+        X, y = read(args.data)
+        if args.method == "compress":
+            X_train, y_train = read(args.train_data) if args.train_data else (None, None)
+            result = prune(ensemble, X, y, tolerance=args.tolerance, metric=args.metric, X_train=X_train,
+                           y_train=y_train, random_state=args.random_state, progress=False)
+        else:
+            result = bandit_prune(
+                ensemble, X, y, policy=args.policy, n_rounds=args.rounds, eval_size=args.eval_size,
+                candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
+                random_state=args.random_state, progress=False,
+            )
         _save(result.to_model(), kind, Path(args.out))
     except (BanditTreeToolsError, ValueError, OSError, *_native_errors()) as error:
         print(f"bandit-tree-tools prune: error: {_first_line(error)}", file=sys.stderr)
         return 1
-    print(f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
-          f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:")
+    if args.method == "compress":
+        print(f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
+              f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
+              f"{result.params['metric']}, {len(result.path)} models visited ({result.elapsed:.2f} s); metrics on "
+              f"{len(y)} rows of {args.data}:")
+    else:
+        print(f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
+              f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:")
     print(result.metrics.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {args.out}")
     return 0

@@ -6,37 +6,48 @@ of the unpruned model's. One step:
 
 1. **Candidates.** Every internal node of every tree can become a leaf; the
    root of a tree of a summed (boosted) ensemble stands for removing the
-   whole tree, its constant folded into the intercept; a tree of an averaged
-   ensemble (random forest) can be dropped from the mean.
-2. **Values.** Boosted models: the value a collapsed node takes is one Newton
-   step of the model's own loss (squared error, log-loss through the sigmoid
-   or softmax, Poisson for the log link) from every row's current score, on
-   the fitting rows (``X_train``, ``y_train`` when given), with XGBoost's L2
-   penalty: ``sum(h * c - g) / (sum(h) + lambda)``. Averaged models keep the
-   stored values (class fractions, means), so exported scikit-learn trees
-   stay plain trees.
-3. **Costs.** Each candidate's cost is the change of the validation loss if
-   it alone were applied; candidates are ranked by cost per leaf removed.
-   With ``search="exact"`` every validation row enters every cost; with
-   ``search="bandit"`` the costs are estimated from a growing sample of the
-   rows (one fixed random permutation, batches doubling) with confidence
-   intervals (normal, with the finite-population correction), and sampling
-   stops as soon as the chosen set is told apart from the rest: best-arm
-   identification over removals, the way MABSplit identifies splits. When the
-   rows run out before that, the exact costs are computed, so with a full
-   budget (``confidence=inf``) both searches visit the same path.
-4. **Step.** The best-ranked candidates that do not overlap are applied until
-   a fraction of the current leaves (10% at first) is gone; then every leaf
-   of a boosted model is re-fitted by one damped backfitting pass of Newton
-   steps on the fitting rows, so what remains is re-calibrated.
-5. **Check.** The validation metric of the new model is recorded on the
-   path. A step that breaks the tolerance is undone and retried with half
-   the fraction; the search ends when the fraction gets too small.
-
-Fitting values and choosing removals on the same rows over-fits them: pass
-the training rows as ``X_train``/``y_train`` to fit values on, so that the
-validation rows only choose. Without them the validation rows do both, with
-the penalty ``lambda`` as the only guard.
+   whole tree, its constant folded into the other trees' leaves; a tree of an
+   averaged ensemble (random forest) can be dropped from the mean.
+2. **Values.** A collapsed node of a boosted model takes the mean of the
+   current leaf values below it, weighted by the covers the library recorded
+   (hessian sums; hessians of the fitting rows where none are recorded): the
+   constant closest to what the subtree outputs now. A Newton correction per
+   candidate was measured and dropped: applied to many candidates at once the
+   corrections add up and overshoot. Averaged models keep their stored values
+   (class fractions, means), so exported scikit-learn trees stay plain trees.
+3. **Costs.** Each candidate's cost is the change of the loss (the model's own:
+   squared error, log-loss through the sigmoid or softmax, Poisson for the log
+   link; smooth losses to second order) on the ranking rows if it alone were
+   applied, plus one spread of its per-row changes; candidates are ranked by
+   that per leaf removed. The spread discounts candidates whose few rows
+   happen to agree: with thousands of candidates the plain sum picks exactly
+   those (on a 300-tree LightGBM model it raised validation balanced
+   accuracy by 1.5 points while test accuracy fell).
+4. **Bandit.** With ``search="exact"`` every ranking row enters every cost;
+   with ``search="bandit"`` the costs are estimated from a growing sample of
+   the rows (one fixed random permutation, batches doubling) with confidence
+   intervals (normal, finite-population correction), and sampling stops as
+   soon as the chosen set's cost is known to ``DECISION_ACCURACY`` of the
+   model's loss: best-arm identification over removals, the way MABSplit
+   identifies splits. When the rows run out first, the exact costs are
+   computed, so with a full budget (``confidence=inf``) both searches walk
+   the same path.
+5. **Step.** The best-ranked candidates that do not overlap are applied until
+   a tenth of the current leaves is gone; then, with training rows, every
+   leaf of a boosted model is re-fitted by one backfitting pass of Newton
+   steps damped to 0.1 (a boosting learning rate), so what remains takes over
+   the removed parts' work. (Re-fitting on the validation rows, or with a step
+   of 0.5, made test scores worse.)
+6. **Check.** The metric is measured on rows the choice has not seen: with
+   ``X_train``, the training rows rank and re-fit and every validation row
+   checks; without it, half of the validation rows rank and the other half
+   checks. The walk goes on past models outside the tolerance (a re-fitted
+   model further down can be back within it) and ends after ``PATIENCE``
+   models far outside it. The chosen model is the smallest whose metric,
+   averaged with its neighbours on the path and held one standard error of
+   its paired difference from the unpruned model inside, is within the
+   tolerance: without the averaging and the margin, one lucky point at the
+   edge where the metric falls off would be chosen.
 """
 
 import math

@@ -9,11 +9,11 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from bandit_tree_tools.cli import main
-from bandit_tree_tools.pruning import bandit_prune
+from bandit_tree_tools.pruning import bandit_prune, prune
 
 from .models import classification_data
 
-ARGS = ["--rounds", "150", "--min-depth", "2", "--random-state", "3"]
+ARGS = ["--method", "paper", "--rounds", "150", "--min-depth", "2", "--random-state", "3"]
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +65,30 @@ def test_xgboost_model(data, capsys, suffix):
     expected = expected_model(original, Xv, yv)
     matrix = xgboost.DMatrix(Xv)
     np.testing.assert_array_equal(pruned.predict(matrix), expected.predict(matrix))
+
+
+def test_default_method_is_compress_with_tolerance_metric_and_training_rows(data, capsys):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, Xv, yv, folder = data
+    model = lightgbm.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1).fit(X, y)
+    model.booster_.save_model(str(folder / "compress.txt"))
+    X.assign(label=y).to_csv(folder / "train.csv", index=False)
+    status = main(["prune", str(folder / "compress.txt"), "--data", str(folder / "val.csv"), "--target", "label",
+                   "--out", str(folder / "compressed.txt"), "--tolerance", "0.05", "--metric", "accuracy",
+                   "--train-data", str(folder / "train.csv"), "--random-state", "3"])
+    output = capsys.readouterr()
+    assert status == 0, output.err
+    assert "within 0.05 of accuracy" in output.out
+    booster = lightgbm.Booster(model_file=str(folder / "compress.txt"))
+    expected = prune(booster, Xv, yv, tolerance=0.05, metric="accuracy", X_train=X, y_train=y, random_state=3,
+                     progress=False).to_model()
+    written = lightgbm.Booster(model_file=str(folder / "compressed.txt"))
+    assert written.num_trees() == expected.num_trees()
+    np.testing.assert_array_equal(written.predict(Xv), expected.predict(Xv))
+    status = main(["prune", str(folder / "compress.txt"), "--data", str(folder / "val.csv"), "--target", "label",
+                   "--out", str(folder / "bad.txt"), "--tolerance", "-1"])
+    assert status == 1
+    assert "tolerance must be a finite number >= 0" in capsys.readouterr().err
 
 
 def test_pickled_estimator_warns_and_round_trips(data, capsys):
