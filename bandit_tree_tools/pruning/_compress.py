@@ -86,8 +86,9 @@ MARGIN = 1.0  # a model is within the tolerance when it is by this many standard
 REG_LAMBDA = 1.0  # L2 penalty of collapsed and re-fitted leaf values (XGBoost's default)
 REFIT_STEP = 0.1  # damping of the backfitting pass after every step (a boosting learning rate)
 PESSIMISM = 1.0  # candidates rank by cost + PESSIMISM * sqrt(sum of squared changes), per leaf
-FIRST_BATCH = 2_000  # validation rows of the bandit's first batch (then doubling)
-DECISION_ACCURACY = 0.005  # the bandit stops sampling when its choice's cost is known to 0.5% of the model's loss
+FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then doubling)
+SAMPLED_FROM = 40_000  # fewer ranking rows than this are scored exactly
+DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
 
 
@@ -597,8 +598,8 @@ class _Search:
         ``DECISION_ACCURACY`` of the model's loss on the ranking rows: then
         the chosen set costs what its estimate says, up to that."""
         n = self.n_rank
-        if n < 4 * FIRST_BATCH:
-            return None  # too few rows for sampling to save anything
+        if n < SAMPLED_FROM:
+            return None  # too few rows for sampling to save anything: the doubling batches reach n at once
         sampled, batch = 0, max(FIRST_BATCH, n // 100)
         total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
         reached = np.zeros(self.current.shape[0], dtype=np.int64)

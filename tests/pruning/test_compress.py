@@ -121,9 +121,9 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
 
 
 def test_bandit_with_a_full_budget_walks_the_exact_path():
-    X, y = classification(42_000, seed=5)
-    model = lgb.LGBMClassifier(n_estimators=40, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
-    # without training rows half of the validation rows rank: 20,000, ten times the bandit's first batch
+    X, y = classification(102_000, seed=5)
+    model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
+    # without training rows half of the validation rows rank: 50,000, enough for the bandit to sample
     X, y = X[2000:], y[2000:]
     exact = btt.prune(model, X, y, search="exact", random_state=3, progress=False)
     bandit = btt.prune(model, X, y, search="bandit", confidence=np.inf, random_state=3, progress=False)
