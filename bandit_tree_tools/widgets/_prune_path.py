@@ -190,7 +190,6 @@ class PathRuns:
             self._set_status("The search failed: see the message above.")
             return
         self._full_result = result
-        self.chart.state = "stopped" if stopped else "done"
         self.export_button.disabled = False
         tolerance = float(result.params["tolerance"])
         with self.tolerance_slider.hold_trait_notifications():
@@ -203,6 +202,7 @@ class PathRuns:
         if notes:
             text += " Note: " + " ".join(notes)
         self._set_status(text)
+        self.chart.state = "stopped" if stopped else "done"  # last: the page waits for it
 
     def choose(self, tolerance: float):
         """``method="compress"``: show (and return) the smallest model of the

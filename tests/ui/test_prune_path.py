@@ -28,6 +28,8 @@ def test_prune_path_view_and_tolerance_slider(page, lab, notebook_dir):
     assert not chart.locator(".btt-chart-rounds").is_visible()  # no rounds or arms in this mode
     panel.locator(".btt-start").click()
     page.wait_for_function("(el) => el.dataset.state === 'done'", arg=chart.element_handle(), timeout=120_000)
+    page.wait_for_function("(el) => el.textContent.startsWith('Done:')",
+                           arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
     status = panel.locator(".btt-status").inner_text()
     assert status.startswith("Done:") and "Tolerance 0.03" in status
     assert "leaves" in chart.locator(".btt-chart-path .btt-chart-title").inner_text()
