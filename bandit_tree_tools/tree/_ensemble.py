@@ -92,8 +92,11 @@ def _pack(ensemble) -> PackedEnsemble:
     trees = ensemble.trees
     offsets = np.zeros(len(trees) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([tree.n_nodes for tree in trees])
-    if offsets[-1] >= 2**31 - 1:
-        raise InvalidTreeError(f"the ensemble has {offsets[-1]} nodes; routing supports fewer than 2**31")
+    if offsets[-1] >= 2**31 - 1 or ensemble.n_features_in_ > _kernels.FEATURE_MASK:
+        raise InvalidTreeError(
+            f"the ensemble has {offsets[-1]} nodes and {ensemble.n_features_in_} features; routing supports "
+            f"fewer than 2**31 nodes and at most {_kernels.FEATURE_MASK} features"
+        )
     n_words = max(tree.category_left.shape[1] for tree in trees)
 
     def joined(name):

@@ -3,7 +3,7 @@ where the decision rule of a split is written down. Every caller (predict,
 apply, decision_path, pruning, medoids, the panels) routes rows through the
 functions here, via the validating wrappers of :mod:`._ensemble`.
 
-Layout (built by :func:`pack`): the nodes of every tree renumbered breadth
+Layout (built by ``Ensemble.packed``): the nodes of every tree renumbered breadth
 first, so that the two children of a node sit side by side (right = left + 1)
 and the top levels of a tree share a few cache lines. Each node is one
 16-byte record, read as float64 ``[threshold, -]`` and as int32
