@@ -149,6 +149,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         children = [settings, self.buttons, self.error_box, self.status, self.chart]
         if method == "compress":
             children.append(self.tolerance_slider)
+            self.progress.layout.display = "none"  # steps, not rounds: the path chart shows them
         children.append(tables)
         if self.tree_view is not None:
             children.append(self.tree_view)

@@ -270,7 +270,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self.version_toggle = ipywidgets.ToggleButtons(
             options=[("before", False), ("after", True)], value=False, description="model",
             tooltips=["the model as given, edited nodes marked", "the edited model, its new splits marked"],
-            style={"button_width": "64px"},
+            style={"button_width": "64px", "description_width": "48px"},
+            layout=ipywidgets.Layout(width="auto"),
         )
         self.version_toggle.add_class("btt-version-toggle")
         self.version_toggle.layout.display = "none"
