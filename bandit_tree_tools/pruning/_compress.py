@@ -59,7 +59,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from ..tree import Ensemble, rebuild_tree
 from ..tree._links import apply_link
 from . import _compress_kernels as kernels
@@ -146,17 +146,17 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     tolerance = _check_tolerance(tolerance)
     metric = _check_metric(metric, ensemble)
     if search not in SEARCHES:
-        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+        raise ParameterError(f"search must be one of {SEARCHES}, got {search!r}")
     if not isinstance(confidence, numbers.Real) or isinstance(confidence, bool) or not confidence > 0:
-        raise ValueError(f"confidence must be a positive number of standard errors (or inf), got {confidence!r}")
+        raise ParameterError(f"confidence must be a positive number of standard errors (or inf), got {confidence!r}")
     if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable (it receives a dict per step), got {type(callback).__name__}")
+        raise ParameterError(f"callback must be callable (it receives a dict per step), got {type(callback).__name__}")
     X_val = ensemble.check_X(X_val)
     if X_val.shape[0] == 0:
         raise DataError("X_val has no rows; pruning needs validation rows")
     target = check_target(ensemble, y_val, X_val.shape[0], name="y_val")
     if (X_train is None) != (y_train is None):
-        raise ValueError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
+        raise ParameterError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
                          "or neither")
     rng = rng_from(random_state)
     halves = _halves(target, rng) if X_train is None else None
@@ -195,7 +195,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
 def _check_tolerance(tolerance) -> float:
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance) \
             or tolerance < 0:
-        raise ValueError(f"tolerance must be a finite number >= 0 (0.005 is half a point of accuracy), "
+        raise ParameterError(f"tolerance must be a finite number >= 0 (0.005 is half a point of accuracy), "
                          f"got {tolerance!r}")
     return float(tolerance)
 
@@ -204,11 +204,11 @@ def _check_metric(metric, ensemble: Ensemble) -> str:
     if metric is None:
         return "balanced_accuracy" if ensemble.task == "classification" else "r2"
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; known metrics: {', '.join(METRICS)}")
+        raise ParameterError(f"unknown metric {metric!r}; known metrics: {', '.join(METRICS)}")
     task = METRICS[metric][0]
     if task != ensemble.task:
         fitting = [name for name, spec in METRICS.items() if spec[0] == ensemble.task]
-        raise ValueError(f"metric {metric!r} is for {task} models, but this is a {ensemble.task} model; "
+        raise ParameterError(f"metric {metric!r} is for {task} models, but this is a {ensemble.task} model; "
                          f"use one of {', '.join(fitting)}")
     return metric
 

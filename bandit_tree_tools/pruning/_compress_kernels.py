@@ -42,24 +42,29 @@ def _clip(p):
     return min(max(p, EPS), 1.0 - EPS)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_score):
     """``base_score + sum over live trees of factor * value[current leaf]``.
 
-    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids."""
+    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids. Blocks of
+    rows run in parallel, tree after tree within a block (sums in tree order)."""
     n_trees, n_rows = leaf.shape
     width = value.shape[1]
     raw = np.empty((n_rows, base_score.shape[0]), dtype=np.float64)
-    for row in range(n_rows):
-        raw[row, :] = base_score
-    for tree in range(n_trees):
-        if not alive[tree]:
-            continue
-        root, first, scale = offset[tree], tree_output[tree], factor[tree]
-        for row in range(n_rows):
-            node = current[root + leaf[tree, row]]
-            for j in range(width):
-                raw[row, first + j] += scale * value[node, j]
+    block = 4096
+    for start in numba.prange((n_rows + block - 1) // block):
+        lo = start * block
+        hi = min(lo + block, n_rows)
+        for row in range(lo, hi):
+            raw[row, :] = base_score
+        for tree in range(n_trees):
+            if not alive[tree]:
+                continue
+            root, first, scale = offset[tree], tree_output[tree], factor[tree]
+            for row in range(lo, hi):
+                node = current[root + leaf[tree, row]]
+                for j in range(width):
+                    raw[row, first + j] += scale * value[node, j]
     return raw
 
 

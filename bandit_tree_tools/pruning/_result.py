@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..exceptions import ParameterError
 from ..tree import Ensemble
 from ._kernels import LOG_LOSS_BOUND, LOG_LOSS_EPS
 
@@ -119,7 +120,7 @@ class PruneResult:
                                 within_margin)
 
         if self.method != "compress":
-            raise ValueError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
+            raise ParameterError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
         tolerance = _check_tolerance(tolerance)
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
@@ -142,13 +143,17 @@ class PruneResult:
         return result
 
     def _summary(self, ensemble, X, target) -> dict:
+        """``prune``'s before/after row: its metric, the loss, accuracy or R^2,
+        and the size, from one pass of the rows through the model."""
         from ._compress import metric_value
 
+        raw = ensemble.predict_raw(X)
         metric = self.params["metric"]
-        row = {metric: metric_value(metric, ensemble, ensemble.predict_raw(X), target)}
-        row.update(model_metrics(ensemble, X, target))
-        row.pop("score", None)
-        row["trees"] = ensemble.n_trees
+        row = {metric: metric_value(metric, ensemble, raw, target)}
+        names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")
+        for name in names:
+            row.setdefault(name, metric_value(name, ensemble, raw, target))
+        row.update(leaves=ensemble.n_leaves, trees=ensemble.n_trees, depth=ensemble.max_depth)
         return row
 
     def evaluate(self, X, y, weights=None) -> pd.DataFrame:
