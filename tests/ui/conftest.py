@@ -1,12 +1,15 @@
 """Fixtures of the browser tests: one JupyterLab and one Chromium per module."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from .lab import CHROMIUM, CHROMIUM_ARGS, JupyterLab
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# screenshots and console logs of each test; CI points this at its run's
+# output folder
+ARTIFACTS = Path(os.environ.get("BTT_UI_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,7 @@ def page(browser, lab, request):
     page.on("pageerror", lambda error: messages.append(f"pageerror: {error}"))
     page.console_messages = messages
     yield page
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     name = request.node.name.replace("/", "_")
     try:
         page.screenshot(path=str(ARTIFACTS / f"{name}-final.png"), full_page=False)
@@ -55,7 +58,7 @@ def page(browser, lab, request):
 
 
 def screenshot(page, name: str, locator=None) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     (locator or page).screenshot(path=str(path))
     return path
