@@ -465,7 +465,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.ensemble is None:
             raise ValueError(self.error)
         node = self.selected_node if node is None else int(node)
-        tree = self.ensemble.trees[self.selected_tree]
+        tree = self._shown().trees[self.selected_tree]  # the edited tree in the after view
         if not 0 <= node < tree.n_nodes:
             raise IndexError(f"node {node} does not exist; tree {self.selected_tree} has nodes 0..{tree.n_nodes - 1}")
         from ._static_html import node_label
@@ -478,7 +478,12 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             "impurity": float(tree.impurity[node]),
             "value": tree.value[node].tolist(),
         }
-        if self.after is not None:
+        if self.after is not None and self.showing_after:
+            marks, previous = _payload.after_marks(self.ensemble.trees[self.selected_tree], tree)
+            details["edit"] = _payload.MARK_NAMES[int(marks[node])]
+            if node in previous:
+                details["before"] = self._split_text(self.ensemble.trees[self.selected_tree], previous[node])
+        elif self.after is not None:
             marks = _payload.diff_marks(tree, self.after.trees[self.selected_tree])
             details["edit"] = _payload.MARK_NAMES[int(marks[node])]
         return details

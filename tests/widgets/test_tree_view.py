@@ -382,5 +382,7 @@ def test_after_view_draws_the_edited_tree_and_what_each_new_split_replaced(iris,
     assert marks[node] == _payload.MARK_RESPLIT and marks.sum() == _payload.MARK_RESPLIT
     assert view.canvas.notes == {str(node): f"{X.columns[tree.feature[node]]} <= {tree.threshold[node]:.5g}"}
     assert view.node_histogram(node)["threshold"] == pytest.approx(threshold[node])
+    details = view.node_details(node)
+    assert details["edit"] == "re-split" and details["before"] == view.canvas.notes[str(node)]
     view.set_after(None)
     assert not view.showing_after and view.version_toggle.layout.display == "none"
