@@ -287,3 +287,17 @@ def test_unknown_method_is_reported(data):
     panel = PruningPanel(model, X_val, y_val, method="greedy")
     assert "method must be 'bandit' (bandit_prune) or 'compress' (prune), got 'greedy'" in panel.error
     assert panel.start_button.disabled
+
+
+def test_stop_ends_the_search_at_the_next_step(data):
+    from bandit_tree_tools.widgets._prune_path import PathLog
+
+    model, X_val, y_val = data
+    full = btt.prune(model, X_val, y_val, tolerance=0.03, random_state=0, progress=False)
+    log = PathLog()
+    log.stop_requested.set()  # Stop pressed before the first step
+    stopped = btt.prune(model, X_val, y_val, tolerance=0.03, random_state=0, progress=False, callback=log)
+    assert len(full.path) > 2
+    # the callback saw the unpruned model (step 0), answered True, and the search ended there
+    assert [step["step"] for step in log.steps] == [0] == stopped.path["step"].tolist()
+    assert log.steps[0]["leaves"] == full.path["leaves"].iat[0]
