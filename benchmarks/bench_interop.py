@@ -25,7 +25,9 @@ and at 1,000 rows no more than 2x the native library's time per call;
 import + export of each model under 2 s.
 
     python benchmarks/bench_interop.py [--rows 200000] [--train-rows 50000] [--threads 2] [--quick]
-        [--no-compiled]   (skip tl2cgen and lleaves, whose compilation takes minutes)
+        [--no-compiled]   (skip tl2cgen and lleaves, whose compilation takes minutes: gcc took 3-6 min for
+                           the boosted models here; lleaves over 25 min for the LightGBM one, so it is
+                           given --lleaves-time-limit seconds, 1,200 by default)
 """
 
 import argparse
@@ -129,7 +131,9 @@ def tl2cgen_predictor(name, tl_model, threads, input_dtype):
     predictor = tl2cgen.Predictor(str(library), nthread=threads)
 
     def predict(X):
-        return predictor.predict(tl2cgen.DMatrix(X, dtype=input_dtype), pred_margin=True)
+        # tl2cgen's DMatrix asks numpy for a view (copy=False), which numpy 2 refuses where a cast is needed
+        dense = np.ascontiguousarray(X, dtype=input_dtype)
+        return predictor.predict(tl2cgen.DMatrix(dense, dtype=input_dtype), pred_margin=True)
 
     return predict, None
 
@@ -151,8 +155,9 @@ def lleaves_python():
     return python, None
 
 
-def lleaves_seconds(model, batches, threads, repeat):
-    """{rows: seconds} of lleaves' raw-score predict (its results saved beside the batches), or a reason why not."""
+def lleaves_seconds(model, batches, threads, repeat, time_limit):
+    """{rows: seconds} of lleaves' raw-score predict (its results saved beside the batches), or a reason why not.
+    Its compilation (single-threaded LLVM, cached once it finishes) may take longer than ``time_limit`` seconds."""
     python, reason = lleaves_python()
     if python is None:
         return None, reason
@@ -168,10 +173,13 @@ def lleaves_seconds(model, batches, threads, repeat):
     runner.write_text(LLEAVES_RUNNER)
     digest = hashlib.sha1(model_file.read_bytes()).hexdigest()[:16]
     cache = CACHE / f"lleaves-{digest}.o"
-    done = subprocess.run(
-        [str(python), str(runner), str(model_file), str(cache), str(threads), str(repeat), *paths],
-        capture_output=True, text=True,
-    )
+    try:
+        done = subprocess.run(
+            [str(python), str(runner), str(model_file), str(cache), str(threads), str(repeat), *paths],
+            capture_output=True, text=True, timeout=time_limit,
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"lleaves did not compile and predict within {time_limit:.0f} s (--lleaves-time-limit)"
     if done.returncode != 0:
         return None, f"lleaves failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
     times = json.loads(done.stdout.strip().splitlines()[-1])
@@ -202,6 +210,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of the largest batch (more for small ones)")
     parser.add_argument("--quick", action="store_true", help="a tenth of the trees and rows, for a smoke run")
     parser.add_argument("--no-compiled", action="store_true", help="skip tl2cgen and lleaves")
+    parser.add_argument("--lleaves-time-limit", type=float, default=1200, help="seconds for lleaves to compile and run")
     args = parser.parse_args()
     threads = args.threads
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
@@ -255,7 +264,8 @@ def main():
             notes.append("treelite is not installed (pip install 'bandit-tree-tools[bench]'): no GTIL, no tl2cgen")
         lleaves = None
         if "LightGBM" in name and not args.no_compiled:
-            lleaves, reason = lleaves_seconds(model, [X_test[:n] for n in sizes], threads, args.repeat)
+            lleaves, reason = lleaves_seconds(model, [X_test[:n] for n in sizes], threads, args.repeat,
+                                              args.lleaves_time_limit)
             if lleaves is None:
                 notes.append(f"lleaves skipped: {reason}")
         for n in sizes:
