@@ -125,8 +125,9 @@ class PruneResult:
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
         path = self.path.copy()
-        path["within_tolerance"] = [within_margin(metric, smoothed_metric(path, row), path["metric_se"].iat[row],
-                                                  bound) for row in range(len(path))]
+        path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
+                                                              path["metric_se"].iat[row], bound)
+                                    for row in range(len(path))]  # the unpruned model always qualifies
         fits = np.flatnonzero(path["within_tolerance"].to_numpy())
         chosen = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
         state = self._states[chosen]
