@@ -154,8 +154,6 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
 
 
 def _xgb_metric(booster, dmatrix, y, task):
-    import xgboost  # noqa: F401
-
     prediction = booster.predict(dmatrix)
     if task == "classification":
         return balanced_accuracy_score(y, (prediction > 0.5).astype(int))

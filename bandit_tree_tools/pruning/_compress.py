@@ -526,7 +526,7 @@ class _Search:
             change[roots], square[roots] = kernels.removal_costs(
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
                 int(np.count_nonzero(self.alive)), tree_sum, self.ensemble.base_score, t.codes, t.values,
-                self.loss_kind, link_scale)
+                self.loss_kind)
         reached[roots] = rows.shape[0]
         return change, square, reached
 
@@ -609,7 +609,6 @@ class _Search:
         sampled, batch = 0, max(FIRST_BATCH, n // 100)
         total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
         reached = np.zeros(self.current.shape[0], dtype=np.int64)
-        per_leaf = np.maximum(benefit, 1.0)
         allowed = DECISION_ACCURACY * n * self.rank_loss()
         while sampled + batch < n:
             change, change_square, hits = self.costs(self.permutation[sampled:sampled + batch], candidate_value)

@@ -31,13 +31,6 @@ EPS = 1e-15
 
 
 @numba.njit(cache=True, inline="always")
-def _softplus(z):
-    if z > 0.0:
-        return z + np.log1p(np.exp(-z))
-    return np.log1p(np.exp(z))
-
-
-@numba.njit(cache=True, inline="always")
 def _clip(p):
     return min(max(p, EPS), 1.0 - EPS)
 
@@ -101,27 +94,15 @@ def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive
 
 
 @numba.njit(cache=True, inline="always")
-def _loss_change(raw, row, k, delta, code, target, loss_kind, link_scale, top, total):
-    """Loss of ``raw[row]`` with ``delta`` added to column ``k``, minus its loss now."""
+def _loss_change(raw, row, k, delta, code, target, loss_kind, grad, hess):
+    """Change of a row's loss when ``delta`` is added to raw column ``k``:
+    exact for the squared loss and class fractions, to second order from the
+    row's derivatives ``grad`` and ``hess`` for the smooth losses (TAYLOR)."""
     z = raw[row, k]
     if loss_kind == SQUARED:
         return delta * (2.0 * (z - target) + delta)
-    if loss_kind == POISSON:
-        return np.exp(z) * np.expm1(delta) - target * delta
-    if loss_kind == LOGISTIC:
-        s = link_scale
-        if code == 1:
-            return _softplus(-s * (z + delta)) - _softplus(-s * z)
-        return _softplus(s * (z + delta)) - _softplus(s * z)
-    if loss_kind == SOFTMAX:
-        changed = total - np.exp(z - top) + np.exp(z + delta - top)
-        after = np.log(max(changed, 1e-300))
-        before = np.log(total)
-        if code == k:
-            return after - before - delta
-        return after - before
-    if loss_kind == TAYLOR:  # second order: top and total hold the row's gradient and hessian
-        return delta * (top + 0.5 * total * delta)
+    if loss_kind == TAYLOR:
+        return delta * (grad + 0.5 * hess * delta)
     # FRACTIONS: only the true class's column matters
     if code != k:
         return 0.0
@@ -158,12 +139,12 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
         root, first, scale = offset[tree], tree_output[tree], factor[tree]
         for index in range(rows.shape[0]):
             row = rows[index]
-            top, total = 0.0, 1.0
+            grad, hess = 0.0, 0.0
             kind = loss_kind
             if loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON:
                 # the loss change of many candidates per row: expand it to second order once
                 kind = TAYLOR
-                top, total = _derivatives(raw, row, first, codes[row], targets[row], loss_kind, link_scale)
+                grad, hess = _derivatives(raw, row, first, codes[row], targets[row], loss_kind, link_scale)
             start = current[root + leaf[tree, row]]
             up = parent[start]
             node = up if up < 0 else root + up
@@ -171,8 +152,7 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
                 change = 0.0
                 for j in range(width):
                     delta = scale * (candidate_value[node, j] - value[start, j])
-                    change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], kind,
-                                           link_scale, top, total)
+                    change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], kind, grad, hess)
                 total_change[node] += change
                 total_square[node] += change * change
                 reached[node] += 1
@@ -183,10 +163,11 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
 
 @numba.njit(cache=True, parallel=True)
 def removal_costs(rows, leaf, offset, current, value, tree_output, alive, n_alive, tree_sum, base_score, codes,
-                  targets, loss_kind, link_scale):
-    """Averaged ensembles: per tree, the sum and sum of squares over ``rows``
-    of the loss change if the tree were dropped (the mean then runs over one
-    tree fewer). ``tree_sum`` is the sum of the live trees' values per row."""
+                  targets, loss_kind):
+    """Averaged ensembles (squared loss or class fractions): per tree, the sum
+    and sum of squares over ``rows`` of the loss change if the tree were
+    dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
+    of the live trees' values per row."""
     n_trees = leaf.shape[0]
     width = value.shape[1]
     n_outputs = base_score.shape[0]
@@ -207,16 +188,10 @@ def removal_costs(rows, leaf, offset, current, value, tree_output, alive, n_aliv
                 own = value[node, k - first] if first <= k < first + width else 0.0
                 before[0, k] = tree_sum[row, k] / n_alive + base_score[k]
                 after[0, k] = (tree_sum[row, k] - own) / (n_alive - 1) + base_score[k]
-            code = codes[row]
-            if loss_kind == SOFTMAX:  # every column moves: both losses from scratch
-                top, total = _softmax_parts(before, 0)
-                top_after, total_after = _softmax_parts(after, 0)
-                change = (np.log(total_after) + top_after - after[0, code]) - (np.log(total) + top - before[0, code])
-            else:
-                change = 0.0
-                for k in range(n_outputs):
-                    change += _loss_change(before, 0, k, after[0, k] - before[0, k], code, targets[row], loss_kind,
-                                           link_scale, 0.0, 1.0)
+            change = 0.0
+            for k in range(n_outputs):
+                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row], loss_kind,
+                                       0.0, 0.0)
             total_change[tree] += change
             total_square[tree] += change * change
     return total_change, total_square

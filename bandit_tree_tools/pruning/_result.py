@@ -75,9 +75,9 @@ class PruneResult:
         The candidates of the final choice: for ``prune``, one row per model
         visited (``step, leaves, trees, nodes, metric, metric_se, elapsed,
         within_tolerance``; row 0 is the unpruned model; ``metric`` is
-        measured on the half of the validation rows that did not choose the
-        removals, ``metric_se`` is the standard error of its difference from
-        the unpruned model's);
+        measured on validation rows that did not rank the removals (all of
+        them when ``X_train`` was given, else half), ``metric_se`` is the
+        standard error of its difference from the unpruned model's);
         ``n_pruned`` and ``score`` for
         bandit pruning (c best arms pruned) and reduced-error pruning (nodes
         pruned so far), ``alpha``/``n_pruned``/``score`` for cost-complexity.
@@ -116,8 +116,7 @@ class PruneResult:
         tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
         new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        from ._compress import (METRICS, _bound, _check_tolerance, build_ensemble, pruned_nodes, smoothed_metric,
-                                within_margin)
+        from ._compress import _bound, _check_tolerance, build_ensemble, pruned_nodes, smoothed_metric, within_margin
 
         if self.method != "compress":
             raise ParameterError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
