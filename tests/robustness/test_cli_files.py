@@ -19,7 +19,7 @@ lightgbm = pytest.importorskip("lightgbm")
 xgboost = pytest.importorskip("xgboost")
 
 COLUMNS = ["f0", "f1", "f2", "f3"]
-ARGS = ["--rounds", "20", "--min-depth", "1"]
+ARGS = ["--method", "paper", "--rounds", "20", "--min-depth", "1"]
 
 
 @pytest.fixture(scope="module")
