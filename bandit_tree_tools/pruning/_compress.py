@@ -534,9 +534,10 @@ class _Search:
         """Ids of the current candidates and the leaves each would remove.
 
         Internal nodes collapse into leaves. A root stands for the whole tree:
-        summed trees fold their best constant into the intercept, averaged
-        trees leave the mean; the last live tree stays (its root can still
-        collapse into a single leaf when the trees are summed)."""
+        summed trees fold their constant into the intercept (at export, into
+        a kept tree's leaves), averaged trees leave the mean; the last live
+        tree stays (its root can still collapse into a single leaf when the
+        trees are summed)."""
         counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
         mask = self._internal()
         if not self.newton:
