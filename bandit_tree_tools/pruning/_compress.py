@@ -64,7 +64,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
-from ..tree import Ensemble, rebuild_tree
+from ..tree import Ensemble, node_parent, outermost_nodes, rebuild_tree
 from ..tree._links import apply_link
 from . import _compress_kernels as kernels
 from ._common import rng_from, to_ensemble
@@ -326,34 +326,27 @@ def within_margin(metric: str, value: float, standard_error: float, bound: float
     return within(metric, value - sign * MARGIN * standard_error, bound)
 
 
-def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target) -> float:
-    """The metric of raw scores ``raw`` (n_rows, n_outputs) of ``ensemble``'s kind."""
-    prediction = apply_link(ensemble.link, raw, ensemble.link_scale)
-    if target.n_classes == 0:
-        residual = prediction[:, 0] - target.values
-        mse = float(np.mean(residual * residual))
-        return mse if metric == "mse" else 1.0 - mse / target.variance
-    proba = np.hstack([1.0 - prediction, prediction]) if prediction.shape[1] == 1 else prediction
-    codes = target.codes
-    if metric == "log_loss":
-        p_true = np.clip(proba[np.arange(codes.shape[0]), codes], kernels.EPS, 1.0 - kernels.EPS)
-        return float(np.mean(-np.log(p_true)))
+def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target, terms=None) -> float:
+    """The metric of raw scores ``raw`` (n_rows, n_outputs) of ``ensemble``'s
+    kind; ``terms`` are its per-row terms when already computed."""
     if metric == "roc_auc":
         from sklearn.metrics import roc_auc_score
 
-        present = np.unique(codes)
+        prediction = apply_link(ensemble.link, raw, ensemble.link_scale)
+        codes = target.codes
         if target.n_classes == 2:
-            return float(roc_auc_score(codes, proba[:, 1]))
-        columns = proba[:, present] / np.sum(proba[:, present], axis=1, keepdims=True)
+            return float(roc_auc_score(codes, prediction[:, -1]))
+        present = np.unique(codes)
+        columns = prediction[:, present] / np.sum(prediction[:, present], axis=1, keepdims=True)
         return float(roc_auc_score(codes, columns, multi_class="ovr", labels=present))
-    predicted = np.argmax(proba, axis=1)
-    correct = predicted == codes
-    if metric == "accuracy":
-        return float(np.mean(correct))
-    hits = np.bincount(codes, weights=correct, minlength=target.n_classes)
-    counts = np.bincount(codes, minlength=target.n_classes)
-    present = counts > 0
-    return float(np.mean(hits[present] / counts[present]))
+    terms = _row_terms(metric, ensemble, raw, target) if terms is None else terms
+    if metric == "balanced_accuracy":
+        hits = np.bincount(target.codes, weights=terms, minlength=target.n_classes)
+        counts = np.bincount(target.codes, minlength=target.n_classes)
+        present = counts > 0
+        return float(np.mean(hits[present] / counts[present]))
+    mean = float(np.mean(terms))
+    return 1.0 - mean / target.variance if metric == "r2" else mean
 
 
 # ------------------------------------------------------------------ search
@@ -389,8 +382,7 @@ class _Search:
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         trees = ensemble.trees
         self.n_trees = len(trees)
-        self.offset = np.zeros(self.n_trees + 1, dtype=np.int64)
-        self.offset[1:] = np.cumsum([tree.n_nodes for tree in trees])
+        self.offset = _node_offsets(ensemble)
         self.tree_of = np.repeat(np.arange(self.n_trees), np.diff(self.offset))
         self.children_left = np.concatenate([tree.children_left for tree in trees])
         self.children_right = np.concatenate([tree.children_right for tree in trees])
@@ -398,11 +390,7 @@ class _Search:
         self.is_root[self.offset[:-1]] = True
         parents, order, end = [], [], []
         for root, tree in zip(self.offset, trees):
-            parent = np.full(tree.n_nodes, -1, dtype=np.int64)
-            internal = np.flatnonzero(tree.children_left != -1)
-            parent[tree.children_left[internal]] = internal
-            parent[tree.children_right[internal]] = internal
-            parents.append(parent)
+            parents.append(node_parent(tree))
             position, stop = _preorder(tree.children_left, tree.children_right)
             by_position = np.empty(tree.n_nodes, dtype=np.int64)
             by_position[position] = np.arange(tree.n_nodes)
@@ -680,8 +668,8 @@ class _Search:
         base_terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
 
         def record():
-            metric = self.metric_value()
             terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
+            metric = metric_value(self.metric, self.ensemble, self.check.raw, self.check.target, terms)
             se = paired_standard_error(self.metric, terms, base_terms, self.check.target)
             row = {"step": len(rows), **self.size(), "metric": metric, "metric_se": se,
                    "elapsed": time.perf_counter() - started}
@@ -711,8 +699,7 @@ def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
     and values, dead trees dropped (or kept as one-leaf trees of value 0
     where a boosting iteration still has live trees)."""
     per_iteration = _trees_per_iteration(ensemble)
-    offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
-    offset[1:] = np.cumsum([tree.n_nodes for tree in ensemble.trees])
+    offset = _node_offsets(ensemble)
     keep_stump = np.zeros(ensemble.n_trees, dtype=bool)
     if ensemble.aggregation == "sum" and per_iteration > 1:
         groups = state.alive.reshape(-1, per_iteration)
@@ -753,22 +740,15 @@ def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
 
 def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
     """{tree: original node ids that became leaves}; a removed tree lists its root."""
-    offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
-    offset[1:] = np.cumsum([tree.n_nodes for tree in ensemble.trees])
+    offset = _node_offsets(ensemble)
     out = {}
     for index, tree in enumerate(ensemble.trees):
         if not state.alive[index]:
             out[index] = np.zeros(1, dtype=np.int64)
             continue
-        mask = state.collapsed[offset[index]:offset[index + 1]].copy()
-        if not mask.any():
-            continue
-        hidden = np.zeros(tree.n_nodes, dtype=bool)
-        for node in range(tree.n_nodes):  # parents come first
-            left = tree.children_left[node]
-            if left != -1 and (hidden[node] or mask[node]):
-                hidden[left] = hidden[tree.children_right[node]] = True
-        out[index] = np.flatnonzero(mask & ~hidden)
+        mask = state.collapsed[offset[index]:offset[index + 1]]
+        if mask.any():
+            out[index] = outermost_nodes(tree, mask)
     return out
 
 
@@ -777,6 +757,13 @@ def _pessimistic(cost, square):
     of candidates, ranking by the plain sum favours those whose few rows
     happen to agree (the winner's curse); this discounts them."""
     return cost + PESSIMISM * np.sqrt(square)
+
+
+def _node_offsets(ensemble: Ensemble) -> np.ndarray:
+    """Global id of every tree's root (and the total), in the search's numbering: original ids, tree after tree."""
+    offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
+    offset[1:] = np.cumsum([tree.n_nodes for tree in ensemble.trees])
+    return offset
 
 
 def _loss_kind(ensemble: Ensemble) -> int:

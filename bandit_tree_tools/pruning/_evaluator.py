@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
 from ..exceptions import DataError, UnsupportedModelError
-from ..tree import Ensemble, node_depth
+from ..tree import Ensemble, node_depth, outermost_nodes
 from . import _kernels
 
 WEIGHT_NAMES = ("accuracy", "f1", "log_loss")
@@ -225,13 +225,7 @@ class IncrementalEvaluator:
             mask = self.collapsed[index]
             if not mask.any():
                 continue
-            # keep only the outermost: drop nodes below another collapsed node
-            hidden = np.zeros(tree.n_nodes, dtype=bool)
-            for node in range(tree.n_nodes):
-                left = tree.children_left[node]
-                if left != -1 and (hidden[node] or mask[node]):
-                    hidden[left] = hidden[tree.children_right[node]] = True
-            outer = np.flatnonzero(mask & ~hidden)
+            outer = outermost_nodes(tree, mask)
             if outer.size:
                 out[index] = outer
         return out

@@ -15,7 +15,7 @@ from ._arrays import (
     subtree_nodes,
     validate,
 )
-from ._edit import collapse, rebuild_tree
+from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, check_ensemble, check_X
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "make_tree",
     "node_depth",
     "node_parent",
+    "outermost_nodes",
     "rebuild_tree",
     "stacked_node_depths",
     "subtree_nodes",

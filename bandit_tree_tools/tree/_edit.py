@@ -45,6 +45,17 @@ def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
     return TreeArrays(**fields)
 
 
+def outermost_nodes(tree: TreeArrays, mask: np.ndarray) -> np.ndarray:
+    """Ids of the nodes flagged in ``mask`` that no other flagged node is
+    above: the nodes that become leaves when all flagged nodes collapse."""
+    hidden = np.zeros(tree.n_nodes, dtype=bool)
+    for node in range(tree.n_nodes):  # parents precede children
+        left = tree.children_left[node]
+        if left != TREE_LEAF and (hidden[node] or mask[node]):
+            hidden[left] = hidden[tree.children_right[node]] = True
+    return np.flatnonzero(mask & ~hidden)
+
+
 def collapse(ensemble: Ensemble, nodes: Mapping[int, Iterable[int]]) -> Ensemble:
     """Turn internal nodes into leaves; return a new, compact ensemble.
 
