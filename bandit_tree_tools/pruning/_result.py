@@ -111,6 +111,15 @@ class PruneResult:
 
         return to_model(self.ensemble)
 
+    @property
+    def metric_bound(self) -> float:
+        """``prune`` results: the worst validation metric the tolerance accepts."""
+        from ._compress import _bound
+
+        if self.method != "compress":
+            raise ParameterError(f"metric_bound needs a result of btt.prune, this one comes from {self.method!r}")
+        return float(_bound(self.params["metric"], self.params["baseline"], self.params["tolerance"]))
+
     def choose(self, tolerance: float) -> "PruneResult":
         """``prune`` results: the smallest model of the path within another
         tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
@@ -215,9 +224,7 @@ class PruneResult:
         elif isinstance(ax, np.ndarray):
             ax = ax.ravel()[0]
         path, metric = self.path, self.params["metric"]
-        from ._compress import _bound
-
-        bound = _bound(metric, self.params["baseline"], self.params["tolerance"])
+        bound = self.metric_bound
         inside = path["within_tolerance"].to_numpy()
         ax.plot(path["leaves"], path["metric"], "-", color="tab:blue", linewidth=1, label="path")
         ax.plot(path["leaves"][inside], path["metric"][inside], "o", markersize=3, color="tab:blue",

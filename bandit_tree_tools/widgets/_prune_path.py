@@ -47,16 +47,6 @@ class PathLog:
             return list(self.steps)
 
 
-def tolerance_floor(params: dict) -> float | None:
-    """The worst metric the result's tolerance accepts (None if unknown)."""
-    try:
-        from ..pruning._compress import _bound
-
-        return float(_bound(params["metric"], params["baseline"], params["tolerance"]))
-    except (ImportError, KeyError, TypeError, ValueError):
-        return None
-
-
 def chart_arguments(leaves, metric, *, metric_name: str, chosen: int = -1, floor=None) -> dict:
     """Keyword arguments of ``RewardChart.show_path`` for a prune path."""
     return {
@@ -220,7 +210,7 @@ class PathRuns:
         path = result.path
         self.chart.show_path(**chart_arguments(
             path["leaves"].to_numpy(), path["metric"].to_numpy(), metric_name=result.params["metric"],
-            chosen=int(result.chosen), floor=tolerance_floor(result.params)))
+            chosen=int(result.chosen), floor=result.metric_bound))
         self.arm_table.value = path_table_html(result)
         self.metrics.value = self._metrics_html(result)
         self.tree_view.set_after(result.ensemble)
