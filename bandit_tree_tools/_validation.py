@@ -1,0 +1,182 @@
+"""Parameter checks shared by every folder: one exception, one random-state rule.
+
+Modelled on scikit-learn's ``_parameter_constraints``: a public function or
+estimator declares what each parameter accepts in a small table, and
+:func:`check_params` raises :class:`~bandit_tree_tools.ParameterError` naming
+the parameter, the value it got and what it accepts.
+
+Constraints:
+
+- a type (``int``, ``float``, ``str``, a class): ``isinstance``; ``int`` rejects
+  ``bool``, ``float`` accepts any real number;
+- ``None``: the value may be ``None``;
+- ``"boolean"``: ``bool`` or ``numpy.bool_``;
+- ``"random_state"``: what :func:`check_random_state` accepts;
+- ``"array-like"``: anything but a scalar or a string;
+- ``callable``: any callable;
+- :class:`Interval` and :class:`Options` (below).
+
+``n_jobs`` means one thing everywhere: the number of worker processes or
+threads a call may use for work it splits (joblib's rule: ``None`` is 1,
+``-1`` is every core, ``-2`` all but one). Numba kernels use the threads numba
+already has; ``n_jobs`` caps them for the call.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .exceptions import ParameterError
+
+__all__ = ["Interval", "Options", "check_params", "check_random_state", "seed_from", "resolve_n_jobs"]
+
+_MAX_SEED = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number of ``kind`` (``int`` or ``float``) between ``low`` and ``high``
+    (``None``: unbounded); ``closed`` is ``"both"``, ``"left"``, ``"right"`` or
+    ``"neither"``."""
+
+    kind: type
+    low: float | None
+    high: float | None
+    closed: str = "both"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        if self.kind is int and not isinstance(value, numbers.Integral):
+            return False
+        if not isinstance(value, numbers.Real) or np.isnan(value):
+            return False
+        left = self.closed in ("both", "left")
+        right = self.closed in ("both", "right")
+        if self.low is not None and (value < self.low or (not left and value == self.low)):
+            return False
+        if self.high is not None and (value > self.high or (not right and value == self.high)):
+            return False
+        return True
+
+    def __str__(self) -> str:
+        name = "an int" if self.kind is int else "a float"
+        if self.low is None and self.high is None:
+            return name
+        lo = "-inf" if self.low is None else repr(self.low)
+        hi = "inf" if self.high is None else repr(self.high)
+        brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]
+        return f"{name} in {brackets[0]}{lo}, {hi}{brackets[1]}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (strings usually)."""
+
+    values: frozenset
+
+    def __init__(self, values):
+        object.__setattr__(self, "values", frozenset(values))
+
+    def accepts(self, value) -> bool:
+        try:
+            return value in self.values
+        except TypeError:  # unhashable
+            return False
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in sorted(self.values, key=str))
+
+
+def _accepts(constraint, value) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, (Interval, Options)):
+        return constraint.accepts(value)
+    if constraint == "boolean":
+        return isinstance(value, (bool, np.bool_))
+    if constraint == "random_state":
+        return _random_state_ok(value)
+    if constraint == "array-like":
+        return hasattr(value, "__len__") and not isinstance(value, (str, bytes))
+    if constraint is callable:
+        return callable(value)
+    if constraint is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if constraint is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    raise TypeError(f"unknown constraint {constraint!r}")
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if constraint is callable:
+        return "a callable"
+    if isinstance(constraint, type):
+        return {int: "an int", float: "a float", str: "a str"}.get(constraint, f"a {constraint.__name__}")
+    if constraint == "random_state":
+        return "a random state (None, an int >= 0, a numpy Generator or RandomState)"
+    return str(constraint)
+
+
+def check_params(params: dict, constraints: dict, *, owner: str = "") -> None:
+    """Raise :class:`ParameterError` for the first value of ``params`` that
+    meets none of its constraints (a list in ``constraints``); parameters
+    without an entry in ``constraints`` are not checked."""
+    for name, value in params.items():
+        allowed = constraints.get(name)
+        if allowed is None:
+            continue
+        if not any(_accepts(c, value) for c in allowed):
+            where = f" of {owner}" if owner else ""
+            options = " or ".join(_describe(c) for c in allowed)
+            raise ParameterError(f"{name}{where} must be {options}, got {value!r}")
+
+
+def _random_state_ok(value) -> bool:
+    if value is None or isinstance(
+        value, (np.random.Generator, np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence)
+    ):
+        return True
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
+    """The one rule for ``random_state`` across the library: ``None`` (fresh
+    entropy), an int >= 0 (reproducible), a numpy ``Generator`` (used as is,
+    so draws advance it), a legacy ``RandomState`` (one draw seeds a new
+    generator, as scikit-learn's own estimators use it), a ``BitGenerator`` or
+    a ``SeedSequence``."""
+    if not _random_state_ok(random_state):
+        raise ParameterError(
+            f"{name} must be None, an int >= 0, a numpy Generator or a RandomState, got {random_state!r}"
+        )
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(int(random_state.randint(_MAX_SEED)))
+    return np.random.default_rng(random_state)
+
+
+def seed_from(random_state, name: str = "random_state") -> int:
+    """An int seed in ``[0, 2**31 - 1)`` for a numba kernel, drawn by the rule
+    of :func:`check_random_state` (an int seed maps to a fixed seed)."""
+    return int(check_random_state(random_state, name).integers(_MAX_SEED))
+
+
+def resolve_n_jobs(n_jobs, name: str = "n_jobs") -> int:
+    """``n_jobs`` as a positive number of workers, by joblib's rule."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ParameterError(f"{name} must be None, a positive int or a negative int (-1: every core), got {n_jobs!r}")
+    import os
+
+    cores = os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
