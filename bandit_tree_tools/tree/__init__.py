@@ -16,6 +16,7 @@ from ._arrays import (
     validate,
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
+from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, check_ensemble, check_X
 
 __all__ = [
@@ -31,6 +32,10 @@ __all__ = [
     "TreeArrays",
     "check_X",
     "check_ensemble",
+    "check_node_ids",
+    "check_node_map",
+    "check_tree_index",
+    "check_tree_indices",
     "collapse",
     "make_tree",
     "node_depth",

@@ -5,13 +5,12 @@ which nodes survive and which become leaves; a new tree is built from it and
 the old one is left as it was.
 """
 
-from collections.abc import Iterable, Mapping
-
 import numpy as np
 
-from ..exceptions import ConversionError, NodeError
+from ..exceptions import ConversionError
 from ._arrays import TREE_LEAF, TREE_UNDEFINED, TreeArrays
 from ._ensemble import Ensemble
+from ._nodes import check_node_map
 
 
 def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
@@ -56,7 +55,7 @@ def outermost_nodes(tree: TreeArrays, mask: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mask & ~hidden)
 
 
-def collapse(ensemble: Ensemble, nodes: Mapping[int, Iterable[int]]) -> Ensemble:
+def collapse(ensemble: Ensemble, nodes) -> Ensemble:
     """Turn internal nodes into leaves; return a new, compact ensemble.
 
     Parameters
@@ -74,38 +73,12 @@ def collapse(ensemble: Ensemble, nodes: Mapping[int, Iterable[int]]) -> Ensemble
     """
     if not isinstance(ensemble, Ensemble):
         raise TypeError(f"collapse expects an Ensemble (see btt.from_model), got {type(ensemble).__name__}")
-    if not isinstance(nodes, Mapping):
-        raise TypeError("nodes must be a dict {tree_index: [node ids]}, e.g. {0: [3, 7]}")
     trees = list(ensemble.trees)
-    for tree_index, ids in nodes.items():
-        if isinstance(tree_index, (bool, np.bool_)) or not isinstance(tree_index, (int, np.integer)):
-            raise NodeError(
-                f"nodes: tree indices must be ints, got {tree_index!r} ({type(tree_index).__name__}); write "
-                "{0: [3, 7]} to collapse nodes 3 and 7 of tree 0"
-            )
-        if not 0 <= tree_index < len(trees):
-            raise NodeError(f"tree index {tree_index!r} does not exist; the ensemble has trees 0..{len(trees) - 1}")
-        tree = trees[tree_index]
-        if isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, (Iterable, np.ndarray)):
-            raise NodeError(
-                f"nodes[{tree_index}] must be a list of node ids, got {ids!r}; write {{{tree_index}: [{ids!r}]}} "
-                "for a single node"
-            )
-        ids = np.atleast_1d(np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids))
-        if ids.dtype == bool:
-            raise NodeError(f"node ids of tree {tree_index} must be integers, got booleans; pass the ids themselves")
+    checked = check_node_map(trees, nodes, leaf_error="is already a leaf; only internal nodes collapse")
+    for tree_index, ids in checked.items():
         if ids.size == 0:
             continue
-        if not np.issubdtype(ids.dtype, np.integer):
-            raise NodeError(f"node ids of tree {tree_index} must be integers, got {ids.dtype}")
-        out_of_range = ids[(ids < 0) | (ids >= tree.n_nodes)]
-        if out_of_range.size:
-            raise NodeError(
-                f"node {int(out_of_range[0])} does not exist in tree {tree_index}, which has nodes 0..{tree.n_nodes - 1}"
-            )
-        leaves = ids[tree.children_left[ids] == TREE_LEAF]
-        if leaves.size:
-            raise NodeError(f"node {int(leaves[0])} of tree {tree_index} is already a leaf; only internal nodes collapse")
+        tree = trees[tree_index]
         unknown = ids[tree.has_leaf_value[ids] == 0]
         if unknown.size:
             hint = ensemble.source.payload.get("collapse_hint", "")

@@ -10,10 +10,11 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
-from ..exceptions import DataError, InvalidTreeError
+from ..exceptions import DataError, InvalidTreeError, ParameterError
 from . import _kernels
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, TreeArrays, freeze_tree, node_depth, validate
 from ._links import LINKS, apply_link
+from ._nodes import check_tree_indices
 
 TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")
@@ -301,40 +302,78 @@ class Ensemble:
             roots, depths = np.ascontiguousarray(roots[trees]), np.ascontiguousarray(depths[trees])
         return (X, roots, depths, packed.records, packed.cuts, packed.general(self.split_rule))
 
+    def subset(self, trees) -> "Ensemble":
+        """A new ensemble of the trees ``trees`` (indices, in that order), with
+        the same source, link, base score and everything else.
+
+        It predicts ``base_score`` plus the listed trees' outputs (each with
+        its own ``tree_output`` column and ``tree_scale``); an averaged
+        ensemble (``aggregation="mean"``) averages over the listed trees only.
+        So ``subset([t]).apply(X)`` is column ``t`` of ``apply(X)`` and, for a
+        forest, ``subset([t])`` predicts like tree ``t`` alone. To route a few
+        trees of this ensemble without building a new one, use
+        ``apply(X, trees=...)``.
+        """
+        indices = check_tree_indices(trees, self.n_trees)
+        if indices.size == 0:
+            raise ParameterError("subset needs at least one tree index, got none")
+        return replace(
+            self,
+            trees=tuple(self.trees[i] for i in indices),
+            tree_output=self.tree_output[indices],
+            tree_scale=self.tree_scale[indices],
+        )
+
     # ------------------------------------------------------------- prediction
     def check_X(self, X) -> np.ndarray:
         """Validate ``X`` against the training columns and cast it to ``input_dtype``;
-        categorical features are read the way the source library reads them."""
+        categorical features are read the way the source library reads them.
+
+        The result can be passed to the prediction methods with
+        ``check_input=False``, which then neither validate nor copy it. A
+        C-contiguous float array of ``input_dtype`` is returned as it is (no
+        copy) when no categorical feature needs rewriting."""
         library = self.source.library
         array = check_X(
             X, self.n_features_in_, self.feature_names_in_, self.input_dtype, self.feature_categories, library=library
         )
         return _categories_as_the_library_reads_them(self, array)
 
-    def apply(self, X, trees=None) -> np.ndarray:
+    def _input(self, X, check_input: bool) -> np.ndarray:
+        """``X`` validated (``check_input``), or checked to be what :meth:`check_X`
+        returns: a C-contiguous 2-D array of ``input_dtype`` with the model's columns."""
+        if check_input:
+            return self.check_X(X)
+        if (
+            not isinstance(X, np.ndarray)
+            or X.dtype != np.dtype(self.input_dtype)
+            or X.ndim != 2
+            or X.shape[1] != self.n_features_in_
+            or not X.flags.c_contiguous
+        ):
+            what = f"{type(X).__name__} {getattr(X, 'dtype', '')} {getattr(X, 'shape', '')}".rstrip()
+            raise DataError(
+                f"check_input=False needs X as Ensemble.check_X returns it (a C-contiguous {self.input_dtype} array "
+                f"of shape (n_rows, {self.n_features_in_})), got {what}; pass check_input=True"
+            )
+        return X
+
+    def apply(self, X, trees=None, *, check_input: bool = True) -> np.ndarray:
         """Leaf id (local node id) reached in every tree: int64 (n_rows, n_trees).
 
         ``trees`` (tree indices) routes only those trees and returns one column
-        per index, in the order given."""
+        per index, in the order given. ``check_input=False`` skips the
+        validation of ``X``, which must then come from :meth:`check_X`."""
         if trees is not None:
-            trees = self._check_trees(trees)
-        X = self.check_X(X)
+            trees = check_tree_indices(trees, self.n_trees)
+        X = self._input(X, check_input)
         return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, _kernels.block_rows(X.shape[0]))
 
-    def _check_trees(self, trees) -> np.ndarray:
-        try:
-            indices = np.asarray(trees, dtype=np.int64).reshape(-1)
-        except (TypeError, ValueError):
-            raise ValueError(f"trees must be tree indices (integers), got {trees!r}") from None
-        if np.any(indices < 0) or np.any(indices >= self.n_trees):
-            bad = int(indices[(indices < 0) | (indices >= self.n_trees)][0])
-            raise IndexError(f"tree index {bad} is out of range: the ensemble has {self.n_trees} trees")
-        return indices
-
-    def predict_raw(self, X) -> np.ndarray:
-        """Raw scores (margins), float64 (n_rows, n_outputs)."""
+    def predict_raw(self, X, *, check_input: bool = True) -> np.ndarray:
+        """Raw scores (margins), float64 (n_rows, n_outputs). ``check_input=False``:
+        see :meth:`apply`."""
         packed = self.packed
-        X = self.check_X(X)
+        X = self._input(X, check_input)
         return _kernels._predict_raw(
             *self._routing_args(X),
             packed.leaf_value,
@@ -371,26 +410,28 @@ class Ensemble:
         """Probabilities (classification) or predictions (regression) from raw scores."""
         return apply_link(self.link, raw, self.link_scale, self.accumulate_float32)
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X, *, check_input: bool = True) -> np.ndarray:
+        """Class probabilities (n_rows, n_classes), in the order of ``classes_``."""
         if self.task != "classification":
             raise AttributeError("predict_proba is only defined for classification ensembles")
-        proba = self.transform_raw(self.predict_raw(X))
+        proba = self.transform_raw(self.predict_raw(X, check_input=check_input))
         if proba.shape[1] == 1:  # binary models output P(positive class)
             proba = np.hstack([1.0 - proba, proba])
         return proba
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, check_input: bool = True) -> np.ndarray:
+        """Class labels (classification) or predictions (regression)."""
         if self.task == "classification":
-            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-        prediction = self.transform_raw(self.predict_raw(X))
+            return self.classes_[np.argmax(self.predict_proba(X, check_input=check_input), axis=1)]
+        prediction = self.transform_raw(self.predict_raw(X, check_input=check_input))
         return prediction[:, 0] if prediction.shape[1] == 1 else prediction
 
-    def decision_path(self, X):
+    def decision_path(self, X, *, check_input: bool = True):
         """Node indicator (scipy CSR, n_rows x n_nodes over all trees) and the
         column offset of each tree, as scikit-learn's forests return."""
         from scipy.sparse import csr_matrix
 
-        X, roots, _, records, cuts, general = self._routing_args(self.check_X(X))
+        X, roots, _, records, cuts, general = self._routing_args(self._input(X, check_input))
         origin = self.packed.origin
         lengths = _kernels._path_lengths(X, roots, records, cuts, general, origin)
         indptr = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
@@ -464,6 +505,12 @@ def check_X(
             "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
             "entries as missing values, or X.data to use the values under the mask"
         )
+    target = np.float32 if input_dtype == "float32" else np.float64
+    if type(X) is np.ndarray and X.dtype in (np.float32, np.float64) and X.ndim == 2 and X.shape[1] == n_features:
+        # floats convert exactly as through float64 (float32 -> float64 is exact), so in one
+        # step, and not at all when X already has the model's dtype and layout
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+            return np.ascontiguousarray(X, dtype=target)
     kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
     if kind in ("c", "M", "m"):
         what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
