@@ -34,9 +34,7 @@ Conventions shared by every kernel
 import numba
 import numpy as np
 
-GINI = 0
-ENTROPY = 1
-SQUARED_ERROR = 2
+from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR, class_impurity, variance_from_sums  # noqa: F401 (codes re-exported)
 
 BINS_LINSPACE = 0
 BINS_QUANTILE = 1
@@ -222,33 +220,31 @@ def _insert_batch(X, rows, start, stop, candidates, active, edges, n_edges, y_co
 # --------------------------------------------------------------- scoring
 @numba.njit(cache=True, inline="always")
 def _class_impurity(counts, total, criterion):
-    """Gini or entropy (bits) of class counts and the delta-method variance
-    of its plug-in estimate from ``total`` draws.
+    """Gini or entropy (bits) of class counts (the shared definition,
+    :func:`bandit_tree_tools.tree._impurity.class_impurity`) and the
+    delta-method variance of its plug-in estimate from ``total`` draws.
 
     With proportions ``p`` and a reference class ``K`` (the most frequent,
     so ``log p_K`` is finite), the free parameters are ``p_j, j != K`` and
-    ``p_K = 1 - sum p_j``. Gradients (PAPERS.md section 2):
+    ``p_K = 1 - sum p_j``. Gradients (Tiwari et al. 2022, "MABSplit: Faster
+    Forest Training Using Multi-Armed Bandits", section 4 and appendix):
     Gini ``dG/dp_j = -2 p_j + 2 p_K``; entropy ``dE/dp_j = log p_K - log p_j``.
     Their multinomial covariance is ``(diag(p) - p p^T) / total``, so
     ``var = (sum p_j g_j^2 - (sum p_j g_j)^2) / total`` over ``j != K``.
     """
     if total <= 0.0:
         return 0.0, 0.0
+    impurity = class_impurity(counts, total, criterion)
     n_classes = counts.shape[0]
     reference = 0
     for k in range(1, n_classes):
         if counts[k] > counts[reference]:
             reference = k
     p_reference = counts[reference] / total
-    impurity = 0.0
     first = 0.0
     second = 0.0
     for k in range(n_classes):
         p = counts[k] / total
-        if criterion == GINI:
-            impurity += p * (1.0 - p)
-        elif p > 0.0:
-            impurity -= p * np.log(p) * _INV_LN2
         if k == reference or p <= 0.0:
             continue  # a class never seen has no variance to contribute
         if criterion == GINI:
@@ -265,14 +261,13 @@ def _class_impurity(counts, total, criterion):
 
 @numba.njit(cache=True, inline="always")
 def _squared_error(count, total, total2):
-    """Variance of a child's targets and the variance of that estimate,
-    ``2 sigma^4 / n`` (sample variance of a distribution with kurtosis 3)."""
+    """Variance of a child's targets (the shared
+    :func:`~bandit_tree_tools.tree._impurity.variance_from_sums`) and the
+    variance of that estimate, ``2 sigma^4 / n`` (sample variance of a
+    distribution with kurtosis 3)."""
     if count <= 0.0:
         return 0.0, 0.0
-    mean = total / count
-    variance = total2 / count - mean * mean
-    if variance < 0.0:
-        variance = 0.0
+    variance = variance_from_sums(count, total, total2)
     return variance, 2.0 * variance * variance / count
 
 

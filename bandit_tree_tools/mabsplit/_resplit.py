@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 
 from ..exceptions import DataError, NodeError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
+from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, CRITERIA, SOLVERS, GrowthSettings, grow_tree
 from ._estimators import check_finite, check_target_range
 
@@ -190,15 +191,16 @@ def _encode(ensemble: Ensemble, y, n_rows: int):
 
 
 def _impurity(y_code, y_value, rows, n_classes, criterion) -> float:
+    """Impurity of the rows by the shared definition (:mod:`..tree._impurity`)."""
     if rows.size == 0:
         return 0.0
     if criterion == "squared_error":
-        return float(np.var(y_value[rows]))
-    p = np.bincount(y_code[rows], minlength=n_classes) / rows.size
-    if criterion == "gini":
-        return float(1.0 - np.sum(p * p))
-    p = p[p > 0]
-    return float(-np.sum(p * np.log2(p)))
+        # sums of the centred targets: the variance is then computed without cancellation
+        centred = y_value[rows] - y_value[rows].mean()
+        sums = np.array([[rows.size, centred.sum(), np.dot(centred, centred)]], dtype=np.float64)
+        return float(impurity_of_counts(sums, criterion)[1][0])
+    counts = np.bincount(y_code[rows], minlength=n_classes)[None, :]
+    return float(impurity_of_counts(counts, criterion)[1][0])
 
 
 def _reduction(y_code, y_value, parent, left, right, n_classes, criterion) -> float:

@@ -29,6 +29,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..tree._impurity import GINI, class_impurity
+
 DONE = 0
 NEEDS_SPACE = 1
 
@@ -434,16 +436,11 @@ def _activate(state, node, n_cat):
 
 @numba.njit(cache=True)
 def _gini(counts):
+    """Gini impurity of a leaf's class counts (the shared definition)."""
     total = 0
     for k in range(counts.shape[0]):
         total += counts[k]
-    if total == 0:
-        return 0.0
-    impurity = 1.0
-    for k in range(counts.shape[0]):
-        share = counts[k] / total
-        impurity -= share * share
-    return impurity
+    return class_impurity(counts, np.float64(total), GINI)
 
 
 @numba.njit(cache=True)
