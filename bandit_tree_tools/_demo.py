@@ -6,7 +6,6 @@ nodes, exports back, reloads in the native library and shows that the native
 model predicts exactly like our copy. Then each capability prints its part.
 """
 
-import pickle
 import tempfile
 import time
 import warnings
@@ -47,36 +46,23 @@ def collapse_twigs(ensemble, per_tree: int):
 
 
 def _reload(native):
-    """Save the exported model the library's own way and load it back."""
-    module = type(native).__module__.split(".")[0]
-    if module == "lightgbm":
-        import lightgbm
+    """Save the exported model in its library's own file format and load it back."""
+    from .interop import adapter_for
 
-        booster = native if isinstance(native, lightgbm.Booster) else native.booster_
-        return lightgbm.Booster(model_str=booster.model_to_string())
-    if module == "xgboost":
-        import xgboost
-
-        booster = native if isinstance(native, xgboost.Booster) else native.get_booster()
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "model.json"
-            booster.save_model(path)
-            reloaded = type(native)()
-            reloaded.load_model(path)
-            return reloaded
-    return pickle.loads(pickle.dumps(native))
+    adapter = adapter_for(native)
+    with tempfile.TemporaryDirectory() as folder:
+        path = adapter.save(native, Path(folder) / f"model{adapter.extensions[0]}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the unpickling warning: the demo wrote the file itself
+            return adapter.load(path)
 
 
 def _native_score(native, X):
     """Probability of the positive class as the native library computes it."""
-    if hasattr(native, "predict_proba"):
-        return native.predict_proba(X)[:, 1]
-    module = type(native).__module__.split(".")[0]
-    if module == "xgboost":
-        import xgboost
+    from .interop import adapter_for
 
-        return native.predict(xgboost.DMatrix(X))
-    return native.predict(X)
+    score = adapter_for(native).predict_native(native, X)
+    return score[:, 1] if score.ndim == 2 else score
 
 
 def interop_table(X_train, X_test, y_train, y_test) -> str:

@@ -10,16 +10,11 @@ runs the paper's bandit pruning (``btt.bandit_prune``) instead.
 """
 
 import argparse
-import pickle
 import sys
-import warnings
 from pathlib import Path
 
-from ..exceptions import BanditTreeToolsError, ConversionError, DataError, UnsupportedModelError
-
-PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
-XGBOOST_SUFFIXES = (".json", ".ubj")
-
+from ..exceptions import BanditTreeToolsError, DataError
+from ..interop._adapters import adapter_for_path, first_line, native_errors
 
 def register(subparsers) -> None:
     from ..bandits import POLICIES
@@ -71,31 +66,10 @@ def _eval_size(text: str):
     )
 
 
-def _kind(path: Path) -> str:
-    """"pickle", "xgboost" or "lightgbm", from the file's suffix."""
-    suffix = path.suffix.lower()
-    if suffix in PICKLE_SUFFIXES:
-        return "pickle"
-    if suffix in XGBOOST_SUFFIXES:
-        return "xgboost"
-    if suffix == ".txt":
-        return "lightgbm"
-    raise UnsupportedModelError(
-        f"cannot tell the format of {path.name!r} from its suffix; expected .txt (LightGBM), .json/.ubj "
-        f"(XGBoost) or {'/'.join(PICKLE_SUFFIXES)} (pickled estimator)"
-    )
-
-
-def _first_line(error: BaseException) -> str:
-    # XGBoost appends a C++ stack trace to its messages; the first line says what is wrong
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
-
-
 def _check_out(model_path: Path, out_path: Path) -> None:
     """Refuse an output path that cannot be written, before any work starts."""
-    model_kind = _kind(model_path)
-    if _kind(out_path) != model_kind:
+    model_adapter = adapter_for_path(model_path)
+    if adapter_for_path(out_path) is not model_adapter:
         raise DataError(
             f"--out {out_path.name!r} names another format than the model {model_path.name!r}; the pruned model "
             f"is written in the model's format, so give --out the suffix {model_path.suffix!r}"
@@ -105,65 +79,6 @@ def _check_out(model_path: Path, out_path: Path) -> None:
         raise DataError(f"--out {out_path}: the folder {str(folder)!r} does not exist; create it first")
     if out_path.is_dir():
         raise DataError(f"--out {out_path} is a folder; give a file name such as {out_path / ('pruned' + model_path.suffix)}")
-
-
-def _load(path: Path):
-    """The model in ``path`` and its kind ("pickle", "xgboost" or "lightgbm").
-
-    Native files are checked before a library's loader sees them (a corrupt
-    LightGBM text model aborts LightGBM's loader); every failure is a
-    ConversionError (or DataError) that says what is wrong in one line.
-    """
-    kind = _kind(path)
-    if not path.is_file():
-        raise DataError(f"the model file {str(path)!r} does not exist" if not path.exists() else
-                        f"the model path {str(path)!r} is not a file")
-    if kind == "pickle":
-        warnings.warn(
-            f"loading {path} unpickles it, which runs code stored in the file; only load files you trust",
-            UserWarning,
-            stacklevel=2,
-        )
-        try:
-            if path.suffix.lower() == ".joblib":
-                import joblib
-
-                return joblib.load(path), kind
-            with open(path, "rb") as handle:
-                return pickle.load(handle), kind
-        except Exception as error:  # noqa: BLE001 (a damaged pickle can raise almost anything)
-            raise ConversionError(
-                f"{path} could not be unpickled ({type(error).__name__}: {_first_line(error)}); is it a complete "
-                "pickle or joblib file of a fitted estimator?"
-            ) from None
-    if kind == "xgboost":
-        import xgboost
-
-        booster = xgboost.Booster()
-        try:
-            booster.load_model(str(path))
-        except xgboost.core.XGBoostError as error:
-            raise ConversionError(f"{path} is not a readable XGBoost model: {_first_line(error)}") from None
-        return booster, kind
-    from ..interop.lightgbm import load_booster
-
-    return load_booster(path), kind
-
-
-def _save(native, kind: str, path: Path) -> None:
-    if kind == "pickle":
-        if path.suffix.lower() == ".joblib":
-            import joblib
-
-            joblib.dump(native, path)
-        else:
-            with open(path, "wb") as handle:
-                pickle.dump(native, handle)
-    elif kind == "xgboost":
-        native.save_model(str(path))
-    else:
-        booster = native if hasattr(native, "save_model") else native.booster_
-        booster.save_model(str(path))
 
 
 def _columns(frame, ensemble):
@@ -192,16 +107,6 @@ def _columns(frame, ensemble):
     return frame.to_numpy()
 
 
-def _native_errors() -> tuple:
-    """The libraries' own error types (which do not all subclass ValueError)."""
-    errors = []
-    for module, name in (("lightgbm.basic", "LightGBMError"), ("xgboost.core", "XGBoostError")):
-        loaded = sys.modules.get(module)
-        if loaded is not None and hasattr(loaded, name):
-            errors.append(getattr(loaded, name))
-    return tuple(errors)
-
-
 def run(args) -> int:
     import pandas as pd
 
@@ -219,7 +124,9 @@ def run(args) -> int:
 
     try:
         _check_out(Path(args.model), Path(args.out))
-        model, kind = _load(Path(args.model))
+        # the file's format decides how it is read and written: a pickle holds any library's estimator
+        adapter = adapter_for_path(args.model)
+        model = adapter.load(args.model)
         ensemble = from_model(model)
         X, y = read(args.data)
         if args.method == "compress":
@@ -232,9 +139,9 @@ def run(args) -> int:
                 candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
                 random_state=args.random_state, progress=False,
             )
-        _save(result.to_model(), kind, Path(args.out))
-    except (BanditTreeToolsError, ValueError, OSError, *_native_errors()) as error:
-        print(f"bandit-tree-tools prune: error: {_first_line(error)}", file=sys.stderr)
+        adapter.save(result.to_model(), args.out)
+    except (BanditTreeToolsError, ValueError, OSError, *native_errors()) as error:
+        print(f"bandit-tree-tools prune: error: {first_line(error)}", file=sys.stderr)
         return 1
     if args.method == "compress":
         print(f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "

@@ -1,0 +1,312 @@
+"""One adapter per source library: everything the project knows about it.
+
+An :class:`Adapter` imports a native model into the common format
+(``from_native``), exports an ensemble back (``to_native``), writes and reads
+the library's own files (``save``/``load``, by the ``extensions`` it owns),
+and predicts with the native object (``predict_native``). ``ADAPTERS`` is the
+one table of them; :func:`adapter_for` and :func:`adapter_for_path` look an
+adapter up. Each library is imported only when an adapter first needs it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from importlib import import_module
+from pathlib import Path
+
+import numpy as np
+
+from ..exceptions import ConversionError, DataError, UnsupportedModelError, missing_dependency
+
+SUPPORTED = (
+    "scikit-learn: DecisionTree/ExtraTree Classifier/Regressor, RandomForest*, ExtraTrees*, "
+    "GradientBoosting*, HistGradientBoosting*; LightGBM: Booster, LGBMClassifier, LGBMRegressor; "
+    "XGBoost: Booster, XGBClassifier, XGBRegressor; bandit_tree_tools estimators (ensemble_)"
+)
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-empty line of an error message (XGBoost appends a C++
+    stack trace to its messages; the first line says what is wrong)."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _check_readable(path: Path) -> None:
+    if not path.is_file():
+        raise DataError(
+            f"the model file {str(path)!r} does not exist" if not path.exists() else
+            f"the model path {str(path)!r} is not a file"
+        )
+
+
+class Adapter:
+    """What the project knows about one library (subclasses fill it in).
+
+    Attributes
+    ----------
+    library : str
+        ``Ensemble.source.library`` of the ensembles it imports.
+    package : str
+        The top-level package of the library's classes.
+    extensions : tuple of str
+        File suffixes :meth:`save` and :meth:`load` handle, the default for
+        saving first.
+    """
+
+    library: str
+    package: str
+    extra: str
+    name: str
+    extensions: tuple
+    _module: str  # bandit_tree_tools.interop.<module> with from_<x> / to_<x>
+
+    def __repr__(self) -> str:
+        return f"<{self.name} adapter: {', '.join(self.extensions)}>"
+
+    def native_module(self):
+        """The library itself, or MissingDependencyError naming the extra to install."""
+        try:
+            return import_module(self.package)
+        except ImportError:
+            raise missing_dependency(self.package, self.extra, f"Reading and writing {self.name} models") from None
+
+    def _interop(self):
+        return import_module(f"bandit_tree_tools.interop.{self._module}")
+
+    def from_native(self, model, **kwargs):
+        """The native ``model`` as an :class:`~bandit_tree_tools.Ensemble` (``from_<library>``)."""
+        return getattr(self._interop(), f"from_{self._module}")(model, **kwargs)
+
+    def to_native(self, ensemble):
+        """``ensemble`` as an object of the class it was imported from (``to_<library>``)."""
+        return getattr(self._interop(), f"to_{self._module}")(ensemble)
+
+    def check_path(self, path) -> Path:
+        path = Path(path)
+        if path.suffix.lower() not in self.extensions:
+            raise DataError(
+                f"{path.name!r} does not end in a {self.name} suffix ({'/'.join(self.extensions)})"
+            )
+        return path
+
+    def save(self, native, path) -> Path:
+        """Write ``native`` to ``path`` the way :meth:`load` reads it back."""
+        raise NotImplementedError
+
+    def load(self, path):
+        """The native model stored in ``path``."""
+        raise NotImplementedError
+
+    def predict_native(self, native, X, raw: bool = False) -> np.ndarray:
+        """What the native object predicts for ``X``: class probabilities
+        (``predict_proba``) for classifiers, predictions otherwise (a Booster:
+        its ``predict``); ``raw=True``: raw scores (margins), shape
+        ``(n_rows, n_outputs)`` as :meth:`Ensemble.predict_raw` returns them."""
+        raise NotImplementedError
+
+
+class SklearnAdapter(Adapter):
+    """scikit-learn estimators; files are pickles (joblib or pickle), which
+    hold any library's estimator."""
+
+    library = package = _module = "sklearn"
+    extra = "sklearn"
+    name = "scikit-learn"
+    extensions = (".joblib", ".pkl", ".pickle")
+
+    def native_module(self):
+        try:
+            return import_module("sklearn")
+        except ImportError:  # pragma: no cover - scikit-learn is a dependency
+            raise missing_dependency("scikit-learn", "sklearn", "Reading scikit-learn models") from None
+
+    def save(self, native, path) -> Path:
+        path = self.check_path(path)
+        if path.suffix.lower() == ".joblib":
+            import joblib
+
+            joblib.dump(native, path)
+        else:
+            with open(path, "wb") as handle:
+                pickle.dump(native, handle)
+        return path
+
+    def load(self, path):
+        """Unpickle ``path`` (with a warning: unpickling runs code stored in
+        the file); a damaged file raises ConversionError."""
+        path = self.check_path(path)
+        _check_readable(path)
+        warnings.warn(
+            f"loading {path} unpickles it, which runs code stored in the file; only load files you trust",
+            UserWarning,
+            stacklevel=2,
+        )
+        try:
+            if path.suffix.lower() == ".joblib":
+                import joblib
+
+                return joblib.load(path)
+            with open(path, "rb") as handle:
+                return pickle.load(handle)
+        except Exception as error:  # noqa: BLE001 (a damaged pickle can raise almost anything)
+            raise ConversionError(
+                f"{path} could not be unpickled ({type(error).__name__}: {first_line(error)}); is it a complete "
+                "pickle or joblib file of a fitted estimator?"
+            ) from None
+
+    def predict_native(self, native, X, raw: bool = False) -> np.ndarray:
+        if raw:
+            if hasattr(native, "decision_function"):
+                scores = np.asarray(native.decision_function(X), dtype=np.float64)
+            elif hasattr(native, "predict_proba"):  # trees and forests output class fractions
+                scores = np.asarray(native.predict_proba(X), dtype=np.float64)
+            else:
+                scores = np.asarray(native.predict(X), dtype=np.float64)
+            return scores.reshape(len(scores), -1)
+        if hasattr(native, "predict_proba"):
+            return native.predict_proba(X)
+        return native.predict(X)
+
+
+class LightGBMAdapter(Adapter):
+    """LightGBM Boosters and estimators; files are LightGBM's model text,
+    checked by the project's parser before LightGBM's loader reads it."""
+
+    library = package = _module = extra = "lightgbm"
+    name = "LightGBM"
+    extensions = (".txt",)
+
+    def save(self, native, path) -> Path:
+        path = self.check_path(path)
+        getattr(native, "booster_", native).save_model(str(path))
+        return path
+
+    def load(self, path):
+        """A ``lightgbm.Booster``; a file LightGBM's loader would crash on
+        raises ConversionError first."""
+        path = self.check_path(path)
+        _check_readable(path)
+        from .lightgbm import load_booster
+
+        lightgbm = self.native_module()
+        try:
+            return load_booster(path)
+        except lightgbm.basic.LightGBMError as error:
+            raise ConversionError(f"{path} is not a readable LightGBM model: {first_line(error)}") from None
+
+    def predict_native(self, native, X, raw: bool = False) -> np.ndarray:
+        if raw:
+            booster = getattr(native, "booster_", native)
+            scores = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
+            return scores.reshape(len(scores), -1)
+        if hasattr(native, "predict_proba"):
+            return native.predict_proba(X)
+        return native.predict(X)
+
+
+class XGBoostAdapter(Adapter):
+    """XGBoost Boosters and estimators; files are XGBoost's JSON or UBJSON."""
+
+    library = package = _module = extra = "xgboost"
+    name = "XGBoost"
+    extensions = (".json", ".ubj")
+
+    def save(self, native, path) -> Path:
+        path = self.check_path(path)
+        native.save_model(str(path))
+        return path
+
+    def load(self, path):
+        """A ``xgboost.Booster`` (a file keeps no training configuration: pass
+        ``learning_rate=`` to ``from_xgboost`` to collapse internal nodes);
+        an unreadable file raises ConversionError."""
+        path = self.check_path(path)
+        _check_readable(path)
+        xgboost = self.native_module()
+        booster = xgboost.Booster()
+        try:
+            booster.load_model(str(path))
+        except xgboost.core.XGBoostError as error:
+            raise ConversionError(f"{path} is not a readable XGBoost model: {first_line(error)}") from None
+        return booster
+
+    def predict_native(self, native, X, raw: bool = False) -> np.ndarray:
+        xgboost = self.native_module()
+        if isinstance(native, xgboost.Booster):
+            # DMatrix prediction adds DART trees as the common format does (inplace_predict does not)
+            scores = native.predict(xgboost.DMatrix(X), output_margin=raw)
+        elif raw:
+            scores = native.predict(X, output_margin=True)
+        else:
+            return native.predict_proba(X) if hasattr(native, "predict_proba") else native.predict(X)
+        scores = np.asarray(scores, dtype=np.float64 if raw else scores.dtype)
+        return scores.reshape(len(scores), -1) if raw else scores
+
+
+# Ensemble.source.library -> its adapter: the one table of library knowledge
+ADAPTERS = {adapter.library: adapter for adapter in (SklearnAdapter(), LightGBMAdapter(), XGBoostAdapter())}
+_BY_PACKAGE = {adapter.package: adapter for adapter in ADAPTERS.values()}
+_ALIASES = {"scikit-learn": "sklearn", "lgbm": "lightgbm", "xgb": "xgboost"}
+
+
+def adapter_for(what) -> Adapter:
+    """The adapter of a library name, an :class:`Ensemble` (its source
+    library), a native model (the first class of its hierarchy from a
+    supported package, so subclasses work) or one of this project's
+    estimators (its ``ensemble_``). Raises UnsupportedModelError otherwise."""
+    from ..tree import Ensemble
+
+    if isinstance(what, str):
+        adapter = ADAPTERS.get(_ALIASES.get(what.lower(), what.lower()))
+        if adapter is None:
+            raise UnsupportedModelError(
+                f"no adapter for the library {what!r}; known libraries: {', '.join(sorted(ADAPTERS))}"
+            )
+        return adapter
+    if isinstance(what, Ensemble):
+        adapter = ADAPTERS.get(what.source.library)
+        if adapter is None:
+            raise UnsupportedModelError(
+                f"ensembles from {what.source.library!r} cannot be exported; exportable sources: {sorted(ADAPTERS)}"
+            )
+        return adapter
+    if hasattr(type(what), "ensemble_") or "ensemble_" in getattr(what, "__dict__", {}):
+        return adapter_for(what.ensemble_)
+    for cls in type(what).__mro__:
+        adapter = _BY_PACKAGE.get(cls.__module__.split(".")[0])
+        if adapter is not None:
+            return adapter
+    raise UnsupportedModelError(
+        f"cannot import a {type(what).__module__}.{type(what).__name__}; supported models: {SUPPORTED}"
+    )
+
+
+def adapter_for_path(path) -> Adapter:
+    """The adapter whose ``extensions`` include ``path``'s suffix (``.txt``
+    LightGBM, ``.json``/``.ubj`` XGBoost, ``.joblib``/``.pkl``/``.pickle`` a
+    pickled estimator). Raises UnsupportedModelError for any other suffix."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    for adapter in ADAPTERS.values():
+        if suffix in adapter.extensions:
+            return adapter
+    known = "; ".join(f"{'/'.join(adapter.extensions)} ({adapter.name})" for adapter in ADAPTERS.values())
+    raise UnsupportedModelError(f"cannot tell the format of {path.name!r} from its suffix; expected {known}")
+
+
+def native_errors() -> tuple:
+    """The libraries' own error types, for the libraries already imported
+    (they do not all subclass ValueError)."""
+    import sys
+
+    errors = []
+    for module, name in (("lightgbm.basic", "LightGBMError"), ("xgboost.core", "XGBoostError")):
+        loaded = sys.modules.get(module)
+        if loaded is not None and hasattr(loaded, name):
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
+__all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_for_path"]
