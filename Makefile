@@ -6,14 +6,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: demo test lab bench clean
+.PHONY: demo test docs lab bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -m pip install --quiet -e '.[all,test,docs]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -23,6 +23,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
+# the site, into docs/_build/html; warnings (broken references included) fail
+# the build. The tour notebooks are executed, with their outputs cached in
+# docs/_build/.jupyter_cache (a notebook re-runs only when its code changed).
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
 
@@ -30,4 +37,4 @@ bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) build dist .pytest_cache docs/_build docs/api/generated
