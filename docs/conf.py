@@ -66,6 +66,8 @@ for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
 nb_execution_mode = "cache"
 nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
 nb_execution_timeout = 600
+# in a temporary folder, so files the notebooks write stay out of the sources
+nb_execution_in_temp = True
 # a failing cell is a warning, so -W fails the build and --keep-going still builds the rest
 nb_execution_raise_on_error = False
 nb_execution_show_tb = True
