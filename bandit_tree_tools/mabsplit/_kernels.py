@@ -34,6 +34,7 @@ Conventions shared by every kernel
 import numba
 import numpy as np
 
+from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR, class_impurity, variance_from_sums  # noqa: F401 (codes re-exported)
 
 BINS_LINSPACE = 0
@@ -284,12 +285,7 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
     width = hist.shape[2]
     n = np.float64(n_sampled)
     scale = n_node / n
-    if n_node > 1:
-        correction = (n_node - n) / (n_node - 1.0)
-    else:
-        correction = 0.0
-    if correction < 0.0:
-        correction = 0.0
+    correction = finite_population_factor(n, n_node)
     total = np.empty(width)
     left = np.empty(width)
     right = np.empty(width)
@@ -402,6 +398,8 @@ def _find_split(
         feature_active[a] = n_edges[a] > 0
     for a in range(n_candidates, feature_active.shape[0]):
         feature_active[a] = False
+        for t in range(arm_active.shape[1]):
+            arm_active[a, t] = False  # the elimination step reads every arm of the arrays
     n_sampled = 0
     insertions = 0
     while True:
@@ -422,15 +420,11 @@ def _find_split(
         if n_sampled >= n_node:
             break  # estimates are exact now
         # successive elimination: keep arms that may still be the best and may reduce impurity
-        min_ucb = np.inf
         for a in range(n_candidates):
-            if not feature_active[a]:
-                continue
             for t in range(n_edges[a]):
-                if arm_active[a, t] and valid[a, t]:
-                    ucb = mu[a, t] + z * np.sqrt(var[a, t])
-                    if ucb < min_ucb:
-                        min_ucb = ucb
+                if arm_active[a, t]:
+                    var[a, t] = normal_radius(var[a, t], z)  # var is rescored next round
+        eliminate(mu.reshape(-1), var.reshape(-1), arm_active.reshape(-1), valid.reshape(-1), STRICTLY_NEGATIVE)
         remaining = 0
         for a in range(n_candidates):
             if not feature_active[a]:
@@ -438,12 +432,8 @@ def _find_split(
             still = False
             for t in range(n_edges[a]):
                 if arm_active[a, t]:
-                    lcb = mu[a, t] - z * np.sqrt(var[a, t])
-                    if lcb <= min_ucb and lcb < 0.0:
-                        still = True
-                        remaining += 1
-                    else:
-                        arm_active[a, t] = False
+                    still = True
+                    remaining += 1
             feature_active[a] = still
         if remaining == 0:
             return NO_SPLIT, NO_SPLIT, np.inf, insertions, n_sampled
