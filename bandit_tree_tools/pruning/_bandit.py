@@ -44,6 +44,11 @@ How the paper's ambiguities are resolved (see also PAPERS.md, section 1):
   ranked arm if the validation score does not drop, recompute the arms (new
   twigs appear as their children are pruned) and repeat until the best arm
   would lower the score or no arm is left. ``n_rounds`` is then per phase.
+* ``callback`` (our addition): called after every round with a
+  :class:`BanditRound`; returning True stops the rounds there (the same rule
+  as :func:`bandit_tree_tools.prune`'s callback). The phase under way is then
+  finished with the rounds already played (ranked, best prefix or best arm
+  committed, as without a stop) and no new phase starts; nothing is replayed.
 """
 
 import numbers
@@ -134,6 +139,60 @@ def _non_nested(order, arm_tree, arm_node, evaluator: IncrementalEvaluator) -> l
     return kept
 
 
+class BanditRound:
+    """The state of a :func:`bandit_prune` run after one round, passed to its
+    ``callback``.
+
+    Attributes
+    ----------
+    round : int
+        Rounds played so far in the whole call, minus one (0 after the first).
+    phase : int
+        0 for ``strategy="rank"``; the phase (one per committed arm) for
+        ``strategy="sequential"``, whose arms are renumbered every phase.
+    arm : int
+        The arm pulled, numbered within the phase (0 .. ``n_arms`` - 1).
+    tree, node : int
+        The node the arm collapses.
+    reward, score_delta : float
+        The reward the policy got and the score change of the pull.
+    n_arms : int
+        Arms of the phase.
+    pulls, mean_rewards : arrays (n_arms,)
+        Per-arm pulls and mean rewards of the phase so far (copies, made when
+        read).
+    pruned_nodes : dict of {tree: int64 array}
+        Nodes committed so far (only ``strategy="sequential"`` commits
+        before the end), in ``PruneResult.pruned_nodes``' form.
+    warnings : tuple of str
+        The messages this call has warned so far.
+    """
+
+    __slots__ = ("round", "phase", "arm", "tree", "node", "reward", "score_delta", "n_arms", "_policy", "_evaluator",
+                 "warnings")
+
+    def __init__(self, round, phase, arm, tree, node, reward, score_delta, n_arms, policy, evaluator, warnings):
+        self.round, self.phase, self.arm, self.tree, self.node = round, phase, arm, tree, node
+        self.reward, self.score_delta, self.n_arms = reward, score_delta, n_arms
+        self._policy, self._evaluator, self.warnings = policy, evaluator, warnings
+
+    @property
+    def pulls(self) -> np.ndarray:
+        return self._policy.counts_.copy()
+
+    @property
+    def mean_rewards(self) -> np.ndarray:
+        return np.array(self._policy.means_, dtype=np.float64)
+
+    @property
+    def pruned_nodes(self) -> dict:
+        return self._evaluator.collapsed_nodes()
+
+    def __repr__(self) -> str:
+        return (f"BanditRound(round={self.round}, phase={self.phase}, arm={self.arm}, tree={self.tree}, "
+                f"node={self.node}, reward={self.reward:.4g}, score_delta={self.score_delta:+.4g})")
+
+
 class _Arms:
     """Per-arm bookkeeping of one phase, kept by (tree, node)."""
 
@@ -142,8 +201,11 @@ class _Arms:
         self.delta_sum = np.zeros(len(trees))
 
 
-def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, history, phase, progress):
+def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, history, phase, progress,
+                callback=None, notes=()):
+    """Play the rounds of one phase; True if ``callback`` asked to stop."""
     n_arms = len(arms.tree)
+    stopped = False
     policy.start(n_arms, random_state=rng)
     in_subset = evaluator.in_subset
     iterator = range(n_rounds)
@@ -162,10 +224,18 @@ def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, hist
         policy.update(arm, reward)
         arms.delta_sum[arm] += delta
         history.append((len(history), phase, arm, tree, node, reward, delta))
+        if callback is not None:
+            state = BanditRound(len(history) - 1, phase, int(arm), tree, node, float(reward), float(delta), n_arms,
+                                policy, evaluator, tuple(notes))
+            if callback(state) is True:
+                stopped = True
+                break
+    if progress:
+        iterator.close()
     in_subset[:] = False
     means = policy.means_
     mean_delta = np.divide(arms.delta_sum, policy.counts_, out=np.zeros(n_arms), where=policy.counts_ > 0)
-    return policy.counts_.copy(), means, mean_delta
+    return policy.counts_.copy(), means, mean_delta, stopped
 
 
 def bandit_prune(
@@ -185,6 +255,7 @@ def bandit_prune(
     policy_params: dict | None = None,
     random_state=None,
     progress: bool = True,
+    callback=None,
 ):
     """Prune a tree model with a multi-armed bandit.
 
@@ -211,12 +282,52 @@ def bandit_prune(
     random_state : int, RandomState or None
     progress : bool
         Show a tqdm progress bar.
+    callback : callable, optional
+        Called after every round with a :class:`BanditRound` (round, phase,
+        arm, tree, node, reward, score_delta, per-arm pulls and mean rewards,
+        the nodes committed so far, the messages warned so far). A return
+        value of True stops the rounds there: the phase under way is
+        finished with the rounds played (nothing is replayed) and the result
+        is returned, with ``params["stopped"]`` True. Any other return value
+        goes on. It runs in the caller's thread, between rounds.
 
     Returns
     -------
     PruneResult
+        ``params`` holds the arguments, ``eval_rows`` (rows drawn per round),
+        ``stopped`` (the callback stopped the run) and ``warnings`` (the
+        messages this call warned, also issued with :func:`warnings.warn`:
+        a caller running it in a thread reads them here instead of catching
+        warnings process-wide).
+
+    Raises
+    ------
+    ParameterError
+        A parameter has the wrong type or value.
+    DataError
+        The validation data do not fit the model (or hold fewer rows than
+        ``eval_size``).
 
     See the module docstring for how the paper's ambiguities are resolved.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
+    >>> result = btt.bandit_prune(model, X[200:], y[200:], n_rounds=200, min_depth=2,
+    ...                           random_state=0, progress=False)
+    >>> result.ensemble.n_leaves <= result.original.n_leaves
+    True
+
+    Stop after 50 rounds (the result keeps what those rounds found):
+
+    >>> stopped = btt.bandit_prune(model, X[200:], y[200:], n_rounds=10_000, min_depth=2, random_state=0,
+    ...                            progress=False, callback=lambda state: state.round + 1 >= 50)
+    >>> len(stopped.history), stopped.params["stopped"]
+    (50, True)
     """
     started = time.perf_counter()
     n_rounds = check_positive_int(n_rounds, "n_rounds")
@@ -225,6 +336,10 @@ def bandit_prune(
         raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if callback is not None and not callable(callback):
+        raise ParameterError(
+            f"callback must be None or callable (it receives a BanditRound per round), got {type(callback).__name__}"
+        )
     bandit = make_policy(policy, **(policy_params or {}))
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
     eval_rows = _eval_rows(eval_size, evaluator.n_rows)
@@ -247,26 +362,26 @@ def bandit_prune(
     params = dict(
         policy=bandit.name, n_rounds=n_rounds, eval_size=eval_size, eval_rows=eval_rows, candidates=candidates,
         min_depth=min_depth, weights=weights, reward_threshold=reward_threshold, reward_scale=reward_scale,
-        strategy=strategy, random_state=random_state,
+        strategy=strategy, random_state=random_state, stopped=False,
     )
+    notes = []
+    params["warnings"] = notes  # the list the run appends to (a tuple in the result)
+
+    def warn(message):
+        notes.append(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
     rng = rng_from(random_state)
     history = []
     trees, nodes, depths, excluded = evaluator.arms(candidates, min_depth)
     if excluded:
-        warnings.warn(
-            f"{excluded} candidate nodes are not arms: the {ensemble.source.library} model does not store the "
-            "value they would have as leaves",
-            UserWarning,
-            stacklevel=2,
-        )
+        warn(f"{excluded} candidate nodes are not arms: the {ensemble.source.library} model does not store the "
+             "value they would have as leaves")
     if len(trees) == 0:
-        warnings.warn(
-            f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
-            f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth or use "
-            "candidates='internal'",
-            UserWarning,
-            stacklevel=2,
-        )
+        warn(f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
+             f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth or use "
+             "candidates='internal'")
+        params["warnings"] = tuple(notes)
         return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
                       history=_history_frame(history, {}), arms=_arms_frame({}, evaluator, ensemble),
                       path=pd.DataFrame({"n_pruned": [0], "score": [evaluator.score()]}))
@@ -274,8 +389,8 @@ def bandit_prune(
     totals = {}  # (tree, node) -> [depth, pulls, reward sum, delta sum, rank, pruned]
     if strategy == "rank":
         arms = _Arms(trees, nodes, depths)
-        pulls, means, mean_delta = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
-                                               history, 0, progress)
+        pulls, means, mean_delta, stopped = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
+                                                        history, 0, progress, callback, notes)
         order = _rank(pulls, means, mean_delta)
         _accumulate(totals, arms, pulls, means, order)
         chosen = _non_nested(order, arms.tree, arms.node, evaluator)
@@ -286,8 +401,8 @@ def bandit_prune(
         scores, phase = [evaluator.score()], 0
         while len(trees):
             arms = _Arms(trees, nodes, depths)
-            pulls, means, mean_delta = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
-                                                   history, phase, progress)
+            pulls, means, mean_delta, stopped = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows,
+                                                            rng, history, phase, progress, callback, notes)
             order = _rank(pulls, means, mean_delta)
             _accumulate(totals, arms, pulls, means, order)
             best = int(order[0])
@@ -299,9 +414,13 @@ def bandit_prune(
                 break
             scores.append(score)
             totals[(int(arms.tree[best]), int(arms.node[best]))][5] = True
+            if stopped:
+                break
             phase += 1
             trees, nodes, depths, _ = evaluator.arms(candidates, min_depth)
         path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
+    params["stopped"] = bool(stopped)
+    params["warnings"] = tuple(notes)
     return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
                   history=_history_frame(history, totals), arms=_arms_frame(totals, evaluator, ensemble), path=path)
 

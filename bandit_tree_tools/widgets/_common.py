@@ -3,7 +3,7 @@ fallback hook, and turning exceptions into one readable line."""
 
 from __future__ import annotations
 
-import warnings
+import traceback
 
 from ..exceptions import BanditTreeToolsError, missing_dependency
 
@@ -18,9 +18,11 @@ from ._static_html import error_html, escape
 
 __all__ = ["anywidget", "ipywidgets", "traitlets", "describe_error", "ErrorBox", "StaticFallback", "import_model"]
 
-# Errors a panel shows as a message instead of raising: the ones a user can
-# cause with their input. Anything else is a bug and keeps its traceback.
-USER_ERRORS = (BanditTreeToolsError, TypeError, ValueError, KeyError, IndexError)
+# Errors a panel shows as a message instead of raising: the project's own,
+# raised on purpose for input a user can fix. Anything else (a TypeError,
+# KeyError, ... from a bug) raises, or, in a panel's background thread, is
+# shown with its traceback (ErrorBox.show_failure).
+USER_ERRORS = (BanditTreeToolsError,)
 
 
 def describe_error(error: BaseException) -> str:
@@ -47,18 +49,28 @@ class ErrorBox(ipywidgets.HTML):
         self.add_class("btt-panel-error-box")
         self.show(message)
 
+    traceback = ""
+
     def show(self, message: str) -> None:
         self.message = message
+        self.traceback = ""
         self.value = error_html(message) if message else ""
         self.layout.display = "" if message else "none"
 
     def clear(self) -> None:
         self.show("")
 
-
-def warn_user_error(message: str) -> None:
-    """Also tell scripts (where no one sees the panel) what went wrong."""
-    warnings.warn(message, UserWarning, stacklevel=3)
+    def show_failure(self, failure) -> None:
+        """A message (str), or an unexpected exception: then its one-line
+        description and, below it, the traceback, to report the bug."""
+        if isinstance(failure, str):
+            self.show(failure)
+            return
+        self.show(f"unexpected error, please report it: {describe_error(failure)}")
+        trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
+        self.traceback = trace
+        self.value += (f'<details class="btt-traceback"><summary>traceback</summary><pre>{escape(trace)}</pre>'
+                       "</details>")
 
 
 # Kept with the saved picture: where the widget cannot be shown (a saved

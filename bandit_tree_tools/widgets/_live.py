@@ -1,12 +1,10 @@
 """Watch a bandit loop round by round, and stop it, from another thread.
 
-``bandit_prune`` asks its policy which arm to pull (``select``) and tells it
-the reward (``update``) every round. Passing it a subclass of the chosen
-policy class whose two methods also report to a :class:`RoundLog` gives the
-panel the live rewards without touching the pruning code, and raising
-:class:`StopRun` from ``select`` ends the loop promptly. The subclass adds
-no behaviour: the same seed gives the same rounds as the plain policy, which
-is how a stopped run is finished (re-run for the rounds already done).
+:class:`RoundLog` is the ``callback`` of :func:`bandit_tree_tools.bandit_prune`:
+the loop hands it a :class:`~bandit_tree_tools.pruning._bandit.BanditRound`
+after every round, it keeps what the display needs, and it answers True
+(stop) once ``stop_requested`` is set. ``bandit_prune`` then finishes the
+phase with the rounds played, so nothing is re-run after a Stop.
 
 No ipywidgets here: this is plain threading and numpy.
 """
@@ -18,14 +16,10 @@ import threading
 import numpy as np
 
 
-class StopRun(Exception):
-    """Raised inside the bandit loop when Stop was pressed."""
-
-
 class RoundLog:
     """Rewards and arms of every round, filled by the loop's thread and read
-    (as copies) by the display thread. ``phase`` counts ``start`` calls:
-    sequential pruning restarts the policy once per phase."""
+    (as copies) by the display thread. ``phase`` is the loop's phase
+    (sequential pruning numbers arms afresh in each); -1 before any round."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -36,20 +30,22 @@ class RoundLog:
         self.phase_start = 0
         self.counts = np.zeros(0, dtype=np.int64)
         self.sums = np.zeros(0, dtype=np.float64)
+        self.warnings: tuple = ()
 
-    def on_start(self, n_arms: int) -> None:
+    def __call__(self, state) -> bool:
+        """Record one round of ``bandit_prune``; True asks it to stop."""
         with self._lock:
-            self.phase += 1
-            self.phase_start = len(self.rewards)
-            self.counts = np.zeros(n_arms, dtype=np.int64)
-            self.sums = np.zeros(n_arms, dtype=np.float64)
-
-    def on_update(self, arm: int, reward: float) -> None:
-        with self._lock:
-            self.rewards.append(float(reward))
-            self.arms.append(int(arm))
-            self.counts[arm] += 1
-            self.sums[arm] += reward
+            if state.phase != self.phase:
+                self.phase = state.phase
+                self.phase_start = len(self.rewards)
+                self.counts = np.zeros(state.n_arms, dtype=np.int64)
+                self.sums = np.zeros(state.n_arms, dtype=np.float64)
+            self.rewards.append(float(state.reward))
+            self.arms.append(int(state.arm))
+            self.counts[state.arm] += 1
+            self.sums[state.arm] += state.reward
+            self.warnings = state.warnings
+        return self.stop_requested.is_set()
 
     @property
     def n_rounds(self) -> int:
@@ -69,32 +65,6 @@ class RoundLog:
                 "counts": counts,
                 "means": np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0),
             }
-
-
-def observed_policy(policy_class: type, log: RoundLog) -> type:
-    """A subclass of ``policy_class`` that reports to ``log`` and stops when
-    ``log.stop_requested`` is set. Its ``name`` and ``reward_family`` are the
-    base class's, so the loop treats it exactly like the plain policy."""
-
-    def start(self, n_arms, random_state=None):
-        started = policy_class.start(self, n_arms, random_state=random_state)
-        log.on_start(n_arms)
-        return started
-
-    def select(self):
-        if log.stop_requested.is_set():
-            raise StopRun
-        return policy_class.select(self)
-
-    def update(self, arm, reward):
-        policy_class.update(self, arm, reward)
-        log.on_update(arm, reward)
-
-    return type(
-        f"Observed{policy_class.__name__}",
-        (policy_class,),
-        {"start": start, "select": select, "update": update, "__module__": __name__},
-    )
 
 
 def binned_series(values: np.ndarray, max_points: int = 1200):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import DataError, NodeError, ParameterError
 from ._assets import module_source, stylesheet
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, traitlets
 from ._payload import column
@@ -98,13 +99,13 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         if self.ensemble is not None:
             try:
                 if not 0 <= self.tree_index < self.ensemble.n_trees:
-                    raise IndexError(f"tree {tree} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+                    raise NodeError(f"tree {tree} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
                 self.X = self.ensemble.check_X(X)
                 self.X_input = X
                 if image_shape is not None:
                     image_shape = tuple(int(size) for size in image_shape)
                     if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
-                        raise ValueError(
+                        raise ParameterError(
                             f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, but X has "
                             f"{self.X.shape[1]} features; pass (height, width) with height * width == "
                             f"{self.X.shape[1]}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 
 import numpy as np
 
@@ -116,6 +115,7 @@ class PathRuns:
 
     def _start_path(self) -> bool:
         self.error_box.clear()
+        self.exception = None
         self.result = self._full_result = None
         self.round_log = PathLog()
         self.chart.clear()
@@ -146,14 +146,12 @@ class PathRuns:
 
         result, failure, notes = None, "", []
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                result = prune(self.ensemble, self.X_val, self.y_val, callback=log, **params)
-            notes = [str(warning.message) for warning in caught if issubclass(warning.category, UserWarning)]
+            # prune warns nothing itself; no process-wide warnings.catch_warnings() in this thread
+            result = prune(self.ensemble, self.X_val, self.y_val, callback=log, **params)
         except USER_ERRORS as error:
             failure = describe_error(error)
-        except Exception as error:  # a bug: show it; the exception stays in panel.exception
-            failure = f"unexpected error, please report it: {describe_error(error)}"
+        except Exception as error:  # a bug: shown with its traceback; kept in panel.exception
+            failure = error
             self.exception = error
         self._outcome = (result, log.stop_requested.is_set(), failure, notes)
 
@@ -175,7 +173,7 @@ class PathRuns:
     def _finish_path(self, result, stopped, failure, notes) -> None:
         self.start_button.disabled = False
         if failure:
-            self.error_box.show(failure)
+            self.error_box.show_failure(failure)
             self.chart.state = "error"
             self._set_status("The search failed: see the message above.")
             return

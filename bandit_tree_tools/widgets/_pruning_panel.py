@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
+from ..exceptions import DataError
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
-from ._live import RoundLog, StopRun, observed_policy
+from ._live import RoundLog
 from ._prune_path import PathRuns
 from ._reward_chart import RewardChart
 from ._static_html import error_html, escape, polyline_svg, section, table
@@ -49,9 +49,10 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
 
     The bandit loop (:func:`bandit_tree_tools.bandit_prune`) runs in a
     background thread, so the notebook stays responsive and Stop works; the
-    display is refreshed at most 10 times a second. Stop ends the rounds and
-    finishes the pruning with the rounds already played (they are replayed
-    with the same seed, which reproduces them exactly).
+    display is refreshed at most 10 times a second. The panel follows the
+    rounds through ``bandit_prune``'s ``callback``; Stop makes the callback
+    answer True, and ``bandit_prune`` finishes the pruning with the rounds
+    already played (nothing is re-run).
 
     With ``method="compress"`` the panel runs :func:`bandit_tree_tools.prune`
     instead: the validation metric against the number of leaves, drawn step
@@ -118,7 +119,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
                 self.X_val = self.ensemble.check_X(X_val)
                 self.y_val = np.asarray(y_val)
                 if self.y_val.ndim != 1 or self.y_val.shape[0] != self.X_val.shape[0]:
-                    raise ValueError(
+                    raise DataError(
                         f"y_val must be 1-D with one value per row of X_val ({self.X_val.shape[0]}), "
                         f"got shape {self.y_val.shape}"
                     )
@@ -237,10 +238,10 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
 
         self.error_box.clear()
         self.result = None
+        self.exception = None
         self.round_log = RoundLog()
         params = self._params()
         policy_name = self.policy.value
-        policy_class = observed_policy(POLICIES[policy_name], self.round_log)
         self.chart.clear()
         self.chart.state = "running"
         self.progress.max = params["n_rounds"]
@@ -255,7 +256,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self._family = POLICIES[policy_name].reward_family
         self._outcome = (None, False, "the run ended without a result", [])
         self._thread = threading.Thread(
-            target=self._work, args=(policy_class, policy_name, params, self.round_log), daemon=True, name="btt-pruning"
+            target=self._work, args=(policy_name, params, self.round_log), daemon=True, name="btt-pruning"
         )
         self._ticker = threading.Thread(target=self._tick, args=(self.round_log, self._thread), daemon=True,
                                         name="btt-pruning-display")
@@ -283,27 +284,20 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
                 thread.join(timeout)
         return self.result
 
-    def _work(self, policy_class, policy_name, params, log) -> None:
+    def _work(self, policy_name, params, log) -> None:
         from ..pruning import bandit_prune
 
         result, stopped, failure, notes = None, False, "", []
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    result = bandit_prune(self.ensemble, self.X_val, self.y_val, policy=policy_class, **params)
-                except StopRun:
-                    stopped = True
-                    done = log.n_rounds if log.phase == 0 else 0
-                    if params["strategy"] == "rank" and done > 0:
-                        # replay the rounds played so far (same seed, same rounds) and finish
-                        result = bandit_prune(self.ensemble, self.X_val, self.y_val, policy=policy_name,
-                                              **{**params, "n_rounds": done})
-            notes = [str(warning.message) for warning in caught if issubclass(warning.category, UserWarning)]
+            # the run's own warnings come back in its result (and the log):
+            # no process-wide warnings.catch_warnings() in this thread
+            result = bandit_prune(self.ensemble, self.X_val, self.y_val, policy=policy_name, callback=log, **params)
+            stopped = bool(result.params["stopped"])
+            notes = list(result.params["warnings"])
         except USER_ERRORS as error:
             failure = describe_error(error)
-        except Exception as error:  # a bug: show it; the exception stays in panel.exception for a traceback
-            failure = f"unexpected error, please report it: {describe_error(error)}"
+        except Exception as error:  # a bug: shown with its traceback; kept in panel.exception
+            failure = error
             self.exception = error
         self._outcome = (result, stopped, failure, notes)
 
@@ -380,15 +374,11 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.start_button.disabled = False
         elapsed = time.perf_counter() - self._started
         if failure:
-            self.error_box.show(failure)
+            self.error_box.show_failure(failure)
             self.chart.state = "error"
             self._set_status("The run failed: see the message above.")
             return
         played = self.round_log.n_rounds
-        if result is None:
-            self.chart.state = "stopped"
-            self._set_status(f"Stopped after {played} rounds, before a result: press Start to run again.")
-            return
         self._show_result(result)
         self.export_button.disabled = False
         self.chart.state = "stopped" if stopped else "done"

@@ -182,3 +182,79 @@ def test_progress_bar_and_pandas_input(capsys):
     loud = bandit_prune(ensemble, X, y, n_rounds=30, min_depth=2, random_state=0, progress=True)
     assert "bandit pruning" in capsys.readouterr().err
     assert quiet.history.equals(loud.history)
+
+
+# ------------------------------------------------------------------ callback
+def test_callback_sees_every_round_and_stopping_equals_a_shorter_run():
+    ensemble, X, y = ZOO["tree_binary"]
+    seen = []
+
+    def stop_at_40(state):
+        seen.append((state.round, state.phase, state.arm, state.tree, state.node, state.reward, state.score_delta))
+        assert state.pulls.sum() == state.round + 1 and state.pulls.shape == (state.n_arms,)
+        assert state.pruned_nodes == {}  # "rank" commits only at the end
+        return state.round + 1 == 40
+
+    stopped = bandit_prune(ensemble, X, y, n_rounds=10**6, min_depth=2, random_state=3, progress=False,
+                           callback=stop_at_40)
+    short = bandit_prune(ensemble, X, y, n_rounds=40, min_depth=2, random_state=3, progress=False)
+    assert len(seen) == 40 and stopped.params["stopped"] and not short.params["stopped"]
+    history = stopped.history
+    # the history renumbers arms over the arms table; rounds, phases and nodes are the callback's
+    assert [(r, p, t, n) for r, p, _, t, n, _, _ in seen] == list(
+        history[["round", "phase", "tree", "node"]].itertuples(index=False, name=None))
+    np.testing.assert_allclose([row[5] for row in seen], history["reward"])
+    # the phase is finished with the rounds played: the same ranking and pruning as a 40-round run
+    assert history.equals(short.history)
+    assert pruned_pairs(stopped) == pruned_pairs(short)
+    assert stopped.arms.equals(short.arms)
+
+
+def test_callback_values_other_than_true_go_on():
+    ensemble, X, y = ZOO["tree_binary"]
+    answers = iter([None, False, 1, "stop", np.True_] * 20)
+    result = bandit_prune(ensemble, X, y, n_rounds=50, min_depth=2, random_state=0, progress=False,
+                          callback=lambda state: next(answers))
+    assert len(result.history) == 50 and not result.params["stopped"]
+
+
+def test_sequential_stop_finishes_the_phase_under_way_and_starts_no_other():
+    ensemble, X, y = ZOO["tree_binary"]
+    phases = []
+
+    def stop_in_phase_1(state):
+        phases.append(state.phase)
+        if state.phase == 1:
+            # the arm committed in phase 0 is already pruned
+            assert sum(len(nodes) for nodes in state.pruned_nodes.values()) == 1
+        return state.phase == 1 and len([p for p in phases if p == 1]) == 10
+
+    full = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
+                        progress=False)
+    assert full.history["phase"].max() >= 2  # the stop below cuts a longer run
+    stopped = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
+                           progress=False, callback=stop_in_phase_1)
+    assert stopped.params["stopped"]
+    assert len(stopped.history) == 70 and stopped.history["phase"].max() == 1
+    columns = ["round", "phase", "tree", "node", "reward", "score_delta"]
+    assert stopped.history[columns].iloc[:60].equals(full.history[columns].iloc[:60])
+    assert stopped.n_pruned in (1, 2) and stopped.n_pruned <= full.n_pruned
+
+
+def test_warnings_are_recorded_per_call():
+    ensemble, X, y = ZOO["tree_binary"]
+    with pytest.warns(UserWarning, match="no arm to pull"):
+        result = bandit_prune(ensemble, X, y, min_depth=40, progress=False)
+    assert len(result.params["warnings"]) == 1 and result.params["warnings"][0].startswith("no arm to pull")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a clean run warns nothing
+        clean = bandit_prune(ensemble, X, y, n_rounds=20, min_depth=2, random_state=0, progress=False)
+    assert clean.params["warnings"] == ()
+
+
+def test_callback_must_be_callable():
+    from bandit_tree_tools.exceptions import ParameterError
+
+    ensemble, X, y = ZOO["tree_binary"]
+    with pytest.raises(ParameterError, match="callback must be None or callable"):
+        bandit_prune(ensemble, X, y, callback=3, progress=False)

@@ -161,7 +161,7 @@ def test_comparison_panel_bad_input(monk1):
     assert "TSDT model: UnsupportedModelError" in panel.error
     assert "table must be the DataFrame" in panel.error
     assert panel.views == []
-    assert "cannot import" in panel._repr_mimebundle_()["text/html"]
+    assert "UnsupportedModelError" in panel._repr_mimebundle_()["text/html"]
 
 
 def test_tsdt_tree_is_drawn_multiway():

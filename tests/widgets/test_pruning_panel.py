@@ -13,9 +13,8 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 import bandit_tree_tools as btt  # noqa: E402
-from bandit_tree_tools.bandits import POLICIES, play  # noqa: E402
 from bandit_tree_tools.widgets import PruningPanel  # noqa: E402
-from bandit_tree_tools.widgets._live import RoundLog, StopRun, binned_series, observed_policy  # noqa: E402
+from bandit_tree_tools.widgets._live import RoundLog, binned_series  # noqa: E402
 from bandit_tree_tools.widgets._payload import decode_column  # noqa: E402
 
 
@@ -36,33 +35,22 @@ def wait_for(condition, timeout=60.0):
 
 
 # ----------------------------------------------------------------- live helpers
-@pytest.mark.parametrize("name", sorted(POLICIES))
-def test_observed_policy_plays_exactly_like_the_plain_one(name):
-    means = np.array([0.2, 0.5, 0.45, 0.1])
-
-    def pull_from(seed):
-        rng = np.random.default_rng(seed)
-        return lambda arm: float(rng.random() < means[arm])
-
-    plain = play(POLICIES[name](), pull_from(1), n_arms=4, n_rounds=200, random_state=3)
+def test_round_log_is_bandit_prunes_callback_and_stops_it(data):
+    model, X_val, y_val = data
     log = RoundLog()
-    observed = play(observed_policy(POLICIES[name], log)(), pull_from(1), n_arms=4, n_rounds=200, random_state=3)
-    np.testing.assert_array_equal(observed.counts_, plain.counts_)
-    np.testing.assert_array_equal(observed.sums_, plain.sums_)
+    plain = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False)
+    logged = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False,
+                              callback=log)
+    assert logged.history.equals(plain.history)  # watching changes nothing
     snapshot = log.snapshot()
-    assert snapshot["rewards"].shape == (200,)
-    np.testing.assert_array_equal(snapshot["counts"], plain.counts_)
-    np.testing.assert_allclose(snapshot["means"], plain.means_)
-    assert observed.name == name and observed.reward_family == POLICIES[name].reward_family
-
-
-def test_stop_request_raises_inside_select():
-    log = RoundLog()
-    policy = observed_policy(POLICIES["ucb1"], log)().start(3, random_state=0)
-    policy.update(policy.select(), 1.0)
-    log.stop_requested.set()
-    with pytest.raises(StopRun):
-        policy.select()
+    np.testing.assert_allclose(snapshot["rewards"], plain.history["reward"])
+    by_arm = plain.arms.sort_values("arm")
+    np.testing.assert_array_equal(snapshot["counts"], by_arm["pulls"])
+    np.testing.assert_allclose(snapshot["means"], by_arm["mean_reward"])
+    log.stop_requested.set()  # Stop before the first round: one round is played, then the loop ends
+    stopped = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False,
+                               callback=log)
+    assert len(stopped.history) == 1 and stopped.params["stopped"] and log.n_rounds == 201
 
 
 def test_binned_series_against_a_loop():
@@ -89,7 +77,10 @@ def test_a_run_equals_bandit_prune_and_fills_the_charts(data):
     expected = btt.bandit_prune(model, X_val, y_val, n_rounds=300, min_depth=3, random_state=7, progress=False)
     np.testing.assert_array_equal(result.history["arm"], expected.history["arm"])
     np.testing.assert_allclose(result.history["reward"], expected.history["reward"])
-    assert result.pruned_nodes.keys() == expected.pruned_nodes.keys()
+    def pairs(res):
+        return sorted((tree, int(node)) for tree, nodes in res.pruned_nodes.items() for node in nodes)
+
+    assert pairs(result) == pairs(expected) and result.n_pruned > 0  # the same nodes, not only the same trees
     assert panel.chart.state == "done"
     assert panel.chart.rounds["n_done"] == 300
     by_arm = result.arms.sort_values("arm")  # the loop's arm numbers, as while live
@@ -122,12 +113,85 @@ def test_stop_ends_promptly_and_finishes_with_the_rounds_played(data):
     elapsed = time.monotonic() - started
     played = panel.round_log.n_rounds
     assert played < 10**6  # stopped long before the end
-    assert len(result.history) == played
+    assert len(result.history) == played and result.params["stopped"]
     np.testing.assert_allclose(result.history["reward"], panel.round_log.rewards)
+    # finished with exactly the rounds played: a run of that many rounds prunes the same nodes
+    short = btt.bandit_prune(model, X_val, y_val, n_rounds=played, min_depth=3, random_state=0, progress=False)
+    assert short.history.equals(result.history)
+    assert {t: n.tolist() for t, n in short.pruned_nodes.items()} == {t: n.tolist() for t, n in
+                                                                     result.pruned_nodes.items()}
     assert panel.chart.state == "stopped"
     assert f"Stopped after {played} rounds" in panel.status.value
     # at most ~10 redraws a second (plus the last ones)
     assert len(updates) <= 10 * elapsed + 3
+
+
+def test_stop_of_a_sequential_run_gives_a_result(data):
+    # the replay ("same seed, same rounds") could not finish this strategy: the panel returned nothing
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=10**6, min_depth=2, strategy="sequential")
+    panel.start()
+    wait_for(lambda: panel.round_log.n_rounds > 50)
+    panel.stop()
+    result = panel.wait(60)
+    assert result is not None and result.params["stopped"] and result.n_pruned in (0, 1)
+    assert len(result.history) == panel.round_log.n_rounds
+    assert panel.chart.state == "stopped" and "Stopped after" in panel.status.value
+
+
+def test_a_run_leaves_the_process_warning_state_alone_and_shows_its_warnings(data):
+    import warnings
+
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    model, X_val, y_val = data
+    filters, show = warnings.filters, warnings.showwarning
+    panel = PruningPanel(model, X_val, y_val, n_rounds=10**6, min_depth=3)
+    panel.start()
+    wait_for(lambda: panel.round_log.n_rounds > 20)
+    seen = []
+    for _ in range(50):  # the main thread's warning state while the run goes on
+        seen.append(warnings.filters is filters and warnings.showwarning is show)
+        time.sleep(0.002)
+    assert panel.running
+    panel.stop()
+    panel.wait(60)
+    assert all(seen) and warnings.filters is filters
+    # log-loss boosting stores no value for internal nodes: no arm, and the status says why
+    boosted = GradientBoostingClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val)
+    panel = PruningPanel(boosted, X_val, y_val, n_rounds=100, min_depth=1, candidates="internal")
+    with pytest.warns(UserWarning, match="does not store the value"):  # scripts are told too
+        panel.start()
+        panel.wait(60)
+    assert "does not store the value" in panel.status.value and "no arm to pull" in panel.status.value
+    assert len(panel.result.params["warnings"]) == 2 and not panel.error
+
+
+def test_a_bug_inside_a_run_is_shown_with_its_traceback_not_as_a_message(data):
+    model, X_val, y_val = data
+    # a TypeError (two callbacks) is a programming error, not bad input
+    panel = PruningPanel(model, X_val, y_val, n_rounds=20, min_depth=3, callback=print)
+    panel.start()
+    assert panel.wait(60) is None
+    assert isinstance(panel.exception, TypeError)
+    assert panel.error.startswith("unexpected error, please report it: TypeError")
+    assert "Traceback (most recent call last)" in panel.error_box.traceback
+    assert "<details" in panel.error_box.value and "traceback" in panel.error_box.value
+    # the project's own errors stay one-line messages
+    panel = PruningPanel(model, X_val, y_val, n_rounds=10, eval_size=10_000)
+    panel.start()
+    panel.wait(60)
+    assert panel.error.startswith("DataError: eval_size=10000") and panel.error_box.traceback == ""
+    assert panel.exception is None
+
+
+def test_only_the_projects_errors_are_user_messages():
+    from bandit_tree_tools.exceptions import BanditTreeToolsError
+    from bandit_tree_tools.widgets._common import USER_ERRORS
+
+    assert USER_ERRORS == (BanditTreeToolsError,)
+    for bug in (TypeError, KeyError, IndexError, ValueError):
+        assert not issubclass(bug, USER_ERRORS)
 
 
 def test_stop_before_start_and_after_the_end(data):
