@@ -23,24 +23,14 @@ MIN_PULLS_PER_ARM = 5  # fewer rounds per arm than this cannot tell arms apart
 REPLAY_SECONDS = 1.2  # a run over before its first frame is drawn again at this pace
 REPLAY_FRAMES = 12
 DOWNLOAD_LIMIT = 20_000_000  # bytes: larger exports are written to the file only (a widget message carries the link)
-# the file each library reads back: LightGBM's model text, XGBoost's JSON, joblib
-EXPORT_EXTENSIONS = {"lightgbm": "txt", "xgboost": "json", "sklearn": "joblib"}
 
 
-def save_native(model, path) -> Path:
-    """Write a native model the way its library reads it back: LightGBM's
-    model string, XGBoost's JSON/UBJSON, joblib for scikit-learn."""
-    path = Path(path)
-    module = type(model).__module__.split(".")[0]
-    if module == "lightgbm":
-        getattr(model, "booster_", model).save_model(str(path))
-    elif module == "xgboost":
-        model.save_model(str(path))
-    else:
-        import joblib
+def _adapter(ensemble):
+    """The library adapter that writes the pruned model back
+    (:func:`bandit_tree_tools.interop.adapter_for`)."""
+    from ..interop import adapter_for
 
-        joblib.dump(model, path)
-    return path
+    return adapter_for(ensemble)
 
 
 class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
@@ -138,8 +128,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.metrics.add_class("btt-metrics")
         self.tree_view = TreeView(self.ensemble) if self.ensemble is not None else None
         if self.ensemble is not None:
-            extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib")
-            self.export_path.placeholder = f"file name (default pruned_model.{extension})"
+            self.export_path.placeholder = f"file name (default {self.default_export_name()})"
         ready = self.ensemble is not None and self.X_val is not None
         self.start_button.disabled = not ready
         self.export_button.disabled = True
@@ -442,17 +431,19 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     # ----------------------------------------------------------------- export
     def export(self, path=None):
         """The pruned model as a native object of its library (written to
-        ``path`` too, if given)."""
+        ``path`` too, if given, by the library's adapter: ``path`` must end
+        in one of its ``extensions``, e.g. ``.txt`` for LightGBM)."""
         if self.result is None:
             raise ValueError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
         native = self.result.to_model()
         if path:
-            save_native(native, path)
+            _adapter(self.result.ensemble).save(native, path)
         return native
 
     def default_export_name(self) -> str:
-        extension = EXPORT_EXTENSIONS.get(self.ensemble.source.library, "joblib") if self.ensemble else "joblib"
-        return f"pruned_model.{extension}"
+        """``pruned_model`` with the first suffix the model's library reads back."""
+        extension = _adapter(self.ensemble).extensions[0] if self.ensemble is not None else ".joblib"
+        return f"pruned_model{extension}"
 
     def _export_clicked(self) -> None:
         """Write the file (the default name when none is given), say where

@@ -365,3 +365,21 @@ def test_stop_ends_the_search_at_the_next_step(data):
     # the callback saw the unpruned model (step 0), answered True, and the search ended there
     assert [step["step"] for step in log.steps] == [0] == stopped.path["step"].tolist()
     assert log.steps[0]["leaves"] == full.path["leaves"].iat[0]
+
+
+def test_export_goes_through_the_library_adapter(data, tmp_path):
+    lightgbm = pytest.importorskip("lightgbm")
+    _, X_val, y_val = data
+    booster = lightgbm.LGBMClassifier(n_estimators=5, num_leaves=15, min_child_samples=3, verbose=-1)
+    booster.fit(X_val, y_val)
+    panel = PruningPanel(booster, X_val, y_val, n_rounds=100, min_depth=2)
+    assert panel.default_export_name() == "pruned_model.txt"  # the adapter's first extension
+    panel.start()
+    result = panel.wait(60)
+    panel.export(tmp_path / "pruned.txt")
+    reloaded = lightgbm.Booster(model_file=str(tmp_path / "pruned.txt"))
+    np.testing.assert_allclose(reloaded.predict(X_val.to_numpy()), result.ensemble.predict_proba(X_val)[:, 1],
+                               rtol=1e-6, atol=1e-9)
+    panel.export_path.value = str(tmp_path / "pruned.joblib")  # not a file LightGBM reads back
+    panel._export_clicked()
+    assert "DataError" in panel.export_message.value and "suffix" in panel.export_message.value
