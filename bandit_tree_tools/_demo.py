@@ -4,6 +4,12 @@ Trains a scikit-learn forest, a LightGBM model and an XGBoost model on
 scikit-learn's breast-cancer data, imports each, collapses a few internal
 nodes, exports back, reloads in the native library and shows that the native
 model predicts exactly like our copy. Then each capability prints its part.
+
+The hot loops are numba kernels, compiled on their first call (or loaded
+from numba's on-disk cache): before each timed part, the same calls run on
+tiny data and their time is printed apart as "compile/first call", so the
+timings that follow are the algorithms'. ``--quick`` runs only those first
+calls (a smoke test of every capability, a few seconds once compiled).
 """
 
 import tempfile
@@ -66,23 +72,9 @@ def _native_score(native, X):
 
 
 def interop_table(X_train, X_test, y_train, y_test) -> str:
-    from sklearn.ensemble import RandomForestClassifier
-
     from .interop import from_model, to_model
 
-    models = {"sklearn RandomForestClassifier": RandomForestClassifier(n_estimators=50, max_depth=8, random_state=0)}
-    try:
-        import lightgbm
-
-        models["LightGBM LGBMClassifier"] = lightgbm.LGBMClassifier(n_estimators=60, num_leaves=15, verbose=-1, random_state=0)
-    except ImportError:
-        pass
-    try:
-        import xgboost
-
-        models["XGBoost XGBClassifier"] = xgboost.XGBClassifier(n_estimators=60, max_depth=4, random_state=0)
-    except ImportError:
-        pass
+    models = _demo_models()
     lines = [
         f"{'model':32s} {'leaves':>14s} {'accuracy':>15s} {'max |our - native|':>20s} {'seconds':>8s}",
     ]
@@ -104,25 +96,162 @@ def interop_table(X_train, X_test, y_train, y_test) -> str:
     return "\n".join(lines)
 
 
+def _tiny_classification(n_samples=300, n_features=20):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n_samples, n_features, n_informative=6, random_state=0)
+
+
+def _warm_interop():
+    from .interop import from_model, to_model
+
+    X, y = _tiny_classification(200, 30)
+    for model in _demo_models(small=True).values():
+        collapsed = collapse_twigs(from_model(model.fit(X, y)), per_tree=2)
+        collapsed.predict_proba(X)
+        _native_score(_reload(to_model(collapsed)), X)
+
+
+def _demo_models(small=False) -> dict:
+    """The interop table's models by name (three trees each when ``small``)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    models = {"sklearn RandomForestClassifier": RandomForestClassifier(
+        n_estimators=3 if small else 50, max_depth=8, random_state=0)}
+    if find_spec("lightgbm") is not None:
+        import lightgbm
+
+        models["LightGBM LGBMClassifier"] = lightgbm.LGBMClassifier(
+            n_estimators=3 if small else 60, num_leaves=15, verbose=-1, random_state=0)
+    if find_spec("xgboost") is not None:
+        import xgboost
+
+        models["XGBoost XGBClassifier"] = xgboost.XGBClassifier(
+            n_estimators=3 if small else 60, max_depth=4, random_state=0)
+    return models
+
+
+def _warm_compress():
+    from .pruning import prune
+    from .pruning._compress_demo import _models
+
+    X, y = _tiny_classification(600)
+    for model in _models().values():
+        model.set_params(n_estimators=5) if "n_estimators" in model.get_params() else model.set_params(max_iter=5)
+        model.fit(X[:300], y[:300])
+        result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], random_state=0, progress=False)
+        result.to_model().predict(X)
+
+
+def _warm_bandit_prune():
+    from .pruning import bandit_prune
+    from .pruning._demo import _models
+
+    X, y = _tiny_classification(400)
+    for model in _models().values():
+        if "n_estimators" in model.get_params():
+            model.set_params(n_estimators=3)
+        model.fit(X[:200], y[:200])
+        result = bandit_prune(model, X[200:], y[200:], policy="ucb1", min_depth=2, n_rounds=50, random_state=0,
+                              progress=False)
+        result.to_model().predict(X)
+        result.evaluate(X, y)
+
+
+def _warm_medoids():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from .medoids import KMedoids, leaf_medoids
+
+    X, y = _tiny_classification(300, 64)
+    leaf_medoids(DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(X, y), X, n_medoids=3)
+    for algorithm in ("pam", "banditpam"):
+        KMedoids(3, algorithm=algorithm, random_state=0).fit(X)
+
+
+def _warm_mabsplit():
+    from .mabsplit import MABSplitTreeClassifier
+
+    X, y = _tiny_classification(2000, 30)
+    for solver in ("mab", "exact"):
+        MABSplitTreeClassifier(max_depth=2, solver=solver, random_state=0).fit(X, y).predict(X)
+
+
+def _warm_tsdt():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from .tsdt import TSDTClassifier, optimal_categorical_tree
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, c, 60) for c in (3, 3, 2, 3, 4, 2)])
+    y = ((X[:, 0] == X[:, 1]) | (X[:, 4] == 0)).astype(int)
+    for variant in ("optimistic", "fast"):
+        model = TSDTClassifier(lambda_=0.01, variant=variant, n_iter=20, random_state=1).fit(X, y)
+        model.score(X, y)
+        model.ensemble_.predict(X)
+    optimal_categorical_tree(X, y, 0.01).score(X, y)
+    DecisionTreeClassifier(random_state=0).fit(X, y)
+    stream = rng.integers(0, 2, size=(2000, 20))
+    TSDTClassifier(lambda_=0.05, n_iter=10, random_state=0).fit(stream, stream[:, 0] ^ stream[:, 1])
+
+
+# section title -> the same calls on tiny data, run before the section is timed
+WARMUPS = {
+    "Import and export": _warm_interop,
+    "Compression (btt.prune)": _warm_compress,
+    "Bandit pruning (the paper's method)": _warm_bandit_prune,
+    "Leaf medoids (BanditPAM)": _warm_medoids,
+    "MABSplit": _warm_mabsplit,
+    "TSDT optimal trees": _warm_tsdt,
+}
+
+
+def first_call(title) -> float:
+    """Seconds the tiny-data calls of one section take (numba compiling its
+    kernels, or loading them from the cache, plus the tiny work itself)."""
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        WARMUPS[title]()
+    return time.perf_counter() - start
+
+
+def _first_call_line(title) -> str:
+    return f"compile/first call: {first_call(title):.2f} s (numba's one-time compilation, cached on disk)"
+
+
 def run_demo(args=None):
     """The demo's text, block by block (the command line prints each as it comes)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import train_test_split
 
+    quick = bool(getattr(args, "quick", False))
+    sections = {"Import and export": None}
+    sections.update({title: module for title, module in SECTIONS.items() if find_spec(module) is not None})
+    if quick:
+        yield "First call of each capability on tiny data (numba compiles or loads its kernels):"
+        for title in sections:
+            yield f"  {title + ':':40s} {first_call(title):6.2f} s"
+        return
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.35, random_state=0, stratify=y)
     yield "Import, collapse two small twigs per tree, export, reload natively (breast cancer, 35% test):"
+    yield _first_call_line("Import and export")
     yield interop_table(X_train, X_test, y_train, y_test)
-    for title, module in SECTIONS.items():
-        if find_spec(module) is None:  # capability not installed in this build
+    for title, module in sections.items():
+        if module is None:
             continue
+        first = _first_call_line(title)
         demo = import_module(module).demo
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             text = demo()
-        yield f"\n{title}:\n{text}"
+        yield f"\n{title}:\n{first}\n{text}"
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="run the main job on built-in data and print what it found")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the first call of each capability on tiny data (numba's compilation), "
+                             "a smoke test of the installation")
     parser.set_defaults(func=run_demo)
