@@ -24,14 +24,15 @@ from ._lightgbm_text import (
 
 def check_exportable(ensemble: Ensemble, payload) -> int:
     """Refuse what the LightGBM model the ensemble came from cannot hold;
-    return its number of trees per iteration."""
-    if ensemble.source.library != "lightgbm" or "header" not in payload:
+    return its number of trees per iteration. ``payload``: the ensemble's
+    LightGBMPayload, None if it has none."""
+    if ensemble.source.library != "lightgbm" or payload is None or not payload.header:
         raise ConversionError(
             f"to_lightgbm exports ensembles imported from LightGBM; this one comes from "
             f"{ensemble.source.library!r} ({ensemble.source.estimator}); use btt.to_model(ensemble) instead"
         )
-    per_iteration = payload["num_tree_per_iteration"]
-    header = dict(payload["header"])
+    per_iteration = payload.num_tree_per_iteration
+    header = dict(payload.header)
     expected = {
         "split_rule": ("le", ensemble.split_rule),
         "input_dtype": ("float64", ensemble.input_dtype),

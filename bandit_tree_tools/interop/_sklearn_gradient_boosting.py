@@ -12,37 +12,31 @@ from __future__ import annotations
 
 import copy
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import TREE_LEAF, Ensemble, Source
-from ._sklearn_trees import _version, depths, max_depths, tree_from_sklearn, tree_to_sklearn
-from .sklearn import _check_classes, _feature_names, _skeleton
-
-# class name of scikit-learn's link -> (link, link_scale) of the common format
-_LINKS = {
-    "IdentityLink": ("identity", 1.0),
-    "LogLink": ("exp", 1.0),
-    "LogitLink": ("sigmoid", 1.0),
-    "HalfLogitLink": ("sigmoid", 2.0),  # ExponentialLoss: P(y=1) = expit(2 * raw)
-    "MultinomialLogit": ("softmax", 1.0),
-}
+from ..tree import TREE_LEAF, Ensemble, Source, node_depth
+from ._payload import SklearnPayload, with_payload
+from ._sklearn_common import (
+    check_boosting_ensemble,
+    check_classes,
+    check_finite_hint,
+    feature_names,
+    hint_mismatch,
+    link_of,
+    sklearn_payload,
+    skeleton,
+    version,
+)
+from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
 _GB_HINT = (
     "This GradientBoosting model's loss ({loss!r}) re-fits leaf values by a line search that internal nodes "
     "never received. Import it again with the training data, btt.from_sklearn(model, X=X_train, y=y_train, "
     "sample_weight=w), to recompute them."
 )
-
-
-def _link_of(model, name):
-    link = type(model._loss.link).__name__
-    if link not in _LINKS:
-        raise UnsupportedModelError(
-            f"this {name} uses the link {link}, which bandit_tree_tools does not know; supported: {sorted(_LINKS)}"
-        )
-    return _LINKS[link]
 
 
 # ------------------------------------------------------------------ GradientBoosting
@@ -65,7 +59,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
     from sklearn._loss.loss import HalfSquaredError
 
     classifier = name.endswith("Classifier")
-    classes = _check_classes(model, name) if classifier else None
+    classes = check_classes(model, name) if classifier else None
     estimators = model.estimators_
     n_stages, n_per_stage = estimators.shape
     squared = isinstance(model._loss, HalfSquaredError)
@@ -75,16 +69,15 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
             tree = estimators[stage, k].tree_
             known = None if squared else np.zeros(tree.node_count, dtype=np.uint8)
             trees.append(tree_from_sklearn(tree, 1, has_leaf_value=known))
-    link, link_scale = _link_of(model, name)
+    link, link_scale = link_of(model, name)
     base_score = _base_score_gb(model, name)
-    payload = {
-        "kind": "gradient_boosting",
-        "template": _skeleton(model, estimators_=None),
-        "estimator_template": _skeleton(estimators[0, 0], tree_=None),
-        "base_score": base_score.copy(),
-    }
-    if not squared:
-        payload["collapse_hint"] = _GB_HINT.format(loss=model.loss)
+    record = SklearnPayload(
+        kind="gradient_boosting",
+        template=skeleton(model, estimators_=None),
+        tree_template=skeleton(estimators[0, 0], tree_=None),
+        base_score=base_score.copy(),
+    )
+    payload = with_payload(record, "" if squared else _GB_HINT.format(loss=model.loss))
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",
@@ -96,9 +89,9 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, _version(), payload),
+        source=Source("sklearn", name, version(), payload),
         classes_=classes,
-        feature_names_in_=_feature_names(model),
+        feature_names_in_=feature_names(model),
         split_rule="le",
         input_dtype="float32",
     )
@@ -109,14 +102,8 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
     if y is None:
         raise ConversionError("X was given without y; pass both to recompute the internal node values")
     trees = recompute_internal_values(model, ensemble, X, y, sample_weight)
-    payload = dict(payload)
-    payload.pop("collapse_hint")
-    payload["recomputed_from_data"] = True
-    from dataclasses import replace
-
-    return replace(
-        ensemble, trees=tuple(trees), source=Source("sklearn", name, _version(), payload)
-    )
+    payload = with_payload(replace(record, recomputed_from_data=True))
+    return replace(ensemble, trees=tuple(trees), source=Source("sklearn", name, version(), payload))
 
 
 class _LevelTree:
@@ -132,24 +119,6 @@ class _LevelTree:
 
     def apply(self, X):
         return self._region
-
-
-def check_finite_hint(values: np.ndarray, name: str) -> None:
-    """Refuse NaN or infinite training targets or weights given to recompute internal values."""
-    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
-        bad = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise ConversionError(
-            f"{name} has a non-finite value at row {bad} ({float(values[bad])}); pass the {name} the model was trained "
-            "on, which scikit-learn requires to be finite"
-        )
-
-
-def hint_mismatch(what: str) -> ConversionError:
-    """The X, y (and sample_weight) given to recompute internal values are not the training data."""
-    return ConversionError(
-        f"X, y do not look like the training data: {what}. Internal node values fitted on them would not be "
-        "what training produced; pass exactly the rows, targets and sample_weight the model was fitted on"
-    )
 
 
 def recompute_internal_values(model, ensemble, X, y, sample_weight):
@@ -216,7 +185,7 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             if gap.size and gap.max() > 1e-9 * max(1.0, float(np.nanmax(np.abs(stored_weight)))):
                 raise hint_mismatch(f"the rows reaching the leaves of tree {index} weigh {float(gap.max()):.6g} "
                                     "more or less than in training")
-            depth = depths(tree)
+            depth = node_depth(tree)
             value = tree.value.copy()
             known = tree.has_leaf_value.copy()
             internal = tree.children_left != TREE_LEAF
@@ -264,28 +233,11 @@ def _node_at_depth(indicator, depth, level):
     return region
 
 
-def _check_boosting_ensemble(ensemble, name, payload):
-    problems = []
-    template = payload["template"]
-    n_per_stage = int(template.n_trees_per_iteration_)
-    if ensemble.n_trees % n_per_stage:
-        problems.append(f"{ensemble.n_trees} trees is not a multiple of the {n_per_stage} trees per iteration")
-    elif np.any(ensemble.tree_output != np.tile(np.arange(n_per_stage), ensemble.n_trees // n_per_stage)):
-        problems.append("tree_output must cycle through the classes in iteration order")
-    if not np.array_equal(ensemble.base_score, payload["base_score"]):
-        problems.append(f"base_score must stay {payload['base_score'].tolist()} (the estimator keeps it in its init)")
-    if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
-        problems.append("aggregation must be 'sum' without float32 accumulation")
-    if problems:
-        raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
-    return n_per_stage
-
-
 def export_gradient_boosting(ensemble):
     name = ensemble.source.estimator
-    payload = ensemble.source.payload
-    n_per_stage = _check_boosting_ensemble(ensemble, name, payload)
-    template = payload["template"]
+    payload = sklearn_payload(ensemble)
+    n_per_stage = check_boosting_ensemble(ensemble, name, payload)
+    template = payload.template
     if np.any(ensemble.tree_scale != template.learning_rate):
         raise ConversionError(f"every tree_scale must equal the learning rate {template.learning_rate}")
     if ensemble.split_rule != "le" or ensemble.input_dtype != "float32":
@@ -296,7 +248,7 @@ def export_gradient_boosting(ensemble):
     model = copy.deepcopy(template)
     n_stages = ensemble.n_trees // n_per_stage
     estimators = np.empty((n_stages, n_per_stage), dtype=object)
-    tree_template = copy.deepcopy(payload["estimator_template"])
+    tree_template = copy.deepcopy(payload.tree_template)
     tree_depths = max_depths(ensemble.trees)
     for index, tree in enumerate(ensemble.trees):
         # shallow copies of one private deep copy: like the trees fit() makes, they

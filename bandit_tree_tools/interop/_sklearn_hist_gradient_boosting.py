@@ -10,7 +10,7 @@ predict time:
 * "codes" (a pandas ``category`` column, or non-numeric categories): the
   category's code, i.e. its position among the categories seen in training in
   sorted order. Predict with the same pandas categories
-  (``payload["categories"]`` lists them per column).
+  (``source.payload["native"].categories`` lists them per column).
 * "values" (numeric categories given in a numpy array or numeric column): the
   category value itself, which must be a non-negative integer
   < ``MAX_CATEGORY_VALUE``.
@@ -27,10 +27,19 @@ from dataclasses import replace
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree
-from ._sklearn_gradient_boosting import _check_boosting_ensemble, _link_of, check_finite_hint, hint_mismatch
-from ._sklearn_trees import _version, stacked_depths
-from .sklearn import _check_classes, _feature_names, _skeleton
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, stacked_node_depths
+from ._payload import SklearnPayload, with_payload
+from ._sklearn_common import (
+    check_boosting_ensemble,
+    check_classes,
+    check_finite_hint,
+    feature_names,
+    hint_mismatch,
+    link_of,
+    sklearn_payload,
+    skeleton,
+    version,
+)
 
 MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
 
@@ -136,7 +145,7 @@ _HGB_HINT = (
 def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None) -> Ensemble:
     classifier = name.endswith("Classifier")
     refitted_leaves = not model._loss.differentiable  # leaves hold line-search values, internal nodes do not
-    classes = _check_classes(model, name) if classifier else None
+    classes = check_classes(model, name) if classifier else None
     original, categories = _feature_layout(model)
     spaces = _category_space(model, categories)
     n_words = max([1] + [int(space[1].max()) // 32 + 1 for space in spaces.values() if len(space[1])])
@@ -151,18 +160,17 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
             if refitted_leaves:
                 tree = tree._replace(has_leaf_value=(tree.children_left == TREE_LEAF).astype(np.uint8))
             trees.append(tree)
-    link, link_scale = _link_of(model, name)
+    link, link_scale = link_of(model, name)
     base_score = np.array(model._baseline_prediction, dtype=np.float64).ravel()
-    payload = {
-        "kind": "hist_gradient_boosting",
-        "template": _skeleton(model, _predictors=[]),
-        "base_score": base_score.copy(),
-        "transformed_column": np.argsort(original),
-        "category_spaces": {column: (space, codes.copy()) for column, (space, codes) in spaces.items()},
-        "categories": {column: values.copy() for column, values in categories.items()},
-    }
-    if refitted_leaves:
-        payload["collapse_hint"] = _HGB_HINT.format(loss=model.loss)
+    record = SklearnPayload(
+        kind="hist_gradient_boosting",
+        template=skeleton(model, _predictors=[]),
+        base_score=base_score.copy(),
+        transformed_column=np.argsort(original),
+        category_spaces={column: (space, codes.copy()) for column, (space, codes) in spaces.items()},
+        categories={column: values.copy() for column, values in categories.items()},
+    )
+    payload = with_payload(record, _HGB_HINT.format(loss=model.loss) if refitted_leaves else "")
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",
@@ -174,9 +182,9 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, _version(), payload),
+        source=Source("sklearn", name, version(), payload),
         classes_=classes,
-        feature_names_in_=_feature_names(model),
+        feature_names_in_=feature_names(model),
         split_rule="le",
         input_dtype="float64",
         feature_categories=_feature_categories(model, spaces, categories),
@@ -187,13 +195,11 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         raise ConversionError("pass both X and y (and optionally sample_weight) to recompute internal values")
     if not refitted_leaves:
         return ensemble  # internal values times the learning rate are already the leaf values
-    payload = dict(payload)
-    payload.pop("collapse_hint")
-    payload["recomputed_from_data"] = True
+    payload = with_payload(replace(record, recomputed_from_data=True))
     return replace(
         ensemble,
         trees=tuple(_recompute_internal_values(model, ensemble, X, y, sample_weight)),
-        source=Source("sklearn", name, _version(), payload),
+        source=Source("sklearn", name, version(), payload),
     )
 
 
@@ -298,8 +304,8 @@ def export_hist_gradient_boosting(ensemble):
     from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 
     name = ensemble.source.estimator
-    payload = ensemble.source.payload
-    n_per_stage = _check_boosting_ensemble(ensemble, name, payload)
+    payload = sklearn_payload(ensemble)
+    n_per_stage = check_boosting_ensemble(ensemble, name, payload)
     if np.any(ensemble.tree_scale != 1.0) or ensemble.split_rule != "le" or ensemble.input_dtype != "float64":
         raise ConversionError(
             "a HistGradientBoosting model compares float64 x <= threshold and scales nothing: tree_scale must be 1, "
@@ -312,10 +318,10 @@ def export_hist_gradient_boosting(ensemble):
     unknown = set(PREDICTOR_RECORD_DTYPE.names) - known_fields
     if unknown:
         raise ConversionError(
-            f"this scikit-learn version ({_version()}) has predictor node fields {sorted(unknown)} that "
+            f"this scikit-learn version ({version()}) has predictor node fields {sorted(unknown)} that "
             "bandit_tree_tools does not know how to fill"
         )
-    model = copy.deepcopy(payload["template"])
+    model = copy.deepcopy(payload.template)
     model._predictors = _hgb_predictors(ensemble, model, payload, n_per_stage, PREDICTOR_RECORD_DTYPE, TreePredictor)
     return model
 
@@ -324,7 +330,7 @@ def _hgb_predictors(ensemble, model, payload, n_per_stage, record_dtype, predict
     """Every tree's predictor, with the node records of all trees filled in
     one vectorised pass."""
     trees = ensemble.trees
-    offsets, depth = stacked_depths(trees)
+    offsets, depth = stacked_node_depths(trees)
 
     def stacked(name):
         return np.concatenate([getattr(tree, name) for tree in trees])
@@ -333,7 +339,7 @@ def _hgb_predictors(ensemble, model, payload, n_per_stage, record_dtype, predict
     internal = ~leaf
     if np.any(stacked("missing_type")[internal] != MISSING_NAN):
         raise ConversionError("HistGradientBoosting only treats NaN as missing: every missing_type must be 0")
-    transformed_column = payload["transformed_column"]
+    transformed_column = payload.transformed_column
     feature = np.where(internal, transformed_column[np.maximum(stacked("feature"), 0)], 0)
     threshold = stacked("threshold")
     categorical = (stacked("is_categorical") == 1) & internal
@@ -363,7 +369,7 @@ def _hgb_predictors(ensemble, model, payload, n_per_stage, record_dtype, predict
         index = int(tree_of_node[node])
         local = int(node - offsets[index])
         tree = trees[index]
-        row = _left_bitset(tree, index, local, feature[node], payload["category_spaces"], known_bitsets, f_idx_map)
+        row = _left_bitset(tree, index, local, feature[node], payload.category_spaces, known_bitsets, f_idx_map)
         found = bitsets.setdefault(index, [])
         nodes["bitset_idx"][node] = len(found)
         found.append(row)

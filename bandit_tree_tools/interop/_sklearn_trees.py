@@ -12,8 +12,9 @@ import functools
 import numpy as np
 
 from ..exceptions import ConversionError
-from ..tree import MISSING_NAN, TREE_LEAF, TreeArrays, make_tree, node_depth
-from ..tree import stacked_node_depths as stacked_depths
+from ..tree import MISSING_NAN, TREE_LEAF, TreeArrays, make_tree, node_depth, stacked_node_depths
+from ..tree._impurity import impurity_of_counts
+from ._sklearn_common import version
 
 # Fields of scikit-learn's Tree node struct this module knows how to read and write.
 KNOWN_NODE_FIELDS = frozenset(
@@ -29,17 +30,11 @@ KNOWN_NODE_FIELDS = frozenset(
     }
 )
 
-def _version():
-    import sklearn
-
-    return sklearn.__version__
-
-
 def _check_node_fields(dtype, doing):
     unknown = set(dtype.names) - KNOWN_NODE_FIELDS
     if unknown:
         raise ConversionError(
-            f"this scikit-learn version ({_version()}) has Tree node fields {sorted(unknown)} that bandit_tree_tools "
+            f"this scikit-learn version ({version()}) has Tree node fields {sorted(unknown)} that bandit_tree_tools "
             f"does not know; {doing}. Use a scikit-learn version whose Tree nodes have only "
             + ", ".join(sorted(KNOWN_NODE_FIELDS))
         )
@@ -66,11 +61,6 @@ def tree_from_sklearn(sk_tree, width: int, *, has_leaf_value=None) -> TreeArrays
     )
 
 
-def depths(tree: TreeArrays) -> np.ndarray:
-    """Depth of every node of one tree (root 0)."""
-    return node_depth(tree)
-
-
 def _check_exportable_tree(tree: TreeArrays, index: int):
     internal = tree.children_left != TREE_LEAF
     if np.any(tree.is_categorical[internal]):
@@ -95,12 +85,8 @@ def fill_unknown_impurity(tree: TreeArrays, classifier: bool, criterion: str = "
     if not unknown.any():
         return impurity
     if classifier:
-        fractions = tree.value / np.maximum(tree.value.sum(axis=1, keepdims=True), np.finfo(float).tiny)
-        if criterion in ("entropy", "log_loss"):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                derived = -np.sum(np.where(fractions > 0, fractions * np.log2(fractions), 0.0), axis=1)
-        else:
-            derived = 1.0 - np.sum(fractions * fractions, axis=1)
+        # the values are class fractions (or counts): their impurity is the one definition's
+        _, derived = impurity_of_counts(tree.value, "entropy" if criterion in ("entropy", "log_loss") else "gini")
     else:
         weight = tree.weighted_n_node_samples.copy()
         weight = np.where(np.isnan(weight), tree.n_node_samples.astype(np.float64), weight)
@@ -110,21 +96,18 @@ def fill_unknown_impurity(tree: TreeArrays, classifier: bool, criterion: str = "
         # sums of w, w*m and w*m^2 over the leaves of each subtree, from the deepest level up
         totals = np.zeros((tree.n_nodes, 3))
         totals[leaf] = np.column_stack([weight, weight * mean, weight * mean * mean])[leaf]
-        depth = depths(tree)
+        depth = node_depth(tree)
         for level in range(int(depth.max()) - 1, -1, -1):
             parents = np.flatnonzero((depth == level) & ~leaf)
             totals[parents] = totals[tree.children_left[parents]] + totals[tree.children_right[parents]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            node_mean = totals[:, 1] / totals[:, 0]
-            derived = totals[:, 2] / totals[:, 0] - node_mean * node_mean
-        derived = np.where(np.isfinite(derived), np.maximum(derived, 0.0), 0.0)
+        _, derived = impurity_of_counts(totals, "squared_error")
     impurity[unknown] = derived[unknown]
     return impurity
 
 
 def max_depths(trees) -> np.ndarray:
     """Depth of each tree, computed for all trees in one pass."""
-    offsets, depth = stacked_depths(trees)
+    offsets, depth = stacked_node_depths(trees)
     return np.maximum.reduceat(depth, offsets[:-1])
 
 
@@ -160,7 +143,7 @@ def tree_to_sklearn(
     values[:, 0, :] = tree.value
     sk_tree.__setstate__(
         {
-            "max_depth": int(depths(tree).max() if max_depth is None else max_depth),
+            "max_depth": int(node_depth(tree).max() if max_depth is None else max_depth),
             "node_count": n,
             "nodes": nodes,
             "values": values,

@@ -4,9 +4,9 @@
 same document as ``save_raw("json")``, encoded as Universal Binary JSON:
 big-endian numbers, and typed arrays (``[$d#L<count>`` followed by raw
 float32 data) for every per-node array. Reading those arrays with
-``numpy.frombuffer`` and writing them with ``tobytes`` is about ten times
-faster than formatting and parsing decimal text, and keeps every float32
-bit for bit (no decimal round trip).
+``numpy.frombuffer`` and writing them with ``tobytes`` skips formatting and
+parsing decimal text, and keeps every float32 bit for bit (no decimal round
+trip).
 
 Only the subset XGBoost writes is supported: objects, arrays (typed or not,
 with a count), strings, integers, float32/float64 and booleans.

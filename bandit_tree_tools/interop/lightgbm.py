@@ -106,6 +106,7 @@ from ..tree import (
     validate,
 )
 from . import _lightgbm_text as text
+from ._payload import LightGBMPayload, payload_of, with_payload
 from ._lightgbm_export import check_exportable, split_importances, tree_digest, tree_fields
 from ._lightgbm_text import (
     BELOW_NEGATIVE_ZERO,
@@ -440,19 +441,19 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         classes = np.arange(2 if per_iteration == 1 else per_iteration) if is_classifier else None
     default_names = all(name == f"Column_{i}" for i, name in enumerate(names))
     trees = _build_trees(parsed)
-    payload = {
-        "header": tuple(parsed.header),
+    record = LightGBMPayload(
+        header=tuple(parsed.header),
         # the imported trees and their blocks: an unchanged tree is written back verbatim
-        "digests": tuple(tree_digest(tree) for tree in trees),
-        "node_counts": tuple((2 * parsed.num_leaves - 1).tolist()),
-        "blocks": parsed.blocks,
-        "parameters": parsed.parameters,
-        "shrinkage": tuple(parsed.shrinkage.tolist()),
-        "estimator": None if estimator is None else _estimator_template(estimator),
-        "num_tree_per_iteration": per_iteration,
-        "num_class": n_classes,
-        "best_iteration": int(booster.best_iteration),
-    }
+        digests=tuple(tree_digest(tree) for tree in trees),
+        node_counts=tuple((2 * parsed.num_leaves - 1).tolist()),
+        blocks=tuple(parsed.blocks),
+        parameters=parsed.parameters,
+        shrinkage=tuple(parsed.shrinkage.tolist()),
+        template=None if estimator is None else _estimator_template(estimator),
+        num_tree_per_iteration=per_iteration,
+        num_class=n_classes,
+        best_iteration=int(booster.best_iteration),
+    )
     return Ensemble(
         trees=trees,
         task="classification" if is_classifier else "regression",
@@ -470,7 +471,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
         input_dtype="float64",
         accumulate_float32=False,
         feature_categories=_feature_categories(booster.pandas_categorical, infos),
-        source=Source("lightgbm", type(model).__name__, lgb.__version__, payload),
+        source=Source("lightgbm", type(model).__name__, lgb.__version__, with_payload(record)),
     )
 
 
@@ -484,14 +485,14 @@ def to_lightgbm(ensemble: Ensemble):
     lgb = _lightgbm()
     if not isinstance(ensemble, Ensemble):
         raise TypeError(f"to_lightgbm expects an Ensemble (see btt.from_lightgbm), got {type(ensemble).__name__}")
-    payload = ensemble.source.payload
+    payload = payload_of(ensemble.source, LightGBMPayload)
     per_iteration = check_exportable(ensemble, payload)
-    header = list(payload["header"])
+    header = list(payload.header)
     names = dict(header)["feature_names"].split(" ")
-    shrinkage = payload["shrinkage"]
+    shrinkage = payload.shrinkage
     if len(shrinkage) != ensemble.n_trees:
         shrinkage = (1.0,) * ensemble.n_trees
-    digests, node_counts, imported_blocks = payload["digests"], payload["node_counts"], payload["blocks"]
+    digests, node_counts, imported_blocks = payload.digests, payload.node_counts, payload.blocks
     blocks, changed, changed_fields = [], [], []
     for index, tree in enumerate(ensemble.trees):
         bias = float(ensemble.base_score[ensemble.tree_output[index]]) if index < per_iteration else 0.0
@@ -505,14 +506,14 @@ def to_lightgbm(ensemble: Ensemble):
         changed_fields.append(tree_fields(tree, shrinkage[index], scale, bias))
     for index, fields in zip(changed, text.format_tree_arrays(changed_fields)):
         blocks[index] = text.tree_block(index, fields)
-    model_text = text.model_string(header, blocks, split_importances(ensemble, names), payload["parameters"])
+    model_text = text.model_string(header, blocks, split_importances(ensemble, names), payload.parameters)
     booster = booster_from_string(model_text)  # never hand LightGBM an unchecked string
     if booster.num_trees() != ensemble.n_trees or booster.num_feature() != ensemble.n_features_in_:
         raise ConversionError(
             f"LightGBM loaded {booster.num_trees()} trees and {booster.num_feature()} features from the written "
             f"model, expected {ensemble.n_trees} and {ensemble.n_features_in_}"
         )
-    template = payload["estimator"]
+    template = payload.template
     if template is None:
         return booster
     estimator = copy.deepcopy(template)

@@ -70,12 +70,15 @@ estimator=<class name>, payload=...)``, for example by this library's
 MABSplit estimators) can be exported as ``DecisionTreeClassifier``/``Regressor``,
 ``ExtraTreeClassifier``/``Regressor``, ``RandomForestClassifier``/``Regressor``
 or ``ExtraTreesClassifier``/``Regressor``: a fresh fitted estimator is built.
-The exporter then reads these payload keys, all optional:
+The exporter then reads two fields of the payload's
+:class:`~bandit_tree_tools.interop._payload.SklearnPayload` (given as
+``payload={"native": SklearnPayload(...)}``, or as the plain keys
+``{"params": ..., "random_states": ...}``), both optional:
 
-``"params"``
+``params``
     Constructor parameters of the estimator class (keys that are not
     parameters of the class are ignored).
-``"random_states"``
+``random_states``
     Forests: one ``random_state`` per tree, stored on the tree estimators.
 
 Such forests have no ``estimators_samples_`` or out-of-bag attributes (the
@@ -99,7 +102,9 @@ import numpy as np
 
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError
 from ..tree import Ensemble, Source
-from ._sklearn_trees import _version, max_depths, tree_from_sklearn, tree_to_sklearn
+from ._payload import SklearnPayload, with_payload
+from ._sklearn_common import check_classes, feature_names, sklearn_payload, skeleton, version
+from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
 __all__ = ["from_sklearn", "to_sklearn"]
 
@@ -151,13 +156,13 @@ def _check_fitted(model, name):
         ) from None
 
 
-def _check_version():
+def _checkversion():
     # scikit-learn < 1.4 stored class counts, not fractions, in classifier trees
     # and predicted through a normalisation this module does not mirror.
-    found = re.match(r"(\d+)\.(\d+)", _version())
+    found = re.match(r"(\d+)\.(\d+)", version())
     if found and (int(found.group(1)), int(found.group(2))) < (1, 4):
         raise UnsupportedModelError(
-            f"scikit-learn {_version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4 "
+            f"scikit-learn {version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4 "
             "(pip install -U scikit-learn)"
         )
 
@@ -171,53 +176,32 @@ def _check_single_output(model, name):
         )
 
 
-def _check_classes(model, name):
-    classes = np.asarray(model.classes_)
-    if classes.shape[0] < 2:
-        raise UnsupportedModelError(f"this {name} was fitted on a single class; it needs at least two classes")
-    return classes.copy()
-
-
-def _feature_names(model):
-    names = getattr(model, "feature_names_in_", None)
-    return None if names is None else np.array(names, dtype=object)
-
-
-def _skeleton(model, **drop):
-    """A deep copy of ``model`` with the (large) attributes in ``drop``
-    replaced by the given placeholders; the model itself is left untouched."""
-    shallow = copy.copy(model)
-    for name, placeholder in drop.items():
-        setattr(shallow, name, placeholder)
-    return copy.deepcopy(shallow)
-
-
 def _import_tree(model, name):
     classifier = hasattr(model, "classes_")
-    classes = _check_classes(model, name) if classifier else None
+    classes = check_classes(model, name) if classifier else None
     width = len(classes) if classifier else 1
     tree = tree_from_sklearn(model.tree_, width)
-    payload = {"kind": "tree", "template": _skeleton(model, tree_=None)}
-    return _averaged_ensemble(model, name, (tree,), classes, payload)
+    record = SklearnPayload(kind="tree", template=skeleton(model, tree_=None))
+    return _averaged_ensemble(model, name, (tree,), classes, record)
 
 
 def _import_forest(model, name):
     classifier = hasattr(model, "classes_")
-    classes = _check_classes(model, name) if classifier else None
+    classes = check_classes(model, name) if classifier else None
     width = len(classes) if classifier else 1
     trees = tuple(tree_from_sklearn(estimator.tree_, width) for estimator in model.estimators_)
     if not trees:
         raise UnsupportedModelError(f"this {name} has no trees (estimators_ is empty)")
-    payload = {
-        "kind": "forest",
-        "template": _skeleton(model, estimators_=[]),
-        "estimator_template": _skeleton(model.estimators_[0], tree_=None),
-        "random_states": [copy.deepcopy(estimator.random_state) for estimator in model.estimators_],
-    }
-    return _averaged_ensemble(model, name, trees, classes, payload)
+    record = SklearnPayload(
+        kind="forest",
+        template=skeleton(model, estimators_=[]),
+        tree_template=skeleton(model.estimators_[0], tree_=None),
+        random_states=tuple(copy.deepcopy(estimator.random_state) for estimator in model.estimators_),
+    )
+    return _averaged_ensemble(model, name, trees, classes, record)
 
 
-def _averaged_ensemble(model, name, trees, classes, payload) -> Ensemble:
+def _averaged_ensemble(model, name, trees, classes, record) -> Ensemble:
     """Trees and forests: class fractions (or means) averaged over the trees,
     compared as float32 ``<=`` as scikit-learn's trees do."""
     return Ensemble(
@@ -230,9 +214,9 @@ def _averaged_ensemble(model, name, trees, classes, payload) -> Ensemble:
         aggregation="mean",
         base_score=0.0,
         link="identity",
-        source=Source("sklearn", name, _version(), payload),
+        source=Source("sklearn", name, version(), with_payload(record)),
         classes_=classes,
-        feature_names_in_=_feature_names(model),
+        feature_names_in_=feature_names(model),
         split_rule="le",
         input_dtype="float32",
     )
@@ -258,7 +242,7 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
         Predicts exactly like ``model``; ``btt.to_model`` exports it back.
     """
     name, kind = _kind_of(model)
-    _check_version()
+    _checkversion()
     _check_fitted(model, name)
     _check_single_output(model, name)
     if kind == "tree":
@@ -294,9 +278,9 @@ def to_sklearn(ensemble: Ensemble):
             f"supported estimators: {', '.join(SUPPORTED_ESTIMATORS)}"
         )
     cls, kind = table[source.estimator]
-    payload = source.payload or {}
+    payload = sklearn_payload(ensemble)
     if kind in ("gradient_boosting", "hist_gradient_boosting"):
-        if "template" not in payload:
+        if payload.template is None:
             raise ConversionError(
                 f"a {source.estimator} can only be exported from an ensemble imported with from_sklearn "
                 "(its payload lacks the fitted estimator's settings)"
@@ -348,7 +332,7 @@ def _check_tree_ensemble(ensemble, name, classifier, *, forest):
 
 
 def _new_estimator(cls, payload):
-    params = dict(payload.get("params") or {})
+    params = dict(payload.params or {})
     accepted = cls().get_params(deep=False)
     return cls(**{key: value for key, value in params.items() if key in accepted})
 
@@ -379,8 +363,8 @@ def _resolve_max_features(max_features, n_features):
 
 def _export_tree(ensemble, cls, classifier, payload):
     classes = None if not classifier else np.array(ensemble.classes_, copy=True)
-    template = payload.get("template")
-    criterion = getattr(template, "criterion", None) or dict(payload.get("params") or {}).get("criterion")
+    template = payload.template
+    criterion = getattr(template, "criterion", None) or dict(payload.params or {}).get("criterion")
     sk_tree = tree_to_sklearn(
         ensemble.trees[0], ensemble.n_features_in_, len(classes) if classifier else None, criterion=criterion
     )
@@ -397,13 +381,13 @@ def _export_tree(ensemble, cls, classifier, payload):
 
 def _export_forest(ensemble, cls, classifier, payload):
     n_classes = len(ensemble.classes_) if classifier else None
-    template = payload.get("template")
-    random_states = payload.get("random_states")
+    template = payload.template
+    random_states = payload.random_states
     if random_states is not None and len(random_states) != ensemble.n_trees:
         random_states = None  # trees were added or removed: the stored seeds no longer match
     if template is not None:
         forest = copy.deepcopy(template)
-        tree_template = copy.deepcopy(payload["estimator_template"])
+        tree_template = copy.deepcopy(payload.tree_template)
 
         def new_tree():
             # shallow copies of one private deep copy: the trees share only

@@ -30,7 +30,8 @@ How XGBoost's facts map into the common format
   disagree with the configured ``eta`` (a model loaded from a file, a
   learning-rate schedule, or an objective that re-fits leaves such as
   ``reg:absoluteerror``), its internal nodes get ``has_leaf_value=0`` and
-  ``source.payload["collapse_hint"]`` says to pass ``learning_rate=``.
+  the collapse hint (``source.payload["collapse_hint"]``) says to pass
+  ``learning_rate=``.
 * ``base_score`` is stored after the inverse link; it is turned into a margin
   with XGBoost's own float32 arithmetic (logit for logistic objectives, log
   for Poisson/Gamma/Tweedie/Cox, identity otherwise).
@@ -57,7 +58,8 @@ How XGBoost's facts map into the common format
   can be up to a few float32 steps (<= 1e-6) away.
 * pandas input: XGBoost >= 3.1 re-codes ``category`` columns by their
   values against the categories seen in training, kept in
-  ``source.payload["training_categories"]`` and ``feature_categories``, and
+  ``source.payload["native"].training_categories`` and
+  ``feature_categories``, and
   ``Ensemble.check_X`` does the same. Without stored categories (older
   models, numeric features) a ``category`` column's own codes are used, as
   XGBoost uses them; float categories there are refused, as XGBoost refuses
@@ -69,15 +71,12 @@ How XGBoost's facts map into the common format
 
 The model is read and written as XGBoost's JSON model document in its binary
 encoding (``save_raw("ubj")``, same schema as ``save_raw("json")``), see
-:mod:`._xgboost_ubjson`: exact float32 values and about ten times faster.
+:mod:`._xgboost_ubjson`, which keeps every float32 value exact.
 Exported trees are renumbered breadth-first with consecutive siblings (see
 :mod:`._xgboost_trees`).
 """
 
 import copy
-import ctypes
-import ctypes.util
-import functools
 import json
 import math
 
@@ -86,6 +85,8 @@ import numpy as np
 from ..exceptions import ConversionError, NotFittedError, ParameterError, UnsupportedModelError, missing_dependency
 from ..tree import Ensemble, Source
 from . import _xgboost_ubjson as ubjson
+from ._payload import XGBoostPayload, payload_of, with_payload
+from ._xgboost_base_score import format_base_score, from_margin, parse_base_score, to_margin
 from ._xgboost_trees import check_exportable, read_trees, write_trees
 
 # objective -> (task, link, how the stored base_score becomes a margin)
@@ -124,83 +125,6 @@ def _xgboost():
     return xgboost
 
 
-# ---------------------------------------------------------------- base score
-def _parse_base_score(text: str) -> np.ndarray:
-    text = str(text).strip()
-    if text.startswith("["):
-        text = text[1:-1]
-    return np.array([float(part) for part in text.split(",") if part.strip()], dtype=np.float32)
-
-
-@functools.lru_cache(maxsize=1)
-def _c_logf():
-    """The C library's ``logf``, which XGBoost's ``ProbToMargin`` calls: it is
-    not always correctly rounded, so a numpy logarithm can be one float32
-    step away from XGBoost's base margin. None where no C library is found."""
-    name = ctypes.util.find_library("m") or ctypes.util.find_library("c") or ctypes.util.find_library("ucrtbase")
-    try:
-        logf = ctypes.CDLL(name).logf
-    except (OSError, AttributeError, TypeError):
-        return None
-    logf.restype, logf.argtypes = ctypes.c_float, [ctypes.c_float]
-    return logf
-
-
-def _logf(values: np.ndarray) -> np.ndarray:
-    logf = _c_logf()
-    if logf is None:
-        return np.log(values.astype(np.float64)).astype(np.float32)
-    out = np.empty(values.shape, dtype=np.float32)
-    for index, value in enumerate(values.tolist()):
-        out[index] = logf(value) if value > 0 else (-np.inf if value == 0 else np.nan)
-    return out
-
-
-def _to_margin(stored: np.ndarray, kind: str, check: bool = True) -> np.ndarray:
-    """XGBoost's ``ProbToMargin`` in float32: ``-logf(1/p - 1)``, ``logf(p)``."""
-    stored = stored.astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if kind == "logit":
-            # XGBoost clips the probability to [kRtEps, 1 - kRtEps] (1e-6f) before the logit
-            eps = np.float32(1e-6)
-            clipped = np.clip(stored, eps, np.float32(1.0) - eps)
-            margin = -_logf(np.float32(1.0) / clipped - np.float32(1.0))
-        elif kind == "log":
-            margin = _logf(stored)
-        else:
-            margin = stored
-    if check and not np.all(np.isfinite(margin)):
-        raise ConversionError(f"the XGBoost model's base_score {stored.tolist()} has no finite margin")
-    return margin.astype(np.float64)
-
-
-def _from_margin(margin: np.ndarray, kind: str) -> np.ndarray:
-    """float32 values XGBoost turns back into exactly ``float32(margin)``
-    where such a value lies within a few float32 steps of the inverse link
-    (it always does for the identity), else the nearest float32."""
-    target = margin.astype(np.float32).astype(np.float64)
-    if kind == "logit":
-        guess = (1.0 / (1.0 + np.exp(-margin))).astype(np.float32)
-    elif kind == "log":
-        guess = np.exp(margin).astype(np.float32)
-    else:
-        return margin.astype(np.float32)
-    best = guess.copy()
-    for index in range(best.shape[0]):
-        up = down = guess[index]
-        for _ in range(8):
-            hits = [c for c in (up, down) if _to_margin(np.array([c]), kind, check=False)[0] == target[index]]
-            if hits:
-                best[index] = hits[0]
-                break
-            up, down = np.nextafter(up, np.float32(np.inf)), np.nextafter(down, np.float32(-np.inf))
-    return best
-
-
-def _format_base_score(values: np.ndarray) -> str:
-    return "[" + ",".join(np.format_float_scientific(np.float32(v), unique=True) for v in values) + "]"
-
-
 def _training_categories(tree_model: dict, n_features: int):
     """Per feature, the category values seen in training (XGBoost >= 3.1
     stores them to re-code pandas categories by value at prediction time),
@@ -221,9 +145,9 @@ def _training_categories(tree_model: dict, n_features: int):
 
 
 # -------------------------------------------------------------- the objects
-def _booster_and_shell(model):
-    """The model's Booster (never modified) and, for wrappers, a deep copy of
-    the wrapper without its Booster (to rebuild the same class on export)."""
+def _booster_and_template(model):
+    """The model's Booster (never modified) and, for wrappers, the template: a
+    deep copy of the wrapper without its Booster (to rebuild the same class on export)."""
     xgboost = _xgboost()
     if isinstance(model, xgboost.Booster):
         return model, None
@@ -249,8 +173,8 @@ def _booster_and_shell(model):
                 "(the common format treats NaN as XGBoost's missing value)"
             )
         booster = model.get_booster()
-        shell = copy.deepcopy(model, memo={id(booster): None})
-        return booster, shell
+        template = copy.deepcopy(model, memo={id(booster): None})
+        return booster, template
     raise UnsupportedModelError(f"cannot import a {type(model).__module__}.{type(model).__name__}; supported: {SUPPORTED}")
 
 
@@ -330,7 +254,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     Ensemble
         Raw scores equal XGBoost's margins exactly; see the module docstring.
     """
-    booster, shell = _booster_and_shell(model)
+    booster, template = _booster_and_template(model)
     learning_rate = _check_learning_rate(learning_rate)
     xgboost = _xgboost()
     try:
@@ -376,12 +300,12 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
                 f"multi-label XGBoost classifiers ({n_targets} targets) are not supported; train one model per label"
             )
         n_outputs = n_classes if link == "softmax" else 1
-        classes = np.arange(max(n_classes, 2)) if shell is None else np.asarray(shell.classes_).copy()
+        classes = np.arange(max(n_classes, 2)) if template is None else np.asarray(template.classes_).copy()
     else:
         n_outputs = max(n_targets, n_classes, 1)
         classes = None
-    stored_base = _parse_base_score(model_param["base_score"])
-    margin = _to_margin(stored_base, margin_kind)
+    stored_base = parse_base_score(model_param["base_score"])
+    margin = to_margin(stored_base, margin_kind)
     base_score = np.broadcast_to(margin, (n_outputs,)).copy() if margin.size in (1, n_outputs) else None
     if base_score is None:
         raise ConversionError(f"base_score has {margin.size} values, but the model has {n_outputs} outputs")
@@ -396,7 +320,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     n_iterations = indptr.shape[0] - 1
     if iteration_range is None:
         best = learner.get("attributes", {}).get("best_iteration")
-        end = int(best) + 1 if (shell is not None and best is not None) else n_iterations
+        end = int(best) + 1 if (template is not None and best is not None) else n_iterations
         iteration_range = (0, end)
     begin, end = (int(v) for v in iteration_range)
     end = n_iterations if end == 0 else end
@@ -461,30 +385,29 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         ]
 
     feature_names = None
-    if shell is not None and hasattr(shell, "feature_names_in_"):
-        feature_names = np.asarray(shell.feature_names_in_, dtype=object)
+    if template is not None and hasattr(template, "feature_names_in_"):
+        feature_names = np.asarray(template.feature_names_in_, dtype=object)
     elif learner.get("feature_names"):
         feature_names = np.asarray(learner["feature_names"], dtype=object)
     header = copy.deepcopy({key: value for key, value in document.items() if key != "learner"})
     header["learner"] = {key: value for key, value in learner.items() if key != "gradient_booster"}
     header["learner"]["gradient_booster"] = {key: value for key, value in gradient_booster.items() if key not in ("model", "gbtree", "weight_drop")}
     model_header = {key: value for key, value in tree_model.items() if key not in ("trees", "tree_info", "iteration_indptr")}
-    payload = {
-        "header": header,
-        "model_header": model_header,
-        "booster": kind,
-        "config": json.dumps(config),
-        "shell": shell,
-        "objective": objective,
-        "margin_kind": margin_kind,
-        "stored_base_score": model_param["base_score"],
-        "imported_base_score": base_score.copy(),
-        "iteration_indptr": new_indptr,
-        "trees_per_iteration": int(new_indptr[1] - new_indptr[0]) if new_indptr.shape[0] > 1 else 1,
-        "internal_scale": scales,
-        "collapse_hint": hint,
-        "training_categories": _training_categories(tree_model, n_features),
-    }
+    record = XGBoostPayload(
+        header=header,
+        model_header=model_header,
+        booster=kind,
+        config=json.dumps(config),
+        template=template,
+        objective=objective,
+        margin_kind=margin_kind,
+        stored_base_score=model_param["base_score"],
+        imported_base_score=base_score.copy(),
+        iteration_indptr=new_indptr,
+        trees_per_iteration=int(new_indptr[1] - new_indptr[0]) if new_indptr.shape[0] > 1 else 1,
+        internal_scale=scales,
+        training_categories=_training_categories(tree_model, n_features),
+    )
     return Ensemble(
         trees=tuple(trees),
         task=task,
@@ -499,20 +422,20 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             library="xgboost",
             estimator=type(model).__name__,
             version=_xgboost().__version__,
-            payload=payload,
+            payload=with_payload(record, hint),
         ),
         classes_=classes,
         feature_names_in_=feature_names,
         split_rule="lt",
         input_dtype="float32",
         accumulate_float32=True,
-        feature_categories=payload["training_categories"],
+        feature_categories=record.training_categories,
     )
 
 
 # ------------------------------------------------------------------- export
 def _check_exportable(ensemble: Ensemble, payload) -> None:
-    if ensemble.source.library != "xgboost" or "header" not in payload:
+    if ensemble.source.library != "xgboost" or payload is None or payload.header is None:
         raise ConversionError(
             f"to_xgboost needs an ensemble imported from XGBoost (btt.from_xgboost), got one from "
             f"{ensemble.source.library!r}"
@@ -522,7 +445,7 @@ def _check_exportable(ensemble: Ensemble, payload) -> None:
             raise ConversionError(
                 f"XGBoost models need {name}={expected!r}, but the ensemble has {getattr(ensemble, name)!r}"
             )
-    if payload["booster"] == "gbtree" and np.any(ensemble.tree_scale != 1.0):
+    if payload.booster == "gbtree" and np.any(ensemble.tree_scale != 1.0):
         raise ConversionError("gbtree models add every tree with weight 1; this ensemble has other tree_scale values")
     for index, tree in enumerate(ensemble.trees):
         check_exportable(tree, index)
@@ -530,8 +453,8 @@ def _check_exportable(ensemble: Ensemble, payload) -> None:
 
 def _document(ensemble: Ensemble, payload) -> dict:
     n_trees = ensemble.n_trees
-    per_iteration = payload["trees_per_iteration"]
-    indptr = payload["iteration_indptr"]
+    per_iteration = payload.trees_per_iteration
+    indptr = payload.iteration_indptr
     if indptr[-1] != n_trees:
         if n_trees % per_iteration:
             raise ConversionError(
@@ -539,20 +462,20 @@ def _document(ensemble: Ensemble, payload) -> dict:
                 f"{per_iteration} trees"
             )
         indptr = np.arange(0, n_trees + 1, per_iteration)
-    scale = np.asarray(payload["internal_scale"], dtype=np.float32)
+    scale = np.asarray(payload.internal_scale, dtype=np.float32)
     if scale.shape[0] != n_trees:
         scale = np.full(n_trees, scale[0] if scale.size else np.float32(1.0), dtype=np.float32)
-    model = dict(payload["model_header"])
+    model = dict(payload.model_header)
     model["gbtree_model_param"] = dict(model["gbtree_model_param"], num_trees=str(n_trees))
     model["iteration_indptr"] = [int(v) for v in indptr]
     model["tree_info"] = [int(v) for v in ensemble.tree_output]
     model["trees"] = write_trees(ensemble.trees, ensemble.n_features_in_, scale)
 
-    header = payload["header"]
+    header = payload.header
     learner = dict(header["learner"])
     model_param = dict(learner["learner_model_param"])
-    if not np.array_equal(ensemble.base_score, payload["imported_base_score"]):
-        model_param["base_score"] = _format_base_score(_from_margin(ensemble.base_score, payload["margin_kind"]))
+    if not np.array_equal(ensemble.base_score, payload.imported_base_score):
+        model_param["base_score"] = format_base_score(from_margin(ensemble.base_score, payload.margin_kind))
     learner["learner_model_param"] = model_param
     attributes = dict(learner.get("attributes", {}))
     n_iterations = len(indptr) - 1
@@ -560,7 +483,7 @@ def _document(ensemble: Ensemble, payload) -> dict:
         attributes["best_iteration"] = str(n_iterations - 1)
     learner["attributes"] = attributes
     gradient_booster = dict(learner["gradient_booster"])
-    if payload["booster"] == "dart":
+    if payload.booster == "dart":
         gradient_booster["gbtree"] = {"model": model, "name": "gbtree"}
         gradient_booster["weight_drop"] = [float(np.float32(v)) for v in ensemble.tree_scale]
     else:
@@ -577,21 +500,20 @@ def to_xgboost(ensemble: Ensemble):
     like ``ensemble`` (raw margins bit for bit)."""
     if not isinstance(ensemble, Ensemble):
         raise TypeError(f"to_xgboost expects an Ensemble (see btt.from_xgboost), got {type(ensemble).__name__}")
-    payload = ensemble.source.payload
+    payload = payload_of(ensemble.source, XGBoostPayload)
     _check_exportable(ensemble, payload)
     xgboost = _xgboost()
     document = _document(ensemble, payload)
     booster = xgboost.Booster()
     booster.load_model(ubjson.dumps(document))
-    config = json.loads(payload["config"])
+    config = json.loads(payload.config)
     _set_num_trees(config, ensemble.n_trees)
     # the configuration repeats the model's parameters; keep them in step
     config["learner"]["learner_model_param"] = dict(document["learner"]["learner_model_param"])
     booster.load_config(json.dumps(config))
-    shell = payload["shell"]
-    if shell is None:
+    if payload.template is None:
         return booster
-    wrapper = copy.deepcopy(shell)
+    wrapper = copy.deepcopy(payload.template)
     wrapper._Booster = booster
     return wrapper
 

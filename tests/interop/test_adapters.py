@@ -99,3 +99,31 @@ def test_bad_files_raise_the_documented_types(tmp_path):
     (tmp_path / "garbage.pkl").write_bytes(b"\x80\x04not a pickle")
     with pytest.warns(UserWarning, match="unpickles"), pytest.raises(btt.ConversionError, match="could not be unpickled"):
         adapter_for("sklearn").load(tmp_path / "garbage.pkl")
+
+
+@pytest.mark.parametrize("library", ["sklearn", "lightgbm", "xgboost"])
+def test_payload_is_one_typed_record_and_old_plain_payloads_still_export(data, library):
+    from dataclasses import fields, replace
+
+    from bandit_tree_tools.interop._payload import NATIVE
+    from bandit_tree_tools.tree import Source
+
+    X, y = data
+    model = fitted(library, X, y)
+    ensemble = btt.from_model(model)
+    record = ensemble.source.payload[NATIVE]
+    assert type(record).__name__ == {"sklearn": "Sklearn", "lightgbm": "LightGBM", "xgboost": "XGBoost"}[library] + "Payload"
+    assert record.template is not None and record.template is not model
+    # an ensemble pickled before the records: plain keys, the private copy under the library's old name
+    old_name = {"sklearn": "template", "lightgbm": "estimator", "xgboost": "shell"}[library]
+    plain = {field.name: getattr(record, field.name) for field in fields(record)}
+    plain[old_name] = plain.pop("template")
+    if library == "sklearn":
+        plain["estimator_template"] = plain.pop("tree_template")
+    source = ensemble.source
+    old = replace(ensemble, source=Source(source.library, source.estimator, source.version, plain))
+    np.testing.assert_array_equal(
+        adapter_for(library).predict_native(btt.to_model(old), X, raw=True),
+        adapter_for(library).predict_native(btt.to_model(ensemble), X, raw=True),
+    )
+    assert type(btt.to_model(old)) is type(model)

@@ -363,7 +363,9 @@ def test_imported_ensemble_pickles_and_still_exports():
     np.testing.assert_array_equal(restored.predict_raw(X), ensemble.predict_raw(X))
     assert restored.source.library == "lightgbm"
     with pytest.raises(TypeError):
-        restored.source.payload["header"] = ()  # still read-only after the round trip
+        restored.source.payload["native"] = None  # still read-only after the round trip
+    with pytest.raises(AttributeError):
+        restored.source.payload["native"].header = ()
     np.testing.assert_array_equal(to_lightgbm(restored).predict_proba(X), to_lightgbm(ensemble).predict_proba(X))
 
 

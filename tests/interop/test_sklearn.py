@@ -161,7 +161,7 @@ def test_import_copies_instead_of_aliasing():
     model = tree.DecisionTreeClassifier(max_depth=3).fit(X, y)
     ensemble = from_sklearn(model)
     assert not np.shares_memory(ensemble.trees[0].value, model.tree_.value)
-    assert ensemble.source.payload["template"] is not model
+    assert ensemble.source.payload["native"].template is not model
     exported = to_sklearn(ensemble)
     assert exported is not model and exported.tree_ is not model.tree_
     exported.tree_.value[:] = 0.0  # writing into the export leaves the model and the ensemble alone

@@ -228,7 +228,7 @@ def test_hist_gradient_boosting_pandas_categories_map_to_codes_and_columns():
     used = np.concatenate([t.feature[t.children_left != TREE_LEAF] for t in imported.trees])
     assert set(used) <= {0, 1, 2} and 1 in used  # the user's column order, not the encoder's
     assert all(t.feature[node] == 1 for t in imported.trees for node in np.flatnonzero(t.is_categorical))
-    assert imported.source.payload["category_spaces"][1][0] == "codes"
+    assert imported.source.payload["native"].category_spaces[1][0] == "codes"
     probe = frame.iloc[:12].copy()
     probe.loc[probe.index[:3], "colour"] = np.nan
     np.testing.assert_array_equal(model.predict(probe), imported.predict(probe))
@@ -301,8 +301,8 @@ def test_bad_X_and_bad_node_ids():
 
 
 def test_stacked_depths_match_the_reference_depths():
-    from bandit_tree_tools.interop._sklearn_trees import stacked_depths
     from bandit_tree_tools.tree import node_depth
+    from bandit_tree_tools.tree import stacked_node_depths as stacked_depths
     from tests.tree.random_trees import random_tree as random_common_tree
 
     rng = np.random.default_rng(12)
@@ -351,7 +351,7 @@ def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
 
 def test_old_scikit_learn_is_refused(monkeypatch):
     model = tree.DecisionTreeRegressor(max_depth=1).fit(np.arange(10.0).reshape(-1, 1), np.arange(10.0))
-    monkeypatch.setattr(sklearn_interop, "_version", lambda: "1.3.2")
+    monkeypatch.setattr(sklearn_interop, "version", lambda: "1.3.2")
     with pytest.raises(btt.UnsupportedModelError, match=r"scikit-learn 1.3.2 is too old.*>= 1.4"):
         from_sklearn(model)
 

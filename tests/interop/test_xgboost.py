@@ -104,7 +104,7 @@ def assert_margins_equal(model, ensemble, X):
     wrappers' ``predict``) adds ``(float32(base + tree) - base) * weight``
     and so may differ from the plain sum in the last float32 bit."""
     raw = ensemble.predict_raw(X)
-    if ensemble.source.payload["booster"] != "dart":
+    if ensemble.source.payload["native"].booster != "dart":
         np.testing.assert_array_equal(raw, native_margin(model, X))
         return
     np.testing.assert_allclose(raw, native_margin(model, X), rtol=0, atol=1e-6)
