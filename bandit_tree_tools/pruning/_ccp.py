@@ -143,7 +143,7 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     if X.shape[0] == 0:
         raise DataError("X_train has no rows; the cost-complexity path is computed from training data")
     target = check_target(ensemble, y_train, X.shape[0], name="y_train")
-    leaves = ensemble.apply(X)
+    leaves = ensemble.apply(X, check_input=False)
     paths = []
     for index, tree in enumerate(ensemble.trees):
         weight, impurity = _impurity(_node_statistics(tree, leaves[:, index], target), criterion)

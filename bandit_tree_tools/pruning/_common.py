@@ -5,12 +5,12 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import check_random_state
 
+from .._validation import check_random_state
 from ..exceptions import DataError, ParameterError
 from ..tree import Ensemble, collapse
 from ._evaluator import IncrementalEvaluator, check_target
-from ._result import PruneResult, model_metrics
+from ._result import PruneResult, metrics_of_raw
 
 
 def to_ensemble(model) -> Ensemble:
@@ -52,19 +52,22 @@ def check_no_missing_target(y, name: str) -> None:
 
 
 def prepare(model, X, y, weights, *, name: str = "X_val"):
-    """Ensemble, validated X, target and evaluator."""
+    """Ensemble, validated X, target and evaluator: X is validated here once
+    and routed once (by the evaluator); pass the returned X on with
+    ``check_input=False``."""
     ensemble = to_ensemble(model)
     X = ensemble.check_X(X)
     if X.shape[0] == 0:
         raise DataError(f"{name} has no rows; pruning needs validation data")
     check_no_missing_target(y, "y" + name[1:])
     target = check_target(ensemble, y, X.shape[0], name="y" + name[1:])
-    evaluator = IncrementalEvaluator(ensemble, X, target, check_weights(weights))
+    evaluator = IncrementalEvaluator(ensemble, X, target, check_weights(weights), check_input=False)
     return ensemble, X, target, evaluator
 
 
 def rng_from(random_state) -> np.random.Generator:
-    return np.random.default_rng(check_random_state(random_state).randint(0, 2**31 - 1))
+    """Deprecated name of :func:`bandit_tree_tools._validation.check_random_state`."""
+    return check_random_state(random_state)
 
 
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
@@ -74,11 +77,22 @@ def check_positive_int(value, name: str, minimum: int = 1) -> int:
 
 
 def finish(method, ensemble, X, target, evaluator, weights, started, **parts) -> PruneResult:
-    """Build the pruned ensemble from the evaluator's collapsed nodes and the result."""
+    """Build the pruned ensemble from the evaluator's collapsed nodes and the result.
+
+    The before/after metrics come from the rows the evaluator routed: the
+    unpruned model's raw scores it kept, and the pruned model's from each
+    row's leaf in the rebuilt trees (the same sums as ``predict_raw``, so the
+    same bits); ``X`` (validated) is routed again only if that mapping fails."""
     pruned_nodes = evaluator.collapsed_nodes()
     pruned = collapse(ensemble, pruned_nodes) if pruned_nodes else ensemble
+    leaves = evaluator.pruned_leaves(pruned_nodes)
+    if leaves.size and leaves.min() < 0:  # a row's node was dropped: cannot happen for outermost collapses
+        after_raw = pruned.predict_raw(X, check_input=False)
+    else:
+        after_raw = pruned._raw_from_leaves(leaves)
     metrics = pd.DataFrame(
-        {"before": model_metrics(ensemble, X, target, weights), "after": model_metrics(pruned, X, target, weights)}
+        {"before": metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
+         "after": metrics_of_raw(pruned, after_raw, target, weights)}
     ).T
     return PruneResult(
         method=method,

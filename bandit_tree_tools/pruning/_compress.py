@@ -65,7 +65,6 @@ from tqdm.auto import tqdm
 
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, node_parent, outermost_nodes, rebuild_tree
-from ..tree._links import apply_link
 from . import _compress_kernels as kernels
 from ._common import rng_from, to_ensemble
 from ._evaluator import Target, check_target
@@ -283,7 +282,7 @@ def within(metric: str, value: float, bound: float) -> bool:
 def _row_terms(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target):
     """Per-row terms whose (class-balanced) mean is the metric: correct
     predictions, log-losses or squared errors; None for ROC AUC."""
-    prediction = apply_link(ensemble.link, raw, ensemble.link_scale)
+    prediction = ensemble.transform_raw(raw)
     if target.n_classes == 0:
         return (prediction[:, 0] - target.values) ** 2
     if metric == "roc_auc":
@@ -332,7 +331,7 @@ def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Targe
     if metric == "roc_auc":
         from sklearn.metrics import roc_auc_score
 
-        prediction = apply_link(ensemble.link, raw, ensemble.link_scale)
+        prediction = ensemble.transform_raw(raw)
         codes = target.codes
         if target.n_classes == 2:
             return float(roc_auc_score(codes, prediction[:, -1]))
@@ -355,7 +354,8 @@ class _Rows:
     (n_trees, n_rows)), their target and their current raw scores."""
 
     def __init__(self, ensemble=None, X=None, target=None, leaf=None):
-        self.leaf = np.ascontiguousarray(ensemble.apply(X).T, dtype=np.int32) if leaf is None else leaf
+        self.leaf = (np.ascontiguousarray(ensemble.apply(X, check_input=False).T, dtype=np.int32) if leaf is None
+                     else leaf)  # X as prune validated it
         self.target = target
         self.raw = None
 

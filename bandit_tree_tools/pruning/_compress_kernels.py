@@ -25,6 +25,8 @@ no transcendental function.
 import numba
 import numpy as np
 
+from ..tree._links import sigmoid
+
 SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
 TAYLOR = 5  # second-order change of a smooth loss, from per-row derivatives
 EPS = 1e-15
@@ -207,7 +209,7 @@ def _derivatives(raw, row, k, code, target, loss_kind, link_scale):
         mu = np.exp(z)
         return mu - target, mu
     if loss_kind == LOGISTIC:
-        p = 1.0 / (1.0 + np.exp(-link_scale * z))
+        p = sigmoid(z, link_scale)  # the format's link (tree._links)
         return link_scale * (p - code), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
     top, total = _softmax_parts(raw, row)
     p = np.exp(z - top) / total

@@ -13,6 +13,8 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..exceptions import DataError, UnsupportedModelError
 from ..tree import Ensemble, node_depth, outermost_nodes
+from ..tree._edit import rebuilt_node_ids
+from ..tree._links import LINK_CODES
 from . import _kernels
 
 WEIGHT_NAMES = ("accuracy", "f1", "log_loss")
@@ -77,26 +79,32 @@ class IncrementalEvaluator:
     ----------
     ensemble : Ensemble
     X : array of shape (n_rows, n_features)
+        Validated here, unless ``check_input=False`` says it comes from
+        ``ensemble.check_X`` already.
     target : Target
     weights : (accuracy, F1, log-loss) weights of the score (classification)
+    check_input : bool, default True
     """
 
-    def __init__(self, ensemble: Ensemble, X, target: Target, weights=(1.0, 2.5, 1.0)):
+    def __init__(self, ensemble: Ensemble, X, target: Target, weights=(1.0, 2.5, 1.0), *, check_input: bool = True):
         self.ensemble = ensemble
         self.target = target
         self.weights = tuple(float(w) for w in weights)
-        X = ensemble.check_X(X)
-        self.n_rows = X.shape[0]
-        self.all_rows = np.arange(self.n_rows, dtype=np.int64)
         packed = ensemble.packed
         self.node_offset = packed.node_offset
         self.value = packed.value
-        self.link = _kernels.LINK_CODES[ensemble.link]
+        self.link = LINK_CODES[ensemble.link]
         self.link_scale = float(ensemble.link_scale)
+        self.float32 = bool(ensemble.accumulate_float32)  # links in float32 where the model computes so
         divisor = ensemble.n_trees if ensemble.aggregation == "mean" else 1
         self.factor = ensemble.tree_scale / divisor
-        leaves = ensemble.apply(X)  # (n_rows, n_trees): the only full routing
+        # (n_rows, n_trees): the rows are routed here once; every later score, and the
+        # pruned model's reported metrics (finish), start from these leaves
+        leaves = ensemble.apply(X, check_input=check_input)
+        self.n_rows = leaves.shape[0]
+        self.all_rows = np.arange(self.n_rows, dtype=np.int64)
         self.raw = np.ascontiguousarray(ensemble._raw_from_leaves(leaves), dtype=np.float64)
+        self.initial_raw = self.raw.copy()  # the unpruned model's raw scores, bit for bit its predict_raw
         self.current_node = np.ascontiguousarray(leaves.T)  # (n_trees, n_rows), local ids
         self.row_order = np.empty_like(self.current_node)
         self.preorder, self.preorder_end, self.row_start, self.row_stop = [], [], [], []
@@ -121,7 +129,8 @@ class IncrementalEvaluator:
     def _refresh(self, rows):
         t = self.target
         _kernels._row_outputs(
-            self.raw, rows, t.codes, t.values, self.link, self.link_scale, t.n_classes, self.prediction, self.loss
+            self.raw, rows, t.codes, t.values, self.link, self.link_scale, self.float32, t.n_classes, self.prediction,
+            self.loss,
         )
 
     def rows_under(self, tree: int, node: int) -> np.ndarray:
@@ -160,6 +169,7 @@ class IncrementalEvaluator:
             t.values,
             self.link,
             self.link_scale,
+            self.float32,
             t.n_classes,
         )
 
@@ -210,14 +220,6 @@ class IncrementalEvaluator:
             depths.append(self.depths[index][found])
         return np.concatenate(trees), np.concatenate(nodes), np.concatenate(depths), excluded
 
-    def is_nested(self, tree_a: int, node_a: int, tree_b: int, node_b: int) -> bool:
-        """Whether one node lies in the other's subtree (same tree)."""
-        if tree_a != tree_b:
-            return False
-        position, end = self.preorder[tree_a], self.preorder_end[tree_a]
-        a, b = position[node_a], position[node_b]
-        return a <= b < end[node_a] or b <= a < end[node_b]
-
     def collapsed_nodes(self) -> dict:
         """{tree: sorted node ids} of the outermost collapsed nodes."""
         out = {}
@@ -229,3 +231,17 @@ class IncrementalEvaluator:
             if outer.size:
                 out[index] = outer
         return out
+
+    def pruned_leaves(self, pruned_nodes: dict) -> np.ndarray:
+        """Leaf of every validation row (n_rows, n_trees) in the ids of
+        ``collapse(ensemble, pruned_nodes)``, where ``pruned_nodes`` is
+        :meth:`collapsed_nodes`: the rows are not routed again."""
+        leaves = np.empty((self.n_rows, self.ensemble.n_trees), dtype=np.int64)
+        for index, tree in enumerate(self.ensemble.trees):
+            current = self.current_node[index]
+            if index in pruned_nodes:
+                make_leaf = np.zeros(tree.n_nodes, dtype=bool)
+                make_leaf[pruned_nodes[index]] = True
+                current = rebuilt_node_ids(tree, make_leaf)[current]
+            leaves[:, index] = current
+        return leaves

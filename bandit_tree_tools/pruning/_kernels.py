@@ -16,7 +16,7 @@ log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
 import numba
 import numpy as np
 
-LINK_CODES = {"identity": 0, "sigmoid": 1, "softmax": 2, "exp": 3}
+from ..tree._links import link_row
 LOG_LOSS_EPS = 1e-15
 # logloss of one row lies in [0, -log(eps)] once probabilities are clipped; dividing by
 # this bound is how the paper's "scaled logarithmic loss [0, 1]" is made concrete.
@@ -78,50 +78,23 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
 
 
 @numba.njit(cache=True)
-def _probability(raw_row, link, link_scale, out):
-    """Class probabilities of one row into ``out`` (length K)."""
-    n_outputs = raw_row.shape[0]
-    if n_outputs == 1:  # binary margin: P(positive class)
-        z = raw_row[0]
-        if link == 1:
-            p = 1.0 / (1.0 + np.exp(-link_scale * z))
-        elif link == 3:
-            p = np.exp(z)
-        else:
-            p = z
-        out[0] = 1.0 - p
-        out[1] = p
-    elif link == 2:
-        largest = raw_row.max()
-        total = 0.0
-        for k in range(n_outputs):
-            out[k] = np.exp(raw_row[k] - largest)
-            total += out[k]
-        for k in range(n_outputs):
-            out[k] /= total
-    elif link == 1:
-        for k in range(n_outputs):
-            out[k] = 1.0 / (1.0 + np.exp(-link_scale * raw_row[k]))
-    elif link == 3:
-        for k in range(n_outputs):
-            out[k] = np.exp(raw_row[k])
-    else:
-        for k in range(n_outputs):
-            out[k] = raw_row[k]
-
-
-@numba.njit(cache=True)
-def _row_output(raw_row, target_code, target_value, link, link_scale, n_classes, proba):
-    """(predicted class or -1, per-row loss) of one row.
+def _row_output(raw_row, target_code, target_value, link, link_scale, float32, n_classes, proba):
+    """(predicted class or -1, per-row loss) of one row; ``proba`` is a work
+    buffer of at least two values.
 
     Classification: the loss is the clipped log-loss of the true class.
-    Regression: the squared error of ``link(raw)``."""
+    Regression: the squared error of ``link(raw)``. The link is the format's
+    (:func:`~bandit_tree_tools.tree._links.link_row`)."""
+    n_outputs = raw_row.shape[0]
     if n_classes == 0:
-        z = raw_row[0]
-        prediction = np.exp(z) if link == 3 else z
-        error = prediction - target_value
+        link_row(raw_row, link, link_scale, float32, proba[:1])
+        error = proba[0] - target_value
         return -1, error * error
-    _probability(raw_row, link, link_scale, proba)
+    if n_outputs == 1:  # binary margin: P(positive class)
+        link_row(raw_row, link, link_scale, float32, proba[1:2])
+        proba[0] = 1.0 - proba[1]
+    else:
+        link_row(raw_row, link, link_scale, float32, proba[:n_outputs])
     best = 0
     for k in range(1, n_classes):
         if proba[k] > proba[best]:
@@ -131,12 +104,13 @@ def _row_output(raw_row, target_code, target_value, link, link_scale, n_classes,
 
 
 @numba.njit(cache=True)
-def _row_outputs(raw, rows, target_code, target_value, link, link_scale, n_classes, prediction, loss):
+def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32, n_classes, prediction, loss):
     """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw``."""
     proba = np.empty(max(n_classes, 2), dtype=np.float64)
     for i in range(rows.shape[0]):
         row = rows[i]
-        best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, n_classes, proba)
+        best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, float32,
+                                     n_classes, proba)
         prediction[row] = best
         loss[row] = row_loss
 
@@ -184,6 +158,7 @@ def _pull_stats(
     target_value,
     link,
     link_scale,
+    float32,
     n_classes,
 ):
     """Statistics of the subset if local node ``new_node`` of the tree rooted
@@ -208,7 +183,8 @@ def _pull_stats(
             new_raw[k] = raw[row, k]
         for j in range(width):
             new_raw[first_output + j] += factor * (value[new_global, j] - value[old_global, j])
-        best, row_loss = _row_output(new_raw, target_code[row], target_value[row], link, link_scale, n_classes, proba)
+        best, row_loss = _row_output(new_raw, target_code[row], target_value[row], link, link_scale, float32,
+                                     n_classes, proba)
         _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
         _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
     return stats
@@ -229,32 +205,38 @@ def _commit(rows_under, current_node, root, value, new_node, factor, first_outpu
 
 
 @numba.njit(cache=True)
+def _f1(stats, n_classes, positive):
+    """F1 of class ``positive`` (binary), or macro-F1 over the classes present
+    among the true or predicted labels (``positive == -1``), as scikit-learn
+    averages."""
+    if positive >= 0:
+        tp = stats[STAT_HEAD + positive]
+        denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + positive] + stats[STAT_HEAD + 2 * n_classes + positive]
+        return 2.0 * tp / denominator if denominator > 0 else 0.0
+    total = 0.0
+    present = 0
+    for k in range(n_classes):
+        tp = stats[STAT_HEAD + k]
+        denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + k] + stats[STAT_HEAD + 2 * n_classes + k]
+        if denominator > 0:
+            total += 2.0 * tp / denominator
+            present += 1
+    return total / present if present > 0 else 0.0
+
+
+@numba.njit(cache=True)
 def _score(stats, weight_accuracy, weight_f1, weight_loss, n_classes, positive, target_variance):
     """The paper's performance ``a*accuracy + g*F1 - b*scaled_logloss``
     (classification), or ``1 - MSE / Var(y)`` (regression; R^2 against the
     variance of the whole validation target, so score differences are MSE
-    differences in units of that variance). ``positive`` is the class whose
-    F1 counts (binary); ``-1`` gives macro-F1 over the classes present among
-    the true or predicted labels, as scikit-learn averages."""
+    differences in units of that variance). ``positive``: see :func:`_f1`.
+    The one definition of the score: the evaluator's pulls and the reported
+    metrics (``model_metrics``) both compute it here."""
     n = stats[STAT_N]
     if n <= 0:
         return 0.0
     if n_classes == 0:
         return 1.0 - stats[STAT_MAIN] / n / target_variance
     accuracy = stats[STAT_MAIN] / n
-    if positive >= 0:
-        tp = stats[STAT_HEAD + positive]
-        denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + positive] + stats[STAT_HEAD + 2 * n_classes + positive]
-        f1 = 2.0 * tp / denominator if denominator > 0 else 0.0
-    else:
-        total = 0.0
-        present = 0
-        for k in range(n_classes):
-            tp = stats[STAT_HEAD + k]
-            denominator = 2.0 * tp + stats[STAT_HEAD + n_classes + k] + stats[STAT_HEAD + 2 * n_classes + k]
-            if denominator > 0:
-                total += 2.0 * tp / denominator
-                present += 1
-        f1 = total / present if present > 0 else 0.0
     scaled_loss = stats[STAT_LOSS] / n / LOG_LOSS_BOUND
-    return weight_accuracy * accuracy + weight_f1 * f1 - weight_loss * scaled_loss
+    return weight_accuracy * accuracy + weight_f1 * _f1(stats, n_classes, positive) - weight_loss * scaled_loss

@@ -7,41 +7,47 @@ import pandas as pd
 
 from ..exceptions import ParameterError
 from ..tree import Ensemble
-from ._kernels import LOG_LOSS_BOUND, LOG_LOSS_EPS
+from ..tree._links import LINK_CODES
+from . import _kernels
 
 __all__ = ["PruneResult", "model_metrics"]
 
 
-def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0)) -> dict:
-    """Metrics of ``ensemble`` on all rows, from its own predict methods.
+def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, check_input: bool = True) -> dict:
+    """Metrics of ``ensemble`` on all rows of ``X``, from its raw scores
+    (``predict_raw``; ``check_input=False`` for X from ``ensemble.check_X``).
 
     Classification: accuracy, F1 (positive class ``classes_[1]`` when
     binary, macro-F1 otherwise), log-loss (probabilities clipped at 1e-15),
     score = ``a*accuracy + g*F1 - b*logloss/-log(1e-15)``. Regression: MSE,
     R^2 and score = R^2 (against the variance of these rows). Both report
     the number of leaves and the maximum depth."""
+    return metrics_of_raw(ensemble, ensemble.predict_raw(X, check_input=check_input), target, weights)
+
+
+def metrics_of_raw(ensemble: Ensemble, raw: np.ndarray, target, weights=(1.0, 2.5, 1.0)) -> dict:
+    """:func:`model_metrics` from raw scores already computed: the link, the
+    per-row losses and the score are the pruning kernels' (one definition for
+    the evaluator's pulls and for what a result reports)."""
     shape = {"leaves": ensemble.n_leaves, "depth": ensemble.max_depth}
+    raw = np.ascontiguousarray(raw, dtype=np.float64)
+    n_rows = raw.shape[0]
+    rows = np.arange(n_rows, dtype=np.int64)
+    prediction = np.empty(n_rows, dtype=np.int64)
+    loss = np.empty(n_rows, dtype=np.float64)
+    _kernels._row_outputs(raw, rows, target.codes, target.values, LINK_CODES[ensemble.link],
+                          float(ensemble.link_scale), bool(ensemble.accumulate_float32), target.n_classes,
+                          prediction, loss)
+    stats = _kernels._subset_stats(rows, prediction, loss, target.codes, target.n_classes)
+    a, g, b = (float(w) for w in weights)
+    score = float(_kernels._score(stats, a, g, b, target.n_classes, target.positive, target.variance))
+    n = stats[_kernels.STAT_N]
     if target.n_classes == 0:
-        prediction = np.asarray(ensemble.predict(X), dtype=np.float64)
-        mse = float(np.mean((prediction - target.values) ** 2))
-        r2 = 1.0 - mse / target.variance
-        return {"mse": mse, "r2": r2, "score": r2, **shape}
-    proba = ensemble.predict_proba(X)
-    predicted = np.argmax(proba, axis=1)
-    codes = target.codes
-    accuracy = float(np.mean(predicted == codes))
-    f1_per_class = []
-    classes = [target.positive] if target.positive >= 0 else range(target.n_classes)
-    for k in classes:
-        tp = np.sum((predicted == k) & (codes == k))
-        denominator = 2 * tp + np.sum((predicted == k) & (codes != k)) + np.sum((predicted != k) & (codes == k))
-        if denominator > 0 or target.positive >= 0:
-            f1_per_class.append(2 * tp / denominator if denominator > 0 else 0.0)
-    f1 = float(np.mean(f1_per_class)) if f1_per_class else 0.0
-    p_true = np.clip(proba[np.arange(len(codes)), codes], LOG_LOSS_EPS, 1 - LOG_LOSS_EPS)
-    log_loss = float(np.mean(-np.log(p_true)))
-    a, g, b = weights
-    score = a * accuracy + g * f1 - b * log_loss / LOG_LOSS_BOUND
+        mse = float(stats[_kernels.STAT_MAIN] / n)
+        return {"mse": mse, "r2": score, "score": score, **shape}
+    accuracy = float(stats[_kernels.STAT_MAIN] / n)
+    f1 = float(_kernels._f1(stats, target.n_classes, target.positive))
+    log_loss = float(stats[_kernels.STAT_LOSS] / n)
     return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss, "score": score, **shape}
 
 
@@ -156,7 +162,7 @@ class PruneResult:
         and the size, from one pass of the rows through the model."""
         from ._compress import metric_value
 
-        raw = ensemble.predict_raw(X)
+        raw = ensemble.predict_raw(X, check_input=False)  # X as prune validated it
         metric = self.params["metric"]
         row = {metric: metric_value(metric, ensemble, raw, target)}
         names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")
@@ -169,11 +175,12 @@ class PruneResult:
         """Before/after metrics on other data (for example a test set)."""
         from ._evaluator import check_target
 
-        target = check_target(self.original, y, len(X), name="y")
+        X = self.original.check_X(X)  # once for both models: they read the same columns
+        target = check_target(self.original, y, X.shape[0], name="y")
         weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else weights
         rows = {
-            "before": model_metrics(self.original, X, target, weights),
-            "after": model_metrics(self.ensemble, X, target, weights),
+            "before": model_metrics(self.original, X, target, weights, check_input=False),
+            "after": model_metrics(self.ensemble, X, target, weights, check_input=False),
         }
         return pd.DataFrame(rows).T
 

@@ -13,10 +13,9 @@ from ._ensemble import Ensemble
 from ._nodes import check_node_map
 
 
-def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
-    """A compact copy of ``tree`` in which every node with ``make_leaf[i]``
-    is a leaf (its descendants are dropped). Kept nodes keep their relative
-    order, so children still come after their parents."""
+def rebuilt_node_ids(tree: TreeArrays, make_leaf: np.ndarray) -> np.ndarray:
+    """The id every node has in ``rebuild_tree(tree, make_leaf)``; -1 for the
+    nodes it drops (those below a node that becomes a leaf)."""
     n = tree.n_nodes
     keep = np.zeros(n, dtype=bool)
     keep[0] = True
@@ -25,10 +24,20 @@ def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
         if keep[node] and left[node] != TREE_LEAF and not make_leaf[node]:
             keep[left[node]] = True
             keep[right[node]] = True
-    becomes_leaf = keep & make_leaf & (left != TREE_LEAF)
     new_id = np.full(n, TREE_LEAF, dtype=np.int64)
     new_id[keep] = np.arange(np.count_nonzero(keep))
+    return new_id
 
+
+def rebuild_tree(tree: TreeArrays, make_leaf: np.ndarray) -> TreeArrays:
+    """A compact copy of ``tree`` in which every node with ``make_leaf[i]``
+    is a leaf (its descendants are dropped). Kept nodes keep their relative
+    order, so children still come after their parents; node ``i`` becomes
+    node ``rebuilt_node_ids(tree, make_leaf)[i]``."""
+    left, right = tree.children_left, tree.children_right
+    new_id = rebuilt_node_ids(tree, make_leaf)
+    keep = new_id != TREE_LEAF
+    becomes_leaf = keep & make_leaf & (left != TREE_LEAF)
     fields = {name: np.array(getattr(tree, name)[keep]) for name in TreeArrays._fields}
     kept_leaf = becomes_leaf[keep]
     internal = (left[keep] != TREE_LEAF) & ~kept_leaf

@@ -1,12 +1,22 @@
 """Link functions: raw scores (margins) to probabilities or predictions.
 
-Each mirrors the arithmetic of the libraries we import, so probabilities
-match theirs: scipy's ``expit``/``softmax`` as scikit-learn uses them; float32
-arithmetic when the source library works in float32 (XGBoost).
+One table, :data:`LINKS`: every link's name, its code for numba kernels and
+its numpy body. :func:`link_row` is the numba body of the same links, for
+kernels that transform one row at a time (the pruning evaluator). Both
+mirror the arithmetic of the libraries we import, so probabilities match
+theirs: scipy's ``expit``/``softmax`` as scikit-learn uses them, in float32
+when the source library works in float32 (XGBoost; ``float32=True``). The
+numba bodies compute ``expit`` as scipy writes it, ``1 / (1 + exp(-x))``;
+``exp`` may differ from numpy's (which is vectorised) by an ulp or two.
 """
 
+from typing import Callable, NamedTuple
+
+import numba
 import numpy as np
 from scipy.special import expit, softmax
+
+IDENTITY, SIGMOID, SOFTMAX, EXP = 0, 1, 2, 3
 
 
 def _identity(raw, scale):
@@ -25,11 +35,92 @@ def _exp(raw, scale):
     return np.exp(raw)
 
 
-LINKS = {"identity": _identity, "sigmoid": _sigmoid, "softmax": _softmax, "exp": _exp}
+class Link(NamedTuple):
+    code: int  # what numba kernels receive (see link_row)
+    transform: Callable  # numpy body: (raw (n_rows, n_outputs), scale) -> same shape
+
+
+LINKS = {
+    "identity": Link(IDENTITY, _identity),
+    "sigmoid": Link(SIGMOID, _sigmoid),
+    "softmax": Link(SOFTMAX, _softmax),
+    "exp": Link(EXP, _exp),
+}
+LINK_CODES = {name: link.code for name, link in LINKS.items()}
 
 
 def apply_link(link: str, raw: np.ndarray, scale: float = 1.0, float32: bool = False) -> np.ndarray:
+    """``link(raw)`` row-wise, float64; ``float32`` computes in float32 (as XGBoost)."""
     if float32:
-        out = LINKS[link](raw.astype(np.float32), np.float32(scale))
+        out = LINKS[link].transform(raw.astype(np.float32), np.float32(scale))
         return out.astype(np.float64)
-    return LINKS[link](raw, scale)
+    return LINKS[link].transform(raw, scale)
+
+
+@numba.njit(cache=True, inline="always")
+def sigmoid(z, scale):
+    """``expit(scale * z)`` in float64."""
+    return 1.0 / (1.0 + np.exp(-(scale * z)))
+
+
+@numba.njit(cache=True)
+def _link_row64(raw_row, code, scale, out):
+    n = raw_row.shape[0]
+    if code == SOFTMAX:
+        largest = raw_row.max()
+        total = 0.0
+        for k in range(n):
+            out[k] = np.exp(raw_row[k] - largest)
+            total += out[k]
+        for k in range(n):
+            out[k] /= total
+    elif code == SIGMOID:
+        for k in range(n):
+            out[k] = sigmoid(raw_row[k], scale) if scale != 1.0 else 1.0 / (1.0 + np.exp(-raw_row[k]))
+    elif code == EXP:
+        for k in range(n):
+            out[k] = np.exp(raw_row[k])
+    else:
+        for k in range(n):
+            out[k] = raw_row[k]
+
+
+@numba.njit(cache=True)
+def _link_row32(raw_row, code, scale, out):
+    n = raw_row.shape[0]
+    one = np.float32(1.0)
+    scale32 = np.float32(scale)
+    if code == SOFTMAX:
+        largest = np.float32(raw_row[0])
+        for k in range(1, n):
+            largest = max(largest, np.float32(raw_row[k]))
+        total = np.float32(0.0)
+        for k in range(n):
+            e = np.exp(np.float32(raw_row[k]) - largest)
+            out[k] = e
+            total += e
+        for k in range(n):
+            out[k] = np.float32(out[k]) / total
+    elif code == SIGMOID:
+        for k in range(n):
+            z = np.float32(raw_row[k])
+            if scale != 1.0:
+                z = scale32 * z
+            out[k] = one / (one + np.exp(-z))
+    elif code == EXP:
+        for k in range(n):
+            out[k] = np.exp(np.float32(raw_row[k]))
+    else:
+        for k in range(n):
+            out[k] = np.float32(raw_row[k])
+
+
+@numba.njit(cache=True)
+def link_row(raw_row, code, scale, float32, out):
+    """``link(raw_row)`` into ``out`` (float64, same length): the numba body of
+    :data:`LINKS` (``code`` from :data:`LINK_CODES`), in float32 arithmetic
+    when ``float32`` (as :func:`apply_link`)."""
+    if float32:
+        _link_row32(raw_row, code, scale, out)
+    else:
+        _link_row64(raw_row, code, scale, out)

@@ -196,3 +196,26 @@ def reference_rep(ensemble, X, y, weights=(1.0, 0.0, 0.0)):
                 pruned.append((t, node))
                 current = score
     return _outermost(ensemble, pruned)
+
+
+def reference_metrics(ensemble, X, y, weights=(1.0, 2.5, 1.0)):
+    """``model_metrics`` from the ensemble's own numpy predictions (its
+    ``predict_proba`` / ``predict``, links by scipy) and scikit-learn's metrics."""
+    if ensemble.task == "regression":
+        prediction = ensemble.predict(X)
+        mse = float(np.mean((prediction - y) ** 2))
+        variance = float(np.var(y)) or 1.0
+        return {"mse": mse, "r2": 1.0 - mse / variance, "score": 1.0 - mse / variance}
+    proba = ensemble.predict_proba(X)
+    classes = ensemble.classes_
+    predicted = classes[np.argmax(proba, axis=1)]
+    accuracy = accuracy_score(y, predicted)
+    if len(classes) == 2:
+        f1 = f1_score(y, predicted, pos_label=classes[1], average="binary", zero_division=0)
+    else:
+        f1 = f1_score(y, predicted, average="macro", zero_division=0)
+    column = np.array([list(classes).index(label) for label in y])
+    log_loss = float(np.mean(-np.log(np.clip(proba[np.arange(len(y)), column], EPS, 1 - EPS))))
+    a, g, b = weights
+    return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss,
+            "score": a * accuracy + g * f1 - b * log_loss / -np.log(EPS)}
