@@ -8,6 +8,8 @@ import numba
 import numpy as np
 from scipy.special import betaincinv
 
+from ..exceptions import ParameterError
+
 __all__ = [
     "bayes_ucb_index",
     "bernoulli_kl",
@@ -28,7 +30,7 @@ def hoeffding_radius(n_samples, delta: float, value_range: float = 1.0) -> np.nd
     ``n_samples == 0`` gives ``inf``.
     """
     if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise ParameterError(f"delta must be in (0, 1), got {delta}")
     n = np.asarray(n_samples, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return np.where(n > 0, value_range * np.sqrt(np.log(2.0 / delta) / (2.0 * np.maximum(n, 1.0))), np.inf)

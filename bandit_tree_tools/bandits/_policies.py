@@ -15,8 +15,9 @@ Like the paper, every policy first plays each arm once, in random order
 """
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._validation import check_random_state
+from ..exceptions import ParameterError
 from ._bounds import bayes_ucb_index, kl_ucb_index, ucb1_index
 
 __all__ = [
@@ -32,13 +33,6 @@ __all__ = [
     "make_policy",
     "play",
 ]
-
-
-def _generator(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    seed = check_random_state(random_state).randint(0, 2**31 - 1)
-    return np.random.default_rng(seed)
 
 
 class Policy:
@@ -70,12 +64,12 @@ class Policy:
         overrides the constructor's (the pruning loop passes its own)."""
         n_arms = int(n_arms)
         if n_arms < 1:
-            raise ValueError(f"a bandit needs at least one arm, got n_arms={n_arms}")
+            raise ParameterError(f"a bandit needs at least one arm, got n_arms={n_arms}")
         self.n_arms_ = n_arms
         self.counts_ = np.zeros(n_arms, dtype=np.int64)
         self.sums_ = np.zeros(n_arms, dtype=np.float64)
         self.t_ = 0
-        self.rng_ = _generator(self.random_state if random_state is None else random_state)
+        self.rng_ = check_random_state(self.random_state if random_state is None else random_state)
         self._reset()
         return self
 
@@ -93,10 +87,10 @@ class Policy:
         """Record that pulling ``arm`` earned ``reward`` (in [0, 1])."""
         arm = int(arm)
         if not 0 <= arm < self.n_arms_:
-            raise IndexError(f"arm {arm} does not exist; arms are 0..{self.n_arms_ - 1}")
+            raise ParameterError(f"arm {arm} does not exist; arms are 0..{self.n_arms_ - 1}")
         reward = float(reward)
         if not 0.0 <= reward <= 1.0:
-            raise ValueError(f"rewards must lie in [0, 1], got {reward} for arm {arm}; rescale them first")
+            raise ParameterError(f"rewards must lie in [0, 1], got {reward} for arm {arm}; rescale them first")
         self.counts_[arm] += 1
         self.sums_[arm] += reward
         self.t_ += 1
@@ -213,7 +207,7 @@ class Softmax(Policy):
 
     def probabilities(self) -> np.ndarray:
         if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+            raise ParameterError(f"temperature must be > 0, got {self.temperature}")
         logits = self.means_ / self.temperature
         weights = np.exp(logits - logits.max())  # shifted so exp never overflows
         return weights / weights.sum()
@@ -235,7 +229,7 @@ class EpsilonGreedy(Policy):
 
     def _choose(self):
         if not 0.0 <= self.epsilon <= 1.0:
-            raise ValueError(f"epsilon must be in [0, 1], got {self.epsilon}")
+            raise ParameterError(f"epsilon must be in [0, 1], got {self.epsilon}")
         if self.rng_.random() < self.epsilon:
             return self.rng_.integers(self.n_arms_)
         return np.argmax(self.means_)
@@ -280,15 +274,15 @@ POLICIES = {
 def make_policy(policy="ucb1", **params) -> Policy:
     """A policy from its name (see ``POLICIES``) or an existing policy object.
 
-    Raises ValueError listing the valid names for an unknown one."""
+    Raises ParameterError (a ValueError) listing the valid names for an unknown one."""
     if isinstance(policy, Policy):
         if params:
-            raise TypeError("parameters go to the policy's constructor; pass either a name with parameters or an object")
+            raise ParameterError("parameters go to the policy's constructor; pass either a name with parameters or an object")
         return policy
     if isinstance(policy, type) and issubclass(policy, Policy):
         return policy(**params)
     if not isinstance(policy, str) or policy.lower() not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; valid policies are {sorted(POLICIES)} or a Policy object")
+        raise ParameterError(f"unknown policy {policy!r}; valid policies are {sorted(POLICIES)} or a Policy object")
     return POLICIES[policy.lower()](**params)
 
 

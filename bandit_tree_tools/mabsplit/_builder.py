@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_random_state
+from ..bandits._random import kernel_rng
 from ..tree import TreeArrays, make_tree
 from . import _kernels
 
@@ -47,9 +49,9 @@ class GrownTree:
         return int(self.insertions.sum())
 
 
-def seed_state(seed: int) -> np.ndarray:
-    """The splitmix64 state the kernels draw from."""
-    return np.array([np.uint64(int(seed) % (1 << 64))], dtype=np.uint64)
+def seed_state(random_state) -> np.ndarray:
+    """The kernels' generator state (:func:`bandit_tree_tools.bandits._random.kernel_rng`)."""
+    return kernel_rng(random_state)
 
 
 def node_capacity(n_rows: int, max_depth: int | None, max_leaf_nodes: int | None) -> int:
@@ -69,7 +71,7 @@ def grow_tree(
     y_value: np.ndarray,
     n_classes: int,
     settings: GrowthSettings,
-    seed: int,
+    random_state,
 ) -> GrownTree:
     """Grow a tree on ``X[rows]`` (rows may repeat: bootstrap samples).
 
@@ -77,6 +79,8 @@ def grow_tree(
     dtype, so comparing in that dtype reproduces the kernels' partitions.
     ``y_code`` holds class codes ``0..n_classes-1`` (classification) and
     ``y_value`` the targets (regression); the other one may be empty.
+    ``random_state`` (anything :func:`~bandit_tree_tools._validation.check_random_state`
+    takes) orders the rows and seeds the kernels.
     """
     criterion = CRITERIA[settings.criterion]
     is_regression = criterion == _kernels.SQUARED_ERROR
@@ -86,7 +90,8 @@ def grow_tree(
     # head of every node's slice is a sample without replacement and batches
     # are read in memory order. A permuted copy of X[rows] gives both.
     rows = np.asarray(rows, dtype=np.int64)
-    order = rows[np.random.RandomState(int(seed) % (1 << 32)).permutation(rows.shape[0])]
+    generator = check_random_state(random_state)
+    order = rows[generator.permutation(rows.shape[0])]
     X_order = np.ascontiguousarray(X[order])
     y_code = np.ascontiguousarray(np.asarray(y_code, dtype=np.int64)[order] if len(y_code) else y_code, dtype=np.int64)
     y_value = np.ascontiguousarray(
@@ -111,7 +116,7 @@ def grow_tree(
         int(settings.min_samples_leaf),
         0 if settings.max_leaf_nodes is None else int(settings.max_leaf_nodes),
         max_features,
-        seed_state(seed),
+        kernel_rng(generator),
         capacity,
     )
     internal = left >= 0

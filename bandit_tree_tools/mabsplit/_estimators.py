@@ -9,18 +9,16 @@ before fitting and predicting, and every threshold is a float32 value, so the
 exported scikit-learn model routes every row exactly like this estimator.
 """
 
-import numbers
-from math import log2, sqrt
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import Interval, Options, check_random_state, resolve_n_jobs, seed_from
 from ..exceptions import DataError
 from ..tree import Ensemble, FrozenDict, Source
-from ._builder import BINS, SOLVERS, GrowthSettings, grow_tree
+from ._builder import GrowthSettings, grow_tree
+from ._params import MAX_FEATURES, N_ROWS, SEARCH_CONSTRAINTS, check_params_and_finite, resolve_max_features, resolve_n_rows
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -76,59 +74,19 @@ def check_finite(X: np.ndarray, feature_names=None) -> None:
     )
 
 
-def _resolve_max_features(max_features, n_features: int) -> int:
-    if max_features is None:
-        return n_features
-    if isinstance(max_features, str):
-        if max_features == "sqrt":
-            return max(1, int(sqrt(n_features)))
-        if max_features == "log2":
-            return max(1, int(log2(n_features)))
-    elif isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        if 1 <= max_features:
-            return min(int(max_features), n_features)
-    elif isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
-        return max(1, int(max_features * n_features))
-    raise ValueError(
-        f"max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], got {max_features!r}"
-    )
-
-
-def _check_int(name, value, minimum, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        none = "None or " if allow_none else ""
-        raise ValueError(f"{name} must be {none}an int >= {minimum}, got {value!r}")
-
-
 # ------------------------------------------------------------------- base
 class _MABSplitBase(BaseEstimator):
     """Shared parameter checks, input handling and the common-format output."""
 
-    _criteria: tuple = ()
     _is_forest = False
+    _parameter_constraints: dict = {}
 
-    def _settings(self, n_features: int, max_features) -> GrowthSettings:
-        if self.criterion not in self._criteria:
-            raise ValueError(f"criterion must be one of {self._criteria}, got {self.criterion!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be 'mab' (bandit) or 'exact', got {self.solver!r}")
-        if self.bins not in ("linspace", "quantile"):
-            raise ValueError(
-                f"bins must be 'linspace' or 'quantile', got {self.bins!r}"
-                + ("; for random thresholds use splitter='random'" if self._is_forest else "")
-            )
-        _check_int("max_depth", self.max_depth, 0, allow_none=True)
-        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
-        _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
-        _check_int("n_bins", self.n_bins, 1)
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, numbers.Integral) or self.batch_size <= 0:
-            raise ValueError(
-                f"batch_size must be a positive int (rows sampled per round, default 1000), got {self.batch_size!r}"
-            )
-        if not isinstance(self.z, numbers.Real) or not np.isfinite(self.z) or self.z <= 0:
-            raise ValueError(f"z (confidence multiplier) must be a positive finite number, got {self.z!r}")
+    def _check_params(self) -> None:
+        check_params_and_finite(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+
+    def _settings(self, n_features: int) -> GrowthSettings:
+        """The validated parameters as the builder's settings."""
+        self._check_params()
         bins = self.bins
         if self._is_forest and self.splitter == "random":
             bins = "random"
@@ -142,7 +100,7 @@ class _MABSplitBase(BaseEstimator):
             max_depth=self.max_depth,
             min_samples_leaf=int(self.min_samples_leaf),
             max_leaf_nodes=self.max_leaf_nodes,
-            max_features=_resolve_max_features(max_features, n_features),
+            max_features=resolve_max_features(self.max_features, n_features),
         )
 
     def _validate_X_y(self, X, y):
@@ -245,9 +203,28 @@ class _MABSplitBase(BaseEstimator):
         return tags
 
 
+_TREE_CONSTRAINTS = {
+    **SEARCH_CONSTRAINTS,
+    "max_depth": [Interval(int, 0, None), None],
+    "max_leaf_nodes": [Interval(int, 2, None), None],
+    "max_features": MAX_FEATURES,
+}
+
+_FOREST_CONSTRAINTS = {
+    **_TREE_CONSTRAINTS,
+    "n_estimators": [Interval(int, 1, None)],
+    "bootstrap": ["boolean"],
+    "max_samples": [None, *N_ROWS],
+    "splitter": [Options({"histogram", "random"})],
+    "n_jobs": [None, int],
+}
+
+_CLASSIFICATION = {"criterion": [Options({"gini", "entropy"})]}
+_REGRESSION = {"criterion": [Options({"squared_error"})]}
+
+
 class _ClassifierMixin(ClassifierMixin):
     _task = "classification"
-    _criteria = ("gini", "entropy")
 
     def predict_proba(self, X):
         """Class fractions of the reached leaves (averaged over trees)."""
@@ -257,7 +234,6 @@ class _ClassifierMixin(ClassifierMixin):
 
 class _RegressorMixin(RegressorMixin):
     _task = "regression"
-    _criteria = ("squared_error",)
 
 
 # ------------------------------------------------------------------ trees
@@ -265,9 +241,9 @@ class _MABSplitTree(_MABSplitBase):
     def fit(self, X, y):
         """Grow the tree; returns self."""
         X, y = self._validate_X_y(X, y)
-        settings = self._settings(X.shape[1], self.max_features)
+        settings = self._settings(X.shape[1])
         y_code, y_value, n_classes = self._targets(y)
-        seed = check_random_state(self.random_state).randint(_MAX_SEED)
+        seed = seed_from(self.random_state)
         grown = grow_tree(X, np.arange(X.shape[0]), y_code, y_value, n_classes, settings, seed)
         params = {
             "criterion": self.criterion,
@@ -327,6 +303,7 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
 class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
     __doc__ = _TREE_DOC.format(kind="A classification", criteria="{'gini', 'entropy'}, default 'gini'",
                                sklearn="DecisionTreeClassifier")
+    _parameter_constraints = {**_TREE_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
         self,
@@ -358,6 +335,7 @@ class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
 
 class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
     __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor")
+    _parameter_constraints = {**_TREE_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
         self,
@@ -392,14 +370,14 @@ def _fit_forest_tree(X, y_code, y_value, n_classes, settings, seed, bootstrap, n
     """One forest tree: its rows (bootstrap / subsample) drawn from ``seed``,
     then grown with the same seed (module-level so joblib can ship it)."""
     n = X.shape[0]
-    random = np.random.RandomState(seed)
+    random = check_random_state(seed)
     if bootstrap:
-        rows = random.randint(0, n, n_rows)
+        rows = random.integers(0, n, n_rows)
     elif n_rows < n:
         rows = random.choice(n, n_rows, replace=False)
     else:
         rows = np.arange(n)
-    return grow_tree(X, rows, y_code, y_value, n_classes, settings, seed)
+    return grow_tree(X, rows, y_code, y_value, n_classes, settings, random)
 
 
 class _MABSplitForest(_MABSplitBase):
@@ -410,18 +388,12 @@ class _MABSplitForest(_MABSplitBase):
         from joblib import Parallel, delayed
 
         X, y = self._validate_X_y(X, y)
-        _check_int("n_estimators", self.n_estimators, 1)
-        if self.splitter not in ("histogram", "random"):
-            raise ValueError(
-                f"splitter must be 'histogram' (thresholds from `bins`) or 'random' (ExtraTrees-style random "
-                f"thresholds), got {self.splitter!r}"
-            )
-        settings = self._settings(X.shape[1], self.max_features)
+        settings = self._settings(X.shape[1])
         y_code, y_value, n_classes = self._targets(y)
         n = X.shape[0]
         n_rows = self._n_rows(n)
-        seeds = check_random_state(self.random_state).randint(_MAX_SEED, size=self.n_estimators)
-        grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        seeds = check_random_state(self.random_state).integers(_MAX_SEED, size=self.n_estimators)
+        grown = Parallel(n_jobs=resolve_n_jobs(self.n_jobs), prefer="threads")(
             delayed(_fit_forest_tree)(X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows)
             for seed in seeds
         )
@@ -444,16 +416,8 @@ class _MABSplitForest(_MABSplitBase):
         return self
 
     def _n_rows(self, n: int) -> int:
-        max_samples = self.max_samples
-        if max_samples is None:
-            return n
-        if isinstance(max_samples, numbers.Integral) and not isinstance(max_samples, bool):
-            if 1 <= max_samples <= n:
-                return int(max_samples)
-            raise ValueError(f"max_samples={max_samples} must be between 1 and the number of rows ({n})")
-        if isinstance(max_samples, numbers.Real) and 0.0 < max_samples <= 1.0:
-            return max(1, int(round(max_samples * n)))
-        raise ValueError(f"max_samples must be None, an int in [1, n_rows] or a float in (0, 1], got {max_samples!r}")
+        """Rows drawn for each tree (``max_samples``; all rows when None)."""
+        return n if self.max_samples is None else resolve_n_rows(self.max_samples, n, "max_samples")
 
     @property
     def estimators_(self):
@@ -483,6 +447,7 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
 
 class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
     __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier")
+    _parameter_constraints = {**_FOREST_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
         self,
@@ -524,6 +489,7 @@ class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
 
 class MABSplitForestRegressor(_RegressorMixin, _MABSplitForest):
     __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor")
+    _parameter_constraints = {**_FOREST_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
         self,

@@ -27,14 +27,17 @@ Conventions shared by every kernel
   not cancel catastrophically).
 - Arm value ``mu = n_L/n I(L) + n_R/n I(R) - I(parent)``: lower is better,
   negative means the split reduces impurity (PAPERS.md section 2).
-- Random numbers come from an explicit splitmix64 state (``uint64[1]``), so
-  results depend only on the seed, not on the thread or process.
+- Random numbers come from the kernels' one generator with an explicit state
+  (:mod:`bandit_tree_tools.bandits._random`), so results depend only on the
+  seed, not on the thread or process.
 """
 
 import numba
 import numpy as np
 
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
+from ..bandits._random import randint as _randint
+from ..bandits._random import uniform as _uniform
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR, class_impurity, variance_from_sums  # noqa: F401 (codes re-exported)
 
 BINS_LINSPACE = 0
@@ -49,28 +52,6 @@ NO_SPLIT = -1
 _TIE_EPS = 1e-12
 
 _INV_LN2 = 1.0 / np.log(2.0)
-
-
-# ----------------------------------------------------------------- random
-@numba.njit(cache=True, inline="always")
-def _next_u64(state):
-    state[0] += np.uint64(0x9E3779B97F4A7C15)
-    z = state[0]
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@numba.njit(cache=True, inline="always")
-def _uniform(state):
-    """Uniform float in [0, 1) with 53 random bits."""
-    return np.float64(_next_u64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@numba.njit(cache=True, inline="always")
-def _randint(state, n):
-    """Uniform integer in [0, n)."""
-    return np.int64(_uniform(state) * n)
 
 
 # ------------------------------------------------------------ candidates

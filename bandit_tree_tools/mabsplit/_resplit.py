@@ -1,20 +1,18 @@
 """Re-splitting: re-learn the splits of chosen nodes of an existing tree or
 random forest on (new, larger) data and regrow the subtrees below them."""
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from ..exceptions import DataError, NodeError, UnsupportedModelError
+from .._validation import Interval, Options, check_random_state, seed_from
+from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
 from ..tree._impurity import impurity_of_counts
-from ._builder import BINS, CRITERIA, SOLVERS, GrowthSettings, grow_tree
+from ._builder import BINS, GrowthSettings, grow_tree
 from ._estimators import check_finite, check_target_range
-
-_MAX_SEED = np.iinfo(np.int32).max
+from ._params import SEARCH_CONSTRAINTS, check_params_and_finite
 
 REPORT_FIELDS = (
     "tree",
@@ -291,6 +289,13 @@ def splice(tree: TreeArrays, replacements: Mapping[int, TreeArrays]) -> TreeArra
     return TreeArrays(**fields)
 
 
+RESPLIT_CONSTRAINTS = {
+    **SEARCH_CONSTRAINTS,
+    "bins": [Options(set(BINS))],
+    "max_depth": [Interval(int, 0, None), None],
+}
+
+
 def resplit(
     model,
     X,
@@ -344,23 +349,12 @@ def resplit(
     classification = ensemble.task == "classification"
     if criterion is None:
         criterion = "gini" if classification else "squared_error"
+    params = {"solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
+              "max_depth": max_depth, "min_samples_leaf": min_samples_leaf, "random_state": random_state}
+    check_params_and_finite(params, RESPLIT_CONSTRAINTS, "resplit")
     allowed = ("gini", "entropy") if classification else ("squared_error",)
     if criterion not in allowed:
-        raise ValueError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be 'mab' or 'exact', got {solver!r}")
-    if bins not in BINS:
-        raise ValueError(f"bins must be one of {sorted(BINS)}, got {bins!r}")
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be an int >= 1 (candidate thresholds per feature), got {n_bins!r}")
-    if isinstance(z, bool) or not isinstance(z, numbers.Real) or not np.isfinite(z) or z <= 0:
-        raise ValueError(f"z must be a finite number > 0 (the confidence-interval width in standard errors), got {z!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or max_depth < 0):
-        raise ValueError(f"max_depth must be None or an int >= 0, got {max_depth!r}")
-    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, (int, np.integer)) or min_samples_leaf < 1:
-        raise ValueError(f"min_samples_leaf must be an int >= 1, got {min_samples_leaf!r}")
+        raise ParameterError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")
     X = ensemble.check_X(X)
     check_finite(X, ensemble.feature_names_in_)
     X = np.require(X, X.dtype, ["C", "W"])
@@ -407,7 +401,7 @@ def resplit(
             if rows.size == 0:
                 grown_at[node] = None  # no rows reach it: nothing to learn, the old subtree stays
                 continue
-            grown = grow_tree(X, rows, y_code, y_value, n_classes, settings, random.randint(_MAX_SEED))
+            grown = grow_tree(X, rows, y_code, y_value, n_classes, settings, seed_from(random))
             new_tree = grown.tree
             if ensemble.split_rule == "lt":
                 moved = np.nextafter(new_tree.threshold.astype(X.dtype), np.array(np.inf, dtype=X.dtype))

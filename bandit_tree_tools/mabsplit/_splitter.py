@@ -4,11 +4,12 @@ tests. Trees call the same kernels through :mod:`._builder`."""
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._validation import Interval, Options, check_random_state
 from ..exceptions import DataError
 from . import _kernels
-from ._builder import BINS, CRITERIA, DEFAULT_TIE_TOLERANCE, SOLVERS, seed_state
+from ._builder import BINS, CRITERIA, DEFAULT_TIE_TOLERANCE, seed_state
+from ._params import SEARCH_CONSTRAINTS, check_params_and_finite
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,14 @@ def encode_target(y, criterion: str):
     return codes.astype(np.int64), np.empty(0), int(classes.shape[0])
 
 
+FIND_SPLIT_CONSTRAINTS = {
+    **SEARCH_CONSTRAINTS,
+    "criterion": [Options(set(CRITERIA))],
+    "bins": [Options(set(BINS))],
+    "tie_tolerance": [Interval(float, 0.0, None)],
+}
+
+
 def find_split(
     X,
     y,
@@ -86,14 +95,11 @@ def find_split(
     see the same candidate thresholds for the same ``random_state``, and the
     bandit returns the exact answer whenever it uses up the node's rows.
     """
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"solver must be 'mab' or 'exact', got {solver!r}")
-    if bins not in BINS:
-        raise ValueError(f"bins must be one of {sorted(BINS)}, got {bins!r}")
-    if int(batch_size) <= 0:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    check_params_and_finite(
+        {"criterion": criterion, "solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
+         "tie_tolerance": tie_tolerance, "min_samples_leaf": min_samples_leaf, "random_state": random_state},
+        FIND_SPLIT_CONSTRAINTS, "find_split",
+    )
     X = np.require(np.asarray(X, dtype=dtype), dtype, ["C", "W"])
     if X.ndim != 2 or X.shape[0] == 0:
         raise DataError(f"X must be a non-empty 2-D array, got shape {X.shape}")
@@ -105,10 +111,10 @@ def find_split(
     candidates = np.arange(X.shape[1], dtype=np.int64) if features is None else np.asarray(features, dtype=np.int64)
     n_candidates = candidates.shape[0]
     width = 3 if criterion == "squared_error" else n_classes
-    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    rng = seed_state(seed)
+    generator = check_random_state(random_state)
     # the node's rows in random order: batches read in order are samples without replacement
-    rows = np.random.RandomState(seed).permutation(X.shape[0]).astype(np.int64)
+    rows = generator.permutation(X.shape[0]).astype(np.int64)
+    rng = seed_state(generator)
     edges = np.zeros((n_candidates, n_bins))
     n_edges = np.zeros(n_candidates, dtype=np.int64)
     _kernels._node_edges(

@@ -1,11 +1,13 @@
 """compare_trees: how far is a tree from the best tree of its size?"""
 
+import numbers
 import time
 import warnings
 
 import numpy as np
 
-from ..exceptions import DataError, missing_dependency
+from .._validation import Interval, check_params, seed_from
+from ..exceptions import DataError, ParameterError, missing_dependency
 from ._categorical_tree import categorical_codes, encode_labels
 from ._exact import optimal_categorical_tree
 from ._search import TSDTClassifier
@@ -124,6 +126,19 @@ def _count_dl85_leaves(tree) -> int:
     return sum(_count_dl85_leaves(tree[side]) for side in ("left", "right") if side in tree)
 
 
+COMPARE_CONSTRAINTS = {
+    "n_iter": [Interval(int, 1, None)],
+    "batch_size": [Interval(int, 1, None)],
+    "gamma": [Interval(float, 0.0, 1.0, "right")],
+    "random_state": ["random_state"],
+    "exact": [None, "boolean"],
+    "max_subproblems": [Interval(int, 1, None)],
+    "river": [None, "boolean"],
+    "dl85": [None, "boolean"],
+    "stream_passes": [Interval(int, 1, None)],
+}
+
+
 def compare_trees(
     X_train,
     y_train,
@@ -168,9 +183,18 @@ def compare_trees(
     """
     import pandas as pd
 
+    check_params(
+        {"n_iter": n_iter, "batch_size": batch_size, "gamma": gamma, "random_state": random_state, "exact": exact,
+         "max_subproblems": max_subproblems, "river": river, "dl85": dl85, "stream_passes": stream_passes},
+        COMPARE_CONSTRAINTS, owner="compare_trees",
+    )
     lambdas = [float(value) for value in np.atleast_1d(lambdas)]
     if any(value < 0 or not np.isfinite(value) for value in lambdas):
-        raise ValueError(f"every lambda_ must be a finite number >= 0, got {lambdas}")
+        raise ParameterError(f"every lambda_ of compare_trees must be a finite number >= 0, got {lambdas}")
+    # one seed for every model of the table (a Generator or RandomState gives one draw), so each
+    # method sees the same randomness as with an int
+    if not isinstance(random_state, numbers.Integral):
+        random_state = seed_from(random_state)
     codes_train, n_categories, _ = categorical_codes(X_train, fitting=True)
     codes_test, _, _ = categorical_codes(X_test, fitting=False)
     if codes_test.shape[1] != codes_train.shape[1]:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import Interval, check_params
 from ..exceptions import DataError
 
 
@@ -97,6 +98,9 @@ def _quantile_bins(columns, n_bins, feature_names) -> Bins:
     return Bins(tuple(thresholds), "le", "float64", feature_names)
 
 
+DISCRETIZE_CONSTRAINTS = {"n_bins": [Interval(int, 2, None)], "bins": [Bins, None], "return_bins": ["boolean"]}
+
+
 def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
     """Turn numeric features into categories for TSDT and the exact solver.
 
@@ -125,6 +129,7 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
         labels, plus a "missing" category for NaN) when ``X`` is a DataFrame.
     bins : Bins, only with ``return_bins=True``.
     """
+    check_params({"n_bins": n_bins, "bins": bins, "return_bins": return_bins}, DISCRETIZE_CONSTRAINTS, owner="discretize")
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
     if is_frame:
         feature_names = tuple(str(column) for column in X.columns)
@@ -156,11 +161,7 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
         if model is not None:
             bins = _model_bins(model, len(columns), feature_names)
         else:
-            if int(n_bins) < 2:
-                raise ValueError(f"n_bins must be >= 2, got {n_bins!r}")
             bins = _quantile_bins(columns, int(n_bins), feature_names)
-    elif not isinstance(bins, Bins):
-        raise TypeError(f"bins must be the Bins returned by discretize(..., return_bins=True), got {type(bins).__name__}")
     if len(bins.thresholds) != len(columns):
         raise DataError(f"X has {len(columns)} columns, but the bins were made for {len(bins.thresholds)}")
     if is_frame:

@@ -6,7 +6,9 @@ import time
 import numba
 import numpy as np
 
+from .._validation import Interval
 from ..exceptions import DataError
+from ..mabsplit._params import check_params_and_finite
 from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
@@ -247,6 +249,9 @@ class OptimalCategoricalTree(CategoricalTreeModel):
         )
 
 
+OPTIMAL_TREE_CONSTRAINTS = {"lambda_": [Interval(float, 0.0, None)], "max_subproblems": [Interval(int, 1, None)]}
+
+
 def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> OptimalCategoricalTree:
     """The tree with multiway splits that maximises
     ``training accuracy - lambda_ * (number of splits)``, exactly.
@@ -263,10 +268,9 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     ``lambda_``, or use :class:`TSDTClassifier`), or when the attributes have
     too many category combinations to index.
     """
-    if not np.isfinite(lambda_) or lambda_ < 0:
-        raise ValueError(f"optimal_categorical_tree: lambda_ must be a finite number >= 0, got {lambda_!r}")
-    if int(max_subproblems) < 1:
-        raise ValueError(f"max_subproblems must be >= 1, got {max_subproblems!r}")
+    check_params_and_finite(
+        {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS, "optimal_categorical_tree"
+    )
     codes, n_categories, feature_names = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])
     if len(classes) < 2:

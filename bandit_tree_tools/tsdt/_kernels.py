@@ -29,6 +29,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..bandits._random import normal as _normal
+from ..bandits._random import shuffle as _shuffle
 from ..tree._impurity import GINI, class_impurity
 
 DONE = 0
@@ -57,7 +59,7 @@ class SearchState(NamedTuple):
     """
 
     counters: np.ndarray  # int64 (N_COUNTERS,)
-    rng: np.ndarray  # uint64 (4,): xoshiro256** state
+    rng: np.ndarray  # uint64 (4,): the kernels' generator state (bandits._random)
     root_counts: np.ndarray  # int64 (K,)
     dt_parent: np.ndarray  # int64
     dt_feature: np.ndarray  # int64: attribute of the parent's split, -1 at the root
@@ -90,52 +92,6 @@ class SearchState(NamedTuple):
     pool_done: np.ndarray  # uint8
 
 
-# ----------------------------------------------------------------- random numbers
-@numba.njit(cache=True, inline="always")
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@numba.njit(cache=True)
-def _next_u64(rng):
-    """xoshiro256** (Blackman & Vigna): explicit state, no global generator."""
-    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
-    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
-    t = s1 << np.uint64(17)
-    s2 ^= s0
-    s3 ^= s1
-    s1 ^= s2
-    s0 ^= s3
-    s2 ^= t
-    s3 = _rotl(s3, 45)
-    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
-    return result
-
-
-@numba.njit(cache=True)
-def _uniform(rng):
-    """Uniform in [0, 1) with 53 random bits."""
-    return np.float64(_next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@numba.njit(cache=True)
-def _normal(rng):
-    """Standard Normal draw (Box-Muller)."""
-    u1 = 1.0 - _uniform(rng)  # in (0, 1], so the log is finite
-    u2 = _uniform(rng)
-    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
-
-
-@numba.njit(cache=True)
-def _shuffle(order, rng):
-    for i in range(order.shape[0] - 1, 0, -1):
-        j = np.int64(_uniform(rng) * (i + 1))
-        if j > i:
-            j = i
-        order[i], order[j] = order[j], order[i]
-
-
-# ------------------------------------------------------------- posterior maths
 @numba.njit(cache=True)
 def clark_max(mu1, sd1, mu2, sd2):
     """Clark's (1961) Normal approximation of max(N(mu1, sd1^2), N(mu2, sd2^2))

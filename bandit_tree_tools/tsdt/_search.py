@@ -44,12 +44,13 @@ paper's searches, unchanged.
 
 import time
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 
+from .._validation import Interval, Options
+from ..bandits._random import kernel_rng
+from ..mabsplit._params import check_params_and_finite
 from ..exceptions import DataError
 from . import _kernels as K
 from ._categorical_tree import (
@@ -270,6 +271,17 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     so the search never gains by splitting on it until it shows up).
     """
 
+    _parameter_constraints = {
+        "lambda_": [Interval(float, 0.0, None)],
+        "n_iter": [Interval(int, 1, None)],
+        "batch_size": [Interval(int, 1, None)],
+        "variant": [Options(VARIANTS)],
+        "optimism": [Interval(float, 0.0, None, "neither")],
+        "gamma": [Interval(float, 0.0, 1.0, "right")],
+        "time_limit": [Interval(float, 0.0, None, "neither"), None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         *,
@@ -293,25 +305,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
-        def bad(name, expected):
-            raise ValueError(
-                f"{type(self).__name__}: {name} must be {expected}, got {getattr(self, name)!r}"
-            )
-
-        if not isinstance(self.lambda_, Real) or not np.isfinite(self.lambda_) or self.lambda_ < 0:
-            bad("lambda_", "a finite number >= 0 (the penalty per split)")
-        if not isinstance(self.n_iter, Integral) or self.n_iter < 1:
-            bad("n_iter", "an integer >= 1")
-        if not isinstance(self.batch_size, Integral) or self.batch_size < 1:
-            bad("batch_size", "an integer >= 1")
-        if self.variant not in VARIANTS:
-            bad("variant", f"one of {VARIANTS}")
-        if not isinstance(self.optimism, Real) or not np.isfinite(self.optimism) or self.optimism <= 0:
-            bad("optimism", "a finite number > 0")
-        if not isinstance(self.gamma, Real) or not 0 < self.gamma <= 1:
-            bad("gamma", "a number in (0, 1]")
-        if self.time_limit is not None and (not isinstance(self.time_limit, Real) or self.time_limit <= 0):
-            bad("time_limit", "None or a number of seconds > 0")
+        check_params_and_finite(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -391,8 +385,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self._cat_offset = np.concatenate([[0], np.cumsum(self.n_categories_)[:-1]]).astype(np.int64)
-        seed = check_random_state(self.random_state).randint(1, 2**62, size=4)
-        self._state = new_state(self.n_categories_, len(self.classes_), seed.astype(np.uint64))
+        self._state = new_state(self.n_categories_, len(self.classes_), kernel_rng(self.random_state))
         self._trace = []
         self.n_iter_ = 0
 

@@ -24,6 +24,7 @@ from bandit_tree_tools.bandits import (
     play,
     ucb1_index,
 )
+from bandit_tree_tools.exceptions import ParameterError
 
 
 def fed(policy, pulls, n_arms=3):
@@ -148,21 +149,21 @@ def test_play_finds_the_best_arm():
 def test_hoeffding_radius_by_hand():
     assert hoeffding_radius(50, 0.05) == pytest.approx(math.sqrt(math.log(40) / 100))
     assert hoeffding_radius(0, 0.05) == np.inf
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ParameterError, match="delta"):
         hoeffding_radius(3, 1.5)
 
 
 def test_bad_use():
-    with pytest.raises(ValueError, match=r"unknown policy 'ucb2'; valid policies are \['bayes_ucb'"):
+    with pytest.raises(ParameterError, match=r"unknown policy 'ucb2'; valid policies are \['bayes_ucb'"):
         make_policy("ucb2")
     with pytest.raises(RuntimeError, match="start"):
         UCB1().select()
     policy = UCB1().start(2)
-    with pytest.raises(ValueError, match=r"rewards must lie in \[0, 1\]"):
+    with pytest.raises(ParameterError, match=r"rewards must lie in \[0, 1\]"):
         policy.update(0, 1.5)
-    with pytest.raises(IndexError, match="arm 5 does not exist"):
+    with pytest.raises(ParameterError, match="arm 5 does not exist"):
         policy.update(5, 0.5)
-    with pytest.raises(ValueError, match="at least one arm"):
+    with pytest.raises(ParameterError, match="at least one arm"):
         UCB1().start(0)
     assert repr(Softmax(temperature=0.5)) == "Softmax(temperature=0.5)"
     assert make_policy(policy) is policy

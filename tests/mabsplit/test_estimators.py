@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.utils.estimator_checks import check_estimator
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.mabsplit import (
     MABSplitForestClassifier,
     MABSplitForestRegressor,
@@ -161,17 +161,23 @@ def test_bad_input_is_explained(classification):
     holes[5, 2] = np.nan
     with pytest.raises(DataError, match=r"NaN in \['column 2'\].*impute"):
         MABSplitTreeClassifier().fit(holes, y)
-    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+    with pytest.raises(ParameterError, match=r"batch_size of MABSplitTreeClassifier must be an int in \[1, inf\], got 0"):
         MABSplitTreeClassifier(batch_size=0).fit(X, y)
-    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+    with pytest.raises(ParameterError, match="batch_size of MABSplitForestRegressor must be an int"):
         MABSplitForestRegressor(batch_size=-5).fit(X, y.astype(float))
+    with pytest.raises(ParameterError, match="z of MABSplitTreeClassifier must be a finite number"):
+        MABSplitTreeClassifier(z=np.inf).fit(X, y)
+    with pytest.raises(ParameterError, match=r"max_features must be at most the number of features \(8\), got 9"):
+        MABSplitTreeClassifier(max_features=9).fit(X, y)
+    with pytest.raises(ParameterError, match=r"max_samples=2000 must be between 1 and the number of rows \(1500\)"):
+        MABSplitForestClassifier(n_estimators=2, max_samples=2000).fit(X, y)
     with pytest.raises(DataError, match="Unknown label type.*MABSplitTreeRegressor"):
         MABSplitTreeClassifier().fit(X, X[:, 0])
     with pytest.raises(ValueError, match="could not convert|numeric"):
         MABSplitTreeRegressor().fit(X, np.array(["low", "high", "mid"] * 500))
     with pytest.raises(DataError, match="only one class"):
         MABSplitTreeClassifier().fit(X, np.zeros(X.shape[0]))
-    with pytest.raises(ValueError, match="splitter must be"):
+    with pytest.raises(ParameterError, match="splitter of MABSplitForestClassifier must be one of 'histogram', 'random'"):
         MABSplitForestClassifier(splitter="best").fit(X, y)
 
 

@@ -7,7 +7,7 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestRegressor
 from sklearn.tree import DecisionTreeClassifier
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError, NodeError, UnsupportedModelError
+from bandit_tree_tools.exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
 from bandit_tree_tools.mabsplit import MABSplitTreeClassifier, find_split
 from bandit_tree_tools.mabsplit._resplit import splice
 from bandit_tree_tools.tree import subtree_nodes
@@ -127,7 +127,7 @@ def test_bad_nodes_and_targets_are_explained(data, small_tree):
         btt.resplit(forest, X, y, nodes=[0])
     with pytest.raises(DataError, match="not classes of the model.*continuous"):
         btt.resplit(small_tree, X, X[:, 0])
-    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+    with pytest.raises(ParameterError, match="batch_size of resplit must be an int in"):
         btt.resplit(small_tree, X, y, batch_size=0)
     holes = X.copy()
     holes[0, 0] = np.nan

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.mabsplit import find_split
 from tests.oracles.mabsplit import reference_exact_split
 
@@ -97,7 +97,7 @@ def test_no_split_on_a_pure_node_or_constant_features():
 
 def test_find_split_refuses_bad_input():
     X, y = node_data(0, 50, "classification")
-    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+    with pytest.raises(ParameterError, match="batch_size of find_split must be an int in"):
         find_split(X, y, batch_size=0)
     with pytest.raises(DataError, match="NaN"):
         find_split(np.where(X > 1, np.nan, X), y)

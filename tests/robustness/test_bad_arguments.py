@@ -24,10 +24,11 @@ def negative_manhattan(a, b):
 
 
 CASES = {
-    "resplit n_bins=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], n_bins=0), ValueError, r"n_bins must be an int >= 1"),
-    "resplit z=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=0), ValueError, r"z must be a finite number > 0"),
-    "resplit z<0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0), ValueError, r"z must be a finite number > 0"),
-    "resplit z=nan": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan), ValueError, r"z must be a finite"),
+    "resplit n_bins=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], n_bins=0), btt.ParameterError, r"n_bins of resplit must be an int in \[1"),
+    "resplit z=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=0), btt.ParameterError, r"z of resplit must be a float in \(0"),
+    "resplit z<0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0), btt.ParameterError, r"z of resplit must be a float in \(0"),
+    "resplit z=nan": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan), btt.ParameterError, r"z of resplit must be a float in \(0"),
+    "resplit z=inf": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.inf), btt.ParameterError, r"z of resplit must be a finite"),
     "collapse bool tree index": (
         lambda: btt.collapse(btt.from_model(TREE), {True: [0]}), btt.NodeError, r"tree indices must be ints, got True"
     ),

@@ -7,7 +7,7 @@ from sklearn.datasets import load_iris
 from sklearn.tree import DecisionTreeClassifier
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError, MissingDependencyError
+from bandit_tree_tools.exceptions import DataError, MissingDependencyError, ParameterError
 from bandit_tree_tools.tree import Ensemble, Source, make_tree
 from bandit_tree_tools.tsdt import Bins, TSDTClassifier, compare_trees, discretize
 
@@ -123,3 +123,16 @@ def test_compare_trees_names_the_extra_of_a_missing_package():
     X, y = or_of_equal(n_rows=60)
     with pytest.raises(MissingDependencyError, match=r"bandit-tree-tools\[dl85\]"):
         compare_trees(X, y, X, y, n_iter=10, exact=False, river=False, dl85=True)
+
+
+def test_compare_trees_takes_a_legacy_random_state_like_an_int():
+    X, y = or_of_equal(n_rows=80, seed=0)
+    legacy = np.random.RandomState(0)
+    table = compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state=legacy)
+    # the RandomState gives one draw, which seeds every method of the table like an int would
+    seed = int(np.random.default_rng(np.random.RandomState(0).randint(2**31 - 1)).integers(2**31 - 1))
+    again = compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state=seed)
+    columns = ["method", "train_accuracy", "n_leaves", "n_splits"]
+    assert table[columns].equals(again[columns])
+    with pytest.raises(ParameterError, match="random_state of compare_trees must be a random state"):
+        compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state="seed")

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bandit_tree_tools.exceptions import DataError, NotFittedError
+from bandit_tree_tools.exceptions import DataError, NotFittedError, ParameterError
 from bandit_tree_tools.tsdt import TSDTClassifier, optimal_categorical_tree
 
 from .conftest import or_of_equal
@@ -35,12 +35,12 @@ def test_single_class_is_refused():
         TSDTClassifier().partial_fit(X, np.ones(30))
 
 
-@pytest.mark.parametrize("lambda_", [-0.1, float("nan")])
+@pytest.mark.parametrize("lambda_", [-0.1, float("nan"), float("inf")])
 def test_negative_lambda_is_refused(lambda_):
     X, y = or_of_equal(n_rows=30)
-    with pytest.raises(ValueError, match="lambda_"):
+    with pytest.raises(ParameterError, match="lambda_ of TSDTClassifier must be"):
         TSDTClassifier(lambda_=lambda_).fit(X, y)
-    with pytest.raises(ValueError, match="lambda_"):
+    with pytest.raises(ParameterError, match="lambda_ of optimal_categorical_tree must be"):
         optimal_categorical_tree(X, y, lambda_)
 
 
@@ -51,7 +51,7 @@ def test_negative_lambda_is_refused(lambda_):
 )
 def test_other_bad_parameters(params, match):
     X, y = or_of_equal(n_rows=30)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ParameterError, match=f"{match} of TSDTClassifier must be"):
         TSDTClassifier(**params).fit(X, y)
 
 
