@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataError, UnsupportedModelError
-from ..tree import Ensemble
+from ..tree import Ensemble, node_parent
+from ..tree._impurity import impurity_of_counts
 from ._common import check_weights, finish, prepare, to_ensemble
 from ._evaluator import check_target
 
@@ -41,34 +42,14 @@ def _node_statistics(tree, leaves, target):
     return counts
 
 
-def _impurity(counts, criterion):
-    if criterion == "squared_error":
-        weight = counts[:, 0]
-        mean = np.divide(counts[:, 1], weight, out=np.zeros(len(weight)), where=weight > 0)
-        second = np.divide(counts[:, 2], weight, out=np.zeros(len(weight)), where=weight > 0)
-        return weight, np.maximum(second - mean**2, 0.0)
-    weight = counts.sum(axis=1)
-    p = np.divide(counts, weight[:, None], out=np.zeros_like(counts), where=weight[:, None] > 0)
-    if criterion == "gini":
-        return weight, 1.0 - np.sum(p**2, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)  # scikit-learn's entropy is in bits
-    return weight, -terms.sum(axis=1)
-
-
 @numba.njit(cache=True)
-def _weakest_link_path(children_left, children_right, r_node):
+def _weakest_link_path(children_left, children_right, parent, r_node):
     """Weakest-link pruning: repeatedly collapse the internal node with the
     smallest ``(R(node) - R(branch)) / (leaves(branch) - 1)`` (the lowest id
     among ties) until the root is a leaf. Returns the collapsed node of
     each step, its effective alpha and the tree's total impurity after it
     (entry 0: the unpruned tree, alpha 0, node -1)."""
     n = children_left.shape[0]
-    parent = np.full(n, -1, dtype=np.int64)
-    for node in range(n):
-        if children_left[node] != -1:
-            parent[children_left[node]] = node
-            parent[children_right[node]] = node
     leaves = np.zeros(n, dtype=np.int64)
     r_branch = np.zeros(n)
     for node in range(n - 1, -1, -1):
@@ -146,9 +127,10 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     leaves = ensemble.apply(X, check_input=False)
     paths = []
     for index, tree in enumerate(ensemble.trees):
-        weight, impurity = _impurity(_node_statistics(tree, leaves[:, index], target), criterion)
+        weight, impurity = impurity_of_counts(_node_statistics(tree, leaves[:, index], target), criterion)
         r_node = weight * impurity / weight[0]
-        nodes, alphas, impurities = _weakest_link_path(tree.children_left, tree.children_right, r_node)
+        nodes, alphas, impurities = _weakest_link_path(tree.children_left, tree.children_right, node_parent(tree),
+                                                       r_node)
         paths.append({"ccp_alphas": alphas, "impurities": impurities, "nodes": nodes})
     return paths
 

@@ -70,6 +70,31 @@ def rng_from(random_state) -> np.random.Generator:
     return check_random_state(random_state)
 
 
+def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
+    """The one rule for ``eval_size`` (rows drawn each round out of ``n_rows``):
+    an int >= 1, or a whole float > 1 (as a form field or the CLI gives it), is
+    a number of rows; a float in (0, 1] is a fraction of ``n_rows``, rounded
+    to the nearest row (ties to even, as ``round``) and at least 1."""
+    if isinstance(eval_size, (bool, np.bool_)) or not isinstance(eval_size, numbers.Real):
+        raise ParameterError(f"{name} must be a fraction in (0, 1] or a number of rows (an int), got {eval_size!r}")
+    if isinstance(eval_size, numbers.Integral) or (eval_size > 1 and float(eval_size).is_integer()):
+        rows = int(eval_size)
+        if rows < 1:
+            raise ParameterError(f"{name} must be at least 1 row, got {eval_size!r}")
+        if rows > n_rows:
+            raise DataError(
+                f"{name}={rows} rows are drawn each round, but the validation set has only {n_rows} rows; "
+                f"pass more validation rows or a smaller {name} (e.g. a fraction such as 0.5)"
+            )
+        return rows
+    fraction = float(eval_size)
+    if not 0.0 < fraction <= 1.0:
+        raise ParameterError(
+            f"{name} must be a fraction in (0, 1] or a whole number of rows, got {eval_size!r}"
+        )
+    return max(1, int(round(fraction * n_rows)))
+
+
 def check_positive_int(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")

@@ -17,7 +17,7 @@ from ._arrays import (
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
-from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, check_ensemble, check_X
+from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
 
 __all__ = [
     "MISSING_NAN",
@@ -30,6 +30,7 @@ __all__ = [
     "PackedEnsemble",
     "Source",
     "TreeArrays",
+    "averaged_ensemble",
     "check_X",
     "check_ensemble",
     "check_node_ids",

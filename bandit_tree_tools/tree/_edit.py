@@ -90,7 +90,8 @@ def collapse(ensemble: Ensemble, nodes) -> Ensemble:
         tree = trees[tree_index]
         unknown = ids[tree.has_leaf_value[ids] == 0]
         if unknown.size:
-            hint = ensemble.source.payload.get("collapse_hint", "")
+            # the payload key is the older place importers put the hint
+            hint = ensemble.source.collapse_hint or ensemble.source.payload.get("collapse_hint", "")
             raise ConversionError(
                 f"node {int(unknown[0])} of tree {tree_index} cannot be collapsed: the "
                 f"{ensemble.source.library} {ensemble.source.estimator} model does not store the value this "

@@ -40,17 +40,37 @@ class FrozenDict(dict):
 class Source:
     """Where an ensemble came from, and what its exporter needs.
 
-    ``library`` is "sklearn", "lightgbm", "xgboost" or "bandit_tree_tools";
-    ``estimator`` the class name of the imported object; ``version`` the
-    library's version at import; ``payload`` a read-only mapping owned by the
-    library's exporter (model header, parameters, a private copy of the
-    estimator, ...). The user's object is never stored here.
+    Attributes
+    ----------
+    library : str
+        "sklearn", "lightgbm", "xgboost" or "bandit_tree_tools".
+    estimator : str
+        The class name of the imported object.
+    version : str
+        The library's version at import.
+    payload : mapping
+        Read-only, owned by the library's adapter (model header, parameters,
+        a private copy of the estimator, ...). The user's object is never
+        stored here; nothing outside the adapter reads it.
+    collapse_hint : str
+        Set by the importer where some internal nodes do not store the value
+        they would have as leaves (``has_leaf_value == 0``): the sentence
+        :func:`~bandit_tree_tools.collapse` adds to its error for such a
+        node, saying how to import the model so that they do (for example
+        "Import it with btt.from_model(model, X=X_train, y=y_train)").
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> btt.Source("lightgbm", "LGBMClassifier", "4.5.0")
+    Source(library='lightgbm', estimator='LGBMClassifier', version='4.5.0')
     """
 
     library: str
     estimator: str
     version: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    collapse_hint: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "payload", FrozenDict(self.payload))
@@ -443,6 +463,32 @@ class Ensemble:
 
     def node_depths(self, tree: int = 0) -> np.ndarray:
         return node_depth(self.trees[tree])
+
+
+def averaged_ensemble(
+    trees, *, n_features: int, source: Source, classes=None, feature_names=None, input_dtype: str = "float32"
+) -> Ensemble:
+    """Trees whose leaves hold class fractions (``classes`` given) or means,
+    averaged with equal weights and no intercept: scikit-learn's trees and
+    forests (and their MABSplit counterparts), compared as ``x <= threshold``
+    on ``input_dtype`` inputs (float32, as scikit-learn's trees cast X)."""
+    classification = classes is not None
+    return Ensemble(
+        trees=tuple(trees),
+        task="classification" if classification else "regression",
+        n_features_in_=int(n_features),
+        n_outputs=len(classes) if classification else 1,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="mean",
+        base_score=0.0,
+        link="identity",
+        source=source,
+        classes_=classes,
+        feature_names_in_=feature_names,
+        split_rule="le",
+        input_dtype=input_dtype,
+    )
 
 
 def check_ensemble(ensemble: Ensemble) -> Ensemble:

@@ -2,7 +2,7 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bandit_tree_tools import ConversionError, InvalidTreeError, NodeError, collapse, make_tree
@@ -19,8 +19,7 @@ def test_collapse_predicts_like_stopping_at_the_collapsed_node(seed):
     before = pickle.dumps(ensemble.trees)
     tree = ensemble.trees[0]
     internal = np.flatnonzero(tree.children_left != -1)
-    if internal.size == 0:
-        return
+    assume(internal.size > 0)
     chosen = rng.choice(internal, size=min(3, internal.size), replace=False)
     collapsed = collapse(ensemble, {0: chosen})
     assert pickle.dumps(ensemble.trees) == before  # the input is untouched
@@ -68,9 +67,14 @@ def test_collapse_refuses_nodes_without_a_leaf_value():
     unknown = make_tree(
         tree.children_left, tree.children_right, tree.feature, tree.threshold, tree.value, has_leaf_value=np.zeros(tree.n_nodes)
     )
-    source = Source("sklearn", "GradientBoostingClassifier", payload={"collapse_hint": "Pass X and y."})
+    source = Source("sklearn", "GradientBoostingClassifier", collapse_hint="Pass X and y.")
     ensemble = random_ensemble(rng, n_trees=1, source=source).replace_trees([unknown])
     with pytest.raises(ConversionError, match="does not store the value.*Pass X and y"):
+        collapse(ensemble, {0: [0]})
+    # the payload key importers used before Source.collapse_hint still works
+    older = Source("sklearn", "GradientBoostingClassifier", payload={"collapse_hint": "Pass X and y, too."})
+    ensemble = random_ensemble(rng, n_trees=1, source=older).replace_trees([unknown])
+    with pytest.raises(ConversionError, match="does not store the value.*Pass X and y, too"):
         collapse(ensemble, {0: [0]})
 
 

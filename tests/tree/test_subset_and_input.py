@@ -72,3 +72,20 @@ def test_unchecked_input_must_be_what_check_X_returns():
         ensemble.predict_raw(np.zeros((4, 4), dtype=np.float32)[:, ::2], check_input=False)
     with pytest.raises(DataError, match="check_input=False"):
         ensemble.predict_raw(np.asfortranarray(np.zeros((4, 4), dtype=np.float32)), check_input=False)
+
+
+def test_averaged_ensemble_predicts_like_the_forest_it_holds():
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    import bandit_tree_tools as btt
+    from bandit_tree_tools.tree import Source, averaged_ensemble
+
+    X, y = make_classification(n_samples=200, random_state=0)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    imported = btt.from_model(forest)
+    rebuilt = averaged_ensemble(imported.trees, n_features=X.shape[1], source=Source("bandit_tree_tools", "test"),
+                                classes=forest.classes_)
+    assert rebuilt.aggregation == "mean" and rebuilt.input_dtype == "float32"
+    np.testing.assert_array_equal(rebuilt.predict_proba(X), imported.predict_proba(X))
+    np.testing.assert_allclose(rebuilt.predict_proba(X), forest.predict_proba(X), rtol=1e-12)
