@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from . import _bandit_kernels, _kernels
 from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
 
@@ -64,7 +64,7 @@ def matrix_fits(n: int) -> bool:
 
 def choose_algorithm(algorithm: str, n: int, metric: Metric) -> str:
     if algorithm not in ALGORITHMS:
-        raise DataError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
+        raise ParameterError(f"unknown algorithm {algorithm!r}; choose one of {ALGORITHMS}")
     if algorithm != "auto":
         if algorithm in ("pam", "fasterpam") and metric.code != PRECOMPUTED and not matrix_fits(n):
             raise DataError(
@@ -195,9 +195,9 @@ def check_rows(X, *, what="X") -> np.ndarray:
 
 def check_n_clusters(n_clusters, n_samples: int) -> int:
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
-        raise DataError(f"n_clusters must be an integer >= 1, got {n_clusters!r}")
+        raise ParameterError(f"n_clusters must be an integer >= 1, got {n_clusters!r}")
     if n_clusters < 1:
-        raise DataError(f"n_clusters must be >= 1, got {n_clusters}")
+        raise ParameterError(f"n_clusters must be >= 1, got {n_clusters}")
     if n_clusters > n_samples:
         raise DataError(
             f"n_clusters={n_clusters} is larger than the number of samples, n_samples={n_samples}; "
@@ -210,7 +210,7 @@ def check_confidence(name: str, value) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}") from None
+        raise ParameterError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}") from None
     if math.isnan(value) or value < 0:
-        raise DataError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}")
+        raise ParameterError(f"{name} must be a number >= 0 (math.inf for exact evaluation), got {value!r}")
     return value

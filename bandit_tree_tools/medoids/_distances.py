@@ -22,7 +22,7 @@ import numpy as np
 from numba import types
 
 from .. import _numba_config  # noqa: F401 (the threading layer, before any parallel kernel)
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 
 EUCLIDEAN, SQEUCLIDEAN, MANHATTAN, MINKOWSKI, CHEBYSHEV, COSINE, PRECOMPUTED, CALLABLE = range(8)
 
@@ -192,17 +192,17 @@ def resolve_metric(metric, p=2.0) -> Metric:
     if isinstance(metric, str):
         code = METRICS.get(metric.lower())
         if code is None:
-            raise DataError(
+            raise ParameterError(
                 f"unknown metric {metric!r}; known metrics: {sorted(METRICS)}, or a numba-compiled "
                 "function f(a, b) -> float of two float64 rows"
             )
         if code == MINKOWSKI and not (p > 0 and math.isfinite(p)):
-            raise DataError(f"the minkowski metric needs a finite power p > 0, got p={p!r}")
+            raise ParameterError(f"the minkowski metric needs a finite power p > 0, got p={p!r}")
         return Metric(metric.lower(), code, p if code == MINKOWSKI else 2.0)
     if callable(metric):
         if not isinstance(metric, numba.core.dispatcher.Dispatcher):
             name = getattr(metric, "__name__", type(metric).__name__)
-            raise DataError(
+            raise ParameterError(
                 f"metric {name!r} is a plain Python callable; the distance kernels run in numba and can only call "
                 "numba-compiled functions: decorate it with @numba.njit (signature f(a, b) -> float for two "
                 f"float64 rows), or pass one of {sorted(METRICS)}"
@@ -210,12 +210,12 @@ def resolve_metric(metric, p=2.0) -> Metric:
         try:
             user = numba.cfunc(USER_METRIC_SIGNATURE)(metric.py_func)
         except Exception as error:  # numba raises many types while typing user code
-            raise DataError(
+            raise ParameterError(
                 f"metric {metric.py_func.__name__!r} could not be compiled as f(a: float64[::1], b: float64[::1]) "
                 f"-> float64: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             ) from None
         return Metric(metric.py_func.__name__, CALLABLE, 2.0, user)
-    raise DataError(f"metric must be a string or a numba-compiled function, got {type(metric).__name__}")
+    raise ParameterError(f"metric must be a string or a numba-compiled function, got {type(metric).__name__}")
 
 
 @numba.njit(cache=True, parallel=True)

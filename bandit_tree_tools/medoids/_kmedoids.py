@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import DataError
+from .._validation import Interval, Options, check_params, seed_from
+from ..exceptions import DataError, ParameterError
 from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids, numba_threads
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
@@ -105,14 +105,19 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.pairwise = self.metric == "precomputed"
         return tags
 
+    # what each parameter accepts (metric and p: resolve_metric; the
+    # confidences: check_confidence, which also takes math.inf)
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(int, 1, None)],
+        "algorithm": [Options(ALGORITHMS)],
+        "max_iter": [Interval(int, 0, None)],
+        "batch_size": [Interval(int, 1, None)],
+        "random_state": ["random_state"],
+        "n_jobs": [int, None],
+    }
+
     def _check_params(self):
-        if self.algorithm not in ALGORITHMS:
-            raise DataError(f"unknown algorithm {self.algorithm!r}; choose one of {ALGORITHMS}")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 0:
-            raise DataError(f"max_iter must be an integer >= 0, got {self.max_iter!r}")
-        if (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, (int, np.integer))
-                or self.batch_size < 1):
-            raise DataError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner="KMedoids")
         build = check_confidence("build_confidence", self.build_confidence)
         swap = check_confidence("swap_confidence", self.swap_confidence)
         return resolve_metric(self.metric, self.p), build, swap
@@ -125,7 +130,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         if metric.code == PRECOMPUTED:
             check_precomputed(X)
         k = check_n_clusters(self.n_clusters, X.shape[0])
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        seed = seed_from(self.random_state)
         with numba_threads(self.n_jobs):
             result = fit_medoids(X, k, metric, algorithm=self.algorithm, max_iter=self.max_iter,
                                  build_confidence=build, swap_confidence=swap, batch_size=self.batch_size,

@@ -1,20 +1,45 @@
 """Medoid prototypes of every leaf of a tree: which real rows does a leaf
 stand for? :func:`leaf_medoids` and its result :class:`LeafMedoids`."""
 
-import numbers
+import hashlib
 from dataclasses import dataclass, field
 
 import joblib
 import numpy as np
 
+from .._validation import Interval, check_params, check_random_state
 from ..exceptions import DataError, NodeError, ParameterError
-from ._core import check_rows, distances_to, fit_medoids, numba_threads
+from ._core import ALGORITHMS, check_rows, distances_to, fit_medoids, numba_threads
 from ._distances import resolve_metric
+
+
+def rows_fingerprint(values: np.ndarray) -> str:
+    """A short hash of float64 rows: equal for the same rows in the same order."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    digest = hashlib.blake2b(repr(values.shape).encode(), digest_size=8)
+    digest.update(values.view(np.uint8).reshape(-1))
+    return digest.hexdigest()
+
+
+def tree_fingerprint(ensemble, tree: int) -> str:
+    """A short hash of one tree's structure (children, features, thresholds)
+    and of the ensemble's size: another model, or an edited tree, differs."""
+    arrays = ensemble.trees[tree]
+    digest = hashlib.blake2b(f"{ensemble.n_trees}/{ensemble.n_features_in_}/{tree}".encode(), digest_size=8)
+    for name in ("children_left", "children_right", "feature", "threshold"):
+        digest.update(np.ascontiguousarray(getattr(arrays, name)).view(np.uint8).reshape(-1))
+    return digest.hexdigest()
 
 
 @dataclass
 class LeafMedoids:
     """Medoids of the training rows that reach each leaf of one tree.
+
+    What it was computed with is recorded (``n_medoids``, ``tree``,
+    ``metric``, ``p``, ``n_rows``, ``rows_fingerprint``, ``n_trees``,
+    ``tree_nodes``, ``model_fingerprint``): :meth:`check_matches` tells
+    whether the result belongs to a model, tree and rows, and
+    :class:`~bandit_tree_tools.widgets.MedoidPanel` uses it.
 
     Attributes
     ----------
@@ -38,7 +63,36 @@ class LeafMedoids:
         ``algorithms``).
     n_distance_calls : int
         Distance evaluations over all leaves.
+    distance_calls : dict int -> int
+        Distance evaluations per leaf.
     feature_names : array of str or None
+    n_medoids : int
+        Medoids asked for per leaf.
+    p : float
+        Power of the "minkowski" metric.
+    n_rows : int
+        Rows of ``X``.
+    rows_fingerprint : str
+        A hash of the rows of ``X`` (as float64).
+    n_trees, tree_nodes : int
+        Trees of the model and nodes of tree ``tree``.
+    model_fingerprint : str
+        A hash of tree ``tree``'s structure and of the model's size.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(X, y)
+    >>> result = btt.leaf_medoids(model, X, n_medoids=2)
+    >>> result.n_medoids, result.tree, result.n_rows, len(result.leaves)
+    (2, 0, 200, 4)
+    >>> result.check_matches(model, X[:100])
+    Traceback (most recent call last):
+    ...
+    bandit_tree_tools.exceptions.DataError: these medoids were computed on 200 rows of X, not on these 100 rows
     """
 
     tree: int
@@ -51,6 +105,14 @@ class LeafMedoids:
     algorithms: dict = field(default_factory=dict, repr=False)
     n_distance_calls: int = 0
     feature_names: np.ndarray | None = field(default=None, repr=False)
+    n_medoids: int = 0
+    p: float = 2.0
+    n_rows: int = 0
+    rows_fingerprint: str = ""
+    n_trees: int = 0
+    tree_nodes: int = 0
+    model_fingerprint: str = ""
+    distance_calls: dict = field(default_factory=dict, repr=False)
 
     @property
     def leaves(self) -> np.ndarray:
@@ -61,9 +123,55 @@ class LeafMedoids:
         used = sorted(set(self.algorithms.values()))
         return "+".join(used) if used else "none"
 
+    def differences(self, *, ensemble=None, X=None, tree=None, n_medoids=None, metric=None) -> list:
+        """What differs between this result's record and the given model
+        (an :class:`Ensemble`), rows (float64, validated), tree, number of
+        medoids and metric (``None``: not compared); one sentence each."""
+        found = []
+        if tree is not None and int(tree) != self.tree:
+            found.append(f"these medoids are of tree {self.tree}, not of tree {int(tree)}")
+        if n_medoids is not None and int(n_medoids) != self.n_medoids:
+            found.append(f"these medoids were computed with n_medoids={self.n_medoids}, not {int(n_medoids)}")
+        if metric is not None and metric != self.metric:
+            found.append(f"these medoids were computed with metric={self.metric!r}, not {metric!r}")
+        if ensemble is not None:
+            if ensemble.n_trees != self.n_trees or not 0 <= self.tree < ensemble.n_trees:
+                found.append(f"these medoids were computed on a model of {self.n_trees} trees, not on this one of "
+                             f"{ensemble.n_trees}")
+            elif ensemble.trees[self.tree].n_nodes != self.tree_nodes:
+                found.append(f"tree {self.tree} had {self.tree_nodes} nodes when these medoids were computed, "
+                             f"this model's has {ensemble.trees[self.tree].n_nodes}")
+            elif tree_fingerprint(ensemble, self.tree) != self.model_fingerprint:
+                found.append(f"tree {self.tree} of this model splits differently from the one these medoids "
+                             "were computed on")
+        if X is not None:
+            if X.shape[0] != self.n_rows:
+                found.append(f"these medoids were computed on {self.n_rows} rows of X, not on these {X.shape[0]} rows")
+            elif rows_fingerprint(X) != self.rows_fingerprint:
+                found.append(f"these medoids were computed on other rows of X (the same number, {self.n_rows}, "
+                             "with other values or in another order)")
+        return found
+
+    def check_matches(self, model=None, X=None, *, tree=None, n_medoids=None, metric=None) -> None:
+        """Raise :class:`~bandit_tree_tools.DataError` (another model or other
+        rows) or :class:`~bandit_tree_tools.ParameterError` (another tree,
+        ``n_medoids`` or metric) saying what differs; ``None`` arguments are
+        not compared."""
+        from ..interop import from_model
+
+        ensemble = from_model(model) if model is not None else None
+        values = check_rows(np.asarray(X, dtype=np.float64)) if X is not None else None
+        data = self.differences(ensemble=ensemble, X=values)
+        if data:
+            raise DataError("; ".join(data))
+        settings = self.differences(tree=tree, n_medoids=n_medoids, metric=metric)
+        if settings:
+            raise ParameterError("; ".join(settings))
+
     def __repr__(self) -> str:
         lines = [
-            f"LeafMedoids(tree={self.tree}, leaves={len(self.medoids)}, metric={self.metric!r}, "
+            f"LeafMedoids(tree={self.tree}, n_medoids={self.n_medoids}, leaves={len(self.medoids)}, "
+            f"metric={self.metric!r}, "
             f"algorithm={self.algorithm!r}, n_distance_calls={self.n_distance_calls})"
         ]
         for leaf in self.leaves[:8]:
@@ -168,18 +276,15 @@ def _one_leaf(rows, values, n_medoids, metric_spec, p, algorithm, seed, max_iter
     return rows[medoids], sizes, loss, int(calls), used
 
 
-def _seed_source(random_state):
-    """``random_state`` as numpy's ``default_rng`` takes it (a RandomState gives one draw)."""
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(2**31 - 1))
-    accepted = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
-    if random_state is None or isinstance(random_state, accepted):
-        return random_state
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ParameterError(
-            f"random_state must be None, an int >= 0, a numpy Generator or a RandomState, got {random_state!r}"
-        )
-    return int(random_state)
+# what each parameter of leaf_medoids accepts (metric: a name or a numba
+# function, checked by resolve_metric; leaves: leaf ids, checked below)
+_PARAMETER_CONSTRAINTS = {
+    "n_medoids": [Interval(int, 1, None)],
+    "tree": [Interval(int, 0, None)],
+    "p": [Interval(float, 0, None, "neither")],
+    "max_iter": [Interval(int, 0, None)],
+    "random_state": ["random_state"],
+}
 
 
 def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metric="euclidean", p=2.0,
@@ -187,30 +292,81 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
     """Medoid rows of every leaf of one tree.
 
     The rows of ``X`` are routed through tree ``tree`` of the model
-    (imported with :func:`bandit_tree_tools.from_model`, never modified);
-    the rows reaching each leaf are clustered with :class:`KMedoids`' kernels
-    (``algorithm="auto"``: exact PAM at the usual leaf sizes). Leaves run in
-    parallel with joblib (``n_jobs``; any joblib backend, e.g. dask). The
-    result is the same for every ``n_jobs`` and backend.
+    (imported with :func:`bandit_tree_tools.from_model`, never modified;
+    only that tree is routed); the rows reaching each leaf are clustered
+    with :class:`KMedoids`' kernels (``algorithm="auto"``: exact PAM at the
+    usual leaf sizes). Leaves run in parallel with joblib (``n_jobs``
+    workers, joblib's rule; any joblib backend, e.g. dask). The result is
+    the same for every ``n_jobs`` and backend.
 
-    ``metric`` (and ``p``) as in :class:`KMedoids`, except "precomputed";
-    ``leaves`` restricts the work to some leaf ids (node ids of the tree);
-    ``random_state`` seeds each leaf's run (BanditPAM's permutation,
-    FasterPAM's start) in leaf order, whatever the backend.
-    ``n_distance_calls`` counts the algorithms' calls, not the final
-    assignment of rows to medoids.
+    Parameters
+    ----------
+    model_or_ensemble : fitted model or Ensemble
+    X : array-like (n_rows, n_features)
+        The rows to summarise (usually the training rows); finite values.
+    n_medoids : int, default 3
+        Medoids per leaf; a leaf with fewer rows gets all of them.
+    tree : int, default 0
+        Tree of an ensemble.
+    leaves : array-like of int, optional
+        Restrict the work to these leaf ids (node ids of the tree).
+    metric, p
+        As in :class:`KMedoids`, except "precomputed".
+    algorithm : {"auto", "pam", "fasterpam", "banditpam"}
+    max_iter : int, default 100
+    random_state : int, RandomState, Generator or None, default 0
+        Seeds each leaf's run (BanditPAM's permutation, FasterPAM's start),
+        in leaf order, whatever the backend.
+    n_jobs : int or None
+        joblib workers (None: 1, -1: every core).
+
+    Returns
+    -------
+    LeafMedoids
+        It records ``n_medoids``, ``tree``, ``metric``, ``p``, the rows
+        (number and fingerprint) and the tree's identity.
+        ``n_distance_calls`` (``distance_calls`` per leaf) counts the
+        algorithms' calls, not the final assignment of rows to medoids.
+
+    Raises
+    ------
+    ParameterError
+        A bad parameter (``n_medoids``, ``p``, ``algorithm``, ``metric``,
+        ``random_state``, ...).
+    NodeError
+        ``tree`` is not a tree of the model, or ``leaves`` holds a node that
+        is not one of its leaves.
+    DataError
+        ``X`` does not fit the model or holds NaN or infinity.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=3, max_leaf_nodes=5, random_state=0).fit(X, y)
+    >>> result = btt.leaf_medoids(forest, X, n_medoids=2, tree=2, random_state=np.random.RandomState(0))
+    >>> result.tree, result.n_medoids, sorted(result.medoids) == sorted(set(forest.estimators_[2].apply(X)))
+    (2, 2, True)
+    >>> sum(result.n_samples.values())
+    200
     """
     from ..interop import from_model
     from ..tree import check_X
 
     ensemble = from_model(model_or_ensemble)
-    if isinstance(tree, bool) or not isinstance(tree, (int, np.integer)) or not 0 <= tree < ensemble.n_trees:
+    check_params(dict(n_medoids=n_medoids, p=p, max_iter=max_iter, random_state=random_state),
+                 _PARAMETER_CONSTRAINTS, owner="leaf_medoids")
+    if isinstance(tree, (bool, np.bool_)) or not isinstance(tree, (int, np.integer)) or not 0 <= tree < ensemble.n_trees:
         raise NodeError(f"tree must be an index in [0, {ensemble.n_trees}), got {tree!r}")
-    if isinstance(n_medoids, bool) or not isinstance(n_medoids, (int, np.integer)) or n_medoids < 1:
-        raise DataError(f"n_medoids must be an integer >= 1, got {n_medoids!r}")
+    if algorithm not in ALGORITHMS:
+        raise ParameterError(f"algorithm of leaf_medoids must be one of {ALGORITHMS}, got {algorithm!r}")
     if isinstance(metric, str) and metric.lower() == "precomputed":
-        raise DataError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
+        raise ParameterError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
     resolve_metric(metric, p)  # fail early, with the metric's own message
+    generator = check_random_state(random_state)
     arrays = ensemble.trees[tree]
     all_leaves = np.flatnonzero(arrays.children_left == -1)
     if leaves is None:
@@ -225,9 +381,10 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
                 f"leaf id {bad} of tree {tree} is {kind}; the tree's {all_leaves.size} leaves are "
                 f"{all_leaves[:20].tolist()}{' ...' if all_leaves.size > 20 else ''}"
             )
+    # float64 rows for the distances; the routing reads X as the model does
     values = check_rows(check_X(X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64"))
     leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
-    seeds = np.random.default_rng(_seed_source(random_state)).integers(0, 2**31 - 1, size=chosen.size)
+    seeds = generator.integers(0, 2**31 - 1, size=chosen.size)
     jobs = []
     for leaf, seed in zip(chosen, seeds):
         rows = np.flatnonzero(leaf_of_row == leaf)
@@ -236,7 +393,10 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
     outputs = joblib.Parallel(n_jobs=n_jobs)(jobs)
     result = LeafMedoids(tree=int(tree), medoids={}, cluster_sizes={}, loss={}, n_samples={}, prototypes={},
                          metric=metric if isinstance(metric, str) else resolve_metric(metric, p).name,
-                         feature_names=ensemble.feature_names_in_)
+                         feature_names=ensemble.feature_names_in_, n_medoids=int(n_medoids), p=float(p),
+                         n_rows=int(values.shape[0]), rows_fingerprint=rows_fingerprint(values),
+                         n_trees=int(ensemble.n_trees), tree_nodes=int(arrays.n_nodes),
+                         model_fingerprint=tree_fingerprint(ensemble, int(tree)))
     for leaf, (medoid_rows, sizes, loss, calls, used) in zip(chosen.tolist(), outputs):
         result.medoids[leaf] = medoid_rows
         result.cluster_sizes[leaf] = sizes
@@ -244,6 +404,7 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
         result.n_samples[leaf] = int(sizes.sum())
         result.prototypes[leaf] = values[medoid_rows]
         result.algorithms[leaf] = used
+        result.distance_calls[leaf] = int(calls)
         result.n_distance_calls += calls
     return result
 

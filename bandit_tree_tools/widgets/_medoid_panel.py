@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import DataError, NodeError, ParameterError
+from ..medoids import LeafMedoids
+from ..medoids._core import check_rows
+from ..tree import check_X
 from ._assets import module_source, stylesheet
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, traitlets
 from ._payload import column
@@ -44,9 +47,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
     model : fitted model or Ensemble
     X : array-like or DataFrame
         The rows to summarise (usually the training rows).
-    n_medoids : int, default 3
+    n_medoids : int, default 3 (or the ``medoids`` result's)
         Prototypes per leaf. A leaf with fewer rows shows all of them.
-    tree : int, default 0
+    tree : int, default 0 (or the ``medoids`` result's)
         Tree of an ensemble whose leaves are shown.
     image_shape : (height, width), optional
         Draw each medoid as a grey-level image (e.g. (8, 8) for scikit-learn's
@@ -60,10 +63,30 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
     metric, algorithm, random_state
         Passed to :func:`leaf_medoids`.
     medoids : LeafMedoids, optional
-        Precomputed medoids (then ``n_medoids``/``metric``/``algorithm`` are
-        only used for leaves it lacks).
+        Precomputed medoids. They must have been computed on this model and
+        these rows (else a DataError is shown and nothing is drawn); the
+        panel adopts their ``n_medoids``, ``tree`` and ``metric`` where these
+        arguments are left out, and shows a ParameterError saying what
+        differs where they are given with other values. Leaves the result
+        lacks are computed with its settings.
     leaf : int, optional
         Leaf shown first (default: the leaf with the most rows).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(X, y)
+    >>> panel = btt.MedoidPanel(model, X, n_medoids=2)
+    >>> type(panel).__name__, panel.k.value, len(panel.current.medoids[panel.leaf_picker.value])
+    ('MedoidPanel', 2, 2)
+    >>> k5 = btt.leaf_medoids(model, X, n_medoids=5)
+    >>> btt.MedoidPanel(model, X, medoids=k5).k.value  # the result's settings are adopted
+    5
+    >>> btt.MedoidPanel(model, X, n_medoids=3, medoids=k5).error
+    'ParameterError: these medoids were computed with n_medoids=5, not 3'
     """
 
     def __init__(
@@ -71,12 +94,12 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         model,
         X,
         *,
-        n_medoids: int = 3,
-        tree: int = 0,
+        n_medoids: int | None = None,
+        tree: int | None = None,
         image_shape=None,
         feature_names=None,
         y=None,
-        metric: str = "euclidean",
+        metric: str | None = None,
         algorithm: str = "auto",
         random_state=0,
         medoids=None,
@@ -88,20 +111,38 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         self.error_box = ErrorBox()
         self.ensemble, error = import_model(model)
         self.X = None
+        messages = [error] if error else []
+        if medoids is not None and not isinstance(medoids, LeafMedoids):
+            messages.append(f"ParameterError: medoids must be a LeafMedoids result of leaf_medoids, got "
+                            f"{type(medoids).__name__}")
+            medoids = None
+        if medoids is not None:
+            # the result's settings where none is given; a given one that differs is refused
+            settings = medoids.differences(tree=tree, n_medoids=n_medoids, metric=metric)
+            if settings:
+                messages.append("ParameterError: " + "; ".join(settings))
+            tree, n_medoids, metric = medoids.tree, medoids.n_medoids, medoids.metric
+        n_medoids = 3 if n_medoids is None else n_medoids
+        tree = 0 if tree is None else tree
+        metric = "euclidean" if metric is None else metric
         self.tree_index = int(tree)
         self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
         self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
-        if medoids is not None:
-            for known in medoids.leaves.tolist():
-                self._cache[(int(known), int(n_medoids))] = medoids
-        messages = [error] if error else []
         self.image_shape = None
-        if self.ensemble is not None:
+        if self.ensemble is not None and not messages:
             try:
                 if not 0 <= self.tree_index < self.ensemble.n_trees:
                     raise NodeError(f"tree {tree} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
                 self.X = self.ensemble.check_X(X)
                 self.X_input = X
+                if medoids is not None:
+                    data = medoids.differences(ensemble=self.ensemble,
+                                               X=check_rows(check_X(X, self.ensemble.n_features_in_,
+                                                                    self.ensemble.feature_names_in_, "float64")))
+                    if data:
+                        raise DataError("; ".join(data))
+                    for known in medoids.leaves.tolist():
+                        self._cache[(int(known), int(n_medoids))] = medoids
                 if image_shape is not None:
                     image_shape = tuple(int(size) for size in image_shape)
                     if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
@@ -137,7 +178,8 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             if self.image_shape is not None:
                 self.gallery.image_shape = list(self.image_shape)
                 self.gallery.value_range = [float(np.nanmin(self.X)), float(np.nanmax(self.X))]
-            leaf_of_row = self.ensemble.apply(self.X)[:, self.tree_index]
+            # the shown tree only (X came from check_X)
+            leaf_of_row = self.ensemble.apply(self.X, trees=[self.tree_index], check_input=False)[:, 0]
             arrays = self.ensemble.trees[self.tree_index]
             leaves = np.flatnonzero(arrays.children_left == -1)
             self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
@@ -216,7 +258,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             self.gallery.title = f"Leaf {leaf} of tree {self.tree_index}: {n_rows} rows, {len(rows)} medoids"
             self.gallery.info = (
                 f"algorithm: {result.algorithms.get(leaf, result.algorithm)} · metric: {result.metric} · "
-                f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.n_distance_calls}"
+                f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.distance_calls.get(leaf, 0)}"
             )
             self.gallery.message = message
             self.gallery.labels = [str(self.y[row]) for row in rows] if self.y is not None else []

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import cdist
 
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.medoids import METRICS, pairwise_distances
 from bandit_tree_tools.medoids._distances import check_precomputed, resolve_metric
 from tests.oracles import medoids as oracle
@@ -80,7 +80,7 @@ def test_plain_python_callable_is_refused_with_advice():
     def python_distance(a, b):
         return float(np.abs(a - b).sum())
 
-    with pytest.raises(DataError, match=r"plain Python callable.*numba.njit"):
+    with pytest.raises(ParameterError, match=r"plain Python callable.*numba.njit"):
         resolve_metric(python_distance)
 
 
@@ -89,17 +89,17 @@ def test_uncompilable_numba_callable_is_explained():
     def bad(a, b):
         return a  # an array, not a float
 
-    with pytest.raises(DataError, match="could not be compiled"):
+    with pytest.raises(ParameterError, match="could not be compiled"):
         resolve_metric(bad)
 
 
 def test_unknown_metric_lists_the_known_ones():
-    with pytest.raises(DataError, match=r"unknown metric 'hamming'.*'chebyshev'.*'cosine'"):
+    with pytest.raises(ParameterError, match=r"unknown metric 'hamming'.*'chebyshev'.*'cosine'"):
         resolve_metric("hamming")
     assert {"euclidean", "manhattan", "minkowski", "precomputed"} <= set(METRICS)
-    with pytest.raises(DataError, match="p > 0"):
+    with pytest.raises(ParameterError, match="p > 0"):
         resolve_metric("minkowski", p=0)
-    with pytest.raises(DataError, match="string or a numba-compiled function"):
+    with pytest.raises(ParameterError, match="string or a numba-compiled function"):
         resolve_metric(3)
 
 

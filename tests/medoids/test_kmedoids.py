@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import check_estimator
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.medoids import pairwise_distances
 from tests.oracles import medoids as oracle
 
@@ -97,11 +97,11 @@ def test_bad_input_is_explained():
         btt.KMedoids(2).fit(np.where(np.arange(90).reshape(30, 3) == 4, np.inf, X))
     with pytest.raises(DataError, match="n_clusters=31 is larger than the number of samples, n_samples=30"):
         btt.KMedoids(31).fit(X)
-    with pytest.raises(DataError, match="n_clusters must be >= 1"):
+    with pytest.raises(ParameterError, match=r"n_clusters of KMedoids must be an int in \[1, inf\], got 0"):
         btt.KMedoids(0).fit(X)
-    with pytest.raises(DataError, match="unknown metric 'jaccard'.*known metrics"):
+    with pytest.raises(ParameterError, match="unknown metric 'jaccard'.*known metrics"):
         btt.KMedoids(2, metric="jaccard").fit(X)
-    with pytest.raises(DataError, match="unknown algorithm 'clara'"):
+    with pytest.raises(ParameterError, match="algorithm of KMedoids must be one of .*'banditpam'.*got 'clara'"):
         btt.KMedoids(2, algorithm="clara").fit(X)
     with pytest.raises(DataError, match="square"):
         btt.KMedoids(2, metric="precomputed").fit(X)
@@ -109,13 +109,13 @@ def test_bad_input_is_explained():
     asymmetric[0, 1] += 1.0
     with pytest.raises(DataError, match="not symmetric"):
         btt.KMedoids(2, metric="precomputed").fit(asymmetric)
-    with pytest.raises(DataError, match="plain Python callable"):
+    with pytest.raises(ParameterError, match="plain Python callable"):
         btt.KMedoids(2, metric=lambda a, b: 0.0).fit(X)
-    with pytest.raises(DataError, match="batch_size"):
+    with pytest.raises(ParameterError, match="batch_size"):
         btt.KMedoids(2, batch_size=0).fit(X)
-    with pytest.raises(DataError, match="build_confidence must be a number >= 0"):
+    with pytest.raises(ParameterError, match="build_confidence must be a number >= 0"):
         btt.KMedoids(2, build_confidence=math.nan).fit(X)
-    with pytest.raises(DataError, match="swap_confidence must be a number >= 0"):
+    with pytest.raises(ParameterError, match="swap_confidence must be a number >= 0"):
         btt.KMedoids(2, swap_confidence=-1).fit(X)
 
 

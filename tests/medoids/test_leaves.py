@@ -5,7 +5,7 @@ from sklearn.datasets import load_digits
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError, NodeError
+from bandit_tree_tools.exceptions import DataError, NodeError, ParameterError
 from bandit_tree_tools.medoids._core import fit_medoids
 from bandit_tree_tools.medoids._distances import resolve_metric
 
@@ -34,7 +34,7 @@ def test_each_leaf_gets_pams_medoids_of_its_rows(digits_tree):
         assert result.loss[leaf] == pytest.approx(distances.min(axis=1).sum())
         np.testing.assert_array_equal(result.prototypes[leaf], X[medoids])
     assert result.algorithm == "pam" and result.n_distance_calls > 0
-    assert "LeafMedoids(tree=0, leaves=8" in repr(result)
+    assert "LeafMedoids(tree=0, n_medoids=3, leaves=8" in repr(result)
 
 
 def test_small_leaves_chosen_leaves_and_ensembles():
@@ -68,11 +68,11 @@ def test_bad_leaf_ids_and_inputs(digits_tree):
     bad[3, 5] = np.nan
     with pytest.raises(DataError, match="NaN or infinity"):
         btt.leaf_medoids(model, bad)
-    with pytest.raises(DataError, match="unknown metric"):
+    with pytest.raises(ParameterError, match="unknown metric"):
         btt.leaf_medoids(model, X, metric="hamming")
-    with pytest.raises(DataError, match="precomputed"):
+    with pytest.raises(ParameterError, match="precomputed"):
         btt.leaf_medoids(model, X, metric="precomputed")
-    with pytest.raises(DataError, match="n_medoids"):
+    with pytest.raises(ParameterError, match="n_medoids"):
         btt.leaf_medoids(model, X, n_medoids=0)
 
 
@@ -119,3 +119,61 @@ def test_plot_images_and_profiles(digits_tree):
     assert len(figure.axes) == 2
     with pytest.raises(DataError, match="image_shape"):
         result.plot(image_shape=(7, 7))
+
+
+def test_the_result_records_what_it_was_computed_with(digits_tree):
+    from bandit_tree_tools.medoids._leaves import rows_fingerprint
+
+    model, X = digits_tree
+    result = btt.leaf_medoids(model, X, n_medoids=4, metric="manhattan")
+    assert (result.n_medoids, result.tree, result.metric, result.p, result.n_rows) == (4, 0, "manhattan", 2.0, 600)
+    assert (result.n_trees, result.tree_nodes) == (1, model.tree_.node_count)
+    assert result.rows_fingerprint == rows_fingerprint(X.astype(float)) != rows_fingerprint(X[::-1].astype(float))
+    result.check_matches(model, X, tree=0, n_medoids=4, metric="manhattan")  # nothing differs
+    with pytest.raises(ParameterError, match="computed with n_medoids=4, not 3"):
+        result.check_matches(model, X, n_medoids=3)
+    with pytest.raises(ParameterError, match="metric='manhattan', not 'euclidean'"):
+        result.check_matches(metric="euclidean")
+    with pytest.raises(DataError, match="computed on 600 rows of X, not on these 10 rows"):
+        result.check_matches(model, X[:10])
+    assert sum(result.distance_calls.values()) == result.n_distance_calls
+    assert set(result.distance_calls) == set(result.medoids)
+
+
+def test_a_legacy_random_state_works_like_its_draw(digits_tree):
+    model, X = digits_tree
+    # RandomState gives one draw that seeds the run, as everywhere in the library
+    legacy = btt.leaf_medoids(model, X, n_medoids=3, algorithm="fasterpam", random_state=np.random.RandomState(5))
+    seed = int(np.random.RandomState(5).randint(2**31 - 1))
+    same = btt.leaf_medoids(model, X, n_medoids=3, algorithm="fasterpam", random_state=seed)
+    assert {leaf: m.tolist() for leaf, m in legacy.medoids.items()} == {leaf: m.tolist() for leaf, m in
+                                                                       same.medoids.items()}
+    generator = btt.leaf_medoids(model, X, n_medoids=3, random_state=np.random.default_rng(0))
+    assert len(generator.medoids) == 8
+    with pytest.raises(ParameterError, match="random_state of leaf_medoids must be"):
+        btt.leaf_medoids(model, X, random_state=-1)
+    with pytest.raises(ParameterError, match="random_state of leaf_medoids must be"):
+        btt.leaf_medoids(model, X, random_state="0")
+
+
+def test_bad_parameters_are_parameter_errors(digits_tree):
+    model, X = digits_tree
+    with pytest.raises(ParameterError, match="n_medoids of leaf_medoids must be an int in"):
+        btt.leaf_medoids(model, X, n_medoids=2.5)
+    with pytest.raises(ParameterError, match="algorithm of leaf_medoids must be one of"):
+        btt.leaf_medoids(model, X, algorithm="clara")
+    with pytest.raises(ParameterError, match="max_iter of leaf_medoids"):
+        btt.leaf_medoids(model, X, max_iter=-1)
+
+
+def test_the_leaves_are_those_of_the_tree_asked_for():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300], y[:300]
+    forest = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    result = btt.leaf_medoids(forest, X, n_medoids=2, tree=1)
+    leaves = forest.estimators_[1].apply(X.astype(np.float32))
+    assert {leaf: n for leaf, n in result.n_samples.items() if n} == {
+        int(leaf): int((leaves == leaf).sum()) for leaf in np.unique(leaves)}
+    assert result.tree_nodes == forest.estimators_[1].tree_.node_count and result.n_trees == 3

@@ -112,6 +112,66 @@ def test_precomputed_medoids_are_used(digits):
     assert panel.medoids_of(leaf) is result
 
 
+def test_a_result_of_another_k_is_refused_or_adopted(digits):
+    model, X, y = digits
+    k5 = btt.leaf_medoids(model, X, n_medoids=5, random_state=0)
+    refused = MedoidPanel(model, X, n_medoids=3, medoids=k5)  # showed five medoids labelled k=3
+    assert refused.error == "ParameterError: these medoids were computed with n_medoids=5, not 3"
+    assert refused.tree_view is None
+    adopted = MedoidPanel(model, X, medoids=k5)
+    leaf = adopted.leaf_picker.value
+    assert adopted.k.value == 5 and adopted.gallery.n_medoids == len(k5.medoids[leaf]) == 5
+    assert adopted.medoids_of(leaf) is k5 and not adopted.error
+
+
+def test_a_result_of_another_tree_is_shown_on_its_tree(digits):
+    from sklearn.ensemble import RandomForestClassifier
+
+    model, X, y = digits
+    forest = RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    tree2 = btt.leaf_medoids(forest, X, n_medoids=2, tree=2, random_state=0)
+    panel = MedoidPanel(forest, X, medoids=tree2)  # was drawn on tree 0
+    leaf = panel.leaf_picker.value
+    assert panel.tree_index == 2 and panel.tree_view.selected_tree == 2
+    assert set(panel.rows_per_leaf) == set(np.flatnonzero(forest.estimators_[2].tree_.children_left == -1))
+    assert panel.gallery.rows == tree2.medoids[leaf].tolist()
+    assert panel.gallery.title.startswith(f"Leaf {leaf} of tree 2")
+    assert MedoidPanel(forest, X, tree=0, medoids=tree2).error == (
+        "ParameterError: these medoids are of tree 2, not of tree 0")
+
+
+def test_a_result_of_other_rows_or_another_model_is_refused(digits):
+    model, X, y = digits
+    result = btt.leaf_medoids(model, X, n_medoids=2)
+    assert "DataError: these medoids were computed on 600 rows of X, not on these 599 rows" == MedoidPanel(
+        model, X[1:], medoids=result).error
+    shuffled = X[::-1].copy()
+    assert "other rows of X (the same number, 600" in MedoidPanel(model, shuffled, medoids=result).error
+    other = DecisionTreeClassifier(max_depth=5, random_state=1).fit(X[::2], y[::2])
+    assert MedoidPanel(other, X, medoids=result).error == (
+        "DataError: tree 0 had 47 nodes when these medoids were computed, this model's has 37")
+    # the same shape, one threshold moved: an edited tree
+    from bandit_tree_tools.tree import make_tree
+
+    ensemble = btt.from_model(model)
+    fields = ensemble.trees[0]._asdict()
+    fields["threshold"] = fields["threshold"].copy()
+    fields["threshold"][0] += 0.25
+    edited = ensemble.replace_trees([make_tree(**fields)])
+    assert "tree 0 of this model splits differently" in MedoidPanel(edited, X, medoids=result).error
+    assert "medoids must be a LeafMedoids" in MedoidPanel(model, X, medoids={0: [1]}).error
+
+
+def test_distance_calls_are_the_shown_leafs(digits):
+    model, X, y = digits
+    result = btt.leaf_medoids(model, X, n_medoids=3, random_state=0)
+    panel = MedoidPanel(model, X, medoids=result)
+    leaf = panel.leaf_picker.value
+    assert sum(result.distance_calls.values()) == result.n_distance_calls
+    assert result.distance_calls[leaf] < result.n_distance_calls  # the tree has several leaves with rows
+    assert f"distance calls for this leaf: {result.distance_calls[leaf]}" in panel.gallery.info
+
+
 def test_image_fallback_is_svg(digits):
     model, X, y = digits
     html = MedoidPanel(model, X, image_shape=(8, 8))._repr_mimebundle_()["text/html"]
@@ -130,9 +190,9 @@ def monk1():
 
 def test_comparison_panel_shows_both_trees_table_and_trace(monk1):
     X, y = monk1
-    tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=60, random_state=0).fit(X, y)
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=60, random_state=0).fit(X, y)
     cart = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
-    table = btt.compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False)
+    table = btt.compare_trees(X, y, X, y, max_iter=30, exact=False, river=False, dl85=False)
     panel = ComparisonPanel(tsdt, cart, table=table, X=X, y=y)
     assert panel.error == ""
     tsdt_view, cart_view = panel.views
@@ -168,7 +228,7 @@ def test_tsdt_tree_is_drawn_multiway():
     rows = list(itertools.product(range(3), range(3), range(2), range(3)))
     X = pd.DataFrame(rows, columns=["a1", "a2", "a3", "a4"])
     y = ((X.a1 == X.a2) | (X.a4 == 0)).astype(int).to_numpy()
-    tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=40, random_state=0).fit(X, y)
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=40, random_state=0).fit(X, y)
     cart = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
     panel = ComparisonPanel(tsdt, cart, X=X, y=y)
     tsdt_view, cart_view = panel.views
