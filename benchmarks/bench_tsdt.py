@@ -72,7 +72,7 @@ def xor_part(args):
                 X = rng.integers(0, 2, size=(400 * 100, q))
                 y = X[:, 0] ^ X[:, 1]
                 model, wall, used = timed(
-                    TSDTClassifier(lambda_=0.05, n_iter=400, batch_size=100, variant=variant, random_state=run).fit,
+                    TSDTClassifier(lambda_=0.05, max_iter=400, batch_size=100, variant=variant, random_state=run).fit,
                     X, y,
                 )
                 features = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
@@ -150,7 +150,7 @@ def monk_part(args):
             leaves, accuracy, seconds = [], [], []
             for seed in range(args.monk_seeds):
                 model, wall, _ = timed(
-                    TSDTClassifier(lambda_=0.01, n_iter=n_iter, variant=variant, random_state=seed).fit, train, y_train
+                    TSDTClassifier(lambda_=0.01, max_iter=n_iter, variant=variant, random_state=seed).fit, train, y_train
                 )
                 leaves.append(model.n_leaves_)
                 accuracy.append(model.score(test, y_test))
@@ -230,7 +230,7 @@ def cv_part(args):
             for lambda_ in args.lambdas:
                 for label, variant in (("default", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
                     model, wall, _ = timed(
-                        TSDTClassifier(lambda_=lambda_, n_iter=args.cv_iter, variant=variant, gamma=gamma,
+                        TSDTClassifier(lambda_=lambda_, max_iter=args.cv_iter, variant=variant, gamma=gamma,
                                        random_state=fold).fit, X[train], y[train],
                     )
                     records.append((name, label, lambda_, model.score(X[test], y[test]), model.n_leaves_, wall))
@@ -269,7 +269,7 @@ def cv_part(args):
         print(seconds.to_string(float_format=lambda value: f"{value:.3f}"))
 
     X, y = load_binary("fico_binary.csv")
-    model, wall, cpu = timed(TSDTClassifier(lambda_=0.0025, n_iter=10_000, gamma=1.0, random_state=0).fit, X, y)
+    model, wall, cpu = timed(TSDTClassifier(lambda_=0.0025, max_iter=10_000, gamma=1.0, random_state=0).fit, X, y)
     print(f"\n   FICO, 10,000 Fast-TSDT iterations on all {len(y)} rows: {wall:.1f} s wall, {cpu:.1f} s cpu "
           f"(target < 30 s; the reference needed 200-600 s), {model.n_leaves_} leaves")
 
@@ -552,7 +552,7 @@ def main(argv=None):
 
     warm = np.random.default_rng(0).integers(0, 2, size=(200, 3))  # load the compiled kernels before timing
     for variant in ("optimistic", "fast", "clark"):
-        TSDTClassifier(n_iter=5, variant=variant).fit(warm, warm[:, 0] ^ warm[:, 1])
+        TSDTClassifier(max_iter=5, variant=variant).fit(warm, warm[:, 0] ^ warm[:, 1])
     optimal_categorical_tree(warm, warm[:, 0] ^ warm[:, 1], 0.01)
     started = time.perf_counter()
     parts = {"xor": xor_part, "monk": monk_part, "cv": cv_part, "paper": paper_monk_part, "optimum": optimum_part}

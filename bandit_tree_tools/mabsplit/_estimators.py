@@ -413,17 +413,38 @@ class _MABSplitForest(_MABSplitBase):
         if self.bootstrap and self.max_samples is not None:
             params["max_samples"] = self.max_samples
         self._make_ensemble(grown, name, params)
+        self.estimators_ = self._tree_estimators(grown, seeds)
         return self
 
     def _n_rows(self, n: int) -> int:
         """Rows drawn for each tree (``max_samples``; all rows when None)."""
         return n if self.max_samples is None else resolve_n_rows(self.max_samples, n, "max_samples")
 
-    @property
-    def estimators_(self):
-        """The trees (TreeArrays) of ``ensemble_``."""
-        check_is_fitted(self, "ensemble_")
-        return self.ensemble_.trees
+    def _tree_estimators(self, grown, seeds) -> list:
+        """One fitted MABSplit tree estimator per grown tree (scikit-learn's
+        ``estimators_``): the forest's tree parameters, the tree's own seed,
+        and an ``ensemble_`` holding that tree alone, so each predicts like
+        the forest's tree."""
+        classification = self._task == "classification"
+        tree_class = MABSplitTreeClassifier if classification else MABSplitTreeRegressor
+        names = tree_class().get_params(deep=False).keys()
+        params = {name: value for name, value in self.get_params(deep=False).items() if name in names}
+        single = "ExtraTree" if self.splitter == "random" else "DecisionTree"
+        single += "Classifier" if classification else "Regressor"
+        tree_params = {key: params[key] for key in ("criterion", "max_depth", "min_samples_leaf", "max_leaf_nodes",
+                                                    "max_features")}
+        estimators = []
+        for result, seed in zip(grown, seeds):
+            estimator = tree_class(**{**params, "random_state": int(seed)})
+            estimator.n_features_in_ = self.n_features_in_
+            if hasattr(self, "feature_names_in_"):
+                estimator.feature_names_in_ = self.feature_names_in_
+            if classification:
+                estimator.classes_ = self.classes_
+                estimator.n_classes_ = self.n_classes_
+            estimator._make_ensemble([result], single, {**tree_params, "random_state": int(seed)})
+            estimators.append(estimator)
+        return estimators
 
 
 _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
@@ -442,6 +463,12 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
     Other parameters and attributes as in the tree estimators; ``ensemble_``
     averages the trees (``btt.to_model`` gives the equivalent scikit-learn
     {sklearn} or ExtraTrees{kind}).
+
+    ``estimators_`` is scikit-learn's: a list of fitted MABSplitTree{kind}
+    estimators, one per tree, each with the forest's tree parameters, its
+    own seed as ``random_state`` and an ``ensemble_`` holding that tree alone,
+    so it predicts like the forest's tree. The trees as arrays are
+    ``ensemble_.trees``.
     """
 
 

@@ -127,7 +127,8 @@ def _count_dl85_leaves(tree) -> int:
 
 
 COMPARE_CONSTRAINTS = {
-    "n_iter": [Interval(int, 1, None)],
+    "max_iter": [Interval(int, 1, None)],
+    "n_iter": [Interval(int, 1, None), None],
     "batch_size": [Interval(int, 1, None)],
     "gamma": [Interval(float, 0.0, 1.0, "right")],
     "random_state": ["random_state"],
@@ -147,7 +148,7 @@ def compare_trees(
     *,
     lambdas=(0.01,),
     models=None,
-    n_iter=1000,
+    max_iter=1000,
     batch_size=100,
     gamma=0.75,
     random_state=0,
@@ -157,6 +158,7 @@ def compare_trees(
     dl85=None,
     dl85_depths=(2, 3, 4),
     stream_passes=10,
+    n_iter=None,
 ):
     """One table comparing trees on the same categorical data.
 
@@ -184,10 +186,15 @@ def compare_trees(
     import pandas as pd
 
     check_params(
-        {"n_iter": n_iter, "batch_size": batch_size, "gamma": gamma, "random_state": random_state, "exact": exact,
-         "max_subproblems": max_subproblems, "river": river, "dl85": dl85, "stream_passes": stream_passes},
+        {"max_iter": max_iter, "n_iter": n_iter, "batch_size": batch_size, "gamma": gamma,
+         "random_state": random_state, "exact": exact, "max_subproblems": max_subproblems, "river": river,
+         "dl85": dl85, "stream_passes": stream_passes},
         COMPARE_CONSTRAINTS, owner="compare_trees",
     )
+    if n_iter is not None:
+        warnings.warn("compare_trees(n_iter=...) is now max_iter; n_iter will be removed in a future release",
+                      FutureWarning, stacklevel=2)
+        max_iter = n_iter
     lambdas = [float(value) for value in np.atleast_1d(lambdas)]
     if any(value < 0 or not np.isfinite(value) for value in lambdas):
         raise ParameterError(f"every lambda_ of compare_trees must be a finite number >= 0, got {lambdas}")
@@ -207,7 +214,7 @@ def compare_trees(
     rows = []
     for lambda_ in lambdas:
         for label, variant in (("optimistic TSDT", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
-            model = TSDTClassifier(lambda_=lambda_, n_iter=n_iter, batch_size=batch_size, variant=variant,
+            model = TSDTClassifier(lambda_=lambda_, max_iter=max_iter, batch_size=batch_size, variant=variant,
                                    gamma=gamma, random_state=random_state)
             started = time.perf_counter()
             model.fit(X_train, y_train)

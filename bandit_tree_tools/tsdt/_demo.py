@@ -47,7 +47,7 @@ def demo() -> str:
     stream = rng.integers(0, 2, size=(400 * 100, n_features))
     labels = stream[:, 0] ^ stream[:, 1]
     started = time.perf_counter()
-    xor = TSDTClassifier(lambda_=0.05, n_iter=400, random_state=0).fit(stream, labels)
+    xor = TSDTClassifier(lambda_=0.05, max_iter=400, random_state=0).fit(stream, labels)
     found = xor.n_leaves_ == 4 and set(xor.tree_.feature[xor.tree_.feature >= 0].tolist()) == {0, 1}
     lines.append(
         f"XOR stream (x1 xor x2 among {n_features} binary attributes, 400 x 100 rows): TSDT found the "

@@ -43,6 +43,7 @@ paper's searches, unchanged.
 """
 
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -212,9 +213,12 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     ----------
     lambda_ : float, default=0.01
         Penalty per split (a multiway split counts once); >= 0.
-    n_iter : int, default=3000
-        Iterations run by ``fit`` (``partial_fit`` runs one per ``batch_size``
-        rows it receives).
+    max_iter : int, default=3000
+        Iterations run by ``fit``, fewer when ``time_limit`` stops it first
+        (``partial_fit`` runs one per ``batch_size`` rows it receives). The
+        iterations run are counted in ``n_iter_``.
+    n_iter : int, deprecated
+        The former name of ``max_iter``; still accepted, with a FutureWarning.
     batch_size : int, default=100
         Rows streamed through the selected tree per iteration (the paper's m).
     variant : {"optimistic", "fast", "clark"}, default="optimistic"
@@ -273,7 +277,8 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         "lambda_": [Interval(float, 0.0, None)],
-        "n_iter": [Interval(int, 1, None)],
+        "max_iter": [Interval(int, 1, None)],
+        "n_iter": [Interval(int, 1, None), Options({"deprecated"})],
         "batch_size": [Interval(int, 1, None)],
         "variant": [Options(VARIANTS)],
         "optimism": [Interval(float, 0.0, None, "neither")],
@@ -286,15 +291,17 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self,
         *,
         lambda_=0.01,
-        n_iter=3000,
+        max_iter=3000,
         batch_size=100,
         variant="optimistic",
         optimism=2.0,
         gamma=0.75,
         time_limit=None,
         random_state=None,
+        n_iter="deprecated",
     ):
         self.lambda_ = lambda_
+        self.max_iter = max_iter
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.variant = variant
@@ -307,10 +314,21 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         check_params_and_finite(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
 
+    def _max_iter(self) -> int:
+        if isinstance(self.n_iter, str):
+            return int(self.max_iter)
+        warnings.warn(
+            f"{type(self).__name__}(n_iter=...) is now max_iter (iterations fit may run; n_iter_ counts those "
+            "it ran); n_iter will be removed in a future release",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return int(self.n_iter)
+
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Search for the best tree, replaying the rows of ``X`` as a stream
-        (shuffled, reshuffled after every pass) for ``n_iter`` iterations."""
+        (shuffled, reshuffled after every pass) for ``max_iter`` iterations."""
         self._check_params()
         codes, n_categories, feature_names = categorical_codes(X, fitting=True)
         classes, y_codes = encode_labels(y, codes.shape[0])
@@ -322,7 +340,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._start(n_categories, classes, feature_names)
         X_codes = codes.astype(np.int64)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
-        self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), int(self.n_iter), cycle=True)
+        self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
         self._finish(X_codes, y_codes)
         return self
 

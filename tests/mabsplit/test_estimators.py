@@ -197,3 +197,24 @@ def test_demo_reports_both_solvers():
 
     text = demo()
     assert "mab" in text and "exact" in text and "fewer histogram insertions" in text
+
+
+@pytest.mark.parametrize("forest_class", [MABSplitForestClassifier, MABSplitForestRegressor])
+def test_forest_estimators_are_fitted_tree_estimators_that_predict_like_its_trees(forest_class, classification):
+    X, y = classification
+    forest = forest_class(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    tree_class = MABSplitTreeClassifier if forest_class is MABSplitForestClassifier else MABSplitTreeRegressor
+    assert isinstance(forest.estimators_, list) and len(forest.estimators_) == 3
+    assert all(type(tree) is tree_class for tree in forest.estimators_)
+    assert all(tree.ensemble_.trees[0] is grown for tree, grown in zip(forest.estimators_, forest.ensemble_.trees))
+    if forest_class is MABSplitForestClassifier:
+        mean = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
+        np.testing.assert_allclose(mean, forest.predict_proba(X))
+        assert list(forest.estimators_[0].classes_) == list(forest.classes_)
+    else:
+        mean = np.mean([tree.predict(X) for tree in forest.estimators_], axis=0)
+        np.testing.assert_allclose(mean, forest.predict(X))
+    assert sum(tree.n_insertions_ for tree in forest.estimators_) == forest.n_insertions_
+    assert forest.estimators_[0].max_depth == 4
+    exported = btt.to_model(forest.estimators_[1])
+    np.testing.assert_array_equal(exported.predict(X), forest.estimators_[1].predict(X))

@@ -36,7 +36,7 @@ def test_frames_get_interval_categories_and_keep_categorical_columns():
     assert list(out["x"].cat.categories)[-1] == "missing"
     assert out["x"].iloc[3] == "missing"
     assert out["c"].equals(frame["c"])
-    model = TSDTClassifier(n_iter=10, batch_size=3, random_state=0).fit(out, [0, 1, 1, 0, 0, 1])
+    model = TSDTClassifier(max_iter=10, batch_size=3, random_state=0).fit(out, [0, 1, 1, 0, 0, 1])
     assert model.predict(out).shape == (6,)
 
 
@@ -92,7 +92,7 @@ def test_compare_trees_table():
     X_test, y_test = or_of_equal(n_rows=100, seed=1)
     cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
     table = compare_trees(X, y, X_test, y_test, lambdas=(0.01, 0.05), models={"depth-2 CART": cart},
-                          n_iter=200, river=False, dl85=False)
+                          max_iter=200, river=False, dl85=False)
     assert list(table.columns) == ["method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves",
                                    "n_splits", "objective", "seconds", "note"]
     methods = set(table["method"])
@@ -109,7 +109,7 @@ def test_compare_trees_table():
 def test_compare_trees_with_river():
     pytest.importorskip("river")
     X, y = or_of_equal(n_rows=120, seed=0)
-    table = compare_trees(X, y, X, y, n_iter=50, exact=False, stream_passes=2)
+    table = compare_trees(X, y, X, y, max_iter=50, exact=False, stream_passes=2)
     assert {"VFDT (river)", "EFDT (river)"} <= set(table["method"])
 
 
@@ -122,17 +122,26 @@ def test_compare_trees_names_the_extra_of_a_missing_package():
         pytest.skip("dl85 is installed")
     X, y = or_of_equal(n_rows=60)
     with pytest.raises(MissingDependencyError, match=r"bandit-tree-tools\[dl85\]"):
-        compare_trees(X, y, X, y, n_iter=10, exact=False, river=False, dl85=True)
+        compare_trees(X, y, X, y, max_iter=10, exact=False, river=False, dl85=True)
 
 
 def test_compare_trees_takes_a_legacy_random_state_like_an_int():
     X, y = or_of_equal(n_rows=80, seed=0)
     legacy = np.random.RandomState(0)
-    table = compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state=legacy)
+    table = compare_trees(X, y, X, y, max_iter=30, exact=False, river=False, dl85=False, random_state=legacy)
     # the RandomState gives one draw, which seeds every method of the table like an int would
     seed = int(np.random.default_rng(np.random.RandomState(0).randint(2**31 - 1)).integers(2**31 - 1))
-    again = compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state=seed)
+    again = compare_trees(X, y, X, y, max_iter=30, exact=False, river=False, dl85=False, random_state=seed)
     columns = ["method", "train_accuracy", "n_leaves", "n_splits"]
     assert table[columns].equals(again[columns])
     with pytest.raises(ParameterError, match="random_state of compare_trees must be a random state"):
-        compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False, random_state="seed")
+        compare_trees(X, y, X, y, max_iter=30, exact=False, river=False, dl85=False, random_state="seed")
+
+
+def test_compare_trees_former_n_iter_warns_and_matches_max_iter():
+    X, y = or_of_equal(n_rows=60, seed=0)
+    options = {"exact": False, "river": False, "dl85": False, "random_state": 3}
+    with pytest.warns(FutureWarning, match="now max_iter"):
+        old = compare_trees(X, y, X, y, n_iter=20, **options)
+    new = compare_trees(X, y, X, y, max_iter=20, **options)
+    assert old[["method", "train_accuracy", "n_splits"]].equals(new[["method", "train_accuracy", "n_splits"]])

@@ -21,7 +21,7 @@ def test_float_features_point_to_discretize():
 
 def test_whole_floats_are_codes():
     X, y = or_of_equal(n_rows=100)
-    model = TSDTClassifier(n_iter=20, random_state=0).fit(X.astype(float), y)
+    model = TSDTClassifier(max_iter=20, random_state=0).fit(X.astype(float), y)
     np.testing.assert_array_equal(model.predict(X), model.predict(X.astype(float)))
 
 
@@ -46,7 +46,8 @@ def test_negative_lambda_is_refused(lambda_):
 
 @pytest.mark.parametrize(
     "params, match",
-    [({"variant": "slow"}, "variant"), ({"n_iter": 0}, "n_iter"), ({"gamma": 0}, "gamma"),
+    [({"variant": "slow"}, "variant"), ({"max_iter": 0}, "max_iter"), ({"n_iter": 0}, "n_iter"),
+     ({"gamma": 0}, "gamma"),
      ({"batch_size": 0}, "batch_size"), ({"time_limit": -1}, "time_limit")],
 )
 def test_other_bad_parameters(params, match):
@@ -81,7 +82,7 @@ def test_string_columns_name_the_fix():
 
 def test_unseen_categories_at_predict_never_raise():
     X, y = or_of_equal(n_rows=100)
-    model = TSDTClassifier(n_iter=50, random_state=0).fit(X, y)
+    model = TSDTClassifier(max_iter=50, random_state=0).fit(X, y)
     probe = np.array([[99, 0, 0, 0], [-5, 2, 7, 1], [np.nan, np.nan, np.nan, np.nan]])
     assert model.predict(probe).shape == (3,)
     with pytest.raises(DataError, match="4"):
@@ -111,3 +112,11 @@ def test_clone_keeps_parameters():
 
     model = TSDTClassifier(lambda_=0.2, variant="clark", random_state=3)
     assert clone(model).get_params() == model.get_params()
+
+
+def test_the_former_n_iter_still_works_with_a_future_warning():
+    X, y = or_of_equal(n_rows=40)
+    with pytest.warns(FutureWarning, match=r"n_iter=\.\.\.\) is now max_iter"):
+        model = TSDTClassifier(n_iter=7, random_state=0).fit(X, y)
+    assert model.n_iter_ == 7
+    assert model.n_iter_ == TSDTClassifier(max_iter=7, random_state=0).fit(X, y).n_iter_

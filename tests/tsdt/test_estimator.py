@@ -16,7 +16,7 @@ from .conftest import load_monk1, or_of_equal
 def test_passes_scikit_learn_estimator_checks(variant):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_estimator(TSDTClassifier(n_iter=50, variant=variant, random_state=0))
+        check_estimator(TSDTClassifier(max_iter=50, variant=variant, random_state=0))
 
 
 def test_tags_declare_what_a_categorical_estimator_refuses():
@@ -35,7 +35,7 @@ def test_not_fitted_error_is_also_scikit_learns():
     with pytest.raises(NotFittedError, match="fit"):
         model.predict(np.zeros((1, 3)))
     X, y = or_of_equal(n_rows=60)
-    check_is_fitted(model.set_params(n_iter=10).fit(X, y))
+    check_is_fitted(model.set_params(max_iter=10).fit(X, y))
 
 
 def test_sparse_input_is_refused_with_a_data_error():
@@ -43,7 +43,7 @@ def test_sparse_input_is_refused_with_a_data_error():
 
     X, y = or_of_equal(n_rows=60)
     with pytest.raises(DataError, match="sparse"):
-        TSDTClassifier(n_iter=10).fit(sparse.csr_matrix(X), y)
+        TSDTClassifier(max_iter=10).fit(sparse.csr_matrix(X), y)
 
 
 def test_partial_fit_on_a_shuffled_stream_reaches_the_monk1_optimum():

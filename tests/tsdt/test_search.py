@@ -159,7 +159,7 @@ def test_beta_normal_matches_the_beta_moments(correct, rows):
 def test_xor_stream_gives_the_four_leaf_tree(variant, n_features):
     X, y = xor_stream(20_000, n_features, seed=n_features)
     for seed in range(3):
-        model = TSDTClassifier(lambda_=0.05, n_iter=200, variant=variant, random_state=seed).fit(X, y)
+        model = TSDTClassifier(lambda_=0.05, max_iter=200, variant=variant, random_state=seed).fit(X, y)
         tree = model.tree_
         assert model.n_leaves_ == 4 and model.n_splits_ == 3
         assert set(tree.feature[tree.feature >= 0].tolist()) == {0, 1}
@@ -170,7 +170,7 @@ def test_xor_stream_gives_the_four_leaf_tree(variant, n_features):
 def test_fast_tsdt_reaches_the_exact_optimum_on_a_small_problem(seed):
     X, y = or_of_equal(n_rows=300, seed=seed)
     optimum = optimal_categorical_tree(X, y, 0.01)
-    model = TSDTClassifier(lambda_=0.01, n_iter=600, random_state=seed).fit(X, y)
+    model = TSDTClassifier(lambda_=0.01, max_iter=600, random_state=seed).fit(X, y)
     assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)
 
 
@@ -179,7 +179,7 @@ def test_paper_fast_tsdt_reaches_the_exact_optimum_on_monk1_train():
     optimum = optimal_categorical_tree(X_train, y_train, 0.01)
     assert (optimum.n_leaves_, optimum.n_splits_, optimum.objective_) == (27, 10, pytest.approx(0.9))
     reached = [
-        TSDTClassifier(lambda_=0.01, n_iter=1000, variant="fast", random_state=seed).fit(X_train, y_train)
+        TSDTClassifier(lambda_=0.01, max_iter=1000, variant="fast", random_state=seed).fit(X_train, y_train)
         for seed in (1, 2)
     ]
     for model in reached:
@@ -190,14 +190,14 @@ def test_paper_fast_tsdt_reaches_the_exact_optimum_on_monk1_train():
 
 def test_objective_is_training_accuracy_minus_the_penalty():
     X, y = or_of_equal(n_rows=200, seed=7)
-    model = TSDTClassifier(lambda_=0.03, n_iter=100, random_state=0).fit(X, y)
+    model = TSDTClassifier(lambda_=0.03, max_iter=100, random_state=0).fit(X, y)
     assert model.objective_ == pytest.approx(model.score(X, y) - 0.03 * model.n_splits_)
 
 
 def test_same_seed_same_search_and_trace():
     X, y = or_of_equal(n_rows=200, seed=1)
-    first = TSDTClassifier(n_iter=150, random_state=4).fit(X, y)
-    second = TSDTClassifier(n_iter=150, random_state=4).fit(X, y)
+    first = TSDTClassifier(max_iter=150, random_state=4).fit(X, y)
+    second = TSDTClassifier(max_iter=150, random_state=4).fit(X, y)
     np.testing.assert_array_equal(first.trace_.mean, second.trace_.mean)
     np.testing.assert_array_equal(first.tree_.feature, second.tree_.feature)
     assert len(first.trace_.mean) == first.n_iter_ == 150
@@ -206,7 +206,7 @@ def test_same_seed_same_search_and_trace():
 
 def test_paper_final_tree_follows_the_most_visited_children():
     X, y = or_of_equal(n_rows=300, seed=2)
-    model = TSDTClassifier(n_iter=300, variant="fast", random_state=0).fit(X, y)
+    model = TSDTClassifier(max_iter=300, variant="fast", random_state=0).fit(X, y)
     state = model._state
     node = 0
     while state.s_first_child[node] >= 0:
@@ -245,13 +245,13 @@ def test_partial_fit_takes_classes_and_categories_on_the_first_call():
 
 def test_time_limit_stops_early():
     X, y = xor_stream(5_000, 30, seed=0)
-    model = TSDTClassifier(n_iter=10**6, time_limit=0.5, random_state=0).fit(X, y)
+    model = TSDTClassifier(max_iter=10**6, time_limit=0.5, random_state=0).fit(X, y)
     assert 0 < model.n_iter_ < 10**6
 
 
 def test_trace_plot_and_repr():
     X, y = or_of_equal(n_rows=100)
-    model = TSDTClassifier(n_iter=20, random_state=0).fit(X, y)
+    model = TSDTClassifier(max_iter=20, random_state=0).fit(X, y)
     ax = model.trace_.plot()
     assert len(ax.lines) == 1
     assert "n_iterations=20" in repr(model.trace_)
@@ -289,7 +289,7 @@ def test_default_search_reaches_the_optimum_of_the_shuffled_monk1_grid_where_fas
 
 def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     X, y = or_of_equal(n_rows=400, seed=5)
-    model = TSDTClassifier(lambda_=0.01, n_iter=300, random_state=0).fit(X, y)
+    model = TSDTClassifier(lambda_=0.01, max_iter=300, random_state=0).fit(X, y)
     state = model._state
     tried = K.tried_splits(state, X.shape[1], True)  # the visited trees' splits
     counts, complete = K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_, tried, 10**9)

@@ -53,7 +53,7 @@ def test_common_format_predicts_exactly_like_the_multiway_tree(problem, seed):
     X, y, lambda_ = problem
     for model in (
         optimal_categorical_tree(X, y, lambda_),
-        TSDTClassifier(lambda_=lambda_, n_iter=30, batch_size=10, random_state=seed).fit(X, y),
+        TSDTClassifier(lambda_=lambda_, max_iter=30, batch_size=10, random_state=seed).fit(X, y),
     ):
         ensemble = model.ensemble_
         validate(ensemble.trees[0], n_features=X.shape[1])
@@ -80,7 +80,7 @@ def test_pandas_categoricals_keep_names_and_codes():
     X, y = or_of_equal(n_rows=200, seed=4)
     frame = pd.DataFrame({name: pd.Categorical.from_codes(X[:, j], categories=["lo", "mid", "hi"])
                           for j, name in enumerate(["a", "b", "c", "d"])})
-    model = TSDTClassifier(n_iter=100, random_state=0).fit(frame, np.where(y == 1, "yes", "no"))
+    model = TSDTClassifier(max_iter=100, random_state=0).fit(frame, np.where(y == 1, "yes", "no"))
     assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
     np.testing.assert_array_equal(model.n_categories_, [3, 3, 3, 3])
     np.testing.assert_array_equal(model.predict(frame), model.ensemble_.predict(frame))
