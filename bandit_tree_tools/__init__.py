@@ -4,11 +4,88 @@ tree models with multi-armed bandits.
 ``import bandit_tree_tools as btt`` is cheap: every public name is imported
 from its module on first use (see ``_PUBLIC``), so numba, LightGBM or
 XGBoost load only when needed.
+
+The version (``__version__``) and the supported versions of the packages
+this one uses are stated once, in ``pyproject.toml``, and read here from the
+installed package's metadata. Importing the package checks the required
+packages (numpy, numba, scikit-learn, ...); LightGBM and XGBoost are checked
+when their models are first read or written (``check_version``). A version
+that is too old raises :class:`~bandit_tree_tools.MissingDependencyError`.
 """
 
+import re
 from importlib import import_module
+from importlib import metadata
 
-__version__ = "0.1.0"
+_DISTRIBUTION = "bandit-tree-tools"
+
+try:
+    __version__ = metadata.version(_DISTRIBUTION)
+except metadata.PackageNotFoundError:  # sources on sys.path without an install
+    __version__ = "0+unknown"
+
+
+def _minimums() -> dict:
+    """{distribution: minimum version} of every requirement in pyproject.toml
+    (``name>=X``), optional ones included, as the installed metadata lists them."""
+    try:
+        requirements = metadata.requires(_DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        return {}
+    minimums = {}
+    for requirement in requirements:
+        found = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*>=\s*([0-9][0-9.]*)", requirement)
+        if found:
+            name = found.group(1).lower().replace("_", "-")
+            minimums.setdefault(name, found.group(2))
+    return minimums
+
+
+def _version_tuple(version: str) -> tuple:
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def check_version(distribution: str, *, required: bool = False) -> str | None:
+    """Check that the installed ``distribution`` (a PyPI name such as
+    ``"scikit-learn"``) is at least the version ``pyproject.toml`` asks for.
+
+    Returns the installed version, or None when the package is not installed
+    and not ``required``. Raises :class:`~bandit_tree_tools.MissingDependencyError`
+    ("scikit-learn 1.5.2 found, bandit_tree_tools needs scikit-learn>=1.6")
+    when it is too old, or missing and ``required``.
+    """
+    from .exceptions import MissingDependencyError
+
+    name = distribution.lower().replace("_", "-")
+    try:
+        installed = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        if not required:
+            return None
+        raise MissingDependencyError(
+            f"{name} is not installed; bandit_tree_tools needs it (pip install '{name}')") from None
+    minimum = _MINIMUMS.get(name)
+    if minimum and _version_tuple(installed) < _version_tuple(minimum):
+        raise MissingDependencyError(
+            f"{name} {installed} found, bandit_tree_tools needs {name}>={minimum} "
+            f"(pip install -U '{name}>={minimum}')"
+        )
+    return installed
+
+
+_MINIMUMS = _minimums()
+# the packages every capability needs, checked once at import (metadata only, nothing is imported)
+for _required in ("numpy", "numba", "scikit-learn", "joblib", "pandas"):
+    check_version(_required, required=True)
+del _required
+
+# public names that read or write one optional library's models -> its distribution
+_NEEDS = {
+    "from_lightgbm": "lightgbm",
+    "to_lightgbm": "lightgbm",
+    "from_xgboost": "xgboost",
+    "to_xgboost": "xgboost",
+}
 
 # public name -> module that defines it
 _PUBLIC = {
@@ -77,6 +154,10 @@ def __getattr__(name):
         module = _PUBLIC[name]
     except KeyError:
         raise AttributeError(f"module 'bandit_tree_tools' has no attribute {name!r}") from None
+    if name in _NEEDS:
+        check_version(_NEEDS[name])
+    # numba's cache folder and threading layer, before any kernel is defined
+    import_module("bandit_tree_tools._numba_config")
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value
