@@ -12,7 +12,7 @@ How the library's facts map into the format
 -------------------------------------------
 * Trees and forests compare ``float32(x) <= threshold`` (``input_dtype="float32"``,
   ``split_rule="le"``); NaN follows the node's ``missing_go_to_left``. Classifier
-  trees store class fractions (scikit-learn >= 1.4), which ``predict_proba``
+  trees store class fractions (scikit-learn >= 1.4.1), which ``predict_proba``
   returns as they are; forests average the trees' outputs in tree order
   (``aggregation="mean"``), as the estimators do with ``n_jobs=None``.
   Every node stores its value, so any internal node can be collapsed.
@@ -156,13 +156,18 @@ def _check_fitted(model, name):
         ) from None
 
 
-def _checkversion():
-    # scikit-learn < 1.4 stored class counts, not fractions, in classifier trees
-    # and predicted through a normalisation this module does not mirror.
-    found = re.match(r"(\d+)\.(\d+)", version())
-    if found and (int(found.group(1)), int(found.group(2))) < (1, 4):
+MINIMUM_SKLEARN = (1, 4, 1)
+
+
+def _check_version():
+    # scikit-learn before 1.4.1 stored class counts, not fractions, in classifier
+    # trees (its release notes, 1.4.1, "Changed models") and predicted through a
+    # normalisation this module does not mirror; GradientBoosting's loss objects
+    # (sklearn._loss, read by the boosting importer) arrived in 1.4.0.
+    found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version())
+    if found and tuple(int(part or 0) for part in found.groups()) < MINIMUM_SKLEARN:
         raise UnsupportedModelError(
-            f"scikit-learn {version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4 "
+            f"scikit-learn {version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4.1 "
             "(pip install -U scikit-learn)"
         )
 
@@ -240,9 +245,32 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
     -------
     Ensemble
         Predicts exactly like ``model``; ``btt.to_model`` exports it back.
+
+    Raises
+    ------
+    UnsupportedModelError
+        Another class, a multi-output model, or scikit-learn older than 1.4.1.
+    NotFittedError
+        The estimator has not been fitted.
+    ConversionError
+        ``X, y`` given to recompute internal values are not the training data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
+    >>> ensemble = btt.from_sklearn(model, X=X, y=y)  # X, y: internal nodes can then be collapsed
+    >>> ensemble.n_trees, ensemble.link, float(ensemble.tree_scale[0])
+    (5, 'sigmoid', 0.1)
+    >>> bool(np.array_equal(ensemble.predict_proba(X), model.predict_proba(X)))
+    True
     """
     name, kind = _kind_of(model)
-    _checkversion()
+    _check_version()
     _check_fitted(model, name)
     _check_single_output(model, name)
     if kind == "tree":
@@ -263,9 +291,46 @@ def to_sklearn(ensemble: Ensemble):
     estimator of the source class that predicts exactly like ``ensemble``.
 
     The ensemble is left unchanged; so is the estimator it was imported from.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+        Imported with :func:`from_sklearn` (possibly edited since), or built
+        for a tree or forest class (see the module docstring).
+
+    Returns
+    -------
+    estimator
+        A fitted estimator of ``ensemble.source.estimator``'s class.
+
+    Raises
+    ------
+    UnsupportedModelError
+        ``ensemble`` is not an Ensemble, or names a class this module cannot build.
+    ConversionError
+        The ensemble comes from another library or holds something the
+        estimator cannot express (categorical splits in a tree, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    >>> ensemble = btt.from_sklearn(model)
+    >>> smaller = btt.collapse(ensemble, {0: [1]})  # node 1 (the root's left child) becomes a leaf
+    >>> exported = btt.to_sklearn(smaller)
+    >>> model.tree_.node_count > exported.tree_.node_count
+    True
+    >>> bool(np.array_equal(exported.predict_proba(X), smaller.predict_proba(X)))
+    True
     """
     if not isinstance(ensemble, Ensemble):
-        raise TypeError(f"to_sklearn expects an Ensemble (see btt.from_sklearn), got {type(ensemble).__name__}")
+        raise UnsupportedModelError(
+            f"to_sklearn expects an Ensemble (see btt.from_sklearn), got {type(ensemble).__name__}"
+        )
     source = ensemble.source
     if source.library != "sklearn":
         raise ConversionError(

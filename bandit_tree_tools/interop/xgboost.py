@@ -86,8 +86,9 @@ from ..exceptions import ConversionError, NotFittedError, ParameterError, Unsupp
 from ..tree import Ensemble, Source
 from . import _xgboost_ubjson as ubjson
 from ._payload import XGBoostPayload, payload_of, with_payload
-from ._xgboost_base_score import format_base_score, from_margin, parse_base_score, to_margin
-from ._xgboost_trees import check_exportable, read_trees, write_trees
+from ._xgboost_base_score import parse_base_score, to_margin
+from ._xgboost_document import check_exportable, model_document, set_num_trees
+from ._xgboost_trees import read_trees
 
 # objective -> (task, link, how the stored base_score becomes a margin)
 OBJECTIVES = {
@@ -253,6 +254,34 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     -------
     Ensemble
         Raw scores equal XGBoost's margins exactly; see the module docstring.
+
+    Raises
+    ------
+    UnsupportedModelError
+        Not an XGBoost Booster or wrapper, or a model the format cannot
+        express (gblinear, vector-leaf trees, ...).
+    NotFittedError
+        The model has no trees yet.
+    ConversionError
+        ``learning_rate`` does not match the trees, or ``iteration_range`` is
+        outside the model.
+    MissingDependencyError
+        XGBoost is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xgboost
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = xgboost.XGBClassifier(n_estimators=10, max_depth=3).fit(X, y)
+    >>> ensemble = btt.from_xgboost(model)
+    >>> ensemble.n_trees, ensemble.split_rule
+    (10, 'lt')
+    >>> margin = model.get_booster().predict(xgboost.DMatrix(X), output_margin=True)
+    >>> bool(np.array_equal(ensemble.predict_raw(X)[:, 0], margin))
+    True
     """
     booster, template = _booster_and_template(model)
     learning_rate = _check_learning_rate(learning_rate)
@@ -433,81 +462,58 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     )
 
 
-# ------------------------------------------------------------------- export
-def _check_exportable(ensemble: Ensemble, payload) -> None:
-    if ensemble.source.library != "xgboost" or payload is None or payload.header is None:
-        raise ConversionError(
-            f"to_xgboost needs an ensemble imported from XGBoost (btt.from_xgboost), got one from "
-            f"{ensemble.source.library!r}"
-        )
-    for name, expected in (("split_rule", "lt"), ("input_dtype", "float32"), ("aggregation", "sum")):
-        if getattr(ensemble, name) != expected:
-            raise ConversionError(
-                f"XGBoost models need {name}={expected!r}, but the ensemble has {getattr(ensemble, name)!r}"
-            )
-    if payload.booster == "gbtree" and np.any(ensemble.tree_scale != 1.0):
-        raise ConversionError("gbtree models add every tree with weight 1; this ensemble has other tree_scale values")
-    for index, tree in enumerate(ensemble.trees):
-        check_exportable(tree, index)
-
-
-def _document(ensemble: Ensemble, payload) -> dict:
-    n_trees = ensemble.n_trees
-    per_iteration = payload.trees_per_iteration
-    indptr = payload.iteration_indptr
-    if indptr[-1] != n_trees:
-        if n_trees % per_iteration:
-            raise ConversionError(
-                f"the ensemble has {n_trees} trees, which is not a whole number of XGBoost iterations of "
-                f"{per_iteration} trees"
-            )
-        indptr = np.arange(0, n_trees + 1, per_iteration)
-    scale = np.asarray(payload.internal_scale, dtype=np.float32)
-    if scale.shape[0] != n_trees:
-        scale = np.full(n_trees, scale[0] if scale.size else np.float32(1.0), dtype=np.float32)
-    model = dict(payload.model_header)
-    model["gbtree_model_param"] = dict(model["gbtree_model_param"], num_trees=str(n_trees))
-    model["iteration_indptr"] = [int(v) for v in indptr]
-    model["tree_info"] = [int(v) for v in ensemble.tree_output]
-    model["trees"] = write_trees(ensemble.trees, ensemble.n_features_in_, scale)
-
-    header = payload.header
-    learner = dict(header["learner"])
-    model_param = dict(learner["learner_model_param"])
-    if not np.array_equal(ensemble.base_score, payload.imported_base_score):
-        model_param["base_score"] = format_base_score(from_margin(ensemble.base_score, payload.margin_kind))
-    learner["learner_model_param"] = model_param
-    attributes = dict(learner.get("attributes", {}))
-    n_iterations = len(indptr) - 1
-    if "best_iteration" in attributes and int(attributes["best_iteration"]) >= n_iterations:
-        attributes["best_iteration"] = str(n_iterations - 1)
-    learner["attributes"] = attributes
-    gradient_booster = dict(learner["gradient_booster"])
-    if payload.booster == "dart":
-        gradient_booster["gbtree"] = {"model": model, "name": "gbtree"}
-        gradient_booster["weight_drop"] = [float(np.float32(v)) for v in ensemble.tree_scale]
-    else:
-        gradient_booster["model"] = model
-    learner["gradient_booster"] = gradient_booster
-    return dict(header, learner=learner)
-
-
 def to_xgboost(ensemble: Ensemble):
     """Export an ensemble imported from XGBoost (possibly edited) back into
-    an object of the imported class: a Booster, or a deep copy of the
-    imported wrapper with its Booster replaced (``predict``,
-    ``predict_proba``, pickling and ``save_model`` work). It predicts exactly
-    like ``ensemble`` (raw margins bit for bit)."""
+    an object of the imported class.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+        Imported with :func:`from_xgboost`.
+
+    Returns
+    -------
+    xgboost.Booster or XGBModel
+        A Booster, or a deep copy of the imported wrapper with its Booster
+        replaced (``predict``, ``predict_proba``, pickling and ``save_model``
+        work). It predicts exactly like ``ensemble`` (raw margins bit for bit).
+
+    Raises
+    ------
+    UnsupportedModelError
+        ``ensemble`` is not an Ensemble.
+    ConversionError
+        The ensemble was not imported from XGBoost, or holds something an
+        XGBoost model cannot (another split rule or aggregation, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xgboost
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = xgboost.XGBClassifier(n_estimators=10, max_depth=3).fit(X, y)
+    >>> smaller = btt.collapse(btt.from_xgboost(model), {0: [0]})  # tree 0 becomes one leaf
+    >>> exported = btt.to_xgboost(smaller)
+    >>> type(exported).__name__
+    'XGBClassifier'
+    >>> margin = exported.get_booster().predict(xgboost.DMatrix(X), output_margin=True)
+    >>> bool(np.array_equal(margin, smaller.predict_raw(X)[:, 0]))
+    True
+    """
     if not isinstance(ensemble, Ensemble):
-        raise TypeError(f"to_xgboost expects an Ensemble (see btt.from_xgboost), got {type(ensemble).__name__}")
+        raise UnsupportedModelError(
+            f"to_xgboost expects an Ensemble (see btt.from_xgboost), got {type(ensemble).__name__}"
+        )
     payload = payload_of(ensemble.source, XGBoostPayload)
-    _check_exportable(ensemble, payload)
+    check_exportable(ensemble, payload)
     xgboost = _xgboost()
-    document = _document(ensemble, payload)
+    document = model_document(ensemble, payload)
     booster = xgboost.Booster()
     booster.load_model(ubjson.dumps(document))
     config = json.loads(payload.config)
-    _set_num_trees(config, ensemble.n_trees)
+    set_num_trees(config, ensemble.n_trees)
     # the configuration repeats the model's parameters; keep them in step
     config["learner"]["learner_model_param"] = dict(document["learner"]["learner_model_param"])
     booster.load_config(json.dumps(config))
@@ -516,14 +522,6 @@ def to_xgboost(ensemble: Ensemble):
     wrapper = copy.deepcopy(payload.template)
     wrapper._Booster = booster
     return wrapper
-
-
-def _set_num_trees(config: dict, n_trees: int) -> None:
-    booster = config["learner"]["gradient_booster"]
-    if booster.get("name") == "dart":
-        booster = booster["gbtree"]
-    if "gbtree_model_param" in booster:
-        booster["gbtree_model_param"]["num_trees"] = str(n_trees)
 
 
 __all__ = ["from_xgboost", "to_xgboost"]

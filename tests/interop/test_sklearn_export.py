@@ -2,6 +2,7 @@
 HistGradientBoosting categorical splits, and refusals of bad input."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -351,9 +352,13 @@ def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
 
 def test_old_scikit_learn_is_refused(monkeypatch):
     model = tree.DecisionTreeRegressor(max_depth=1).fit(np.arange(10.0).reshape(-1, 1), np.arange(10.0))
-    monkeypatch.setattr(sklearn_interop, "version", lambda: "1.3.2")
-    with pytest.raises(btt.UnsupportedModelError, match=r"scikit-learn 1.3.2 is too old.*>= 1.4"):
-        from_sklearn(model)
+    for old in ("1.3.2", "1.4.0", "1.4.dev0"):
+        monkeypatch.setattr(sklearn_interop, "version", lambda: old)
+        with pytest.raises(btt.UnsupportedModelError, match=rf"scikit-learn {re.escape(old)} is too old.*>= 1\.4\.1"):
+            from_sklearn(model)
+    for new in ("1.4.1", "1.4.1.post1", "1.10.0"):
+        monkeypatch.setattr(sklearn_interop, "version", lambda: new)
+        assert from_sklearn(model).n_trees == 1
 
 
 def test_hist_gradient_boosting_non_differentiable_loss_internal_values():
