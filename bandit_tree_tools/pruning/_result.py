@@ -120,7 +120,7 @@ class PruneResult:
     @property
     def metric_bound(self) -> float:
         """``prune`` results: the worst validation metric the tolerance accepts."""
-        from ._compress import _bound
+        from ._compress_metrics import _bound
 
         if self.method != "compress":
             raise ParameterError(f"metric_bound needs a result of btt.prune, this one comes from {self.method!r}")
@@ -131,7 +131,8 @@ class PruneResult:
         tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
         new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        from ._compress import _bound, _check_tolerance, build_ensemble, pruned_nodes, smoothed_metric, within_margin
+        from ._compress_metrics import _bound, _check_tolerance, smoothed_metric, within_margin
+        from ._compress_state import build_ensemble, pruned_nodes
 
         if self.method != "compress":
             raise ParameterError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
@@ -160,7 +161,7 @@ class PruneResult:
     def _summary(self, ensemble, X, target) -> dict:
         """``prune``'s before/after row: its metric, the loss, accuracy or R^2,
         and the size, from one pass of the rows through the model."""
-        from ._compress import metric_value
+        from ._compress_metrics import metric_value
 
         raw = ensemble.predict_raw(X, check_input=False)  # X as prune validated it
         metric = self.params["metric"]

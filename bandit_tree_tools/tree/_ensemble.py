@@ -1,26 +1,24 @@
 """An ensemble of trees in the common format, with everything the source
 libraries keep outside their trees, and validated prediction methods."""
 
-import re
-import warnings
-import weakref
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
 import numpy as np
 
 from ..exceptions import DataError, InvalidTreeError, ParameterError
 from . import _kernels
-from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, TreeArrays, freeze_tree, node_depth, validate
+from ._arrays import freeze_tree, node_depth, validate
+from ._input import _categories_as_the_library_reads_them, check_X
 from ._links import LINKS, apply_link
 from ._nodes import check_tree_indices
+from ._packing import PackedEnsemble, _pack
 
 TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")
 SPLIT_RULES = ("le", "lt")
 INPUT_DTYPES = ("float32", "float64")
-_WHITESPACE = re.compile(r"\s")
 
 
 class FrozenDict(dict):
@@ -74,113 +72,6 @@ class Source:
 
     def __post_init__(self):
         object.__setattr__(self, "payload", FrozenDict(self.payload))
-
-
-class PackedEnsemble(NamedTuple):
-    """Every tree's arrays concatenated, for the routing engine (:mod:`._kernels`).
-
-    Original ids: tree ``t`` owns global ids ``node_offset[t] <= i <
-    node_offset[t + 1]`` (children local) and ``value`` is in that order.
-    The engine renumbers each tree breadth first inside the same id range
-    (``new_of_old``, ``origin`` the inverse): ``records`` (int32, 4 per node;
-    ``cuts`` its float64 view, 2 per node) holds each node's threshold, feature word and
-    left child; ``tree_depth`` the steps a row takes to a leaf; ``leaf_id`` a
-    node's original local id; ``leaf_value`` / ``leaf_value32`` its value
-    times its tree's scale (float64 / float32); ``flags``, ``threshold`` and
-    the category bitsets (by new id) decide the general splits."""
-
-    node_offset: np.ndarray
-    value: np.ndarray
-    tree_root: np.ndarray
-    tree_depth: np.ndarray
-    records: np.ndarray
-    cuts: np.ndarray
-    flags: np.ndarray
-    threshold: np.ndarray
-    category_left: np.ndarray
-    category_right: np.ndarray
-    new_of_old: np.ndarray
-    origin: np.ndarray
-    leaf_id: np.ndarray
-    leaf_value: np.ndarray
-    leaf_value32: np.ndarray
-
-    def general(self, split_rule: str):
-        return (self.flags, self.threshold, self.category_left, self.category_right, split_rule == "lt")
-
-
-def _pack(ensemble) -> PackedEnsemble:
-    trees = ensemble.trees
-    offsets = np.zeros(len(trees) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([tree.n_nodes for tree in trees])
-    if offsets[-1] >= 2**31 - 1 or ensemble.n_features_in_ > _kernels.FEATURE_MASK:
-        raise InvalidTreeError(
-            f"the ensemble has {offsets[-1]} nodes and {ensemble.n_features_in_} features; routing supports "
-            f"fewer than 2**31 nodes and at most {_kernels.FEATURE_MASK} features"
-        )
-    n_words = max(tree.category_left.shape[1] for tree in trees)
-
-    def joined(name):
-        parts = [getattr(tree, name) for tree in trees]
-        if name in ("category_left", "category_right"):
-            parts = [np.pad(part, ((0, 0), (0, n_words - part.shape[1]))) for part in parts]
-        return np.ascontiguousarray(np.concatenate(parts))
-
-    left_local, right_local = joined("children_left"), joined("children_right")
-    new_of_old, depth = _kernels._breadth_first(offsets, left_local, right_local)
-    origin = np.empty_like(new_of_old)
-    origin[new_of_old] = np.arange(new_of_old.shape[0])
-    shift = np.repeat(offsets[:-1], np.diff(offsets))
-    is_leaf = left_local < 0
-    threshold, feature = joined("threshold"), joined("feature")
-    missing_type, missing_left = joined("missing_type"), joined("missing_go_to_left")
-    categorical = joined("is_categorical") != 0
-    flags = _kernels.pack_flags(missing_left, missing_type, categorical, joined("unknown_category_go_to_left"))
-    # one rule for every numerical split: x <= cut
-    cut = threshold if ensemble.split_rule == "le" else _kernels.below(threshold, ensemble.input_dtype)
-    # x < -inf has no "x <= cut" form; such a split is decided by the general rule
-    no_cut = (threshold == -np.inf) if ensemble.split_rule == "lt" else np.zeros_like(is_leaf)
-    general = ~is_leaf & (categorical | (missing_type == MISSING_ZERO_OR_NAN) | no_cut)
-    nan_right = np.where(missing_type == MISSING_NAN_AS_ZERO, ~(0.0 <= cut), missing_left == 0)
-    records = np.zeros((offsets[-1], 4), dtype=np.int32)
-    cuts = records.view(np.float64)
-    nodes = new_of_old
-    cuts[nodes, 0] = np.where(is_leaf | general, np.nan, cut)
-    word = np.where(is_leaf, 0, feature).astype(np.int64)
-    word |= np.where(~is_leaf & ~general & nan_right, _kernels.NAN_RIGHT, 0)
-    word |= np.where(general, _kernels.GENERAL, 0)
-    records[nodes, _kernels.WORD] = word
-    records[nodes, _kernels.LEFT] = np.where(is_leaf, nodes, new_of_old[np.where(is_leaf, 0, left_local + shift)])
-    local = np.arange(offsets[-1]) - shift
-    leaf_id = np.empty(offsets[-1], dtype=np.int64)
-    leaf_id[nodes] = local
-    value = joined("value")
-    scaled = np.empty_like(value)
-    scaled[nodes] = value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None]
-    with np.errstate(over="ignore"):
-        scaled32 = scaled.astype(np.float32)
-    category_left = np.empty_like(joined("category_left"))
-    category_right = np.empty_like(category_left)
-    category_left[nodes], category_right[nodes] = joined("category_left"), joined("category_right")
-    flags_new, threshold_new = np.empty_like(flags), np.empty_like(threshold)
-    flags_new[nodes], threshold_new[nodes] = flags, threshold
-    return PackedEnsemble(
-        node_offset=offsets,
-        value=value,
-        tree_root=np.ascontiguousarray(offsets[:-1]),
-        tree_depth=depth,
-        records=records.reshape(-1),
-        cuts=cuts.reshape(-1),
-        flags=flags_new,
-        threshold=threshold_new,
-        category_left=category_left,
-        category_right=category_right,
-        new_of_old=new_of_old,
-        origin=origin,
-        leaf_id=leaf_id,
-        leaf_value=scaled,
-        leaf_value32=scaled32,
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -523,199 +414,3 @@ def check_ensemble(ensemble: Ensemble) -> Ensemble:
     if ensemble.feature_names_in_ is not None and len(ensemble.feature_names_in_) != ensemble.n_features_in_:
         raise InvalidTreeError("feature_names_in_ must have one name per feature")
     return ensemble
-
-
-def check_X(
-    X, n_features: int, feature_names, input_dtype: str = "float64", feature_categories=None, *, library=None
-) -> np.ndarray:
-    """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``.
-
-    pandas columns must carry the training names in the training order;
-    categorical columns become integer codes (NaN where missing), coded
-    against ``feature_categories`` where given. ``library`` (the source
-    library) decides what a pandas ``category`` column at a feature the model
-    treats as numeric means: its values for scikit-learn (numeric categories,
-    as ``np.asarray`` gives them), refused for LightGBM when the model records
-    its categorical columns and for XGBoost with float categories (as they
-    refuse them), its own codes otherwise (as LightGBM and XGBoost read
-    them). scipy sparse matrices are densified (implicit entries are zeros,
-    or missing for XGBoost, as each library reads them). Complex, datetime
-    and timedelta data and numpy masked arrays are refused.
-    """
-    if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        X = _frame_to_array(X, n_features, feature_names, feature_categories, library)
-    elif _is_sparse(X):
-        X = _sparse_to_array(X, library)
-    elif isinstance(X, np.ma.MaskedArray):
-        raise DataError(
-            "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
-            "entries as missing values, or X.data to use the values under the mask"
-        )
-    target = np.float32 if input_dtype == "float32" else np.float64
-    if type(X) is np.ndarray and X.dtype in (np.float32, np.float64) and X.ndim == 2 and X.shape[1] == n_features:
-        # floats convert exactly as through float64 (float32 -> float64 is exact), so in one
-        # step, and not at all when X already has the model's dtype and layout
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
-            return np.ascontiguousarray(X, dtype=target)
-    kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
-    if kind in ("c", "M", "m"):
-        what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
-        raise DataError(f"X has {what} values, which tree models do not take; convert them to real numbers first")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
-            array = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError, Warning) as error:
-        hint = ""
-        if "sequence" in str(error):
-            hint = " (rows of different lengths, or objects that are not numbers?)"
-        raise DataError(f"X must be a 2-D array of numbers; converting it to float failed{hint}: {error}") from None
-    if array.ndim == 1:
-        raise DataError(
-            f"X must be 2-D (n_rows, {n_features}), got a 1-D array of {array.shape[0]} values; "
-            "use X.reshape(1, -1) for a single row or X.reshape(-1, 1) for a single feature"
-        )
-    if array.ndim != 2:
-        raise DataError(f"X must be 2-D (n_rows, {n_features}), got {array.ndim} dimensions")
-    if array.shape[1] != n_features:
-        raise DataError(
-            f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
-            "pass the same columns as at training time"
-        )
-    if input_dtype == "float32":
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
-            return np.ascontiguousarray(array, dtype=np.float32)
-    return np.ascontiguousarray(array, dtype=np.float64)
-
-
-def _is_sparse(X) -> bool:
-    module = type(X).__module__ or ""
-    if not module.startswith("scipy.sparse"):
-        return False
-    from scipy.sparse import issparse
-
-    return issparse(X)
-
-
-def _sparse_to_array(X, library) -> np.ndarray:
-    """A dense copy of a scipy sparse matrix: XGBoost reads entries a sparse
-    matrix does not store as missing, the other libraries as zeros."""
-    if X.ndim != 2:
-        raise DataError(f"X must be 2-D, got a sparse array with {X.ndim} dimensions")
-    if X.dtype.kind == "c":
-        raise DataError("X has complex values, which tree models do not take; convert them to real numbers first")
-    coo = X.tocoo(copy=True)
-    coo.sum_duplicates()  # as toarray() would add them
-    dense = np.full(coo.shape, np.nan if library == "xgboost" else 0.0, dtype=np.float64)
-    dense[coo.row, coo.col] = coo.data
-    return dense
-
-
-# ensemble -> int64 array of the features used by categorical splits (computed once per ensemble)
-_CATEGORICAL_FEATURES = weakref.WeakKeyDictionary()
-
-
-def _categorical_features(ensemble) -> np.ndarray:
-    found = _CATEGORICAL_FEATURES.get(ensemble)
-    if found is None:
-        parts = [tree.feature[tree.is_categorical == 1] for tree in ensemble.trees]
-        found = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
-        _CATEGORICAL_FEATURES[ensemble] = found
-    return found
-
-
-def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.ndarray:
-    """The common format reads a category as ``int(x)`` and every negative
-    value as an unknown category; the libraries differ at the edges:
-
-    - LightGBM truncates toward zero first, so ``x`` in (-1, 0) is category 0;
-    - scikit-learn's HistGradientBoosting encodes known category values only,
-      so a fractional value (1.5) is an unknown category, i.e. missing.
-
-    Such entries are rewritten (in a copy) so the kernels route them as the
-    library does. Other libraries' values pass unchanged.
-    """
-    library = ensemble.source.library
-    if library not in ("lightgbm", "sklearn"):
-        return array
-    features = _categorical_features(ensemble)
-    if features.size == 0:
-        return array
-    block = array[:, features]
-    if library == "lightgbm":
-        fix = (block > -1) & (block < 0)
-        replacement = 0.0
-    else:
-        fix = np.isfinite(block) & (block != np.floor(block))
-        replacement = np.nan
-    if not fix.any():
-        return array
-    array = array.copy()
-    block[fix] = replacement
-    array[:, features] = block
-    return array
-
-
-def _frame_to_array(frame, n_features: int, feature_names, feature_categories=None, library=None) -> np.ndarray:
-    columns = [str(column) for column in frame.columns]
-    if feature_names is not None:
-        expected = [str(name) for name in feature_names]
-        # LightGBM stores "mean radius" as "mean_radius" and accepts either
-        if columns != expected and [_WHITESPACE.sub("_", name) for name in columns] != expected:
-            missing = [name for name in expected if name not in columns]
-            extra = [name for name in columns if name not in expected]
-            if missing or extra:
-                raise DataError(
-                    f"X's columns do not match the training columns: missing {missing[:5]}, unexpected "
-                    f"{extra[:5]}; pass the same columns as at training time"
-                )
-            raise DataError(
-                "X's columns are in another order than at training time; reorder them with "
-                f"X[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
-            )
-    out = np.empty((len(frame), len(columns)), dtype=np.float64)
-    for position, column in enumerate(frame.columns):
-        series = frame[column]
-        if str(series.dtype) == "category":
-            out[:, position] = _category_column(series, column, position, feature_categories, library)
-        else:
-            if series.dtype.kind in ("c", "M", "m") or "datetime" in str(series.dtype):
-                raise DataError(
-                    f"column {column!r} of X has dtype {series.dtype}, which tree models do not take; convert it "
-                    "to real numbers first"
-                )
-            try:
-                out[:, position] = series.to_numpy(dtype=np.float64, na_value=np.nan)
-            except (TypeError, ValueError):
-                raise DataError(
-                    f"column {column!r} of X has dtype {series.dtype}, which is not numeric; encode it as numbers "
-                    "or as a pandas 'category' column"
-                ) from None
-    return out
-
-
-def _category_column(series, column, position, feature_categories, library) -> np.ndarray:
-    """A pandas ``category`` column as the source library reads it (see :func:`check_X`)."""
-    training = None if feature_categories is None else feature_categories[position]
-    if training is None and library == "sklearn":
-        # scikit-learn reads the column through np.asarray: the category values
-        categories = series.cat.categories
-        if categories.dtype.kind not in "iufb":
-            raise DataError(
-                f"column {column!r} of X is a pandas 'category' column with non-numeric categories, but the "
-                "scikit-learn model reads it as numbers; encode it as numbers"
-            )
-        return series.astype(np.float64).to_numpy(dtype=np.float64, na_value=np.nan)
-    refused = (library == "lightgbm" and feature_categories is not None) or (
-        library == "xgboost" and series.cat.categories.dtype.kind == "f"
-    )
-    if training is None and refused:
-        raise DataError(
-            f"column {column!r} of X is a pandas 'category' column, but the {library} model was trained on a "
-            f"numeric column there and refuses one; pass its values as numbers (X[{str(column)!r}].astype(float))"
-        )
-    if training is not None:
-        series = series.cat.set_categories(list(training))
-    codes = series.cat.codes.to_numpy().astype(np.float64)
-    codes[codes < 0] = np.nan
-    return codes

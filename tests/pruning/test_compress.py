@@ -9,7 +9,7 @@ from sklearn.datasets import make_classification, make_regression
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError
-from bandit_tree_tools.pruning import _compress
+from bandit_tree_tools.pruning import _compress_kernels, _compress_metrics, _compress_search, _compress_state
 from bandit_tree_tools.pruning._evaluator import check_target
 
 lgb = pytest.importorskip("lightgbm")
@@ -84,10 +84,10 @@ def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
                        progress=False)
     target = check_target(result.original, y_val, len(y_val))
     for row, state in enumerate(result._states):
-        ensemble = _compress.build_ensemble(result.original, state)
+        ensemble = _compress_state.build_ensemble(result.original, state)
         assert ensemble.n_leaves == result.path["leaves"].iat[row]
         assert ensemble.n_trees == result.path["trees"].iat[row]
-        metric = _compress.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val), target)
+        metric = _compress_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val), target)
         assert metric == pytest.approx(result.path["metric"].iat[row], abs=1e-9)
 
 
@@ -107,7 +107,7 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert looser.path[["leaves", "metric"]].equals(result.path[["leaves", "metric"]]), "no rerun"
     strict = result.choose(0.0)
     bound = result.params["baseline"]
-    assert _compress.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
+    assert _compress_metrics.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
         >= bound - 1e-12
     assert set(result.metrics.index) == {"before", "after"}
     assert result.metrics.loc["after", "leaves"] == result.ensemble.n_leaves
@@ -146,7 +146,7 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        search = _compress._Search(ensemble, ensemble.check_X(X_val), target, None, ensemble.check_X(X_val[:150]),
+        search = _compress_search._Search(ensemble, ensemble.check_X(X_val), target, None, ensemble.check_X(X_val[:150]),
                                    check_target(ensemble, y_val[:150], 150), "r2" if target.n_classes == 0 else
                                    "accuracy", "exact", 3.0, False, np.random.default_rng(0))
         ids, _ = search.candidates()
@@ -172,8 +172,8 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
 
 
 def _loss(ensemble, raw, target, rows):
-    kind = _compress._loss_kind(ensemble)
-    if kind == _compress.kernels.SQUARED:
+    kind = _compress_search._loss_kind(ensemble)
+    if kind == _compress_kernels.SQUARED:
         return float(np.sum((raw[:, 0] - target.values[rows]) ** 2))
     codes = target.codes[rows]
     return float(-np.sum(np.log(np.clip(raw[np.arange(len(codes)), codes], 1e-15, 1 - 1e-15))))

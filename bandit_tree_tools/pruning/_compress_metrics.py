@@ -1,0 +1,177 @@
+"""The metrics of :func:`bandit_tree_tools.prune` and what "within the
+tolerance" means: the metric table, the checks of the tolerance, metric and
+validation rows, per-row terms, paired standard errors and the smoothing of
+the path."""
+
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataError, ParameterError
+from ..tree import Ensemble
+from . import _compress_kernels as kernels
+from ._evaluator import Target
+
+# name -> (task, higher is better, tolerance is relative)
+METRICS = {
+    "balanced_accuracy": ("classification", True, False),
+    "accuracy": ("classification", True, False),
+    "roc_auc": ("classification", True, False),
+    "log_loss": ("classification", False, True),
+    "r2": ("regression", True, False),
+    "mse": ("regression", False, True),
+}
+MARGIN = 2.0  # a model is within the tolerance when it is by this many standard errors of its difference
+
+
+def _check_tolerance(tolerance) -> float:
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance) \
+            or tolerance < 0:
+        raise ParameterError(f"tolerance must be a finite number >= 0 (0.005 is half a point of accuracy), "
+                             f"got {tolerance!r}")
+    return float(tolerance)
+
+
+def _check_metric(metric, ensemble: Ensemble) -> str:
+    if metric is None:
+        return "balanced_accuracy" if ensemble.task == "classification" else "r2"
+    if metric not in METRICS:
+        raise ParameterError(f"unknown metric {metric!r}; known metrics: {', '.join(METRICS)}")
+    task = METRICS[metric][0]
+    if task != ensemble.task:
+        fitting = [name for name, spec in METRICS.items() if spec[0] == ensemble.task]
+        raise ParameterError(f"metric {metric!r} is for {task} models, but this is a {ensemble.task} model; "
+                             f"use one of {', '.join(fitting)}")
+    return metric
+
+
+def _check_validation(metric: str, target: Target, tolerance: float, check_rows) -> None:
+    """Refuse validation rows that cannot measure the metric at the tolerance
+    on the half of them that checks it."""
+    n_rows = target.codes.shape[0]
+    if target.n_classes:
+        counts = np.bincount(target.codes, minlength=target.n_classes)
+        if np.count_nonzero(counts) < 2:
+            raise DataError(f"y_val holds one class only ({np.flatnonzero(counts).tolist()} of the model's "
+                            f"{target.n_classes}); the validation rows need at least two classes")
+        counts = np.bincount(target.codes[check_rows], minlength=target.n_classes)
+    elif n_rows < 4:
+        raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE (half of them check it), got {n_rows}")
+    n_rows = check_rows.shape[0]
+    if tolerance == 0 or METRICS[metric][2]:
+        return
+    if metric == "accuracy":
+        needed = math.ceil(1.0 / tolerance)
+        have = n_rows
+    elif metric == "balanced_accuracy":
+        present = int(np.count_nonzero(counts))
+        needed = math.ceil(1.0 / (present * tolerance))  # rows of the rarest class
+        have = int(counts[counts > 0].min())
+    elif metric == "roc_auc":
+        needed = math.ceil(1.0 / tolerance)  # positive x negative pairs
+        have = int(np.sort(counts)[-1] * np.sort(counts[counts > 0])[0])
+    else:
+        return
+    if have < needed:
+        what = {"accuracy": "rows", "balanced_accuracy": "rows of the rarest class",
+                "roc_auc": "pairs of rows from different classes"}[metric]
+        raise DataError(f"too few validation rows to measure {metric} at tolerance {tolerance}: half of them "
+                        f"check the tolerance, and there one row moves the metric by more than the tolerance; the "
+                        f"checking half needs at least {needed} {what}, got {have}, so pass at least twice as many "
+                        f"or a larger tolerance")
+
+
+def _halves(target: Target, rng) -> tuple:
+    """Two disjoint halves of the rows (each class split evenly between them)."""
+    n_rows = target.codes.shape[0]
+    groups = target.codes if target.n_classes else np.zeros(n_rows, dtype=np.int64)
+    order = rng.permutation(n_rows)
+    order = order[np.argsort(groups[order], kind="stable")]  # shuffled within each class
+    first = np.zeros(n_rows, dtype=bool)
+    position = np.arange(n_rows)
+    for label in np.unique(groups):
+        members = position[groups[order] == label]
+        first[order[members[::2]]] = True
+    return np.flatnonzero(first), np.flatnonzero(~first)
+
+
+def _bound(metric: str, baseline: float, tolerance: float) -> float:
+    _, higher, relative = METRICS[metric]
+    if relative:
+        return baseline * (1.0 + tolerance)
+    return baseline - tolerance if higher else baseline + tolerance
+
+
+def within(metric: str, value: float, bound: float) -> bool:
+    return value >= bound - 1e-12 if METRICS[metric][1] else value <= bound + 1e-12
+
+
+def _row_terms(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target):
+    """Per-row terms whose (class-balanced) mean is the metric: correct
+    predictions, log-losses or squared errors; None for ROC AUC."""
+    prediction = ensemble.transform_raw(raw)
+    if target.n_classes == 0:
+        return (prediction[:, 0] - target.values) ** 2
+    if metric == "roc_auc":
+        return None
+    proba = np.hstack([1.0 - prediction, prediction]) if prediction.shape[1] == 1 else prediction
+    codes = target.codes
+    if metric == "log_loss":
+        return -np.log(np.clip(proba[np.arange(codes.shape[0]), codes], kernels.EPS, 1.0 - kernels.EPS))
+    return (np.argmax(proba, axis=1) == codes).astype(np.float64)
+
+
+def paired_standard_error(metric: str, terms, base_terms, target: Target) -> float:
+    """Standard error of the metric's difference from the unpruned model on
+    the same rows (0 for ROC AUC, whose terms do not separate by row)."""
+    if terms is None:
+        return 0.0
+    difference = terms - base_terms
+    if metric == "balanced_accuracy":
+        present = [difference[target.codes == c] for c in range(target.n_classes)]
+        present = [part for part in present if part.size]
+        variance = sum(np.var(part) / part.size for part in present) / len(present) ** 2
+    else:
+        variance = np.var(difference) / difference.size
+    if metric == "r2":
+        variance /= target.variance ** 2
+    return float(np.sqrt(variance))
+
+
+def smoothed_metric(path: pd.DataFrame, row: int) -> float:
+    """The mean metric of a path point and its neighbours on the path: where
+    the metric falls off (the smallest models), one lucky point among many
+    would otherwise be the one chosen."""
+    values = path["metric"].to_numpy()
+    return float(np.mean(values[max(row - 1, 0):row + 2]))
+
+
+def within_margin(metric: str, value: float, standard_error: float, bound: float) -> bool:
+    """Within the bound by ``MARGIN`` standard errors of the paired difference."""
+    sign = 1.0 if METRICS[metric][1] else -1.0
+    return within(metric, value - sign * MARGIN * standard_error, bound)
+
+
+def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target, terms=None) -> float:
+    """The metric of raw scores ``raw`` (n_rows, n_outputs) of ``ensemble``'s
+    kind; ``terms`` are its per-row terms when already computed."""
+    if metric == "roc_auc":
+        from sklearn.metrics import roc_auc_score
+
+        prediction = ensemble.transform_raw(raw)
+        codes = target.codes
+        if target.n_classes == 2:
+            return float(roc_auc_score(codes, prediction[:, -1]))
+        present = np.unique(codes)
+        columns = prediction[:, present] / np.sum(prediction[:, present], axis=1, keepdims=True)
+        return float(roc_auc_score(codes, columns, multi_class="ovr", labels=present))
+    terms = _row_terms(metric, ensemble, raw, target) if terms is None else terms
+    if metric == "balanced_accuracy":
+        hits = np.bincount(target.codes, weights=terms, minlength=target.n_classes)
+        counts = np.bincount(target.codes, minlength=target.n_classes)
+        present = counts > 0
+        return float(np.mean(hits[present] / counts[present]))
+    mean = float(np.mean(terms))
+    return 1.0 - mean / target.variance if metric == "r2" else mean

@@ -1,0 +1,375 @@
+"""The search of :func:`bandit_tree_tools.prune`: the rows it works on,
+the candidates of a step, their costs (exact or sampled by the bandit), the
+step and the walk along the path (see :mod:`._compress` for the method)."""
+
+import time
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..exceptions import UnsupportedModelError
+from ..tree import Ensemble, node_parent
+from . import _compress_kernels as kernels
+from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within
+from ._compress_state import _State, _node_offsets, _trees_per_iteration
+from ._evaluator import Target
+from ._kernels import _preorder
+
+STEP_FRACTION = 0.10  # share of the current leaves one step removes
+PATIENCE = 3  # the walk ends after this many models in a row far outside the tolerance:
+FAR = 4.0  # worse than the unpruned model by FAR times the tolerance
+REG_LAMBDA = 1.0  # L2 penalty of collapsed and re-fitted leaf values (XGBoost's default)
+REFIT_STEP = 0.1  # damping of the backfitting pass after every step (a boosting learning rate)
+PESSIMISM = 1.0  # candidates rank by cost + PESSIMISM * sqrt(sum of squared changes), per leaf
+FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then doubling)
+SAMPLED_FROM = 40_000  # fewer ranking rows than this are scored exactly
+DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
+MAX_STEPS = 1_000
+
+
+class _Rows:
+    """Rows the search works on: their original leaf per tree (int32
+    (n_trees, n_rows)), their target and their current raw scores."""
+
+    def __init__(self, ensemble=None, X=None, target=None, leaf=None):
+        self.leaf = (np.ascontiguousarray(ensemble.apply(X, check_input=False).T, dtype=np.int32) if leaf is None
+                     else leaf)  # X as prune validated it
+        self.target = target
+        self.raw = None
+
+    def subset(self, rows) -> "_Rows":
+        t = self.target
+        target = Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
+                        float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0)
+        return _Rows(target=target, leaf=np.ascontiguousarray(self.leaf[:, rows]))
+
+
+class _Search:
+    def __init__(self, ensemble, X_val, target, halves, X_fit, fit_target, metric, search, confidence, refit, rng):
+        self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
+        trees = ensemble.trees
+        self.n_trees = len(trees)
+        self.offset = _node_offsets(ensemble)
+        self.tree_of = np.repeat(np.arange(self.n_trees), np.diff(self.offset))
+        self.children_left = np.concatenate([tree.children_left for tree in trees])
+        self.children_right = np.concatenate([tree.children_right for tree in trees])
+        self.is_root = np.zeros(self.offset[-1], dtype=bool)
+        self.is_root[self.offset[:-1]] = True
+        parents, order, end = [], [], []
+        for root, tree in zip(self.offset, trees):
+            parents.append(node_parent(tree))
+            position, stop = _preorder(tree.children_left, tree.children_right)
+            by_position = np.empty(tree.n_nodes, dtype=np.int64)
+            by_position[position] = np.arange(tree.n_nodes)
+            order.append(root + by_position)
+            end.append(np.stack([root + position, root + stop], axis=1))
+        self.parent = np.concatenate(parents)
+        self.preorder_nodes = np.concatenate(order)  # global ids in pre-order, tree after tree
+        self.subtree_span = np.concatenate(end)  # [start, stop) of every node's subtree in preorder_nodes
+        self.stored_value = np.concatenate([tree.value for tree in trees]).astype(np.float64)
+        self.has_value = np.concatenate([tree.has_leaf_value for tree in trees]).astype(bool)
+        cover = np.concatenate([tree.weighted_n_node_samples for tree in trees]).astype(np.float64)
+        # collapsed values weight the leaves by the model's own covers where it recorded them,
+        # else by hessians summed over the fitting rows
+        self.cover = cover if np.all(np.isfinite(cover)) and np.all(cover >= 0) else None
+
+        self.loss_kind = _loss_kind(ensemble)
+        self.averaged = ensemble.aggregation == "mean"
+        # Newton values need a loss of the raw score and trees that add up; class fractions and
+        # averaged trees keep their stored values
+        self.newton = not self.averaged and self.loss_kind != kernels.FRACTIONS
+        self.refit = refit and self.newton and X_fit is not X_val
+        if self.averaged and np.any(ensemble.tree_scale != 1.0):
+            raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
+        # The tolerance is checked on rows the choice of removals has not seen: with training rows
+        # those rank and re-fit, and every validation row checks; without them one half of the
+        # validation rows ranks and the other checks.
+        val = _Rows(ensemble, X_val, target)
+        if X_fit is X_val:
+            self.rank, self.check = val.subset(halves[0]), val.subset(halves[1])
+            self.fit = self.rank
+        else:
+            self.rank = self.fit = _Rows(ensemble, X_fit, fit_target)
+            self.check = val
+        self.n_rank = self.rank.leaf.shape[1]
+        self.row_evaluations = 0
+        self.permutation = rng.permutation(self.n_rank)
+        # the working state
+        self.collapsed = np.zeros(self.offset[-1], dtype=bool)
+        self.current = np.arange(self.offset[-1], dtype=np.int64)
+        self.alive = np.ones(self.n_trees, dtype=bool)
+        self.value = self.stored_value.copy()
+        self.base_score = ensemble.base_score.astype(np.float64).copy()
+        self.tree_output = ensemble.tree_output
+        self.n_outputs = ensemble.n_outputs
+        self.per_iteration = _trees_per_iteration(ensemble)
+        self._scores()
+
+    # --------------------------------------------------------------- scores
+    def factor(self) -> np.ndarray:
+        if self.averaged:
+            return self.ensemble.tree_scale / max(int(np.count_nonzero(self.alive)), 1)
+        return self.ensemble.tree_scale
+
+    def _raw(self, leaf):
+        return kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output, self.factor(),
+                                  self.alive, self.base_score)
+
+    def _scores(self):
+        for rows in {id(rows): rows for rows in (self.check, self.rank, self.fit)}.values():
+            rows.raw = self._raw(rows.leaf)
+
+    def metric_value(self) -> float:
+        return metric_value(self.metric, self.ensemble, self.check.raw, self.check.target)
+
+    # ----------------------------------------------------------------- size
+    def size(self) -> dict:
+        counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
+        roots = self.offset[:-1]
+        alive = self.alive
+        stumps = 0
+        if not self.averaged and self.per_iteration > 1:
+            # dead trees of a partly live iteration stay as one-leaf trees
+            groups = alive.reshape(-1, self.per_iteration)
+            partly = groups.any(axis=1)
+            stumps = int(np.count_nonzero(~groups[partly]))
+        n_trees = int(np.count_nonzero(alive)) + stumps
+        visible = self.current == np.arange(self.current.shape[0])
+        internal = visible & (self.children_left != -1) & ~self.collapsed & alive[self.tree_of]
+        leaves = int(counts[roots[alive]].sum()) + stumps
+        return {"leaves": leaves, "trees": n_trees, "nodes": leaves + int(np.count_nonzero(internal))}
+
+    # ----------------------------------------------------------- candidates
+    def candidate_values(self) -> np.ndarray:
+        """The value each node would take if collapsed now."""
+        if not self.newton:
+            return self.stored_value
+        if self.cover is not None:
+            values = kernels.cover_weighted_values(self.children_left, self.children_right, self.offset,
+                                                   self.collapsed, self.cover, self.value)
+            return np.where(np.isnan(values), self.value, values)
+        fit = self.fit.target
+        grad, hess = kernels.gradients(self.fit.raw, fit.codes, fit.values, self.loss_kind,
+                                       float(self.ensemble.link_scale))
+        factor = self.factor()
+        numerator, hessian = kernels.newton_sums(self.fit.leaf, self.offset, self.parent, self.current, self.value,
+                                                 self.tree_output, factor, self.alive, grad, hess)
+        values = self.value.copy()
+        internal = self._internal()
+        values[internal, 0] = numerator[internal] / (hessian[internal] + REG_LAMBDA) / factor[self.tree_of[internal]]
+        return values
+
+    def _internal(self) -> np.ndarray:
+        """Internal nodes of the live trees as pruned so far."""
+        visible = self.current == np.arange(self.current.shape[0])
+        return visible & (self.children_left != -1) & ~self.collapsed & self.alive[self.tree_of]
+
+    def costs(self, rows, candidate_value):
+        """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
+        sum of squares, rows reached."""
+        on = self.rank
+        t, leaf = on.target, on.leaf
+        self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
+        link_scale = float(self.ensemble.link_scale)
+        change, square, reached = kernels.collapse_costs(
+            rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
+            self.tree_output, self.factor(), self.alive, on.raw, t.codes, t.values, self.loss_kind, link_scale)
+        roots = self.offset[:-1]
+        if self.averaged:  # a root stands for dropping its tree from the mean
+            tree_sum = kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output,
+                                          self.ensemble.tree_scale, self.alive, np.zeros(self.n_outputs))
+            change[roots], square[roots] = kernels.removal_costs(
+                rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
+                int(np.count_nonzero(self.alive)), tree_sum, self.ensemble.base_score, t.codes, t.values,
+                self.loss_kind)
+        reached[roots] = rows.shape[0]
+        return change, square, reached
+
+    def candidates(self):
+        """Ids of the current candidates and the leaves each would remove.
+
+        Internal nodes collapse into leaves. A root stands for the whole tree:
+        summed trees fold their constant into the intercept (at export, into
+        a kept tree's leaves), averaged trees leave the mean; the last live
+        tree stays (its root can still collapse into a single leaf when the
+        trees are summed)."""
+        counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
+        mask = self._internal()
+        if not self.newton:
+            mask &= self.has_value
+        n_alive = int(np.count_nonzero(self.alive))
+        roots = self.offset[:-1]
+        if self.averaged:
+            mask[roots] = self.alive & (n_alive > 1)
+        elif n_alive > 1:
+            mask[roots] = self.alive  # one-leaf trees too: their value moves into the intercept
+        ids = np.flatnonzero(mask)
+        benefit = counts[ids] - 1
+        if n_alive > 1:
+            benefit[self.is_root[ids]] += 1  # the whole tree goes
+        return ids, benefit.astype(np.float64)
+
+    def select(self, ids, benefit, cost, budget) -> list:
+        """Greedy: the best cost per leaf first, skipping overlaps, until ``budget`` leaves are gone."""
+        order = np.argsort(cost / np.maximum(benefit, 1.0), kind="stable")
+        taken = np.zeros(self.current.shape[0], dtype=bool)  # in or above a chosen subtree
+        chosen, removed = [], 0.0
+        trees_left = int(np.count_nonzero(self.alive))
+        for position in order:
+            node = ids[position]
+            if taken[node] or (self.is_root[node] and trees_left <= 1):
+                continue
+            start, stop = self.subtree_span[node]
+            inside = self.preorder_nodes[start:stop]
+            if taken[inside].any():
+                continue
+            taken[inside] = True
+            root = self.offset[self.tree_of[node]]
+            up = self.parent[node]
+            while up >= 0:
+                taken[root + up] = True
+                up = self.parent[root + up]
+            trees_left -= int(self.is_root[node])
+            chosen.append(node)
+            removed += benefit[position]
+            if removed >= budget:
+                break
+        return chosen
+
+    def choose_step(self, budget):
+        ids, benefit = self.candidates()
+        if ids.size == 0:
+            return [], None
+        candidate_value = self.candidate_values()
+        if self.search == "bandit":
+            chosen = self._bandit_step(ids, benefit, budget, candidate_value)
+            if chosen is not None:
+                return chosen, candidate_value
+        # exact: every validation row (also where the bandit's rows ran out before its choice was clear)
+        cost, square, _ = self.costs(np.arange(self.n_rank), candidate_value)
+        return self.select(ids, benefit, _pessimistic(cost[ids], square[ids]), budget), candidate_value
+
+    def _bandit_step(self, ids, benefit, budget, candidate_value):
+        """The step's removals from growing samples of the ranking rows; None
+        when the rows run out before the choice is clear.
+
+        Each candidate's cost over all ``n`` rows is estimated from the rows
+        sampled so far with a confidence interval (``confidence`` standard
+        errors, finite-population correction). The choice is clear when the
+        chosen candidates' intervals, added in quadrature, are narrower than
+        ``DECISION_ACCURACY`` of the model's loss on the ranking rows: then
+        the chosen set costs what its estimate says, up to that."""
+        n = self.n_rank
+        if n < SAMPLED_FROM:
+            return None  # too few rows for sampling to save anything: the doubling batches reach n at once
+        sampled, batch = 0, max(FIRST_BATCH, n // 100)
+        total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
+        reached = np.zeros(self.current.shape[0], dtype=np.int64)
+        allowed = DECISION_ACCURACY * n * self.rank_loss()
+        while sampled + batch < n:
+            change, change_square, hits = self.costs(self.permutation[sampled:sampled + batch], candidate_value)
+            total += change
+            square += change_square
+            reached += hits
+            sampled += batch
+            # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
+            seen = reached[ids] > 0
+            typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
+            mean = total[ids] / sampled
+            second = (square[ids] + typical) / sampled
+            variance = np.maximum(second - mean * mean, 0.0)
+            with np.errstate(invalid="ignore"):
+                radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
+            estimate = _pessimistic(n * mean, n * square[ids] / sampled)
+            chosen = self.select(ids, benefit, estimate, budget)
+            if chosen and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
+                return chosen
+            batch = min(2 * batch, n - sampled)
+        return None
+
+    # ----------------------------------------------------------------- step
+    def apply(self, chosen, candidate_value) -> None:
+        factor = self.factor()
+        for node in chosen:
+            tree = self.tree_of[node]
+            if self.is_root[node] and (self.averaged or np.count_nonzero(self.alive) > 1):
+                if not self.averaged:  # the tree's constant moves into the intercept
+                    self.base_score[self.tree_output[tree]] += factor[tree] * candidate_value[node, 0]
+                self.alive[tree] = False
+                continue
+            start, stop = self.subtree_span[node]
+            self.current[self.preorder_nodes[start:stop]] = node
+            self.collapsed[node] = True
+            self.value[node] = candidate_value[node]
+        self._scores()
+        if self.refit:
+            self._refit(factor)
+
+    def _refit(self, factor) -> None:
+        """Re-fit every leaf by one damped Newton pass on the training rows."""
+        fit = self.fit
+        kernels.refit_leaves(fit.leaf, self.offset, self.current, self.value, self.tree_output, factor, self.alive,
+                             fit.raw, fit.target.codes, fit.target.values, self.loss_kind,
+                             float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
+        self._scores()
+
+    def rank_loss(self) -> float:
+        """Mean loss of the model on the ranking rows (log-loss or squared error)."""
+        name = "log_loss" if self.ensemble.task == "classification" else "mse"
+        return metric_value(name, self.ensemble, self.rank.raw, self.rank.target)
+
+    def state(self) -> _State:
+        # averaged models never change their values: every state shares them
+        value = self.value.copy() if self.newton else self.value
+        return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
+
+    def run(self, bound, far_bound, progress, callback, started):
+        """Walk the path; return it (a DataFrame) and the state of every point.
+
+        Every step is taken, also those that leave the tolerance: the metric
+        of the checking rows is noisy, and a later, re-fitted model can be
+        back within it. The walk ends after ``PATIENCE`` models in a row
+        that are ``FAR`` times the tolerance worse than the unpruned one."""
+        rows, states = [], []
+
+        base_terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
+
+        def record():
+            terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
+            metric = metric_value(self.metric, self.ensemble, self.check.raw, self.check.target, terms)
+            se = paired_standard_error(self.metric, terms, base_terms, self.check.target)
+            row = {"step": len(rows), **self.size(), "metric": metric, "metric_se": se,
+                   "elapsed": time.perf_counter() - started}
+            rows.append(row)
+            states.append(self.state())
+            return callback is not None and callback(dict(row)) is True
+
+        stop = record()
+        outside = 0
+        with tqdm(desc="pruning", unit="step", disable=not progress, leave=False) as bar:
+            while not stop and outside < PATIENCE and len(rows) < MAX_STEPS:
+                chosen, candidate_value = self.choose_step(max(1.0, STEP_FRACTION * rows[-1]["leaves"]))
+                if not chosen:
+                    break
+                self.apply(chosen, candidate_value)
+                stop = record()
+                outside = 0 if within(self.metric, rows[-1]["metric"], far_bound) else outside + 1
+                bar.update(1)
+                bar.set_postfix(leaves=rows[-1]["leaves"], metric=f"{rows[-1]['metric']:.4f}")
+        return pd.DataFrame(rows), states
+
+    # --------------------------------------------------------------- models
+
+
+def _pessimistic(cost, square):
+    """A candidate's cost plus one spread of its rows' changes: with thousands
+    of candidates, ranking by the plain sum favours those whose few rows
+    happen to agree (the winner's curse); this discounts them."""
+    return cost + PESSIMISM * np.sqrt(square)
+
+
+def _loss_kind(ensemble: Ensemble) -> int:
+    if ensemble.task == "regression":
+        return kernels.POISSON if ensemble.link == "exp" else kernels.SQUARED
+    return {"sigmoid": kernels.LOGISTIC, "softmax": kernels.SOFTMAX, "identity": kernels.FRACTIONS}[ensemble.link]

@@ -1,0 +1,93 @@
+"""The points of :func:`bandit_tree_tools.prune`'s path: what a point
+records (:class:`_State`) and the ensemble it stands for."""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..tree import Ensemble, outermost_nodes, rebuild_tree
+
+
+@dataclass(frozen=True)
+class _State:
+    """A point of the path: which nodes are collapsed, which trees live, the
+    values of every node and the intercept."""
+
+    collapsed: np.ndarray
+    alive: np.ndarray
+    value: np.ndarray
+    base_score: np.ndarray
+
+
+def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
+    """The ensemble of a path point: trees rebuilt with their collapsed nodes
+    and values, dead trees dropped (or kept as one-leaf trees of value 0
+    where a boosting iteration still has live trees)."""
+    per_iteration = _trees_per_iteration(ensemble)
+    offset = _node_offsets(ensemble)
+    keep_stump = np.zeros(ensemble.n_trees, dtype=bool)
+    if ensemble.aggregation == "sum" and per_iteration > 1:
+        groups = state.alive.reshape(-1, per_iteration)
+        keep_stump = (~groups & groups.any(axis=1, keepdims=True)).ravel()
+    trees, kept = [], []
+    for index, tree in enumerate(ensemble.trees):
+        values = state.value[offset[index]:offset[index + 1]]
+        make_leaf = state.collapsed[offset[index]:offset[index + 1]]
+        if not state.alive[index]:
+            if not keep_stump[index]:
+                continue
+            values = np.zeros_like(values)
+            make_leaf = np.zeros_like(make_leaf)
+            make_leaf[0] = True
+        make_leaf = make_leaf & (tree.children_left != -1)
+        # a collapsed node's value is the search's own, also where the library stored none
+        known = np.asarray(tree.has_leaf_value) | make_leaf
+        trees.append(rebuild_tree(tree._replace(value=np.array(values), has_leaf_value=known.astype(np.uint8)),
+                                  make_leaf))
+        kept.append(index)
+    base_score = state.base_score.copy()
+    if ensemble.aggregation == "sum":
+        # Removed trees left their constants in the intercept; move them into the leaves of a kept
+        # tree of the same output, so the exported model keeps its own intercept (XGBoost stores it
+        # as a rounded probability, scikit-learn in its init estimator).
+        outputs = ensemble.tree_output[kept]
+        for k in np.flatnonzero(base_score != ensemble.base_score):
+            holders = np.flatnonzero(outputs == k)
+            if holders.size:
+                position = int(holders[0])
+                tree = trees[position]
+                shift = (base_score[k] - ensemble.base_score[k]) / ensemble.tree_scale[kept[position]]
+                trees[position] = tree._replace(value=np.asarray(tree.value) + shift)
+                base_score[k] = ensemble.base_score[k]
+    return replace(ensemble, trees=tuple(trees), tree_output=ensemble.tree_output[kept],
+                   tree_scale=ensemble.tree_scale[kept], base_score=base_score)
+
+
+def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
+    """{tree: original node ids that became leaves}; a removed tree lists its root."""
+    offset = _node_offsets(ensemble)
+    out = {}
+    for index, tree in enumerate(ensemble.trees):
+        if not state.alive[index]:
+            out[index] = np.zeros(1, dtype=np.int64)
+            continue
+        mask = state.collapsed[offset[index]:offset[index + 1]]
+        if mask.any():
+            out[index] = outermost_nodes(tree, mask)
+    return out
+
+
+def _node_offsets(ensemble: Ensemble) -> np.ndarray:
+    """Global id of every tree's root (and the total), in the search's numbering: original ids, tree after tree."""
+    offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
+    offset[1:] = np.cumsum([tree.n_nodes for tree in ensemble.trees])
+    return offset
+
+
+def _trees_per_iteration(ensemble: Ensemble) -> int:
+    """Trees per boosting iteration when tree t feeds raw column t % K, else 1."""
+    k = ensemble.n_outputs
+    if k > 1 and ensemble.trees[0].value.shape[1] == 1 and ensemble.n_trees % k == 0 and np.array_equal(
+            ensemble.tree_output, np.arange(ensemble.n_trees) % k):
+        return k
+    return 1

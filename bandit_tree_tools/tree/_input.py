@@ -1,0 +1,209 @@
+"""Input rows: ``check_X`` turns arrays, pandas frames and scipy sparse
+matrices into the C-contiguous float array the routing engine reads, the way
+the source library reads them."""
+
+import re
+import warnings
+import weakref
+
+import numpy as np
+
+from ..exceptions import DataError
+
+_WHITESPACE = re.compile(r"\s")
+
+
+def check_X(
+    X, n_features: int, feature_names, input_dtype: str = "float64", feature_categories=None, *, library=None
+) -> np.ndarray:
+    """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``.
+
+    pandas columns must carry the training names in the training order;
+    categorical columns become integer codes (NaN where missing), coded
+    against ``feature_categories`` where given. ``library`` (the source
+    library) decides what a pandas ``category`` column at a feature the model
+    treats as numeric means: its values for scikit-learn (numeric categories,
+    as ``np.asarray`` gives them), refused for LightGBM when the model records
+    its categorical columns and for XGBoost with float categories (as they
+    refuse them), its own codes otherwise (as LightGBM and XGBoost read
+    them). scipy sparse matrices are densified (implicit entries are zeros,
+    or missing for XGBoost, as each library reads them). Complex, datetime
+    and timedelta data and numpy masked arrays are refused.
+    """
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        X = _frame_to_array(X, n_features, feature_names, feature_categories, library)
+    elif _is_sparse(X):
+        X = _sparse_to_array(X, library)
+    elif isinstance(X, np.ma.MaskedArray):
+        raise DataError(
+            "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
+            "entries as missing values, or X.data to use the values under the mask"
+        )
+    target = np.float32 if input_dtype == "float32" else np.float64
+    if type(X) is np.ndarray and X.dtype in (np.float32, np.float64) and X.ndim == 2 and X.shape[1] == n_features:
+        # floats convert exactly as through float64 (float32 -> float64 is exact), so in one
+        # step, and not at all when X already has the model's dtype and layout
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+            return np.ascontiguousarray(X, dtype=target)
+    kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
+    if kind in ("c", "M", "m"):
+        what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
+        raise DataError(f"X has {what} values, which tree models do not take; convert them to real numbers first")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
+            array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError, Warning) as error:
+        hint = ""
+        if "sequence" in str(error):
+            hint = " (rows of different lengths, or objects that are not numbers?)"
+        raise DataError(f"X must be a 2-D array of numbers; converting it to float failed{hint}: {error}") from None
+    if array.ndim == 1:
+        raise DataError(
+            f"X must be 2-D (n_rows, {n_features}), got a 1-D array of {array.shape[0]} values; "
+            "use X.reshape(1, -1) for a single row or X.reshape(-1, 1) for a single feature"
+        )
+    if array.ndim != 2:
+        raise DataError(f"X must be 2-D (n_rows, {n_features}), got {array.ndim} dimensions")
+    if array.shape[1] != n_features:
+        raise DataError(
+            f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
+            "pass the same columns as at training time"
+        )
+    if input_dtype == "float32":
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+            return np.ascontiguousarray(array, dtype=np.float32)
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _is_sparse(X) -> bool:
+    module = type(X).__module__ or ""
+    if not module.startswith("scipy.sparse"):
+        return False
+    from scipy.sparse import issparse
+
+    return issparse(X)
+
+
+def _sparse_to_array(X, library) -> np.ndarray:
+    """A dense copy of a scipy sparse matrix: XGBoost reads entries a sparse
+    matrix does not store as missing, the other libraries as zeros."""
+    if X.ndim != 2:
+        raise DataError(f"X must be 2-D, got a sparse array with {X.ndim} dimensions")
+    if X.dtype.kind == "c":
+        raise DataError("X has complex values, which tree models do not take; convert them to real numbers first")
+    coo = X.tocoo(copy=True)
+    coo.sum_duplicates()  # as toarray() would add them
+    dense = np.full(coo.shape, np.nan if library == "xgboost" else 0.0, dtype=np.float64)
+    dense[coo.row, coo.col] = coo.data
+    return dense
+
+
+# ensemble -> int64 array of the features used by categorical splits (computed once per ensemble)
+_CATEGORICAL_FEATURES = weakref.WeakKeyDictionary()
+
+
+def _categorical_features(ensemble) -> np.ndarray:
+    found = _CATEGORICAL_FEATURES.get(ensemble)
+    if found is None:
+        parts = [tree.feature[tree.is_categorical == 1] for tree in ensemble.trees]
+        found = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        _CATEGORICAL_FEATURES[ensemble] = found
+    return found
+
+
+def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.ndarray:
+    """The common format reads a category as ``int(x)`` and every negative
+    value as an unknown category; the libraries differ at the edges:
+
+    - LightGBM truncates toward zero first, so ``x`` in (-1, 0) is category 0;
+    - scikit-learn's HistGradientBoosting encodes known category values only,
+      so a fractional value (1.5) is an unknown category, i.e. missing.
+
+    Such entries are rewritten (in a copy) so the kernels route them as the
+    library does. Other libraries' values pass unchanged.
+    """
+    library = ensemble.source.library
+    if library not in ("lightgbm", "sklearn"):
+        return array
+    features = _categorical_features(ensemble)
+    if features.size == 0:
+        return array
+    block = array[:, features]
+    if library == "lightgbm":
+        fix = (block > -1) & (block < 0)
+        replacement = 0.0
+    else:
+        fix = np.isfinite(block) & (block != np.floor(block))
+        replacement = np.nan
+    if not fix.any():
+        return array
+    array = array.copy()
+    block[fix] = replacement
+    array[:, features] = block
+    return array
+
+
+def _frame_to_array(frame, n_features: int, feature_names, feature_categories=None, library=None) -> np.ndarray:
+    columns = [str(column) for column in frame.columns]
+    if feature_names is not None:
+        expected = [str(name) for name in feature_names]
+        # LightGBM stores "mean radius" as "mean_radius" and accepts either
+        if columns != expected and [_WHITESPACE.sub("_", name) for name in columns] != expected:
+            missing = [name for name in expected if name not in columns]
+            extra = [name for name in columns if name not in expected]
+            if missing or extra:
+                raise DataError(
+                    f"X's columns do not match the training columns: missing {missing[:5]}, unexpected "
+                    f"{extra[:5]}; pass the same columns as at training time"
+                )
+            raise DataError(
+                "X's columns are in another order than at training time; reorder them with "
+                f"X[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
+            )
+    out = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for position, column in enumerate(frame.columns):
+        series = frame[column]
+        if str(series.dtype) == "category":
+            out[:, position] = _category_column(series, column, position, feature_categories, library)
+        else:
+            if series.dtype.kind in ("c", "M", "m") or "datetime" in str(series.dtype):
+                raise DataError(
+                    f"column {column!r} of X has dtype {series.dtype}, which tree models do not take; convert it "
+                    "to real numbers first"
+                )
+            try:
+                out[:, position] = series.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"column {column!r} of X has dtype {series.dtype}, which is not numeric; encode it as numbers "
+                    "or as a pandas 'category' column"
+                ) from None
+    return out
+
+
+def _category_column(series, column, position, feature_categories, library) -> np.ndarray:
+    """A pandas ``category`` column as the source library reads it (see :func:`check_X`)."""
+    training = None if feature_categories is None else feature_categories[position]
+    if training is None and library == "sklearn":
+        # scikit-learn reads the column through np.asarray: the category values
+        categories = series.cat.categories
+        if categories.dtype.kind not in "iufb":
+            raise DataError(
+                f"column {column!r} of X is a pandas 'category' column with non-numeric categories, but the "
+                "scikit-learn model reads it as numbers; encode it as numbers"
+            )
+        return series.astype(np.float64).to_numpy(dtype=np.float64, na_value=np.nan)
+    refused = (library == "lightgbm" and feature_categories is not None) or (
+        library == "xgboost" and series.cat.categories.dtype.kind == "f"
+    )
+    if training is None and refused:
+        raise DataError(
+            f"column {column!r} of X is a pandas 'category' column, but the {library} model was trained on a "
+            f"numeric column there and refuses one; pass its values as numbers (X[{str(column)!r}].astype(float))"
+        )
+    if training is not None:
+        series = series.cat.set_categories(list(training))
+    codes = series.cat.codes.to_numpy().astype(np.float64)
+    codes[codes < 0] = np.nan
+    return codes
