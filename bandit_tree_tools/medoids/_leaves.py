@@ -183,58 +183,99 @@ class LeafMedoids:
             lines.append(f"  ... {len(self.medoids) - 8} more leaves")
         return "\n".join(lines)
 
-    def plot(self, image_shape=None, *, max_leaves=12, cmap="gray_r"):
-        """Draw the prototypes of the largest ``max_leaves`` leaves. With
-        ``image_shape`` (e.g. (8, 8) for digits) each medoid is an image and
-        the leaves are laid out in blocks side by side (the figure stays
-        about as wide as tall); otherwise each leaf gets a panel of feature
-        profiles, one line per medoid, the legend outside the data. Returns
-        the matplotlib Figure."""
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import MaxNLocator
+    def _plotted_leaves(self, max_leaves) -> list:
+        return sorted((leaf for leaf in self.medoids if len(self.medoids[leaf])),
+                      key=lambda leaf: (-self.n_samples[leaf], leaf))[:max_leaves]
 
-        leaves = sorted((leaf for leaf in self.medoids if len(self.medoids[leaf])),
-                        key=lambda leaf: (-self.n_samples[leaf], leaf))[:max_leaves]
-        title = f"Medoids of the leaves of tree {self.tree} ({self.metric})"
+    def n_panels(self, image_shape=None, *, max_leaves=12) -> int:
+        """How many Axes :meth:`plot` draws on with these arguments (the
+        length of the ``ax`` sequence it takes): one per medoid image with
+        ``image_shape``, one per leaf otherwise, 1 when no leaf has rows."""
+        leaves = self._plotted_leaves(max_leaves)
         if not leaves:
-            figure, axis = plt.subplots(figsize=(4, 1))
-            axis.text(0.5, 0.5, "no leaf has rows", ha="center", va="center")
-            axis.set_axis_off()
-            return figure
-        if image_shape is not None:
+            return 1
+        if image_shape is None:
+            return len(leaves)
+        return sum(len(self.medoids[leaf]) for leaf in leaves)
+
+    def plot(self, image_shape=None, *, ax=None, max_leaves=12, cmap="gray_r"):
+        """Draw the prototypes of the largest ``max_leaves`` leaves and
+        return the :class:`matplotlib.figure.Figure` (the project's plotting
+        convention).
+
+        With ``image_shape`` (e.g. (8, 8) for digits) each medoid is an image,
+        one Axes per medoid, and a new figure lays the leaves out in blocks
+        side by side (about as wide as tall); otherwise each leaf gets an
+        Axes of feature profiles, one line per medoid, the legend outside the
+        data. ``ax``: None (a new figure) or a sequence of
+        ``n_panels(image_shape, max_leaves=...)`` Axes, filled in order
+        (leaves largest first)."""
+        from .._plotting import axes_for, pyplot
+
+        leaves = self._plotted_leaves(max_leaves)
+        title = f"Medoids of the leaves of tree {self.tree} ({self.metric}); (n): rows nearest each medoid"
+        if image_shape is not None and leaves:
             image_shape = tuple(int(size) for size in image_shape)
             width = self.prototypes[leaves[0]].shape[1]
             if int(np.prod(image_shape)) != width:
-                raise DataError(f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
-                                f"but the rows have {width} features")
-            k = max(len(self.medoids[leaf]) for leaf in leaves)
-            # blocks of k panels per leaf, as many blocks per row as keep
-            # the grid near square (no tall strip of three columns)
-            per_row = max(1, min(len(leaves), int(np.ceil(np.sqrt(len(leaves) / k)))))
-            n_rows = int(np.ceil(len(leaves) / per_row))
-            figure, axes = plt.subplots(n_rows, per_row * k, squeeze=False, layout="constrained",
-                                        figsize=(1.25 * per_row * k + 0.6, 1.45 * n_rows + 0.5))
-            used = set()
-            for index, leaf in enumerate(leaves):
-                row, block = divmod(index, per_row)
-                for column in range(len(self.medoids[leaf])):
-                    axis = axes[row, block * k + column]
-                    used.add((row, block * k + column))
-                    axis.set_xticks([])
-                    axis.set_yticks([])
-                    axis.imshow(self.prototypes[leaf][column].reshape(image_shape), cmap=cmap)
-                    axis.set_title(f"row {self.medoids[leaf][column]} ({self.cluster_sizes[leaf][column]})",
-                                   fontsize=7)
-                axes[row, block * k].set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
-            for (row, column), axis in np.ndenumerate(axes):
-                if (row, column) not in used:
-                    figure.delaxes(axis)  # cells without a medoid: nothing drawn, nothing counted
-            figure.suptitle(title + "; (n): rows nearest each medoid", fontsize=9)
-            return figure
-        figure, axes = plt.subplots(len(leaves), 1, figsize=(8.5, 1.5 * len(leaves) + 0.8), squeeze=False,
-                                    sharex=True, layout="constrained")
-        for row, leaf in enumerate(leaves):
-            axis = axes[row, 0]
+                raise ParameterError(f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
+                                     f"but the rows have {width} features")
+        if ax is not None:
+            figure, axes = axes_for(ax, self.n_panels(image_shape, max_leaves=max_leaves))
+        elif not leaves:
+            figure, axes = axes_for(None, 1, panel_size=(4, 1))
+        elif image_shape is not None:
+            figure, axes = self._image_grid(leaves, pyplot())
+        else:
+            figure, axes = axes_for(None, len(leaves), panel_size=(8.5, 1.5), ncols=1)
+            figure.set_size_inches(8.5, 1.5 * len(leaves) + 0.8)
+        if not leaves:
+            axes[0].text(0.5, 0.5, "no leaf has rows", ha="center", va="center")
+            axes[0].set_axis_off()
+        elif image_shape is not None:
+            self._draw_images(leaves, axes, image_shape, cmap)
+        else:
+            self._draw_profiles(leaves, axes, share=ax is None)
+        if ax is None and leaves:
+            figure.suptitle(title, fontsize=9)
+        return figure
+
+    def _image_grid(self, leaves, plt):
+        """A new figure: blocks of k image panels per leaf, as many blocks per
+        row as keep the grid near square; cells without a medoid removed.
+        Returns the medoids' Axes in drawing order."""
+        k = max(len(self.medoids[leaf]) for leaf in leaves)
+        per_row = max(1, min(len(leaves), int(np.ceil(np.sqrt(len(leaves) / k)))))
+        n_rows = int(np.ceil(len(leaves) / per_row))
+        figure, grid = plt.subplots(n_rows, per_row * k, squeeze=False, layout="constrained",
+                                    figsize=(1.25 * per_row * k + 0.6, 1.45 * n_rows + 0.5))
+        axes, used = [], set()
+        for index, leaf in enumerate(leaves):
+            row, block = divmod(index, per_row)
+            for column in range(len(self.medoids[leaf])):
+                axes.append(grid[row, block * k + column])
+                used.add((row, block * k + column))
+        for (row, column), axis in np.ndenumerate(grid):
+            if (row, column) not in used:
+                figure.delaxes(axis)  # cells without a medoid: nothing drawn, nothing counted
+        return figure, axes
+
+    def _draw_images(self, leaves, axes, image_shape, cmap) -> None:
+        panels = iter(axes)
+        for leaf in leaves:
+            for column in range(len(self.medoids[leaf])):
+                axis = next(panels)
+                axis.set_xticks([])
+                axis.set_yticks([])
+                axis.imshow(self.prototypes[leaf][column].reshape(image_shape), cmap=cmap)
+                axis.set_title(f"row {self.medoids[leaf][column]} ({self.cluster_sizes[leaf][column]})", fontsize=7)
+                if column == 0:
+                    axis.set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
+
+    def _draw_profiles(self, leaves, axes, share: bool) -> None:
+        from matplotlib.ticker import MaxNLocator
+
+        for axis, leaf in zip(axes, leaves):
             for column, values in enumerate(self.prototypes[leaf]):
                 axis.plot(values, marker=".", label=f"row {self.medoids[leaf][column]} "
                           f"({self.cluster_sizes[leaf][column]})")
@@ -243,15 +284,16 @@ class LeafMedoids:
             axis.tick_params(labelsize=7)
             # outside the data, on the right of each panel
             axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, frameon=False)
-        bottom = axes[-1, 0]
+        for axis in axes[:-1] if share else ():  # the user's Axes keep their own sharing
+            axis.sharex(axes[-1])
+            axis.tick_params(labelbottom=False)
+        bottom = axes[-1]
         if self.feature_names is not None and len(self.feature_names) <= 30:
             bottom.set_xticks(range(len(self.feature_names)))
             bottom.set_xticklabels(self.feature_names, rotation=60, ha="right", fontsize=7)
         else:
             bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # features are counted
             bottom.set_xlabel("feature index")
-        figure.suptitle(title + "; (n): rows nearest each medoid", fontsize=9)
-        return figure
 
 
 def _one_leaf(rows, values, n_medoids, metric_spec, p, algorithm, seed, max_iter):

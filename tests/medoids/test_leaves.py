@@ -117,7 +117,7 @@ def test_plot_images_and_profiles(digits_tree):
     assert len(figure.axes) == 6
     figure = result.plot(max_leaves=2)
     assert len(figure.axes) == 2
-    with pytest.raises(DataError, match="image_shape"):
+    with pytest.raises(ParameterError, match="image_shape"):
         result.plot(image_shape=(7, 7))
 
 

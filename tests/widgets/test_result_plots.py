@@ -1,5 +1,8 @@
-"""The result figures are tidy: legends outside the data, integer ticks on
-counted axes, image grids without empty cells."""
+"""Every result's ``plot`` follows the one convention (bandit_tree_tools._plotting):
+``plot(ax=None, ...)`` returns the Figure it drew on; ``ax`` is one Axes or a
+sequence of the documented number of Axes, and anything else is a
+ParameterError. And the figures are tidy: legends outside the data, integer
+ticks on counted axes, image grids without empty cells."""
 
 import numpy as np
 import pytest
@@ -13,6 +16,81 @@ from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 import bandit_tree_tools as btt  # noqa: E402
 
 
+# ------------------------------------------------------------ the convention
+# one case per result: (builder of the result, keyword arguments of plot,
+# number of Axes plot draws on). Each folder's owner keeps its own case.
+def _medoids_case():
+    X, y = load_digits(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X[:300], y[:300])
+    result = btt.leaf_medoids(model, X[:300], n_medoids=2, random_state=0)
+    return result, {"image_shape": (8, 8), "max_leaves": 3}, result.n_panels((8, 8), max_leaves=3)
+
+
+def _medoid_profiles_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    result = btt.leaf_medoids(model, X, n_medoids=2, random_state=0)
+    return result, {"max_leaves": 3}, 3
+
+
+def _bandit_prune_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:300], y[:300])
+    result = btt.bandit_prune(model, X[300:], y[300:], n_rounds=60, min_depth=2, random_state=0, progress=False)
+    return result, {}, 3
+
+
+def _resplit_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    return btt.resplit(model, X, y, random_state=0), {}, 1
+
+
+def _tsdt_trace_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=20, random_state=0).fit((X[:200, :4] > np.median(X[:200, :4], axis=0)).astype(int), y[:200])
+    return tsdt.trace_, {}, 1
+
+
+def _not_yet(reason):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+CASES = [
+    pytest.param(_medoids_case, id="LeafMedoids-images"),
+    pytest.param(_medoid_profiles_case, id="LeafMedoids-profiles"),
+    pytest.param(_bandit_prune_case, id="PruneResult-bandit",
+                 marks=_not_yet("PruneResult.plot still takes axes= and returns Axes")),
+    pytest.param(_resplit_case, id="ResplitResult",
+                 marks=_not_yet("ResplitResult.plot still returns the Axes")),
+    pytest.param(_tsdt_trace_case, id="SearchTrace",
+                 marks=_not_yet("SearchTrace.plot still returns the Axes")),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_plot_returns_the_figure_and_draws_on_the_axes_given(case):
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from bandit_tree_tools.exceptions import ParameterError
+
+    result, kwargs, n_panels = case()
+    figure = result.plot(**kwargs)
+    assert isinstance(figure, Figure)
+    plt.close(figure)
+    mine, axes = plt.subplots(1, n_panels, squeeze=False)
+    given = axes[0, 0] if n_panels == 1 else list(axes[0])
+    assert result.plot(ax=given, **kwargs) is mine  # drawn on the Axes given, not on a new figure
+    assert all(axis.has_data() or axis.images or axis.texts for axis in axes[0])
+    plt.close(mine)
+    _, wrong = plt.subplots(1, n_panels + 1, squeeze=False)
+    with pytest.raises(ParameterError, match="ax must be None or"):
+        result.plot(ax=list(wrong[0]), **kwargs)
+    plt.close("all")
+
+
+# ---------------------------------------------------------------- tidiness
 def legend_outside(axis) -> bool:
     figure = axis.figure
     figure.canvas.draw()
