@@ -1,0 +1,125 @@
+"""MABSplit kernels, candidates: the features drawn at a node and their
+candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
+
+import numba
+import numpy as np
+
+from ..bandits._random import randint as _randint
+from ..bandits._random import uniform as _uniform
+
+BINS_LINSPACE = 0
+BINS_QUANTILE = 1
+BINS_RANDOM = 2
+
+
+# ------------------------------------------------------------ candidates
+@numba.njit(cache=True)
+def _round_edge(value, round_float32):
+    if round_float32:
+        return np.float64(np.float32(value))
+    return value
+
+
+@numba.njit(cache=True)
+def _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum):
+    """Minimum and maximum of every candidate feature over the node's rows."""
+    for a in range(n_candidates):
+        minimum[a] = np.inf
+        maximum[a] = -np.inf
+    for i in range(lo, hi):
+        row = rows[i]
+        for a in range(n_candidates):
+            x = np.float64(X[row, candidates[a]])
+            if x < minimum[a]:
+                minimum[a] = x
+            if x > maximum[a]:
+                maximum[a] = x
+
+
+@numba.njit(cache=True)
+def _keep_increasing(values, count, upper, out_row):
+    """Copy sorted ``values[:count]`` into ``out_row`` without duplicates and
+    without values ``>= upper``; return how many were kept."""
+    kept = 0
+    for k in range(count):
+        v = values[k]
+        if v >= upper:
+            break
+        if kept == 0 or v > out_row[kept - 1]:
+            out_row[kept] = v
+            kept += 1
+    return kept
+
+
+@numba.njit(cache=True)
+def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_float32, rng, edges, n_edges):
+    """Candidate thresholds of every candidate feature at one node.
+
+    linspace: ``n_bins`` evenly spaced edges from the node's min to its max;
+    random: ``n_bins`` uniform draws in [min, max) (ExtraTrees-style);
+    quantile: ``n_bins`` quantiles of the first ``256 * n_bins`` rows of the
+    slice (a random sample, as the slice is in random order).
+    Edges are rounded to float32 when the comparison happens in float32, so a
+    threshold means the same thing to every library that reads it.
+    """
+    minimum = np.empty(n_candidates)
+    maximum = np.empty(n_candidates)
+    _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum)
+    values = np.empty(n_bins)
+    n = hi - lo
+    sample = np.empty(0, dtype=np.float64)
+    n_sample = 0
+    if mode == BINS_QUANTILE:
+        n_sample = min(n, 256 * n_bins)  # the slice is in random order: its head is a random sample
+        sample = np.empty(n_sample)
+    for a in range(n_candidates):
+        low = minimum[a]
+        high = maximum[a]
+        if not high > low:  # constant feature at this node
+            n_edges[a] = 0
+            continue
+        if mode == BINS_LINSPACE:
+            for k in range(n_bins):
+                if n_bins == 1:
+                    v = low
+                else:
+                    v = low + (high - low) * (k / (n_bins - 1.0))
+                values[k] = _round_edge(v, round_float32)
+        elif mode == BINS_RANDOM:
+            for k in range(n_bins):
+                values[k] = _round_edge(low + (high - low) * _uniform(rng), round_float32)
+            values.sort()
+        else:
+            feature = candidates[a]
+            for k in range(n_sample):
+                sample[k] = X[rows[lo + k], feature]
+            sample.sort()
+            for k in range(n_bins):
+                position = (n_sample - 1) * (k / max(n_bins - 1.0, 1.0))
+                below = np.int64(np.floor(position))
+                above = min(below + 1, n_sample - 1)
+                fraction = position - below
+                v = sample[below] + (sample[above] - sample[below]) * fraction
+                values[k] = _round_edge(v, round_float32)
+        n_edges[a] = _keep_increasing(values, n_bins, high, edges[a])
+
+
+@numba.njit(cache=True)
+def _draw_candidates(n_features, max_features, rng, permutation, candidates):
+    """A random subset of ``max_features`` features (all of them, in order,
+    when ``max_features >= n_features``)."""
+    if max_features >= n_features:
+        for f in range(n_features):
+            candidates[f] = f
+        return n_features
+    for f in range(n_features):
+        permutation[f] = f
+    for i in range(max_features):
+        j = i + _randint(rng, n_features - i)
+        tmp = permutation[i]
+        permutation[i] = permutation[j]
+        permutation[j] = tmp
+    for i in range(max_features):
+        candidates[i] = permutation[i]
+    candidates[:max_features].sort()
+    return max_features

@@ -1,0 +1,310 @@
+"""MABSplit kernels, the split of one node: batch insertion into histograms,
+scoring of every (feature, threshold) arm with the variance of its estimate,
+and the solver (successive elimination or one exact pass); conventions in
+:mod:`._kernels`."""
+
+import numba
+import numpy as np
+
+from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
+from ..tree._impurity import GINI, SQUARED_ERROR, class_impurity, variance_from_sums
+
+NO_SPLIT = -1
+
+# Two arms whose values differ by less than this (relative) induce, in exact
+# arithmetic, the same impurity; picking the lowest index among them keeps the
+# exact and the bandit solver on the same arm despite summation order.
+_TIE_EPS = 1e-12
+
+_INV_LN2 = 1.0 / np.log(2.0)
+
+
+# ------------------------------------------------------------- insertion
+@numba.njit(cache=True, inline="always")
+def _bin_of(x, edges, slot, count):
+    """Number of edges strictly below ``x``. A branch-free linear count: with
+    about ten edges it beats a binary search, whose branches mispredict."""
+    b = 0
+    for t in range(count):
+        b += x > edges[slot, t]
+    return b
+
+
+@numba.njit(cache=True, nogil=True)
+def _insert_batch(X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, hist):
+    """Insert rows ``rows[start:stop]`` into the histogram of every active
+    candidate feature; return the number of insertions (rows x features)."""
+    n_active = 0
+    for a in range(active.shape[0]):
+        if active[a]:
+            n_active += 1
+    if n_active == 0:
+        return 0
+    slots = np.empty(n_active, dtype=np.int64)
+    columns = np.empty(n_active, dtype=np.int64)
+    counts = np.empty(n_active, dtype=np.int64)
+    k = 0
+    for a in range(active.shape[0]):
+        if active[a]:
+            slots[k] = a
+            columns[k] = candidates[a]
+            counts[k] = n_edges[a]
+            k += 1
+    if is_regression:
+        for i in range(start, stop):
+            row = rows[i]
+            target = y_value[row] - shift
+            target2 = target * target
+            for k in range(n_active):
+                a = slots[k]
+                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k])
+                hist[a, b, 0] += 1.0
+                hist[a, b, 1] += target
+                hist[a, b, 2] += target2
+    else:
+        for i in range(start, stop):
+            row = rows[i]
+            code = y_code[row]
+            for k in range(n_active):
+                a = slots[k]
+                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k])
+                hist[a, b, code] += 1.0
+    return (stop - start) * n_active
+
+
+# --------------------------------------------------------------- scoring
+@numba.njit(cache=True, inline="always")
+def _class_impurity(counts, total, criterion):
+    """Gini or entropy (bits) of class counts (the shared definition,
+    :func:`bandit_tree_tools.tree._impurity.class_impurity`) and the
+    delta-method variance of its plug-in estimate from ``total`` draws.
+
+    With proportions ``p`` and a reference class ``K`` (the most frequent,
+    so ``log p_K`` is finite), the free parameters are ``p_j, j != K`` and
+    ``p_K = 1 - sum p_j``. Gradients (Tiwari et al. 2022, "MABSplit: Faster
+    Forest Training Using Multi-Armed Bandits", section 4 and appendix):
+    Gini ``dG/dp_j = -2 p_j + 2 p_K``; entropy ``dE/dp_j = log p_K - log p_j``.
+    Their multinomial covariance is ``(diag(p) - p p^T) / total``, so
+    ``var = (sum p_j g_j^2 - (sum p_j g_j)^2) / total`` over ``j != K``.
+    """
+    if total <= 0.0:
+        return 0.0, 0.0
+    impurity = class_impurity(counts, total, criterion)
+    n_classes = counts.shape[0]
+    reference = 0
+    for k in range(1, n_classes):
+        if counts[k] > counts[reference]:
+            reference = k
+    p_reference = counts[reference] / total
+    first = 0.0
+    second = 0.0
+    for k in range(n_classes):
+        p = counts[k] / total
+        if k == reference or p <= 0.0:
+            continue  # a class never seen has no variance to contribute
+        if criterion == GINI:
+            gradient = -2.0 * p + 2.0 * p_reference
+        else:
+            gradient = (np.log(p_reference) - np.log(p)) * _INV_LN2
+        first += p * gradient
+        second += p * gradient * gradient
+    variance = (second - first * first) / total
+    if variance < 0.0:
+        variance = 0.0
+    return impurity, variance
+
+
+@numba.njit(cache=True, inline="always")
+def _squared_error(count, total, total2):
+    """Variance of a child's targets (the shared
+    :func:`~bandit_tree_tools.tree._impurity.variance_from_sums`) and the
+    variance of that estimate, ``2 sigma^4 / n`` (sample variance of a
+    distribution with kurtosis 3)."""
+    if count <= 0.0:
+        return 0.0, 0.0
+    variance = variance_from_sums(count, total, total2)
+    return variance, 2.0 * variance * variance / count
+
+
+@numba.njit(cache=True, nogil=True)
+def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_samples_leaf, mu, var, valid):
+    """Estimate of every active arm's value and the variance of the estimate.
+
+    ``valid`` says whether both children are estimated to hold at least
+    ``min_samples_leaf`` of the node's ``n_node`` rows (exact once
+    ``n_sampled == n_node``). Variances carry the finite-population correction
+    ``(N - n) / (N - 1)`` of sampling without replacement, so they vanish when
+    the node's rows are used up.
+    """
+    width = hist.shape[2]
+    n = np.float64(n_sampled)
+    scale = n_node / n
+    correction = finite_population_factor(n, n_node)
+    total = np.empty(width)
+    left = np.empty(width)
+    right = np.empty(width)
+    for a in range(hist.shape[0]):
+        count = n_edges[a]
+        if count == 0:
+            continue
+        any_active = False
+        for t in range(count):
+            if arm_active[a, t]:
+                any_active = True
+                break
+        if not any_active:
+            continue
+        for c in range(width):
+            total[c] = 0.0
+            left[c] = 0.0
+        for b in range(count + 1):
+            for c in range(width):
+                total[c] += hist[a, b, c]
+        if criterion == SQUARED_ERROR:
+            parent, _ = _squared_error(total[0], total[1], total[2])
+        else:
+            parent, _ = _class_impurity(total, n, criterion)
+        for t in range(count):
+            for c in range(width):
+                left[c] += hist[a, t, c]
+            if not arm_active[a, t]:
+                continue
+            for c in range(width):
+                right[c] = total[c] - left[c]
+            if criterion == SQUARED_ERROR:
+                n_left = left[0]
+                impurity_left, var_left = _squared_error(left[0], left[1], left[2])
+                impurity_right, var_right = _squared_error(right[0], right[1], right[2])
+            else:
+                n_left = 0.0
+                for c in range(width):
+                    n_left += left[c]
+                impurity_left, var_left = _class_impurity(left, n_left, criterion)
+                impurity_right, var_right = _class_impurity(right, n - n_left, criterion)
+            w_left = n_left / n
+            w_right = 1.0 - w_left
+            mu[a, t] = w_left * impurity_left + w_right * impurity_right - parent
+            var[a, t] = (w_left * w_left * var_left + w_right * w_right * var_right) * correction
+            valid[a, t] = n_left * scale >= min_samples_leaf and (n - n_left) * scale >= min_samples_leaf
+
+
+@numba.njit(cache=True, inline="always")
+def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
+    """Lowest value among active valid arms; ties (within _TIE_EPS) go to the
+    lowest (slot, edge). Returns slot, edge, value (slot -1 when none)."""
+    best = np.inf
+    for a in range(n_candidates):
+        for t in range(n_edges[a]):
+            if arm_active[a, t] and valid[a, t] and mu[a, t] < best:
+                best = mu[a, t]
+    if best == np.inf:
+        return NO_SPLIT, NO_SPLIT, np.inf
+    band = best + _TIE_EPS * max(1.0, abs(best))
+    for a in range(n_candidates):
+        for t in range(n_edges[a]):
+            if arm_active[a, t] and valid[a, t] and mu[a, t] <= band:
+                return a, t, mu[a, t]
+    return NO_SPLIT, NO_SPLIT, np.inf
+
+
+# ---------------------------------------------------------------- solver
+@numba.njit(cache=True, nogil=True)
+def _find_split(
+    X,
+    rows,
+    lo,
+    hi,
+    candidates,
+    n_candidates,
+    edges,
+    n_edges,
+    y_code,
+    y_value,
+    shift,
+    criterion,
+    use_bandit,
+    batch_size,
+    z,
+    tie_tolerance,
+    min_samples_leaf,
+    hist,
+    arm_active,
+    mu,
+    var,
+    valid,
+    feature_active,
+):
+    """Best (slot, edge) of one node by successive elimination (PAPERS.md
+    section 2) or, with ``use_bandit=False``, by one exact pass over all rows.
+
+    Returns ``(slot, edge, value, insertions, rows_used)``; ``slot == -1``
+    when no valid arm reduces impurity.
+    """
+    n_node = hi - lo
+    is_regression = criterion == SQUARED_ERROR
+    for a in range(n_candidates):
+        for b in range(hist.shape[1]):
+            for c in range(hist.shape[2]):
+                hist[a, b, c] = 0.0
+        for t in range(arm_active.shape[1]):
+            arm_active[a, t] = t < n_edges[a]
+            valid[a, t] = False
+        feature_active[a] = n_edges[a] > 0
+    for a in range(n_candidates, feature_active.shape[0]):
+        feature_active[a] = False
+        for t in range(arm_active.shape[1]):
+            arm_active[a, t] = False  # the elimination step reads every arm of the arrays
+    n_sampled = 0
+    insertions = 0
+    while True:
+        if use_bandit:
+            # The node's rows are in random order (see _build_tree), so the
+            # next rows of the slice are a sample without replacement.
+            size = min(batch_size, n_node - n_sampled)
+            start = lo + n_sampled
+        else:
+            size = n_node
+            start = lo
+        insertions += _insert_batch(
+            X, rows, start, start + size, candidates, feature_active, edges, n_edges, y_code, y_value, shift,
+            is_regression, hist,
+        )
+        n_sampled += size
+        _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_samples_leaf, mu, var, valid)
+        if n_sampled >= n_node:
+            break  # estimates are exact now
+        # successive elimination: keep arms that may still be the best and may reduce impurity
+        for a in range(n_candidates):
+            for t in range(n_edges[a]):
+                if arm_active[a, t]:
+                    var[a, t] = normal_radius(var[a, t], z)  # var is rescored next round
+        eliminate(mu.reshape(-1), var.reshape(-1), arm_active.reshape(-1), valid.reshape(-1), STRICTLY_NEGATIVE)
+        remaining = 0
+        for a in range(n_candidates):
+            if not feature_active[a]:
+                continue
+            still = False
+            for t in range(n_edges[a]):
+                if arm_active[a, t]:
+                    still = True
+                    remaining += 1
+            feature_active[a] = still
+        if remaining == 0:
+            return NO_SPLIT, NO_SPLIT, np.inf, insertions, n_sampled
+        slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_candidates)
+        if remaining == 1 and slot != NO_SPLIT:
+            return slot, edge, value, insertions, n_sampled
+        if slot != NO_SPLIT and tie_tolerance > 0.0:
+            # every survivor within tie_tolerance of the best: they are ties, stop
+            band = value + tie_tolerance * abs(value)
+            all_tied = True
+            for a in range(n_candidates):
+                if not feature_active[a]:
+                    continue
+                for t in range(n_edges[a]):
+                    if arm_active[a, t] and not (valid[a, t] and mu[a, t] <= band):
+                        all_tied = False
+            if all_tied:
+                return slot, edge, value, insertions, n_sampled
+    slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_candidates)
+    return slot, edge, value, insertions, n_sampled
