@@ -89,22 +89,32 @@ def test_bandit_resplit_of_a_forest_regressor():
     assert np.mean((result.ensemble.predict(X) - y) ** 2) < np.mean((forest.predict(X) - y) ** 2)
 
 
-def test_resplit_on_a_lightgbm_random_forest_if_supported(data):
+def test_resplit_regrows_a_node_of_a_lightgbm_random_forest_regressor(data):
     lightgbm = pytest.importorskip("lightgbm")
     X, y = data
     model = lightgbm.LGBMRegressor(boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1,
                                    bagging_fraction=0.8, verbose=-1).fit(X, y.astype(float))
-    try:
-        ensemble = btt.from_model(model)
-    except (ImportError, AttributeError, btt.UnsupportedModelError) as error:
-        pytest.skip(f"no LightGBM importer yet: {error}")
-    try:
-        result = btt.resplit(ensemble, X, y.astype(float), nodes={0: [0]}, max_depth=2)
-    except UnsupportedModelError as error:
-        assert "boosted" in str(error)  # the importer keeps an intercept: refused, with the reason
-        return
+    old = btt.from_model(model)
+    # leaves of a LightGBM random forest regressor hold mean targets and its trees are averaged
+    assert (old.link, old.aggregation) == ("identity", "mean")
+    result = btt.resplit(model, X, y.astype(float), nodes={0: [0]}, max_depth=2, random_state=0)
+    assert result.n_insertions > 0
+    assert result.report["tree"].tolist() == [0] and result.report["new_feature"][0] >= 0
+    new = result.ensemble.trees[0]
+    assert new.max_depth == 2 and new.n_nodes <= 7
+    for index in (1, 2):  # trees not asked for are unchanged
+        np.testing.assert_array_equal(result.ensemble.trees[index].threshold, old.trees[index].threshold)
     exported = btt.to_model(result.ensemble)
     np.testing.assert_allclose(exported.predict(X), result.ensemble.predict(X), rtol=1e-12)
+
+
+def test_resplit_refuses_a_lightgbm_random_forest_classifier_whose_leaves_are_raw_scores(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = data
+    model = lightgbm.LGBMClassifier(boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1,
+                                    bagging_fraction=0.8, verbose=-1).fit(X, y)
+    with pytest.raises(UnsupportedModelError, match=r"looks boosted \(its link is 'sigmoid'"):
+        btt.resplit(model, X, y, nodes={0: [0]}, max_depth=2)
 
 
 def test_boosted_models_are_refused_with_the_reason(data):
