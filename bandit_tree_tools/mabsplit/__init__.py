@@ -1,4 +1,7 @@
-"""MABSplit: node splitting as a multi-armed bandit (PAPERS.md section 2).
+"""MABSplit: node splitting as a multi-armed bandit (Tiwari et al. 2022,
+"MABSplit: Faster Forest Training Using Multi-Armed Bandits", NeurIPS;
+chapter 3 and its Algorithm 3 in M. Tiwari's thesis "Accelerating Machine
+Learning Algorithms with Adaptive Sampling").
 
 - ``MABSplitTreeClassifier``, ``MABSplitTreeRegressor``,
   ``MABSplitForestClassifier``, ``MABSplitForestRegressor``: estimators with

@@ -81,8 +81,9 @@ def _class_impurity(counts, total, criterion):
 
     With proportions ``p`` and a reference class ``K`` (the most frequent,
     so ``log p_K`` is finite), the free parameters are ``p_j, j != K`` and
-    ``p_K = 1 - sum p_j``. Gradients (Tiwari et al. 2022, "MABSplit: Faster
-    Forest Training Using Multi-Armed Bandits", section 4 and appendix):
+    ``p_K = 1 - sum p_j``. Gradients (the delta method of MABSplit's
+    confidence intervals, Tiwari et al. 2022, "MABSplit: Faster Forest
+    Training Using Multi-Armed Bandits"):
     Gini ``dG/dp_j = -2 p_j + 2 p_K``; entropy ``dE/dp_j = log p_K - log p_j``.
     Their multinomial covariance is ``(diag(p) - p p^T) / total``, so
     ``var = (sum p_j g_j^2 - (sum p_j g_j)^2) / total`` over ``j != K``.
@@ -234,8 +235,11 @@ def _find_split(
     valid,
     feature_active,
 ):
-    """Best (slot, edge) of one node by successive elimination (PAPERS.md
-    section 2) or, with ``use_bandit=False``, by one exact pass over all rows.
+    """Best (slot, edge) of one node by successive elimination (MABSplit,
+    Algorithm 3 of chapter 3 of M. Tiwari's thesis "Accelerating Machine
+    Learning Algorithms with Adaptive Sampling"; the step itself is
+    :func:`bandit_tree_tools.bandits.eliminate`) or, with
+    ``use_bandit=False``, by one exact pass over all rows.
 
     Returns ``(slot, edge, value, insertions, rows_used)``; ``slot == -1``
     when no valid arm reduces impurity.

@@ -27,7 +27,9 @@ Conventions shared by every kernel
   squares]`` of the target minus the node mean (centred, so the variance does
   not cancel catastrophically).
 - Arm value ``mu = n_L/n I(L) + n_R/n I(R) - I(parent)``: lower is better,
-  negative means the split reduces impurity (PAPERS.md section 2).
+  negative means the split reduces impurity (Tiwari et al. 2022, "MABSplit:
+  Faster Forest Training Using Multi-Armed Bandits", equation (3.1) of
+  chapter 3 of M. Tiwari's thesis, minus the parent's impurity).
 - Random numbers come from the kernels' one generator with an explicit state
   (:mod:`bandit_tree_tools.bandits._random`), so results depend only on the
   seed, not on the thread or process.
