@@ -14,7 +14,8 @@ import numba
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, UnsupportedModelError
+from .._validation import Options, check_params
+from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, node_parent
 from ..tree._impurity import impurity_of_counts
 from ._common import check_weights, finish, prepare, to_ensemble
@@ -22,6 +23,10 @@ from ._evaluator import check_target
 
 CRITERIA = ("gini", "entropy", "log_loss", "squared_error")
 SCORINGS = ("score", "accuracy")
+
+# what the parameters of cost_complexity_path / cost_complexity_prune accept (_validation.check_params)
+PATH_PARAMETERS = {"criterion": [Options(CRITERIA), None]}
+PRUNE_PARAMETERS = {**PATH_PARAMETERS, "scoring": [Options(SCORINGS)], "weights": ["array-like"]}
 
 
 def _node_statistics(tree, leaves, target):
@@ -98,7 +103,7 @@ def _check_criterion(criterion, ensemble: Ensemble):
         return "gini" if ensemble.task == "classification" else "squared_error"
     allowed = CRITERIA[:3] if ensemble.task == "classification" else CRITERIA[3:]
     if criterion not in allowed:
-        raise ValueError(f"criterion for a {ensemble.task} model must be one of {allowed}, got {criterion!r}")
+        raise ParameterError(f"criterion for a {ensemble.task} model must be one of {allowed}, got {criterion!r}")
     return criterion
 
 
@@ -118,6 +123,7 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     Returns one dict per tree with ``ccp_alphas`` and ``impurities`` (as
     scikit-learn's ``cost_complexity_pruning_path``) and ``nodes``: the node
     collapsed at each step (-1 for the unpruned tree)."""
+    check_params(dict(criterion=criterion), PATH_PARAMETERS, owner="cost_complexity_path")
     ensemble = to_ensemble(model)
     criterion = _check_criterion(criterion, ensemble)
     X = ensemble.check_X(X_train)
@@ -159,8 +165,8 @@ def cost_complexity_prune(
     gradients, not the target.
     """
     started = time.perf_counter()
-    if scoring not in SCORINGS:
-        raise ValueError(f"scoring must be one of {SCORINGS}, got {scoring!r}")
+    check_params(dict(criterion=criterion, scoring=scoring, weights=weights), PRUNE_PARAMETERS,
+                 owner="cost_complexity_prune")
     weights = check_weights(weights)
     ensemble = to_ensemble(model)
     _refuse_boosted(ensemble)

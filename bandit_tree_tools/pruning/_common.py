@@ -32,7 +32,7 @@ def check_weights(weights) -> tuple:
             f"weights must be three numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); got {weights!r}"
         ) from None
     if len(weights) != 3 or not all(np.isfinite(weights)):
-        raise ValueError(
+        raise ParameterError(
             f"weights must be three finite numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); "
             f"got {weights!r}"
         )

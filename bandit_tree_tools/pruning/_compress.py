@@ -52,14 +52,14 @@ of the unpruned model's. One step:
    figures are in the README.)
 """
 
-import numbers
 import time
 
 import numpy as np
 import pandas as pd
 
+from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
-from ._common import rng_from, to_ensemble
+from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
 from ._compress_search import FAR, _Search
 from ._evaluator import check_target
@@ -68,6 +68,18 @@ from ._result import PruneResult
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
+
+# what each parameter of prune accepts (checked by _validation.check_params)
+PRUNE_PARAMETERS = {
+    "tolerance": [Interval(float, 0, None, closed="left")],
+    "metric": [Options(METRICS), None],
+    "search": [Options(SEARCHES)],
+    "confidence": [Interval(float, 0, None, closed="neither")],
+    "refit": ["boolean"],
+    "random_state": ["random_state"],
+    "progress": ["boolean"],
+    "callback": [callable, None],
+}
 
 
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
@@ -122,15 +134,12 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``to_model()``.
     """
     started = time.perf_counter()
+    check_params(dict(tolerance=tolerance, metric=metric, search=search, confidence=confidence, refit=refit,
+                      random_state=random_state, progress=progress, callback=callback), PRUNE_PARAMETERS,
+                 owner="prune")
     ensemble = to_ensemble(model)
-    tolerance = _check_tolerance(tolerance)
+    tolerance = _check_tolerance(tolerance)  # and finite
     metric = _check_metric(metric, ensemble)
-    if search not in SEARCHES:
-        raise ParameterError(f"search must be one of {SEARCHES}, got {search!r}")
-    if not isinstance(confidence, numbers.Real) or isinstance(confidence, bool) or not confidence > 0:
-        raise ParameterError(f"confidence must be a positive number of standard errors (or inf), got {confidence!r}")
-    if callback is not None and not callable(callback):
-        raise ParameterError(f"callback must be callable (it receives a dict per step), got {type(callback).__name__}")
     X_val = ensemble.check_X(X_val)
     if X_val.shape[0] == 0:
         raise DataError("X_val has no rows; pruning needs validation rows")
@@ -138,7 +147,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     if (X_train is None) != (y_train is None):
         raise ParameterError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
                              "or neither")
-    rng = rng_from(random_state)
+    rng = check_random_state(random_state)
     halves = _halves(target, rng) if X_train is None else None
     _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
     if X_train is not None:

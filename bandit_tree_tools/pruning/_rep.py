@@ -14,9 +14,12 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._validation import Options, check_params
 from ._common import check_weights, finish, prepare
 
 SCORINGS = ("accuracy", "score")
+# what the parameters of reduced_error_prune accept (_validation.check_params)
+PARAMETERS = {"scoring": [Options(SCORINGS)], "weights": ["array-like"]}
 
 
 def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weights=(1.0, 2.5, 1.0)):
@@ -34,8 +37,7 @@ def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weigh
     Nodes whose collapsed value the model does not store are skipped.
     """
     started = time.perf_counter()
-    if scoring not in SCORINGS:
-        raise ValueError(f"scoring must be one of {SCORINGS}, got {scoring!r}")
+    check_params(dict(scoring=scoring, weights=weights), PARAMETERS, owner="reduced_error_prune")
     weights = check_weights(weights)
     select_weights = (1.0, 0.0, 0.0) if scoring == "accuracy" else weights
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, select_weights)

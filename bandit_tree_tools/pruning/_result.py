@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._plotting import axes_for
 from ..exceptions import ParameterError
 from ..tree import Ensemble
 from ..tree._links import LINK_CODES
@@ -186,21 +187,34 @@ class PruneResult:
         return pd.DataFrame(rows).T
 
     # ----------------------------------------------------------------- display
-    def plot(self, axes=None):
-        """Reward per round, mean reward per arm and score versus the number
-        of pruned branches (bandit); the score along the path (baselines).
-        Returns the matplotlib axes."""
-        import matplotlib.pyplot as plt
+    def plot(self, ax=None, *, axes=None):
+        """Draw the result and return the matplotlib ``Figure``.
 
+        ``prune`` results: the validation metric against the model size along
+        the path (one Axes). Bandit pruning: reward per round, mean reward per
+        arm and the score against the number of pruned branches (three Axes).
+        The baselines: the score of the candidates (one Axes).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, sequence of Axes, or None
+            Where to draw: one Axes, or the three Axes of a bandit result;
+            None draws on a new figure.
+        axes : deprecated
+            The former name of ``ax``.
+        """
+        import warnings
+
+        if axes is not None:
+            warnings.warn("PruneResult.plot(axes=...) is deprecated; pass ax=... instead", FutureWarning,
+                          stacklevel=2)
+            ax = axes if ax is None else ax
         if self.method == "compress":
-            return self._plot_path(axes)
+            figure, (axis,) = axes_for(ax, 1, panel_size=(6.0, 3.6))
+            self._plot_path(axis)
+            return figure
         panels = 3 if len(self.history) else 1
-        if axes is None:
-            _, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.4), squeeze=False)
-            axes = axes[0]
-        axes = np.atleast_1d(axes)
-        if len(axes) < panels:
-            raise ValueError(f"plot needs {panels} axes for a {self.method} result, got {len(axes)}")
+        figure, axes = axes_for(ax, panels)
         if panels == 3:
             rounds, rewards = self.history["round"].to_numpy(), self.history["reward"].to_numpy()
             axes[0].plot(rounds, rewards, ".", markersize=2, alpha=0.4, label="reward")
@@ -220,17 +234,12 @@ class PruneResult:
             last.axhline(chosen, color="tab:red", linestyle=":", label="chosen")
             last.legend(loc="best", fontsize="small")
             last.set(xlabel=x_name.replace("_", " "), ylabel="validation score", title="Score of the candidates")
-        return axes
+        return figure
 
-    def _plot_path(self, ax=None):
+    def _plot_path(self, ax):
         """Validation metric against model size along the path of ``prune``."""
-        import matplotlib.pyplot as plt
         from matplotlib.ticker import ScalarFormatter
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.0, 3.6), layout="constrained")
-        elif isinstance(ax, np.ndarray):
-            ax = ax.ravel()[0]
         path, metric = self.path, self.params["metric"]
         bound = self.metric_bound
         inside = path["within_tolerance"].to_numpy()

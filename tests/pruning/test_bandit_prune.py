@@ -106,7 +106,7 @@ def test_result_contents():
     assert result.path["score"].max() == pytest.approx(result.metrics.loc["after", "score"])
     text = repr(result)
     assert text.startswith("PruneResult(method='bandit'") and "before" in text and "log_loss" in text
-    axes = result.plot()
+    axes = result.plot().axes
     assert len(axes) == 3 and axes[0].get_title() == "Reward per round"
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from bandit_tree_tools.exceptions import UnsupportedModelError
+from bandit_tree_tools.exceptions import ParameterError, UnsupportedModelError
 from bandit_tree_tools.pruning import cost_complexity_path, cost_complexity_prune, reduced_error_prune
 from bandit_tree_tools.tree import collapse
 from tests.oracles.pruning import reference_output, reference_rep, reference_score
@@ -54,7 +54,7 @@ def test_alpha_chosen_on_validation_equals_refitting_scikit_learn():
     assert result.metrics.loc["after", "leaves"] == refits[best].get_n_leaves()
     assert result.path["score"].iloc[0] == pytest.approx(scores[0])
     assert repr(result).startswith("PruneResult(method='cost_complexity'")
-    assert len(result.plot()) == 1
+    assert len(result.plot().axes) == 1
 
 
 def test_forest_prunes_every_tree_at_one_alpha_and_never_loses_on_validation():
@@ -81,10 +81,14 @@ def test_boosted_models_are_refused():
 
 def test_bad_ccp_input():
     ensemble, X, y = ZOO["tree_binary"]
-    with pytest.raises(ValueError, match=r"criterion for a classification model must be one of"):
+    with pytest.raises(ParameterError, match=r"criterion for a classification model must be one of"):
         cost_complexity_prune(ensemble, X, y, X, y, criterion="squared_error")
-    with pytest.raises(ValueError, match="scoring must be one of"):
+    with pytest.raises(ParameterError, match="criterion of cost_complexity_path must be one of .*, got 'mse'"):
+        cost_complexity_path(ensemble, X, y, criterion="mse")
+    with pytest.raises(ParameterError, match="scoring of cost_complexity_prune must be one of 'accuracy', 'score'"):
         cost_complexity_prune(ensemble, X, y, X, y, scoring="f1")
+    with pytest.raises(ParameterError, match="weights must be three finite numbers"):
+        cost_complexity_prune(ensemble, X, y, X, y, weights=(1.0, 2.0))
 
 
 @pytest.mark.parametrize("name", sorted(ZOO))
@@ -102,8 +106,10 @@ def test_reduced_error_pruning_with_the_paper_score():
     result = reduced_error_prune(ensemble, X, y, scoring="score")
     assert pairs(result) == reference_rep(ensemble, X, y, (1.0, 2.5, 1.0))
     assert result.metrics.loc["after", "score"] >= result.metrics.loc["before", "score"] - 1e-12
-    with pytest.raises(ValueError, match="scoring must be one of"):
+    with pytest.raises(ParameterError, match="scoring of reduced_error_prune must be one of 'accuracy', 'score'"):
         reduced_error_prune(ensemble, X, y, scoring="mse")
+    with pytest.raises(ParameterError, match="weights of reduced_error_prune must be array-like, got 'abc'"):
+        reduced_error_prune(ensemble, X, y, weights="abc")
 
 
 @pytest.mark.parametrize("library", ["lightgbm", "xgboost"])

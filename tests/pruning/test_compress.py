@@ -8,7 +8,7 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.pruning import _compress_kernels, _compress_metrics, _compress_search, _compress_state
 from bandit_tree_tools.pruning._evaluator import check_target
 
@@ -114,7 +114,7 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = result.plot()
+    ax = result.plot().axes[0]
     assert ax.get_xscale() == "log"
     assert "chosen" in " ".join(text.get_text() for text in ax.get_legend().get_texts())
     assert "compress" in repr(result)
@@ -239,10 +239,12 @@ def test_regression_metrics_and_pandas_input():
 def test_bad_input(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
     prune = lightgbm_binary
-    for tolerance in (-0.1, np.nan, np.inf, "half"):
-        with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
+    for tolerance in (-0.1, np.nan, "half", True):
+        with pytest.raises(ParameterError, match=r"tolerance of prune must be a float in \[0, inf\)"):
             btt.prune(prune, X_val, y_val, tolerance=tolerance, progress=False)
-    with pytest.raises(ValueError, match="unknown metric 'f1'; known metrics: balanced_accuracy, accuracy"):
+    with pytest.raises(ParameterError, match="tolerance must be a finite number >= 0"):
+        btt.prune(prune, X_val, y_val, tolerance=np.inf, progress=False)
+    with pytest.raises(ParameterError, match="metric of prune must be one of 'accuracy', .* or None, got 'f1'"):
         btt.prune(prune, X_val, y_val, metric="f1", progress=False)
     Xr, yr = make_regression(400, 4, random_state=0)
     regressor = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(Xr, yr)
@@ -256,11 +258,13 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.prune(prune, X_val[:120], y_val[:120], progress=False)
     with pytest.raises(ValueError, match="pass X_train and y_train together"):
         btt.prune(prune, X_val, y_val, X_train=X_train, progress=False)
-    with pytest.raises(ValueError, match="search must be one of"):
+    with pytest.raises(ParameterError, match="search of prune must be one of 'bandit', 'exact', got 'greedy'"):
         btt.prune(prune, X_val, y_val, search="greedy", progress=False)
-    with pytest.raises(ValueError, match="confidence must be a positive number"):
+    with pytest.raises(ParameterError, match=r"confidence of prune must be a float in \(0, inf\), got 0"):
         btt.prune(prune, X_val, y_val, confidence=0, progress=False)
-    with pytest.raises(TypeError, match="callback must be callable"):
+    with pytest.raises(ParameterError, match="callback of prune must be a callable or None, got 'print'"):
         btt.prune(prune, X_val, y_val, callback="print", progress=False)
+    with pytest.raises(ParameterError, match="random_state of prune must be a random state"):
+        btt.prune(prune, X_val, y_val, random_state=-1, progress=False)
     with pytest.raises(ValueError, match="choose\\(\\) needs a result of btt.prune"):
         btt.reduced_error_prune(prune, X_val, y_val).choose(0.01)

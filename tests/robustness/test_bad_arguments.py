@@ -51,6 +51,18 @@ CASES = {
     "bandit_prune NaN in y": (
         lambda: btt.bandit_prune(TREE, X, y_nan, progress=False), btt.DataError, r"y_val has 1 missing targets.*row 3"
     ),
+    "prune random_state": (
+        lambda: btt.prune(TREE, X, y, random_state=-1, progress=False), btt.ParameterError,
+        r"random_state of prune must be a random state",
+    ),
+    "reduced_error_prune scoring": (
+        lambda: btt.reduced_error_prune(TREE, X, y, scoring="f1"), btt.ParameterError,
+        r"scoring of reduced_error_prune must be one of 'accuracy', 'score', got 'f1'",
+    ),
+    "cost_complexity_path criterion": (
+        lambda: btt.cost_complexity_path(TREE, X, y, criterion="mse"), btt.ParameterError,
+        r"criterion of cost_complexity_path must be one of",
+    ),
     "reduced_error_prune NaN in y": (
         lambda: btt.reduced_error_prune(TREE, X, y_nan), btt.DataError, r"y_val has 1 missing targets"
     ),

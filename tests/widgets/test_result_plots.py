@@ -40,6 +40,18 @@ def _bandit_prune_case():
     return result, {}, 3
 
 
+def _compress_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:300], y[:300])
+    return btt.prune(model, X[300:], y[300:], tolerance=0.05, random_state=0, progress=False), {}, 1
+
+
+def _baseline_prune_case():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:300], y[:300])
+    return btt.reduced_error_prune(model, X[300:], y[300:]), {}, 1
+
+
 def _resplit_case():
     X, y = load_breast_cancer(return_X_y=True)
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
@@ -59,8 +71,9 @@ def _not_yet(reason):
 CASES = [
     pytest.param(_medoids_case, id="LeafMedoids-images"),
     pytest.param(_medoid_profiles_case, id="LeafMedoids-profiles"),
-    pytest.param(_bandit_prune_case, id="PruneResult-bandit",
-                 marks=_not_yet("PruneResult.plot still takes axes= and returns Axes")),
+    pytest.param(_bandit_prune_case, id="PruneResult-bandit"),
+    pytest.param(_compress_case, id="PruneResult-compress"),
+    pytest.param(_baseline_prune_case, id="PruneResult-reduced-error"),
     pytest.param(_resplit_case, id="ResplitResult",
                  marks=_not_yet("ResplitResult.plot still returns the Axes")),
     pytest.param(_tsdt_trace_case, id="SearchTrace",
@@ -87,6 +100,16 @@ def test_plot_returns_the_figure_and_draws_on_the_axes_given(case):
     _, wrong = plt.subplots(1, n_panels + 1, squeeze=False)
     with pytest.raises(ParameterError, match="ax must be None or"):
         result.plot(ax=list(wrong[0]), **kwargs)
+    plt.close("all")
+
+
+def test_prune_result_plot_axes_keyword_still_works_with_a_warning():
+    import matplotlib.pyplot as plt
+
+    result, _, n_panels = _bandit_prune_case()
+    mine, axes = plt.subplots(1, n_panels)
+    with pytest.warns(FutureWarning, match=r"plot\(axes=...\) is deprecated; pass ax="):
+        assert result.plot(axes=axes) is mine
     plt.close("all")
 
 
