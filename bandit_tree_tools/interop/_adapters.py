@@ -18,19 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import ConversionError, DataError, UnsupportedModelError, missing_dependency
+from ._native_errors import first_line
 
 SUPPORTED = (
     "scikit-learn: DecisionTree/ExtraTree Classifier/Regressor, RandomForest*, ExtraTrees*, "
     "GradientBoosting*, HistGradientBoosting*; LightGBM: Booster, LGBMClassifier, LGBMRegressor; "
     "XGBoost: Booster, XGBClassifier, XGBRegressor; bandit_tree_tools estimators (ensemble_)"
 )
-
-
-def first_line(error: BaseException) -> str:
-    """The first non-empty line of an error message (XGBoost appends a C++
-    stack trace to its messages; the first line says what is wrong)."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
 
 
 def _check_readable(path: Path) -> None:
@@ -294,19 +288,6 @@ def adapter_for_path(path) -> Adapter:
             return adapter
     known = "; ".join(f"{'/'.join(adapter.extensions)} ({adapter.name})" for adapter in ADAPTERS.values())
     raise UnsupportedModelError(f"cannot tell the format of {path.name!r} from its suffix; expected {known}")
-
-
-def native_errors() -> tuple:
-    """The libraries' own error types, for the libraries already imported
-    (they do not all subclass ValueError)."""
-    import sys
-
-    errors = []
-    for module, name in (("lightgbm.basic", "LightGBMError"), ("xgboost.core", "XGBoostError")):
-        loaded = sys.modules.get(module)
-        if loaded is not None and hasattr(loaded, name):
-            errors.append(getattr(loaded, name))
-    return tuple(errors)
 
 
 __all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_for_path"]

@@ -108,6 +108,7 @@ from . import _lightgbm_text as text
 from ._lightgbm_export import check_exportable, split_importances, tree_digest, tree_fields
 from ._lightgbm_text import LIGHTGBM_ZERO, objective_link  # noqa: F401 (LIGHTGBM_ZERO: part of this module's names)
 from ._lightgbm_trees import build_trees
+from ._native_errors import first_line
 from ._payload import LightGBMPayload, payload_of, with_payload
 
 __all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster"]
@@ -268,9 +269,14 @@ def checked_model_string(model_text: str) -> str:
 
 
 def booster_from_string(model_text: str):
-    """``lightgbm.Booster(model_str=model_text)``, after :func:`checked_model_string`."""
+    """``lightgbm.Booster(model_str=model_text)``, after :func:`checked_model_string`.
+    A text LightGBM still refuses raises ConversionError (not LightGBMError)."""
     lgb = _lightgbm()
-    return lgb.Booster(model_str=checked_model_string(model_text))
+    checked = checked_model_string(model_text)
+    try:
+        return lgb.Booster(model_str=checked)
+    except lgb.basic.LightGBMError as error:
+        raise ConversionError(f"LightGBM refused the model string: {first_line(error)}") from None
 
 
 def load_booster(path) -> "lightgbm.Booster":  # noqa: F821

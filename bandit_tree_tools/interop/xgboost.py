@@ -85,6 +85,7 @@ import numpy as np
 from ..exceptions import ConversionError, NotFittedError, ParameterError, UnsupportedModelError, missing_dependency
 from ..tree import Ensemble, Source
 from . import _xgboost_ubjson as ubjson
+from ._native_errors import first_line
 from ._payload import XGBoostPayload, payload_of, with_payload
 from ._xgboost_base_score import parse_base_score, to_margin
 from ._xgboost_document import check_exportable, model_document, set_num_trees
@@ -293,7 +294,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             raise NotFittedError(
                 "this XGBoost Booster has no model yet; train it (xgboost.train) or load one before importing it"
             ) from None
-        raise
+        raise ConversionError(f"XGBoost could not write this model: {first_line(error)}") from None
     document = ubjson.loads(raw)
     config = json.loads(booster.save_config())
     learner = document["learner"]
@@ -511,7 +512,10 @@ def to_xgboost(ensemble: Ensemble):
     xgboost = _xgboost()
     document = model_document(ensemble, payload)
     booster = xgboost.Booster()
-    booster.load_model(ubjson.dumps(document))
+    try:
+        booster.load_model(ubjson.dumps(document))
+    except xgboost.core.XGBoostError as error:
+        raise ConversionError(f"XGBoost refused the exported model: {first_line(error)}") from None
     config = json.loads(payload.config)
     set_num_trees(config, ensemble.n_trees)
     # the configuration repeats the model's parameters; keep them in step

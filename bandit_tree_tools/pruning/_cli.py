@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from ..exceptions import BanditTreeToolsError, DataError
-from ..interop._adapters import adapter_for_path, first_line, native_errors
+from ..interop import adapter_for_path
+from ..interop._native_errors import first_line, native_errors
 
 def register(subparsers) -> None:
     from ..bandits import POLICIES
