@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._plotting import axes_for
 from .._validation import Interval, Options, check_random_state, seed_from
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
@@ -78,12 +79,20 @@ class ResplitResult:
     def plot(self, ax=None):
         """Old vs new impurity reduction of every selected node (same rows):
         points above the diagonal gained from the re-split. Colour: whether
-        the new split uses the old feature; size: rows at the
-        node. The legend sits outside the data. Returns the Axes."""
-        import matplotlib.pyplot as plt
+        the new split uses the old feature; size: rows at the node. The
+        legend sits outside the data.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(7.5, 4.5), layout="constrained")
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; None makes a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on (the library's plotting convention).
+        """
+        figure, (ax,) = axes_for(ax, 1, panel_size=(7.5, 4.5))
         report = self.report
         old, new = report["old_reduction"], report["new_reduction"]
         same = report["old_feature"] == report["new_feature"]
@@ -104,7 +113,7 @@ class ResplitResult:
         ax.set_ylabel("new split: impurity reduction")
         ax.set_title(f"Re-split nodes ({len(old)}; point size: rows at the node)", fontsize=10)
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, frameon=False, fontsize=8)
-        return ax
+        return figure
 
 
 def _check_resplittable(ensemble: Ensemble) -> None:

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .._plotting import axes_for
 from .._validation import Interval, Options
 from ..bandits._random import kernel_rng
 from ..mabsplit._params import check_params_and_finite
@@ -176,18 +177,26 @@ class SearchTrace:
     sd: np.ndarray
 
     def plot(self, ax=None):
-        """Mean with a +-2 sd band against the iteration number."""
-        import matplotlib.pyplot as plt
+        """Mean with a +-2 sd band against the iteration number.
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 3.5))
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; None makes a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure drawn on (the library's plotting convention).
+        """
+        figure, (ax,) = axes_for(ax, 1, panel_size=(6, 3.5))
         steps = np.arange(1, len(self.mean) + 1)
         ax.plot(steps, self.mean, label="root posterior mean")
         ax.fill_between(steps, self.mean - 2 * self.sd, self.mean + 2 * self.sd, alpha=0.25, label="+-2 sd")
         ax.set_xlabel("iteration")
         ax.set_ylabel("accuracy - lambda * splits")
         ax.legend(loc="lower right")
-        return ax
+        return figure
 
     def __repr__(self) -> str:
         if len(self.mean) == 0:

@@ -252,8 +252,8 @@ def test_time_limit_stops_early():
 def test_trace_plot_and_repr():
     X, y = or_of_equal(n_rows=100)
     model = TSDTClassifier(max_iter=20, random_state=0).fit(X, y)
-    ax = model.trace_.plot()
-    assert len(ax.lines) == 1
+    figure = model.trace_.plot()
+    assert len(figure.axes) == 1 and len(figure.axes[0].lines) == 1
     assert "n_iterations=20" in repr(model.trace_)
 
 

@@ -74,10 +74,8 @@ CASES = [
     pytest.param(_bandit_prune_case, id="PruneResult-bandit"),
     pytest.param(_compress_case, id="PruneResult-compress"),
     pytest.param(_baseline_prune_case, id="PruneResult-reduced-error"),
-    pytest.param(_resplit_case, id="ResplitResult",
-                 marks=_not_yet("ResplitResult.plot still returns the Axes")),
-    pytest.param(_tsdt_trace_case, id="SearchTrace",
-                 marks=_not_yet("SearchTrace.plot still returns the Axes")),
+    pytest.param(_resplit_case, id="ResplitResult"),
+    pytest.param(_tsdt_trace_case, id="SearchTrace"),
 ]
 
 
@@ -142,7 +140,7 @@ def test_resplit_figure_is_tidy():
     X, y = load_breast_cancer(return_X_y=True)
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
     result = btt.resplit(model, X, y, random_state=0)
-    axis = result.plot()
+    (axis,) = result.plot().axes
     assert legend_outside(axis)
     labels = [text.get_text() for text in axis.get_legend().get_texts()]
     assert "no change" in labels and any(label.startswith(("same feature", "another feature")) for label in labels)
