@@ -13,7 +13,10 @@ when their models are first read or written (``check_version``). A version
 that is too old raises :class:`~bandit_tree_tools.MissingDependencyError`.
 """
 
+import os
 import re
+import sys
+import tempfile
 from importlib import import_module
 from importlib import metadata
 
@@ -72,6 +75,42 @@ def check_version(distribution: str, *, required: bool = False) -> str | None:
         )
     return installed
 
+
+def _writable(folder: str) -> bool:
+    """Whether files can be created in ``folder`` (made if missing), tried the
+    way numba tries its cache folders (``os.access`` is not enough: root, or a
+    read-only mount)."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        return True
+    except OSError:
+        return False
+
+
+def _choose_numba_cache_dir():
+    """numba's cache folder when the package folder is read-only (see
+    ``_numba_config``); None when numba's own choice, next to the sources, stands."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    if _writable(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tree", "__pycache__")):
+        return None
+    home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    candidates = [
+        os.path.join(home_cache, "bandit_tree_tools", "numba"),
+        os.path.join(tempfile.gettempdir(), f"bandit_tree_tools-numba-{getattr(os, 'getuid', lambda: 'user')()}"),
+    ]
+    folder = next((candidate for candidate in candidates if _writable(candidate)), None)
+    if folder is not None:
+        os.environ["NUMBA_CACHE_DIR"] = folder
+        if "numba" in sys.modules:
+            sys.modules["numba"].config.CACHE_DIR = folder
+    return folder
+
+
+# before any module of the package defines a kernel: numba chooses a kernel's
+# cache folder when the kernel is defined
+_NUMBA_CACHE_DIR = _choose_numba_cache_dir()
 
 _MINIMUMS = _minimums()
 # the packages every capability needs, checked once at import (metadata only, nothing is imported)
@@ -156,8 +195,6 @@ def __getattr__(name):
         raise AttributeError(f"module 'bandit_tree_tools' has no attribute {name!r}") from None
     if name in _NEEDS:
         check_version(_NEEDS[name])
-    # numba's cache folder and threading layer, before any kernel is defined
-    import_module("bandit_tree_tools._numba_config")
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value

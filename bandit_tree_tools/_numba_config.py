@@ -32,55 +32,23 @@ is not writable and ``NUMBA_CACHE_DIR`` is not set, this module sets it to
 ``bandit_tree_tools-numba-<uid>`` in the temporary folder when the home
 folder is not writable either. ``NUMBA_CACHE_DIR`` moves the cache of every
 numba user of the process, so it is set only then; set it yourself to choose
-the place. It is set before numba is imported (``bandit_tree_tools`` loads this
-module before any of its kernels are defined), and on ``numba.config`` if numba
-was imported already.
+the place. It is set when ``bandit_tree_tools`` is imported, before numba is
+(and on ``numba.config`` if numba was imported already).
 """
 
 import ctypes
 import os
 import sys
-import tempfile
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+from . import _NUMBA_CACHE_DIR
 
+#: where the kernels are cached when the package folder is read-only (None: next
+#: to the sources); chosen by the package's ``__init__``, which runs before any
+#: module that defines a kernel (numba picks a function's cache folder when the
+#: function is defined, and refuses ``cache=True`` when it finds none)
+CACHE_DIR = _NUMBA_CACHE_DIR
 
-def _writable(folder: str) -> bool:
-    """Whether files can be created in ``folder`` (made if missing), tried the
-    way numba tries its cache folders: ``os.access`` is not enough (root, or a
-    read-only mount)."""
-    try:
-        os.makedirs(folder, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-        return True
-    except OSError:
-        return False
-
-
-def _choose_cache_dir():
-    """The folder numba caches this package's kernels in when it is not
-    next to the sources; None when numba's own choice stands."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return None
-    if _writable(os.path.join(PACKAGE_DIR, "tree", "__pycache__")):
-        return None
-    home_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    candidates = [
-        os.path.join(home_cache, "bandit_tree_tools", "numba"),
-        os.path.join(tempfile.gettempdir(), f"bandit_tree_tools-numba-{getattr(os, 'getuid', lambda: 'user')()}"),
-    ]
-    folder = next((candidate for candidate in candidates if _writable(candidate)), None)
-    if folder is not None:
-        os.environ["NUMBA_CACHE_DIR"] = folder
-        if "numba" in sys.modules:
-            sys.modules["numba"].config.CACHE_DIR = folder
-    return folder
-
-
-#: where the kernels are cached when the package folder is read-only (None: next to the sources)
-CACHE_DIR = _choose_cache_dir()
-
-import numba  # noqa: E402 (after NUMBA_CACHE_DIR is set)
+import numba  # noqa: E402
 
 _TBB_NAMES = {"linux": ("libtbb.so.12",), "darwin": ("libtbb.12.dylib",), "win32": ("tbb12.dll",)}
 
