@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..exceptions import BanditTreeToolsError, DataError
-from ..interop import adapter_for_path
+from ..interop import ADAPTERS, adapter_for_path
 from ..interop._native_errors import first_line, native_errors
 
 def register(subparsers) -> None:
@@ -28,7 +28,8 @@ def register(subparsers) -> None:
         description=__doc__.split("\n\n", 1)[1].strip(),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("model", help="LightGBM .txt, XGBoost .json/.ubj, or a pickled estimator (.pkl/.joblib)")
+    parser.add_argument("model", help="; ".join(f"{adapter.name} {'/'.join(adapter.extensions)}" for adapter in ADAPTERS.values())
+                        + " (scikit-learn's files are pickles, which may hold any library's estimator)")
     parser.add_argument("--data", required=True, help="CSV file of validation rows (with a header)")
     parser.add_argument("--target", required=True, help="column of the CSV holding the target")
     parser.add_argument("--out", required=True, help="where to write the pruned model (same format as MODEL)")
