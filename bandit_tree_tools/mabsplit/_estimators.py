@@ -260,20 +260,23 @@ class _MABSplitTree(_MABSplitBase):
 
 _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, threshold)
     arms of histograms over candidate thresholds compete in a bandit; arms whose
-    impurity reduction is clearly worse are dropped after a few batches of rows.
+    impurity reduction is clearly worse are dropped after a few batches of rows
+    (successive elimination, :func:`bandit_tree_tools.bandits.eliminate`).
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     criterion : {criteria}
-    max_depth : int or None
+    max_depth : int or None, default None
     min_samples_leaf : int, default 1
         A node with fewer than ``2 * min_samples_leaf`` rows is a leaf; a split
         the bandit chose on estimated child sizes that leaves a child below
         this on the real rows is not made (the node stays a leaf).
-    max_leaf_nodes : int or None
+    max_leaf_nodes : int or None, default None
         Grow best-first (largest weighted impurity reduction) up to this many leaves.
-    max_features : None, 'sqrt', 'log2', int or float
-        Features drawn at random at every node (all by default).
+    max_features : None, 'sqrt', 'log2', int or float, default None
+        Features drawn at random at every node, by scikit-learn's rule (None:
+        all; an int: that many, at most the number of features; a float in
+        (0, 1]: that fraction, at least one).
     solver : {{'mab', 'exact'}}, default 'mab'
         'exact' inserts every row of the node: same candidates, no sampling.
     bins : {{'linspace', 'quantile'}}, default 'linspace'
@@ -284,8 +287,9 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
     batch_size : int, default 1000
         Rows sampled (without replacement) per bandit round.
     z : float, default 3
-        Confidence-interval multiplier.
-    random_state : int, RandomState or None
+        Confidence-interval multiplier (finite, > 0).
+    random_state : None, int, numpy Generator or RandomState, default None
+        The library's one rule (:func:`bandit_tree_tools._validation.check_random_state`).
 
     Attributes
     ----------
@@ -297,12 +301,30 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
     node_insertions_ : tuple of int64 arrays
         Insertions at every node of every tree (0 where no search ran).
     feature_importances_ : ndarray
+
+    Raises
+    ------
+    ParameterError
+        From ``fit``, for a parameter outside the table above.
+    DataError
+        For NaN or infinite values, non-numeric columns or unusable targets.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import {make}
+    >>> X, y = {make}(n_samples=200, random_state=0)
+    >>> tree = btt.MABSplitTree{suffix}(max_depth=3, random_state=0).fit(X, y)
+    >>> tree.predict(X[:5]).shape
+    (5,)
+    >>> type(btt.to_model(tree)).__name__
+    '{sklearn}'
     """
 
 
 class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
     __doc__ = _TREE_DOC.format(kind="A classification", criteria="{'gini', 'entropy'}, default 'gini'",
-                               sklearn="DecisionTreeClassifier")
+                               sklearn="DecisionTreeClassifier", make="make_classification", suffix="Classifier")
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -334,7 +356,8 @@ class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
 
 
 class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
-    __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor")
+    __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor",
+                               make="make_regression", suffix="Regressor")
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
@@ -464,16 +487,53 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
     averages the trees (``btt.to_model`` gives the equivalent scikit-learn
     {sklearn} or ExtraTrees{kind}).
 
-    ``estimators_`` is scikit-learn's: a list of fitted MABSplitTree{kind}
-    estimators, one per tree, each with the forest's tree parameters, its
-    own seed as ``random_state`` and an ``ensemble_`` holding that tree alone,
-    so it predicts like the forest's tree. The trees as arrays are
-    ``ensemble_.trees``.
+    Parameters
+    ----------
+    n_estimators : int, default 100
+    max_features : None, 'sqrt', 'log2', int or float, default {max_features}
+    bootstrap : bool, default True
+    max_samples : None, int or float in (0, 1], default None
+        Rows drawn for each tree: all (None), a count, or a fraction of the
+        rows (rounded to the nearest count, at least 1).
+    splitter : {{'histogram', 'random'}}, default 'histogram'
+    n_jobs : int or None, default None
+        Workers growing trees (joblib's rule: None is 1, -1 every core).
+    criterion, max_depth, min_samples_leaf, max_leaf_nodes, solver, bins, n_bins, batch_size, z, random_state
+        As in :class:`MABSplitTree{kind}`.
+
+    Attributes
+    ----------
+    estimators_ : list of MABSplitTree{kind}
+        scikit-learn's ``estimators_``: one fitted tree estimator per tree,
+        with the forest's tree parameters, its own seed as ``random_state``
+        and an ``ensemble_`` holding that tree alone, so it predicts like the
+        forest's tree. The trees as arrays are ``ensemble_.trees``.
+    ensemble_, n_insertions_, node_insertions_, feature_importances_
+        As in :class:`MABSplitTree{kind}`.
+
+    Raises
+    ------
+    ParameterError
+        From ``fit``, for a parameter outside the accepted values.
+    DataError
+        For NaN or infinite values, non-numeric columns or unusable targets.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import {make}
+    >>> X, y = {make}(n_samples=200, random_state=0)
+    >>> forest = btt.MABSplitForest{kind}(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    >>> len(forest.estimators_), type(forest.estimators_[0]).__name__
+    (5, 'MABSplitTree{kind}')
+    >>> type(btt.to_model(forest)).__name__
+    '{sklearn}'
     """
 
 
 class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier")
+    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier", make="make_classification",
+                                 max_features="'sqrt'")
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -515,7 +575,8 @@ class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
 
 
 class MABSplitForestRegressor(_RegressorMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor")
+    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor", make="make_regression",
+                                 max_features="1.0")
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_REGRESSION}
 
     def __init__(

@@ -51,6 +51,19 @@ class ResplitResult:
         split's search.
     n_insertions : int
         Histogram insertions of the whole re-split.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X[:100], y[:100])
+    >>> result = btt.resplit(model, X, y, nodes=[0], random_state=0)
+    >>> list(result.to_frame().columns[:4])
+    ['tree', 'node', 'regrown_from', 'n_rows']
+    >>> int(result.report["n_rows"][0])
+    400
     """
 
     ensemble: Ensemble
@@ -326,10 +339,11 @@ def resplit(
 
     Parameters
     ----------
-    model : fitted single tree or random forest of any supported library,
-        an :class:`Ensemble`, or a MABSplit estimator. Left unchanged.
-        Boosted ensembles are refused (:class:`UnsupportedModelError`).
-    X, y : the rows to learn from (for example new or more data). Classes
+    model : fitted single tree or random forest
+        Of any supported library, an :class:`Ensemble`, or a MABSplit
+        estimator. Left unchanged. Boosted ensembles are refused.
+    X, y : array-like
+        The rows to learn from (for example new or more data). Classes
         must be classes of the model.
     nodes : None, list of ids (single tree) or dict {tree index: ids}
         Internal nodes to re-split; None selects every internal node. Nodes
@@ -341,15 +355,45 @@ def resplit(
         Depth of each regrown subtree below its node; None keeps the depth of
         the subtree it replaces.
     solver, criterion, bins, n_bins, batch_size, z, min_samples_leaf
-        As in the MABSplit estimators; criterion defaults to 'gini'
-        (classification) or 'squared_error' (regression).
-    random_state : int, RandomState or None
+        As in the MABSplit estimators (``bins`` may also be ``'random'``);
+        criterion defaults to 'gini' (classification) or 'squared_error'
+        (regression).
+    random_state : None, int, numpy Generator or RandomState
 
+    Returns
+    -------
+    ResplitResult
+        The new ensemble and a report of every selected node.
+
+    Raises
+    ------
+    UnsupportedModelError
+        For boosted models (their leaves are not class fractions or means).
+    NodeError
+        For node ids that do not exist or are leaves.
+    ParameterError, DataError
+        For bad parameters, or rows and targets that cannot be used.
+
+    Notes
+    -----
     New splits are rounded to the model's input dtype and, for models that
     send ``x < threshold`` left, moved to the next representable value, so
     the exported model routes rows exactly as the splits were learned. New
     nodes send NaN right. Counts of the ancestors of regrown nodes are
     re-summed from their children.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X[:100], y[:100])
+    >>> result = btt.resplit(model, X, y, nodes=[0], random_state=0)
+    >>> result.report["node"].tolist(), bool(result.report["new_reduction"][0] >= result.report["old_reduction"][0])
+    ([0], True)
+    >>> type(btt.to_model(result.ensemble)).__name__
+    'DecisionTreeClassifier'
     """
     from ..interop import from_model
 

@@ -175,13 +175,58 @@ def compare_trees(
     ``dl85_depths`` (binary features only). Models that do not depend on
     ``lambda_`` appear once per ``lambda_`` with the same fit.
 
-    ``exact``, ``river`` and ``dl85``: None includes the row when possible
-    (installed, feasible), True requires it (raises if impossible), False
-    leaves it out.
+    Parameters
+    ----------
+    X_train, y_train, X_test, y_test : array-like
+        Categorical attributes (non-negative integer codes or pandas
+        categoricals, as :func:`discretize` makes them) and labels.
+    lambdas : float or sequence of float, default (0.01,)
+        Penalties per split, each finite and >= 0.
+    models : sequence or dict {name: model}, optional
+        Fitted models to add as rows.
+    max_iter, batch_size, gamma
+        Passed to every :class:`TSDTClassifier`.
+    random_state : None, int, numpy Generator or RandomState, default 0
+        One seed for the whole table: an int is passed to every model; a
+        Generator or RandomState gives one draw, used like an int.
+    exact, river, dl85 : None or bool
+        None includes the row when possible (installed, feasible), True
+        requires it (raises if impossible), False leaves it out.
+    max_subproblems : int, default 200_000
+        Budget of the exact solver.
+    dl85_depths : sequence of int, default (2, 3, 4)
+    stream_passes : int, default 10
+    n_iter : int, deprecated
+        The former name of ``max_iter`` (a FutureWarning).
 
-    Columns: method, lambda_, train_accuracy, test_accuracy, n_leaves,
-    n_splits (a multiway split counts once), objective (train accuracy -
-    lambda_ * n_splits), seconds (fit time), note.
+    Returns
+    -------
+    pandas.DataFrame
+        Columns: method, lambda_, train_accuracy, test_accuracy, n_leaves,
+        n_splits (a multiway split counts once), objective (train accuracy -
+        lambda_ * n_splits), seconds (fit time), note.
+
+    Raises
+    ------
+    ParameterError
+        For bad parameters.
+    DataError
+        For data that are not categorical codes, or test columns that differ.
+    MissingDependencyError
+        When ``river=True`` or ``dl85=True`` and the package is missing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bandit_tree_tools as btt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(300, 4))
+    >>> y = (X[:, 0] == X[:, 1]).astype(int)
+    >>> table = btt.compare_trees(X[:200], y[:200], X[200:], y[200:], max_iter=100, river=False, dl85=False)
+    >>> sorted(table["method"])
+    ['CART', 'CART+CCP', 'Fast-TSDT', 'TSDT', 'exact', 'optimistic TSDT']
+    >>> float(table.set_index("method").loc["exact", "test_accuracy"])
+    1.0
     """
     import pandas as pd
 

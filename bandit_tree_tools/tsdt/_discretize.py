@@ -128,6 +128,25 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
     X_binned : int64 ndarray, or a DataFrame of pandas categoricals (interval
         labels, plus a "missing" category for NaN) when ``X`` is a DataFrame.
     bins : Bins, only with ``return_bins=True``.
+
+    Raises
+    ------
+    ParameterError
+        For a bad ``n_bins``, ``bins`` or ``return_bins``.
+    DataError
+        For an empty or non-numeric ``X``, or one whose columns do not match
+        the ``bins`` or the model.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> codes, bins = btt.discretize(X[:150, :3], n_bins=4, return_bins=True)
+    >>> codes.shape, int(codes.max())
+    ((150, 3), 3)
+    >>> btt.discretize(X[150:, :3], bins=bins).shape  # the same cuts on new rows
+    (50, 3)
     """
     check_params({"n_bins": n_bins, "bins": bins, "return_bins": return_bins}, DISCRETIZE_CONSTRAINTS, owner="discretize")
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")

@@ -263,10 +263,44 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     Ties go to the leaf, then to the lowest attribute index. Feasible for
     MONK, Car, tic-tac-toe sizes, or larger ones with a large ``lambda_``.
 
-    Raises :class:`~bandit_tree_tools.exceptions.DataError` when the problem
-    needs more than ``max_subproblems`` memoised subproblems (raise it, raise
-    ``lambda_``, or use :class:`TSDTClassifier`), or when the attributes have
-    too many category combinations to index.
+    Parameters
+    ----------
+    X : array-like or pandas DataFrame (n_rows, n_features)
+        Categorical attributes: non-negative integer codes or pandas
+        categoricals (:func:`discretize` makes them from numbers).
+    y : array-like (n_rows,)
+        Class labels, at least two classes.
+    lambda_ : float, default 0.01
+        Penalty per split (a multiway split counts once); finite, >= 0.
+    max_subproblems : int, default 500_000
+        Budget of memoised subproblems.
+
+    Returns
+    -------
+    OptimalCategoricalTree
+        A fitted model (``predict``, ``score``, ``tree_``, ``ensemble_``,
+        ``objective_``, ``n_splits_``, ``n_leaves_``).
+
+    Raises
+    ------
+    ParameterError
+        For a bad ``lambda_`` or ``max_subproblems``.
+    DataError
+        When the problem needs more than ``max_subproblems`` memoised
+        subproblems (raise it, raise ``lambda_``, or use
+        :class:`TSDTClassifier`), when the attributes have too many category
+        combinations to index, or for data that are not categorical.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bandit_tree_tools as btt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(300, 4))
+    >>> y = (X[:, 0] == X[:, 1]).astype(int)
+    >>> tree = btt.optimal_categorical_tree(X, y, lambda_=0.01)
+    >>> tree.n_splits_, float(tree.score(X, y)), round(tree.objective_, 2)
+    (4, 1.0, 0.96)
     """
     check_params_and_finite(
         {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS, "optimal_categorical_tree"

@@ -282,6 +282,23 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     with the next chunk; declare ``n_categories`` on the first call to let
     categories appear later (a declared category not seen yet has no rows,
     so the search never gains by splitting on it until it shows up).
+
+    Bad parameters raise :class:`~bandit_tree_tools.exceptions.ParameterError`
+    from ``fit``/``partial_fit``; data that are not categorical codes or
+    labels raise :class:`~bandit_tree_tools.exceptions.DataError`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bandit_tree_tools as btt
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(300, 4))
+    >>> y = (X[:, 0] == X[:, 1]).astype(int)
+    >>> model = btt.TSDTClassifier(lambda_=0.01, max_iter=200, random_state=0).fit(X, y)
+    >>> model.n_iter_, float(model.score(X, y))
+    (200, 1.0)
+    >>> model.n_splits_, model.ensemble_.n_trees  # the tree in the common format too
+    (4, 1)
     """
 
     _parameter_constraints = {
