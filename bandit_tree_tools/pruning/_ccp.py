@@ -122,7 +122,30 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
 
     Returns one dict per tree with ``ccp_alphas`` and ``impurities`` (as
     scikit-learn's ``cost_complexity_pruning_path``) and ``nodes``: the node
-    collapsed at each step (-1 for the unpruned tree)."""
+    collapsed at each step (-1 for the unpruned tree).
+
+    Parameters
+    ----------
+    model : Ensemble or fitted model (never modified)
+    X_train, y_train : the training rows
+    criterion : {"gini", "entropy", "log_loss", "squared_error"}, optional
+        Default: "gini" for classifiers, "squared_error" for regressors.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> (path,) = btt.cost_complexity_path(model, X[:200], y[:200])
+    >>> sorted(path)
+    ['ccp_alphas', 'impurities', 'nodes']
+    >>> sklearn_path = model.cost_complexity_pruning_path(X[:200], y[:200])
+    >>> import numpy as np
+    >>> bool(np.allclose(path["ccp_alphas"], sklearn_path.ccp_alphas))
+    True
+    """
     check_params(dict(criterion=criterion), PATH_PARAMETERS, owner="cost_complexity_path")
     ensemble = to_ensemble(model)
     criterion = _check_criterion(criterion, ensemble)
@@ -163,6 +186,34 @@ def cost_complexity_prune(
 
     Boosted ensembles are refused (UnsupportedModelError): their trees fit
     gradients, not the target.
+
+    Parameters
+    ----------
+    model : Ensemble or fitted model (never modified)
+    X_train, y_train : the rows the impurities (and so the path) come from
+    X_val, y_val : the rows that choose alpha
+    criterion : see :func:`cost_complexity_path`
+    scoring : {"score", "accuracy"}
+    weights : (accuracy, F1, log-loss) weights of the score
+
+    Returns
+    -------
+    PruneResult
+        ``method="cost_complexity"``; ``params["alpha"]`` is the chosen alpha,
+        ``path`` the score of every candidate alpha.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> result = btt.cost_complexity_prune(model, X[:200], y[:200], X[200:], y[200:])
+    >>> result.method, result.ensemble.n_leaves
+    ('cost_complexity', 3)
+    >>> round(result.params["alpha"], 4)
+    0.0285
     """
     started = time.perf_counter()
     check_params(dict(criterion=criterion, scoring=scoring, weights=weights), PRUNE_PARAMETERS,

@@ -132,6 +132,28 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the validation rows), ``choose(tolerance)``, ``plot()``,
         ``to_model()``.
+
+    Raises
+    ------
+    ParameterError
+        A parameter outside what ``PRUNE_PARAMETERS`` allows.
+    DataError
+        Validation rows that cannot measure the metric at the tolerance.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> result = btt.prune(model, X[200:], y[200:], tolerance=0.02, random_state=0, progress=False)
+    >>> result.ensemble.n_leaves <= result.original.n_leaves
+    True
+    >>> list(result.path.columns)  # doctest: +NORMALIZE_WHITESPACE
+    ['step', 'leaves', 'trees', 'nodes', 'metric', 'metric_se', 'elapsed', 'within_tolerance']
+    >>> type(result.to_model()).__name__
+    'DecisionTreeClassifier'
     """
     started = time.perf_counter()
     check_params(dict(tolerance=tolerance, metric=metric, search=search, confidence=confidence, refit=refit,

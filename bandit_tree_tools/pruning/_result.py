@@ -94,6 +94,23 @@ class PruneResult:
         The parameters the method was called with.
     elapsed : float
         Wall time in seconds.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> result = btt.reduced_error_prune(model, X[200:], y[200:])
+    >>> result.n_pruned, list(result.metrics.index)
+    (1, ['before', 'after'])
+    >>> list(result.metrics.columns)
+    ['accuracy', 'f1', 'log_loss', 'score', 'leaves', 'depth']
+    >>> result.evaluate(X[:200], y[:200]).shape  # before/after on other rows
+    (2, 6)
+    >>> type(result.to_model()).__name__  # the pruned model, native again
+    'DecisionTreeClassifier'
     """
 
     method: str

@@ -149,6 +149,18 @@ class TreeArrays(NamedTuple):
     gain : float64 (n,)
         Split gain (loss reduction) recorded by the source library, NaN at
         leaves and when unknown.
+
+    Examples
+    --------
+    A stump on feature 0 (build trees with :func:`make_tree`, which fills the
+    optional arrays and checks the invariants):
+
+    >>> import bandit_tree_tools as btt
+    >>> tree = btt.make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2.0, -2.0], [0.0, -1.0, 1.0])
+    >>> tree
+    TreeArrays(n_nodes=3, n_leaves=2, max_depth=1, n_values=1)
+    >>> tree.children_left.dtype, tree.value.shape
+    (dtype('int64'), (3, 1))
     """
 
     children_left: np.ndarray
@@ -233,7 +245,45 @@ def make_tree(
     check=True,
 ) -> TreeArrays:
     """Build a :class:`TreeArrays` with the right dtypes, filling optional
-    arrays with their "unknown" defaults, and check its invariants."""
+    arrays with their "unknown" defaults, and check its invariants.
+
+    Parameters
+    ----------
+    children_left, children_right, feature, threshold : array-like (n,)
+        As in :class:`TreeArrays` (``-1`` children and ``-2`` features at leaves).
+    value : array-like (n,) or (n, n_values)
+        Every node's output (also internal nodes': the value it would have
+        as a leaf).
+    missing_go_to_left, missing_type, ..., gain : array-like, optional
+        The other arrays of :class:`TreeArrays`; left out, each takes its
+        "unknown" default (NaN counts, no categorical splits, NaN-is-missing
+        going right, every leaf value known).
+    check : bool, default True
+        Run :func:`validate` on the result.
+
+    Returns
+    -------
+    TreeArrays
+        With read-only arrays.
+
+    Raises
+    ------
+    InvalidTreeError
+        When ``check`` and an invariant is broken.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> tree = btt.make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2.0, -2.0], [[0.5], [0.2], [0.9]],
+    ...                      n_node_samples=[10, 6, 4])
+    >>> tree.n_leaves, tree.n_node_samples.tolist()
+    (2, [10, 6, 4])
+    >>> btt.make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2.0, -2.0], [0.5, 0.2, 0.9],
+    ...               n_node_samples=[10, 6, 3])
+    Traceback (most recent call last):
+    ...
+    bandit_tree_tools.exceptions.InvalidTreeError: tree: node 0 has n_node_samples=10, but its children have 9
+    """
     children_left = np.asarray(children_left, dtype=np.int64)
     n = children_left.shape[0]
     value = np.asarray(value, dtype=np.float64)
@@ -331,6 +381,25 @@ def validate(tree: TreeArrays, *, n_features: int | None = None, where: str = "t
 
     Raises :class:`~bandit_tree_tools.exceptions.InvalidTreeError` naming the
     first broken invariant. Returns the tree, so calls can be chained.
+
+    Parameters
+    ----------
+    tree : TreeArrays
+    n_features : int, optional
+        Features must be below it.
+    where : str
+        How the message names the tree ("tree 3 of the ensemble").
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> tree = btt.make_tree([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.5, -2.0, -2.0], [0.0, -1.0, 1.0])
+    >>> btt.validate(tree) is tree
+    True
+    >>> btt.validate(tree, n_features=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bandit_tree_tools.exceptions.InvalidTreeError: tree: node 0 splits on feature 3...
     """
     if not isinstance(tree, TreeArrays):
         raise InvalidTreeError(f"{where}: expected TreeArrays, got {type(tree).__name__}")

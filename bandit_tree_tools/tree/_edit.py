@@ -79,6 +79,33 @@ def collapse(ensemble: Ensemble, nodes) -> Ensemble:
     set to the value the source library would give that node as a leaf;
     counts and covers stay consistent because a node's own counts are the
     sums over its subtree.
+
+    Returns
+    -------
+    Ensemble
+        A new ensemble; export it with ``btt.to_model``.
+
+    Raises
+    ------
+    NodeError
+        A tree index or node id that does not exist, or a leaf.
+    ConversionError
+        A node whose value as a leaf the model does not store (see
+        ``Source.collapse_hint`` for how to import it so that it does).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> ensemble = btt.from_model(model)
+    >>> smaller = btt.collapse(ensemble, {0: [1]})  # node 1 of tree 0 becomes a leaf
+    >>> ensemble.n_leaves, smaller.n_leaves
+    (10, 5)
+    >>> type(btt.to_model(smaller)).__name__
+    'DecisionTreeClassifier'
     """
     if not isinstance(ensemble, Ensemble):
         raise TypeError(f"collapse expects an Ensemble (see btt.from_model), got {type(ensemble).__name__}")

@@ -123,6 +123,36 @@ class Ensemble:
         as LightGBM and XGBoost do, and values not seen in training become
         missing. Without it, a categorical column's own codes are used.
     source : Source
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> ensemble = btt.from_model(model)
+    >>> ensemble  # doctest: +NORMALIZE_WHITESPACE
+    Ensemble(source=sklearn:DecisionTreeClassifier, task='classification', n_classes=2, n_trees=1, n_leaves=10,
+             max_depth=4, n_features_in_=20)
+    >>> bool((ensemble.predict_proba(X) == model.predict_proba(X)).all())  # bit for bit
+    True
+    >>> ensemble.apply(X[:3]).shape  # the leaf of every row in every tree
+    (3, 1)
+
+    Validate X once, then skip the checks (and copies) in later calls:
+
+    >>> rows = ensemble.check_X(X)
+    >>> ensemble.predict_raw(rows, check_input=False).shape
+    (400, 2)
+
+    A forest's trees one at a time (:meth:`subset`):
+
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X[:200], y[:200])
+    >>> one = btt.from_model(forest).subset([2])
+    >>> bool((one.predict_proba(X) == forest.estimators_[2].predict_proba(X)).all())
+    True
     """
 
     trees: tuple
@@ -383,7 +413,32 @@ def averaged_ensemble(
 
 
 def check_ensemble(ensemble: Ensemble) -> Ensemble:
-    """Check every invariant of an ensemble and of each of its trees."""
+    """Check every invariant of an ensemble and of each of its trees.
+
+    Every :class:`Ensemble` is checked when it is built; call this after
+    building one by hand from parts. Returns the ensemble.
+
+    Raises
+    ------
+    InvalidTreeError
+        Naming the first broken invariant (and the tree it is in).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
+    >>> ensemble = btt.from_model(model)
+    >>> btt.check_ensemble(ensemble) is ensemble
+    True
+    >>> import dataclasses
+    >>> dataclasses.replace(ensemble, link="probit")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bandit_tree_tools.exceptions.InvalidTreeError: link must be one of (...), got 'probit'
+    """
     if ensemble.task not in TASKS:
         raise InvalidTreeError(f"task must be one of {TASKS}, got {ensemble.task!r}")
     for name, allowed in (
