@@ -32,7 +32,7 @@ class TreeCanvas(anywidget.AnyWidget):
     everything else is small JSON.
     """
 
-    _esm = module_source("tree_model.js", "tree_view.js")
+    _esm = module_source("tree_view.js")
     _css = stylesheet()
 
     tree = traitlets.Dict().tag(sync=True)

@@ -1,6 +1,8 @@
 """Python state of TreeView: payload buffers, synced traits, paths, marks,
 errors and the static fallback."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -46,7 +48,7 @@ def hand_tree():
 
 def test_assets_are_found_and_self_contained():
     assert (static_dir() / "tree_view.js").is_file()
-    source = module_source("tree_model.js", "tree_view.js")
+    source = module_source("tree_view.js")
     assert "export default" in source and "function bttColumn" in source
     # nothing fetched at run time (the SVG namespace is a name, not a fetch)
     source = source.replace('"http://www.w3.org/2000/svg"', "")
@@ -178,8 +180,8 @@ def test_regression_tree_value_kind_and_details():
 
 
 def test_unsupported_model_shows_a_message_not_a_traceback():
-    view = TreeView("not a model")
-    assert view.error.startswith("UnsupportedModelError: cannot import a builtins.str")
+    view = TreeView(object())
+    assert view.error.startswith("UnsupportedModelError: cannot import a builtins.object")
     assert view.canvas.error == view.error
     assert view.canvas.tree == {}
     html = view._repr_mimebundle_()["text/html"]
@@ -225,26 +227,37 @@ def test_static_fallback_is_script_free_html(iris, iris_tree):
     assert repr(view).startswith("TreeView(Ensemble(")
 
 
-def test_assets_are_found_in_an_installed_wheel_layout(tmp_path, monkeypatch):
-    import shutil
-
+def test_assets_live_in_one_place_inside_the_package(tmp_path, monkeypatch):
+    import bandit_tree_tools
     from bandit_tree_tools.widgets import _assets
 
-    wheel_static = tmp_path / "bandit_tree_tools" / "_static"
-    shutil.copytree(static_dir(), wheel_static)
-    monkeypatch.setattr(_assets, "_CANDIDATES", (wheel_static, tmp_path / "widgets"))
+    package = Path(bandit_tree_tools.__file__).resolve().parent
+    assert static_dir() == package / "_static"  # the same folder in a checkout and in a wheel
+    monkeypatch.setattr(_assets, "_STATIC", tmp_path / "missing")
     _assets.static_dir.cache_clear()
     _assets.read_asset.cache_clear()
     try:
-        assert _assets.static_dir() == wheel_static
-        assert "export default" in _assets.module_source("reward_chart.js")
-        shutil.rmtree(wheel_static)
-        _assets.static_dir.cache_clear()
         with pytest.raises(FileNotFoundError, match="reinstall bandit-tree-tools"):
             _assets.static_dir()
     finally:
         _assets.static_dir.cache_clear()
         _assets.read_asset.cache_clear()
+
+
+def test_browser_files_stay_short_and_each_part_is_joined_once():
+    from bandit_tree_tools.widgets._assets import MODULES
+
+    for path in static_dir().iterdir():
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= 600, path.name
+    source = module_source("tree_view.js")
+    for part in ("common.js",) + MODULES["tree_view.js"]:
+        first_line = (static_dir() / part).read_text(encoding="utf-8").splitlines()[0]
+        assert source.count(first_line) == 1, part
+    assert source.count("export default") == 1
+    # every part the tree view needs is in its module
+    for name in ("function layoutTree", "function findNodes", "function treeCamera", "function drawTreeFrame"):
+        assert name in source
+    assert module_source("tree_model.js", "tree_view.js") == source  # naming a part again adds nothing
 
 
 def test_depths_match_the_reference(iris_tree):
@@ -253,7 +266,7 @@ def test_depths_match_the_reference(iris_tree):
     np.testing.assert_array_equal(_payload.depths(hand_tree()), [0, 1, 1, 2, 2, 2, 2])
 
 
-@pytest.mark.parametrize("parts", [("tree_model.js", "tree_view.js"), ("reward_chart.js",), ("medoid_gallery.js",)])
+@pytest.mark.parametrize("parts", [("tree_view.js",), ("reward_chart.js",), ("medoid_gallery.js",)])
 def test_browser_modules_parse(parts, tmp_path):
     import shutil
     import subprocess

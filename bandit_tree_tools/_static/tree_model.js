@@ -1,5 +1,5 @@
-// The tree view's reading of the payload: columns, labels, colours and the
-// node details. Prepended (with common.js) to tree_view.js by the Python side.
+// The tree view's reading of the payload: columns, labels, colours, the
+// node details, the layout of the visible nodes and the search.
 
 // Node boxes are sized to their text: every line of every node is measured
 // at the base font (world units = pixels at zoom 1), long feature names are
@@ -440,4 +440,55 @@ function histogramView(model, h) {
     box.appendChild(bttElement("div", "btt-details-sub", `row ${h.row}: ${featureName(model, h.feature)} = ${bttFormat(h.row_value, 5)} (pink)`));
   }
   return box;
+}
+
+// Leaves (and collapsed nodes) take consecutive slots in preorder; a
+// parent sits midway between its children. Returns the world x of every
+// visible node (NaN for hidden ones), the visible nodes in preorder, the
+// largest x and the deepest visible level.
+function layoutTree(tree, collapsed) {
+  const x = new Float64Array(tree.n).fill(NaN);
+  const order = new Int32Array(tree.n);
+  const stack = new Int32Array(tree.n + 1);
+  let top = 0;
+  let count = 0;
+  let slot = 0;
+  let maxDepth = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const i = stack[--top];
+    order[count++] = i;
+    if (tree.depth[i] > maxDepth) maxDepth = tree.depth[i];
+    if (tree.left[i] >= 0 && !collapsed[i]) {
+      const kids = tree.kids(i);
+      for (let k = kids.length - 1; k >= 0; k--) stack[top++] = kids[k];
+    } else {
+      x[i] = slot * tree.slot;
+      slot += 1;
+    }
+  }
+  for (let k = count - 1; k >= 0; k--) {
+    const i = order[k];
+    if (tree.left[i] >= 0 && !collapsed[i]) {
+      const kids = tree.kids(i);
+      x[i] = (x[kids[0]] + x[kids[kids.length - 1]]) / 2;
+    }
+  }
+  return { x, visible: order.subarray(0, count), maxX: (slot - 1) * tree.slot, maxDepth };
+}
+
+// Nodes a search finds: "12" or "#12" is node 12; other text, every split
+// whose feature name contains it (any case), shallowest first.
+function findNodes(model, tree, text) {
+  const id = /^#?(\d+)$/.exec(text);
+  if (id && Number(id[1]) < tree.n) return [Number(id[1])];
+  const found = [];
+  const wanted = text.toLowerCase();
+  const names = (model.get("feature_names") || []).map((name) => String(name).toLowerCase());
+  for (let i = 0; i < tree.n; i++) {
+    if (tree.left[i] < 0) continue;
+    const name = names[tree.feature[i]] || `x[${tree.feature[i]}]`;
+    if (name.includes(wanted)) found.push(i);
+  }
+  return found.sort((a, b) => tree.depth[a] - tree.depth[b] || a - b);
 }
