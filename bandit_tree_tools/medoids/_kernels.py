@@ -170,7 +170,7 @@ def _fasterpam(DT, medoids, max_iter):
     """FasterPAM (Schubert and Rousseeuw 2021): visit candidates in turn and
     swap eagerly as soon as the best slot for a candidate lowers the loss;
     stop after a full pass without a swap. ``max_iter`` bounds the passes.
-    Returns (medoids, number of passes, number of swaps, converged)."""
+    Returns (medoids, passes begun (the one it converges in counts), number of swaps, converged)."""
     n = DT.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
@@ -192,6 +192,8 @@ def _fasterpam(DT, medoids, max_iter):
     while True:
         if x == last_swap:  # a whole cycle without any swap
             converged = True
+            if steps_in_pass > 0:
+                n_passes += 1  # the pass it ended in counts, so max_iter=n_passes converges too
             break
         if not is_medoid[x]:
             shared = 0.0

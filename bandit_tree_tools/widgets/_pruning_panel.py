@@ -256,6 +256,8 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     def stop(self) -> bool:
         """Ask the running loop to stop; False (and a note) if nothing runs."""
         if not self.running:
+            if self.round_log is not None and self.round_log.stop_requested.is_set():
+                return False  # Stop pressed again after it ended the run: keep the run's summary
             self._set_status("Nothing to stop: no run in progress." if self.result is None else
                              "Nothing to stop: the run has already finished.")
             return False

@@ -40,18 +40,25 @@ def test_notebook_runs(path, tmp_path):
         notebook, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()  # raises CellExecutionError with the cell and traceback on failure
-    widgets = 0
     panels = ("TreeView(", "PruningPanel(", "MedoidPanel(", "ComparisonPanel(")
+    # every panel the code builds is displayed once, without an error
+    built = sum(
+        "".join(cell["source"]).count(f"btt.{name}") for cell in notebook.cells if cell.cell_type == "code"
+        for name in panels
+    )
+    shown = []
     for cell in notebook.cells:
         outputs = cell.get("outputs", [])
         for k, output in enumerate(outputs):
             data = output.get("data", {})
             if WIDGET_VIEW not in data:
                 continue
-            widgets += 1
-            if "".join(data.get("text/plain", "")).startswith(panels):
+            text = "".join(data.get("text/plain", ""))
+            if text.startswith(panels):
+                shown.append(text)
                 # every panel is preceded by its script-free picture (static
                 # viewers, a saved notebook reopened without its kernel)
                 twin = "".join(outputs[k - 1].get("data", {}).get("text/html", "")) if k else ""
                 assert "btt-static-twin" in twin and "<script" not in twin.lower()
-    assert widgets > 0 or "panel" not in path.read_text().lower()
+    assert len(shown) == built, f"{built} panels built, {len(shown)} displayed: {shown}"
+    assert not [text for text in shown if "(error=" in text], shown

@@ -122,6 +122,8 @@ def test_stop_ends_promptly_and_finishes_with_the_rounds_played(data):
                                                                      result.pruned_nodes.items()}
     assert panel.chart.state == "stopped"
     assert f"Stopped after {played} rounds" in panel.status.value
+    assert not panel.stop()  # Stop again once the run has ended: the summary stays
+    assert f"Stopped after {played} rounds" in panel.status.value
     # at most ~10 redraws a second (plus the last ones)
     assert len(updates) <= 10 * elapsed + 3
 
