@@ -48,8 +48,12 @@ def reference_score(ensemble, X, y, weights=(1.0, 2.5, 1.0), variance=None):
         prediction = reference_output(ensemble, X)[:, 0]
         variance = np.var(y) if variance is None else variance
         return 1.0 - np.mean((prediction - y) ** 2) / (variance if variance > 0 else 1.0)
-    proba = reference_output(ensemble, X)
-    classes = ensemble.classes_
+    return _classification_metrics(reference_output(ensemble, X), ensemble.classes_, y, weights)["score"]
+
+
+def _classification_metrics(proba, classes, y, weights):
+    """Accuracy, F1 (positive class ``classes[1]``, macro-F1 for more classes),
+    clipped log-loss and the paper's score, by scikit-learn's metrics."""
     predicted = classes[np.argmax(proba, axis=1)]
     accuracy = accuracy_score(y, predicted)
     if len(classes) == 2:
@@ -57,10 +61,10 @@ def reference_score(ensemble, X, y, weights=(1.0, 2.5, 1.0), variance=None):
     else:
         f1 = f1_score(y, predicted, average="macro", zero_division=0)
     column = np.array([list(classes).index(label) for label in y])
-    p_true = np.clip(proba[np.arange(len(y)), column], EPS, 1 - EPS)
-    scaled_loss = np.mean(-np.log(p_true)) / -np.log(EPS)
+    log_loss = float(np.mean(-np.log(np.clip(proba[np.arange(len(y)), column], EPS, 1 - EPS))))
     a, g, b = weights
-    return a * accuracy + g * f1 - b * scaled_loss
+    return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss,
+            "score": a * accuracy + g * f1 - b * log_loss / -np.log(EPS)}
 
 
 def collapsed(ensemble, pruned):
@@ -206,16 +210,4 @@ def reference_metrics(ensemble, X, y, weights=(1.0, 2.5, 1.0)):
         mse = float(np.mean((prediction - y) ** 2))
         variance = float(np.var(y)) or 1.0
         return {"mse": mse, "r2": 1.0 - mse / variance, "score": 1.0 - mse / variance}
-    proba = ensemble.predict_proba(X)
-    classes = ensemble.classes_
-    predicted = classes[np.argmax(proba, axis=1)]
-    accuracy = accuracy_score(y, predicted)
-    if len(classes) == 2:
-        f1 = f1_score(y, predicted, pos_label=classes[1], average="binary", zero_division=0)
-    else:
-        f1 = f1_score(y, predicted, average="macro", zero_division=0)
-    column = np.array([list(classes).index(label) for label in y])
-    log_loss = float(np.mean(-np.log(np.clip(proba[np.arange(len(y)), column], EPS, 1 - EPS))))
-    a, g, b = weights
-    return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss,
-            "score": a * accuracy + g * f1 - b * log_loss / -np.log(EPS)}
+    return _classification_metrics(ensemble.predict_proba(X), ensemble.classes_, y, weights)
