@@ -258,6 +258,22 @@ class _MABSplitTree(_MABSplitBase):
         return self
 
 
+# Raises and the start of the example: the same for every MABSplit estimator.
+_RAISES_AND_DATA = """    Raises
+    ------
+    ParameterError
+        From ``fit``, for a parameter outside the accepted values.
+    DataError
+        For NaN or infinite values, non-numeric columns or unusable targets.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import {make}
+    >>> X, y = {make}(n_samples=200, random_state=0)
+"""
+
+
 _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, threshold)
     arms of histograms over candidate thresholds compete in a bandit; arms whose
     impurity reduction is clearly worse are dropped after a few batches of rows
@@ -302,19 +318,7 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
         Insertions at every node of every tree (0 where no search ran).
     feature_importances_ : ndarray
 
-    Raises
-    ------
-    ParameterError
-        From ``fit``, for a parameter outside the table above.
-    DataError
-        For NaN or infinite values, non-numeric columns or unusable targets.
-
-    Examples
-    --------
-    >>> import bandit_tree_tools as btt
-    >>> from sklearn.datasets import {make}
-    >>> X, y = {make}(n_samples=200, random_state=0)
-    >>> tree = btt.MABSplitTree{suffix}(max_depth=3, random_state=0).fit(X, y)
+{raises_and_data}    >>> tree = btt.MABSplitTree{suffix}(max_depth=3, random_state=0).fit(X, y)
     >>> tree.predict(X[:5]).shape
     (5,)
     >>> type(btt.to_model(tree)).__name__
@@ -324,7 +328,8 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
 
 class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
     __doc__ = _TREE_DOC.format(kind="A classification", criteria="{'gini', 'entropy'}, default 'gini'",
-                               sklearn="DecisionTreeClassifier", make="make_classification", suffix="Classifier")
+                               sklearn="DecisionTreeClassifier", suffix="Classifier",
+                               raises_and_data=_RAISES_AND_DATA.format(make="make_classification"))
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -357,7 +362,7 @@ class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
 
 class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
     __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor",
-                               make="make_regression", suffix="Regressor")
+                               suffix="Regressor", raises_and_data=_RAISES_AND_DATA.format(make="make_regression"))
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
@@ -511,19 +516,7 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
     ensemble_, n_insertions_, node_insertions_, feature_importances_
         As in :class:`MABSplitTree{kind}`.
 
-    Raises
-    ------
-    ParameterError
-        From ``fit``, for a parameter outside the accepted values.
-    DataError
-        For NaN or infinite values, non-numeric columns or unusable targets.
-
-    Examples
-    --------
-    >>> import bandit_tree_tools as btt
-    >>> from sklearn.datasets import {make}
-    >>> X, y = {make}(n_samples=200, random_state=0)
-    >>> forest = btt.MABSplitForest{kind}(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+{raises_and_data}    >>> forest = btt.MABSplitForest{kind}(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
     >>> len(forest.estimators_), type(forest.estimators_[0]).__name__
     (5, 'MABSplitTree{kind}')
     >>> type(btt.to_model(forest)).__name__
@@ -532,8 +525,8 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
 
 
 class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier", make="make_classification",
-                                 max_features="'sqrt'")
+    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier", max_features="'sqrt'",
+                                 raises_and_data=_RAISES_AND_DATA.format(make="make_classification"))
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -575,8 +568,8 @@ class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
 
 
 class MABSplitForestRegressor(_RegressorMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor", make="make_regression",
-                                 max_features="1.0")
+    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor", max_features="1.0",
+                                 raises_and_data=_RAISES_AND_DATA.format(make="make_regression"))
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
