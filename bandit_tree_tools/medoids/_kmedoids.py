@@ -85,6 +85,28 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         Distance evaluations (for "precomputed": matrix entries read).
     algorithm_ : str
         The algorithm that ran ("auto" resolved).
+
+    Raises
+    ------
+    ParameterError
+        In ``fit``, for a bad parameter (``n_clusters`` < 1, an unknown
+        ``algorithm`` or ``metric``, ...).
+    DataError
+        In ``fit``, for bad data (NaN, more clusters than rows, a
+        precomputed matrix that is not a distance matrix).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.2], [5.0, 5.0], [5.1, 5.0], [5.0, 5.3]])
+    >>> model = btt.KMedoids(n_clusters=2, random_state=0).fit(X)
+    >>> sorted(model.medoid_indices_.tolist()), model.algorithm_
+    ([0, 3], 'pam')
+    >>> model.predict([[0.05, 0.1], [4.9, 5.2]]).tolist() == model.labels_[[0, 3]].tolist()
+    True
+    >>> round(model.inertia_, 3)
+    0.7
     """
 
     def __init__(self, n_clusters=5, *, metric="euclidean", p=2.0, algorithm="auto", max_iter=100,

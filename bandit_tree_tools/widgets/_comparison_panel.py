@@ -84,6 +84,19 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         Rows routed through both trees (counts per node, decision paths).
     titles : (str, str)
         Titles of the two trees.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(200, 4))
+    >>> y = X[:, 0] ^ X[:, 1]
+    >>> tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=20, random_state=0).fit(X, y)
+    >>> cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    >>> panel = btt.ComparisonPanel(tsdt, cart, X=X, y=y)
+    >>> type(panel).__name__, len(panel.views), panel.error
+    ('ComparisonPanel', 2, '')
     """
 
     def __init__(self, tsdt, model=None, *, table=None, X=None, y=None, titles=("TSDT", "your tree")):

@@ -69,6 +69,28 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         The last finished run.
     error : str
         The message shown when something went wrong ("" otherwise).
+    exception : Exception or None
+        An unexpected error of the last run (a bug: the panel shows it with
+        its traceback); the project's own errors are only messages.
+
+    Examples
+    --------
+    Run the pruning from Python (a notebook shows the panel and its Start
+    and Stop buttons):
+
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=400, random_state=0)
+    >>> model = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
+    >>> panel = btt.PruningPanel(model, X[200:], y[200:], n_rounds=200, min_depth=2)
+    >>> panel.start()
+    True
+    >>> result = panel.wait(60)
+    >>> type(panel).__name__, len(result.history), panel.chart.state
+    ('PruningPanel', 200, 'done')
+    >>> panel.default_export_name()
+    'pruned_model.joblib'
     """
 
     def __init__(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 
@@ -56,16 +55,6 @@ class TreeCanvas(anywidget.AnyWidget):
     multiway = traitlets.Bool(False).tag(sync=True)  # chains of category splits drawn as one multiway node
 
 
-def single_tree(ensemble: Ensemble, index: int) -> Ensemble:
-    """The ensemble restricted to one tree (to route rows through it alone)."""
-    return replace(
-        ensemble,
-        trees=(ensemble.trees[index],),
-        tree_output=ensemble.tree_output[index : index + 1],
-        tree_scale=ensemble.tree_scale[index : index + 1],
-    )
-
-
 class TreeView(StaticFallback, ipywidgets.VBox):
     """An interactive tree: zoom, pan, collapse/expand, node details, colours,
     the decision path of a row, and pruned or re-split nodes marked.
@@ -103,6 +92,19 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         browser, so they can be read, set or observed.
     error : str
         The message shown when the input could not be used ("" otherwise).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    >>> view = btt.TreeView(model, X, y, row=0)
+    >>> type(view).__name__, view.error, view.canvas.path[0]
+    ('TreeView', '', 0)
+    >>> btt.TreeView(object()).error  # doctest: +ELLIPSIS
+    'UnsupportedModelError: cannot import a builtins.object; ...'
     """
 
     selected_node = traitlets.Int(-1)
@@ -300,7 +302,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             marks = _payload.diff_marks(tree, self.after.trees[index])
         count = target = None
         if self.X is not None:
-            count, target = _payload.node_data_summary(single_tree(shown, index), 0, self.X, self.y)
+            count, target = _payload.node_data_summary(shown.subset([index]), 0, self.X, self.y)
         with self.canvas.hold_sync():
             self.canvas.tree = _payload.tree_payload(tree, marks=marks, data_count=count, data_target=target)
             self.canvas.notes = notes
@@ -340,7 +342,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     def _path(self, index: int) -> list:
         if self.X is None or self.row < 0:
             return []
-        return _payload.row_path(single_tree(self._shown(), index), 0, self.X[self.row])
+        return _payload.row_path(self._shown().subset([index]), 0, self.X[self.row])
 
     def _send_overview(self) -> None:
         if self.ensemble is None or self.ensemble.n_trees < 2:
@@ -418,7 +420,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             return {}
         key = (index, self.showing_after)
         if self._at_node is None or self._at_node[0] != key:
-            indicator, offsets = single_tree(shown, index).decision_path(self.X)
+            indicator, offsets = shown.subset([index]).decision_path(self.X)
             self._at_node = (key, indicator.tocsc())
         rows = self._at_node[1][:, node].indices
         classes = shown.classes_ if shown.task == "classification" else None
@@ -497,7 +499,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         levels = min(3, self.canvas.initial_depth)
         count = None
         if self.X is not None:
-            count, _ = _payload.node_data_summary(single_tree(self.ensemble, index), 0, self.X)
+            count, _ = _payload.node_data_summary(self.ensemble.subset([index]), 0, self.X)
         svg = tree_svg(
             tree,
             feature_names=self._names,
