@@ -4,10 +4,11 @@ An imported ensemble's ``source.payload`` holds the record under
 ``"native"`` (``ensemble.source.payload["native"]``); nothing else in the
 payload belongs to the importers except ``"collapse_hint"``, the sentence
 :func:`~bandit_tree_tools.collapse` appends when a node's leaf value is
-unknown. Every record names the private copy of the user's object the same
-way: ``template``, a deep copy without its trees or Booster (None when a
-Booster, or no object at all, was imported); the user's object itself is
-never stored.
+unknown (kept beside ``Source.collapse_hint``, the format's own field, for
+readers of the older key). Every record names the private copy of the
+user's object the same way: ``template``, a deep copy without its trees or
+Booster (None when a Booster, or no object at all, was imported); the
+user's object itself is never stored.
 
 Ensembles pickled before the records existed held the same facts as plain
 payload keys (the private copy under "template", "estimator" or "shell");
@@ -164,7 +165,9 @@ def payload_of(source, record: type):
 
 
 def with_payload(record, collapse_hint: str = "") -> dict:
-    """A ``Source.payload`` holding ``record`` (and the collapse hint, if any)."""
+    """A ``Source.payload`` holding ``record`` (and the collapse hint, if any,
+    under the key older versions of ``collapse`` read; the importers also set
+    ``Source.collapse_hint``)."""
     payload = {NATIVE: record}
     if collapse_hint:
         payload["collapse_hint"] = collapse_hint

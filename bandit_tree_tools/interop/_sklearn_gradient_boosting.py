@@ -77,7 +77,8 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         tree_template=skeleton(estimators[0, 0], tree_=None),
         base_score=base_score.copy(),
     )
-    payload = with_payload(record, "" if squared else _GB_HINT.format(loss=model.loss))
+    hint = "" if squared else _GB_HINT.format(loss=model.loss)
+    payload = with_payload(record, hint)
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",
@@ -89,7 +90,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, version(), payload),
+        source=Source("sklearn", name, version(), payload, collapse_hint=hint),
         classes_=classes,
         feature_names_in_=feature_names(model),
         split_rule="le",

@@ -170,7 +170,8 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         category_spaces={column: (space, codes.copy()) for column, (space, codes) in spaces.items()},
         categories={column: values.copy() for column, values in categories.items()},
     )
-    payload = with_payload(record, _HGB_HINT.format(loss=model.loss) if refitted_leaves else "")
+    hint = _HGB_HINT.format(loss=model.loss) if refitted_leaves else ""
+    payload = with_payload(record, hint)
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",
@@ -182,7 +183,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         base_score=base_score,
         link=link,
         link_scale=link_scale,
-        source=Source("sklearn", name, version(), payload),
+        source=Source("sklearn", name, version(), payload, collapse_hint=hint),
         classes_=classes,
         feature_names_in_=feature_names(model),
         split_rule="le",

@@ -101,7 +101,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError
-from ..tree import Ensemble, Source
+from ..tree import Ensemble, Source, averaged_ensemble
 from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import check_classes, feature_names, sklearn_payload, skeleton, version
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
@@ -209,21 +209,9 @@ def _import_forest(model, name):
 def _averaged_ensemble(model, name, trees, classes, record) -> Ensemble:
     """Trees and forests: class fractions (or means) averaged over the trees,
     compared as float32 ``<=`` as scikit-learn's trees do."""
-    return Ensemble(
-        trees=trees,
-        task="regression" if classes is None else "classification",
-        n_features_in_=int(model.n_features_in_),
-        n_outputs=1 if classes is None else len(classes),
-        tree_output=0,
-        tree_scale=1.0,
-        aggregation="mean",
-        base_score=0.0,
-        link="identity",
-        source=Source("sklearn", name, version(), with_payload(record)),
-        classes_=classes,
-        feature_names_in_=feature_names(model),
-        split_rule="le",
-        input_dtype="float32",
+    return averaged_ensemble(
+        trees, n_features=model.n_features_in_, source=Source("sklearn", name, version(), with_payload(record)),
+        classes=classes, feature_names=feature_names(model),
     )
 
 

@@ -30,8 +30,7 @@ How XGBoost's facts map into the common format
   disagree with the configured ``eta`` (a model loaded from a file, a
   learning-rate schedule, or an objective that re-fits leaves such as
   ``reg:absoluteerror``), its internal nodes get ``has_leaf_value=0`` and
-  the collapse hint (``source.payload["collapse_hint"]``) says to pass
-  ``learning_rate=``.
+  ``source.collapse_hint`` says to pass ``learning_rate=``.
 * ``base_score`` is stored after the inverse link; it is turned into a margin
   with XGBoost's own float32 arithmetic (logit for logistic objectives, log
   for Poisson/Gamma/Tweedie/Cox, identity otherwise).
@@ -453,6 +452,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             estimator=type(model).__name__,
             version=_xgboost().__version__,
             payload=with_payload(record, hint),
+            collapse_hint=hint,
         ),
         classes_=classes,
         feature_names_in_=feature_names,
