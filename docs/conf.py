@@ -131,8 +131,8 @@ class ModuleDocstring(SphinxDirective):
         for k, line in enumerate(lines):
             if k + 1 < len(lines) and line.strip() and set(lines[k + 1].strip()) == {"-"} \
                     and len(lines[k + 1].strip()) >= len(line.strip()):
-                out.append(f".. rubric:: {line.strip()}")
-            elif set(line.strip()) == {"-"} and out and out[-1].startswith(".. rubric::"):
+                out += [f".. rubric:: {line.strip()}", ""]
+            elif set(line.strip()) == {"-"} and len(out) > 1 and out[-2].startswith(".. rubric::"):
                 continue
             else:
                 out.append(line)
