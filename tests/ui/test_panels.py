@@ -25,13 +25,26 @@ TREE_CELLS = [
     "view = btt.TreeView(model, X, y, row=100)\nview",
     "forest = RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y)\n"
     "forest_view = btt.TreeView(forest, X, y)\nforest_view",
-    "btt.TreeView('not a model')  # bad input: a message, not a traceback",
+    "btt.TreeView(object())  # bad input: a message, not a traceback",
 ]
 
 
 def assert_no_page_errors(page) -> None:
     errors = [message for message in page.console_messages if message.startswith("pageerror")]
     assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def wait_for_kernel(page, code: str, expected: str, timeout: float = 10.0) -> None:
+    """Poll the kernel until ``code`` prints ``expected`` (a synced trait
+    reaches Python after the browser sends it)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    printed = kernel_eval(page, code).strip()
+    while printed != expected:
+        assert time.monotonic() < deadline, f"{code!r} printed {printed!r}, not {expected!r}, after {timeout} s"
+        time.sleep(0.1)
+        printed = kernel_eval(page, code).strip()
 
 
 def click_node(page, canvas, node: int) -> None:
@@ -63,11 +76,10 @@ def test_tree_view(page, lab, notebook_dir):
     details.wait_for(timeout=10_000)
     assert "Node 0" in details.inner_text()
     assert "petal" in single.locator(".btt-details-table").inner_text()
-    page.wait_for_function("() => true")
-    assert kernel_eval(page, "print(view.selected_node)").strip() == "0"
+    wait_for_kernel(page, "print(view.selected_node)", "0")  # the click reached Python
     click_node(page, single, 2)
     page.wait_for_function("(el) => el.dataset.selectedNode === '2'", arg=single.element_handle())
-    assert kernel_eval(page, "print(view.selected_node)").strip() == "2"
+    wait_for_kernel(page, "print(view.selected_node)", "2")
     screenshot(page, "tree_view-single", single)
     # the ensemble: an overview strip; a click on a bar drills into that tree
     forest = views.nth(1)
@@ -78,12 +90,12 @@ def test_tree_view(page, lab, notebook_dir):
     page.mouse.click(box["x"] + box["width"] * (5.5 / 12), box["y"] + box["height"] / 2)
     page.wait_for_function("(el) => el.querySelector('.btt-tree-title').textContent.includes('tree 5 of 12')",
                            arg=forest.element_handle(), timeout=10_000)
-    assert kernel_eval(page, "print(forest_view.selected_tree)").strip() == "5"
+    wait_for_kernel(page, "print(forest_view.selected_tree)", "5")
     screenshot(page, "tree_view-forest", forest)
     # the model that cannot be imported: one readable line in the output, no traceback
     message = page.locator(".btt-tree-view .btt-panel-error")
     assert message.count() == 1
-    assert message.inner_text().startswith("UnsupportedModelError: cannot import a builtins.str")
+    assert message.inner_text().startswith("UnsupportedModelError: cannot import a builtins.object")
     assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     assert_no_page_errors(page)
 
