@@ -26,10 +26,11 @@ import numba
 import numpy as np
 
 from ..tree._links import sigmoid
+from ._kernels import LOG_LOSS_EPS
 
 SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
 TAYLOR = 5  # second-order change of a smooth loss, from per-row derivatives
-EPS = 1e-15
+EPS = LOG_LOSS_EPS  # probabilities are clipped as every pruning method clips them
 
 
 @numba.njit(cache=True, inline="always")

@@ -11,8 +11,8 @@ import pandas as pd
 
 from ..exceptions import DataError, ParameterError
 from ..tree import Ensemble
-from . import _compress_kernels as kernels
 from ._evaluator import Target
+from ._result import row_outputs
 
 # name -> (task, higher is better, tolerance is relative)
 METRICS = {
@@ -111,16 +111,13 @@ def within(metric: str, value: float, bound: float) -> bool:
 def _row_terms(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target):
     """Per-row terms whose (class-balanced) mean is the metric: correct
     predictions, log-losses or squared errors; None for ROC AUC."""
-    prediction = ensemble.transform_raw(raw)
-    if target.n_classes == 0:
-        return (prediction[:, 0] - target.values) ** 2
     if metric == "roc_auc":
         return None
-    proba = np.hstack([1.0 - prediction, prediction]) if prediction.shape[1] == 1 else prediction
-    codes = target.codes
-    if metric == "log_loss":
-        return -np.log(np.clip(proba[np.arange(codes.shape[0]), codes], kernels.EPS, 1.0 - kernels.EPS))
-    return (np.argmax(proba, axis=1) == codes).astype(np.float64)
+    # the per-row predictions and losses every pruning method reports (pruning._kernels)
+    predicted, loss = row_outputs(ensemble, raw, target)
+    if target.n_classes == 0 or metric == "log_loss":
+        return loss
+    return (predicted == target.codes).astype(np.float64)
 
 
 def paired_standard_error(metric: str, terms, base_terms, target: Target) -> float:

@@ -26,19 +26,27 @@ def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, che
     return metrics_of_raw(ensemble, ensemble.predict_raw(X, check_input=check_input), target, weights)
 
 
+def row_outputs(ensemble: Ensemble, raw: np.ndarray, target) -> tuple:
+    """Per row of raw scores: the predicted class code (-1 for regression)
+    and the loss (clipped log-loss of the true class, or the squared error of
+    the prediction), through the model's link (``tree._links``)."""
+    raw = np.ascontiguousarray(raw, dtype=np.float64)
+    n_rows = raw.shape[0]
+    prediction = np.empty(n_rows, dtype=np.int64)
+    loss = np.empty(n_rows, dtype=np.float64)
+    _kernels._row_outputs(raw, np.arange(n_rows, dtype=np.int64), target.codes, target.values,
+                          LINK_CODES[ensemble.link], float(ensemble.link_scale), bool(ensemble.accumulate_float32),
+                          target.n_classes, prediction, loss)
+    return prediction, loss
+
+
 def metrics_of_raw(ensemble: Ensemble, raw: np.ndarray, target, weights=(1.0, 2.5, 1.0)) -> dict:
     """:func:`model_metrics` from raw scores already computed: the link, the
     per-row losses and the score are the pruning kernels' (one definition for
     the evaluator's pulls and for what a result reports)."""
     shape = {"leaves": ensemble.n_leaves, "depth": ensemble.max_depth}
-    raw = np.ascontiguousarray(raw, dtype=np.float64)
-    n_rows = raw.shape[0]
-    rows = np.arange(n_rows, dtype=np.int64)
-    prediction = np.empty(n_rows, dtype=np.int64)
-    loss = np.empty(n_rows, dtype=np.float64)
-    _kernels._row_outputs(raw, rows, target.codes, target.values, LINK_CODES[ensemble.link],
-                          float(ensemble.link_scale), bool(ensemble.accumulate_float32), target.n_classes,
-                          prediction, loss)
+    prediction, loss = row_outputs(ensemble, raw, target)
+    rows = np.arange(prediction.shape[0], dtype=np.int64)
     stats = _kernels._subset_stats(rows, prediction, loss, target.codes, target.n_classes)
     a, g, b = (float(w) for w in weights)
     score = float(_kernels._score(stats, a, g, b, target.n_classes, target.positive, target.variance))
