@@ -20,6 +20,7 @@ import math
 import numba
 import numpy as np
 
+from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
 from ._kernels import SWAP_TOLERANCE, _assign, _build_term, _loss, _swap_terms
 
@@ -68,7 +69,8 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term
     bound (or ``cap``, if lower). Flat arrays over arms. Returns the number of
     arms still alive. References are drawn without replacement from
     ``population`` points, so the radius carries Serfling's finite-population
-    factor 1 - (t - 1) / n."""
+    factor 1 - (t - 1) / n. The step itself is the library's successive
+    elimination (``bandits.eliminate``)."""
     max_sigma = _statistics(sums, squares, alive, estimate, sigma, used)
     n_alive = 0
     if max_sigma == 0.0:
@@ -76,18 +78,12 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term
         for a in range(sums.shape[0]):
             n_alive += alive[a]
         return n_alive
-    scale = math.sqrt(log_term / used * max(1.0 - (used - 1.0) / population, 0.0))
+    scale = math.sqrt(log_term / used * serfling_factor(used, population))
     floor = SIGMA_FLOOR * max_sigma
-    best_upper = cap
     for a in range(sums.shape[0]):
         if alive[a]:
-            best_upper = min(best_upper, estimate[a] + max(sigma[a], floor) * scale)
-    for a in range(sums.shape[0]):
-        if alive[a]:
-            if estimate[a] - max(sigma[a], floor) * scale > best_upper:
-                alive[a] = False
-            else:
-                n_alive += 1
+            sigma[a] = max(sigma[a], floor) * scale  # sigma becomes the radius (scratch until the next call)
+    n_alive = eliminate(estimate, sigma, alive, alive, cap)
     return n_alive
 
 
