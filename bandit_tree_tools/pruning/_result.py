@@ -174,14 +174,16 @@ class PruneResult:
         state = self._states[chosen]
         pruned = build_ensemble(self.original, state)
         X_val, target = self._validation
-        before = self._summary(self.original, X_val, target)
+        before = getattr(self, "_before", None)  # the unpruned model's row: the same for every choice
+        if before is None:
+            before = self._summary(self.original, X_val, target)
         after = self._summary(pruned, X_val, target)
         result = PruneResult(
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
             path=path, params=dict(self.params, tolerance=tolerance), elapsed=self.elapsed, chosen=chosen)
-        result._states, result._validation = self._states, self._validation
+        result._states, result._validation, result._before = self._states, self._validation, before
         return result
 
     def _summary(self, ensemble, X, target) -> dict:

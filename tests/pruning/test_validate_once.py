@@ -71,3 +71,12 @@ def test_reported_metrics_are_the_models_own(name):
         # where the model computes in float32: a float64 link misses these by ~1e-8)
         for key, value in reference_metrics(model, X, y).items():
             assert reported[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+
+
+def test_prune_validates_once_and_choose_routes_only_the_chosen_model(calls):
+    ensemble, X, y = ZOO["tree_binary"]
+    result = btt.prune(ensemble, X, y, tolerance=0.05, random_state=0, progress=False)
+    # the search routes the rows once; the before/after table routes the unpruned and the chosen model
+    assert calls == {"check_X": 1, "route": 3}
+    result.choose(0.01)
+    assert calls == {"check_X": 1, "route": 4}  # the unpruned model's row is kept
