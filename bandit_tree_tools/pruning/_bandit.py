@@ -51,7 +51,6 @@ How the paper's ambiguities are resolved (see also PAPERS.md, section 1):
   committed, as without a stop) and no new phase starts; nothing is replayed.
 """
 
-import numbers
 import time
 import warnings
 
@@ -60,8 +59,10 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..bandits import Policy, WinStayLoseShift, make_policy
-from ..exceptions import DataError, ParameterError
-from ._common import check_positive_int, finish, prepare, rng_from
+from .._validation import Interval, Options, check_params, check_random_state
+from ..exceptions import ParameterError
+from ._common import eval_rows as eval_rows_of
+from ._common import finish, prepare
 from ._evaluator import IncrementalEvaluator
 
 CANDIDATES = ("twigs", "internal")
@@ -72,26 +73,20 @@ ZERO_DELTA = 1e-12
 TIE = 1e-12
 
 
-def _eval_rows(eval_size, n_rows: int) -> int:
-    if isinstance(eval_size, (bool, np.bool_)):
-        raise ValueError(f"eval_size must be a fraction in (0, 1] or a number of rows, got {eval_size!r}")
-    if isinstance(eval_size, (int, np.integer)):
-        if eval_size < 1:
-            raise ValueError(f"eval_size must be at least 1 row, got {eval_size}")
-        if eval_size > n_rows:
-            raise DataError(
-                f"eval_size={eval_size} rows are drawn each round, but the validation set has only {n_rows} rows; "
-                f"pass more validation rows or a smaller eval_size (e.g. a fraction such as 0.5)"
-            )
-        return int(eval_size)
-    if not isinstance(eval_size, (float, np.floating)):
-        raise ParameterError(
-            f"eval_size must be a fraction in (0, 1] or a number of rows (an int), got {eval_size!r}"
-        )
-    eval_size = float(eval_size)
-    if not 0.0 < eval_size <= 1.0:
-        raise ValueError(f"eval_size as a fraction must be in (0, 1], got {eval_size}")
-    return max(1, int(round(eval_size * n_rows)))
+# what each parameter of bandit_prune accepts (policy: make_policy; eval_size:
+# the shared eval_rows rule; weights: the evaluator)
+_PARAMETER_CONSTRAINTS = {
+    "n_rounds": [Interval(int, 1, None)],
+    "min_depth": [Interval(int, 0, None)],
+    "candidates": [Options(CANDIDATES)],
+    "strategy": [Options(STRATEGIES)],
+    "reward_threshold": [Interval(float, None, None)],
+    "reward_scale": [None, Interval(float, 0, None, "neither")],
+    "policy_params": [None, dict],
+    "random_state": ["random_state"],
+    "progress": ["boolean"],
+    "callback": [None, callable],
+}
 
 
 class _Rewards:
@@ -279,7 +274,8 @@ def bandit_prune(
     strategy : {"rank", "sequential"}
     policy_params : dict
         Extra constructor arguments of the named policy.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
+        The library's one rule (``bandit_tree_tools._validation.check_random_state``).
     progress : bool
         Show a tqdm progress bar.
     callback : callable, optional
@@ -330,32 +326,22 @@ def bandit_prune(
     (50, True)
     """
     started = time.perf_counter()
-    n_rounds = check_positive_int(n_rounds, "n_rounds")
-    min_depth = check_positive_int(min_depth, "min_depth", minimum=0)
-    if candidates not in CANDIDATES:
-        raise ValueError(f"candidates must be one of {CANDIDATES}, got {candidates!r}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    if callback is not None and not callable(callback):
-        raise ParameterError(
-            f"callback must be None or callable (it receives a BanditRound per round), got {type(callback).__name__}"
-        )
+    check_params(dict(n_rounds=n_rounds, min_depth=min_depth, candidates=candidates, strategy=strategy,
+                      reward_threshold=reward_threshold, reward_scale=reward_scale, policy_params=policy_params,
+                      random_state=random_state, progress=progress, callback=callback),
+                 _PARAMETER_CONSTRAINTS, owner="bandit_prune")
+    if not np.isfinite(reward_threshold) or (reward_scale is not None and not np.isfinite(reward_scale)):
+        raise ParameterError(f"reward_threshold and reward_scale of bandit_prune must be finite, got "
+                             f"{reward_threshold!r} and {reward_scale!r}")
     bandit = make_policy(policy, **(policy_params or {}))
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
-    eval_rows = _eval_rows(eval_size, evaluator.n_rows)
+    eval_rows = eval_rows_of(eval_size, evaluator.n_rows)
     weights = evaluator.weights
-    if isinstance(reward_threshold, bool) or not isinstance(reward_threshold, numbers.Real) or not np.isfinite(
-        reward_threshold
-    ):
-        raise ParameterError(f"reward_threshold must be a finite number (default 0.05), got {reward_threshold!r}")
-    if reward_scale is not None and (
-        isinstance(reward_scale, bool) or not isinstance(reward_scale, numbers.Real) or not np.isfinite(reward_scale)
-    ):
-        raise ParameterError(f"reward_scale must be None or a finite number > 0, got {reward_scale!r}")
     if reward_scale is None:
         reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
     if not reward_scale > 0:
-        raise ValueError(f"reward_scale must be > 0, got {reward_scale}")
+        raise ParameterError(f"reward_scale of bandit_prune must be > 0, got {reward_scale} (from reward_threshold "
+                             f"{reward_threshold} and the weights {weights})")
     rewards = _Rewards(bandit.reward_family, float(reward_threshold), float(reward_scale))
     if isinstance(bandit, WinStayLoseShift) and not isinstance(policy, Policy):
         bandit.win_threshold = rewards.neutral  # a win = the pull improved the score
@@ -371,7 +357,7 @@ def bandit_prune(
         notes.append(message)
         warnings.warn(message, UserWarning, stacklevel=3)
 
-    rng = rng_from(random_state)
+    rng = check_random_state(random_state)
     history = []
     trees, nodes, depths, excluded = evaluator.arms(candidates, min_depth)
     if excluded:

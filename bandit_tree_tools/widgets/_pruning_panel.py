@@ -213,10 +213,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.export_row = ipywidgets.HBox([self.export_path, self.export_button, self.export_message])
 
     def _params(self) -> dict:
-        eval_size = self.eval_size.value
-        eval_size = int(round(eval_size)) if eval_size > 1 else float(eval_size)
         params = dict(
-            n_rounds=int(self.n_rounds.value), eval_size=eval_size, candidates=self.candidates.value,
+            # a whole number above 1 is rows, a fraction in (0, 1] a share: the pruning's own rule
+            n_rounds=int(self.n_rounds.value), eval_size=float(self.eval_size.value), candidates=self.candidates.value,
             min_depth=int(self.min_depth.value), strategy=self.strategy.value, random_state=int(self.seed.value),
             progress=False,
         )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bandit_tree_tools.bandits import POLICIES
-from bandit_tree_tools.exceptions import DataError
+from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.pruning import bandit_prune
 from bandit_tree_tools.pruning._evaluator import check_target
 from bandit_tree_tools.tree import make_tree
@@ -135,12 +135,20 @@ def test_bad_input():
         bandit_prune(ensemble, X[:, :3], y, progress=False)
     with pytest.raises(DataError, match="225 rows, but X has 10"):
         bandit_prune(ensemble, X[:10], y, progress=False)
-    with pytest.raises(ValueError, match="candidates must be one of"):
+    with pytest.raises(ParameterError, match="candidates of bandit_prune must be one of 'internal', 'twigs'"):
         bandit_prune(ensemble, X, y, candidates="leaves", progress=False)
-    with pytest.raises(ValueError, match="strategy must be one of"):
+    with pytest.raises(ParameterError, match="strategy of bandit_prune must be one of 'rank', 'sequential'"):
         bandit_prune(ensemble, X, y, strategy="greedy", progress=False)
-    with pytest.raises(ValueError, match="n_rounds must be an integer >= 1"):
+    with pytest.raises(ParameterError, match=r"n_rounds of bandit_prune must be an int in \[1, inf\], got 0"):
         bandit_prune(ensemble, X, y, n_rounds=0, progress=False)
+    with pytest.raises(ParameterError, match="random_state of bandit_prune must be"):
+        bandit_prune(ensemble, X, y, random_state=-3, progress=False)
+    with pytest.raises(ParameterError, match="eval_size must be a fraction in"):
+        bandit_prune(ensemble, X, y, eval_size=1.5, progress=False)
+    with pytest.raises(ParameterError, match="reward_scale of bandit_prune must be > 0"):
+        bandit_prune(ensemble, X, y, reward_threshold=-10.0, progress=False)
+    with pytest.raises(ParameterError, match="must be finite"):
+        bandit_prune(ensemble, X, y, reward_threshold=float("inf"), progress=False)
 
 
 def test_no_arm_warns_and_returns_the_unpruned_model():
@@ -253,8 +261,6 @@ def test_warnings_are_recorded_per_call():
 
 
 def test_callback_must_be_callable():
-    from bandit_tree_tools.exceptions import ParameterError
-
     ensemble, X, y = ZOO["tree_binary"]
-    with pytest.raises(ParameterError, match="callback must be None or callable"):
+    with pytest.raises(ParameterError, match="callback of bandit_prune must be None or a callable"):
         bandit_prune(ensemble, X, y, callback=3, progress=False)
