@@ -108,6 +108,10 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         if error:
             messages.append(f"TSDT model: {error}")
         self.trace = getattr(tsdt, "trace_", None)
+        if self.trace is not None and not (hasattr(self.trace, "mean") and hasattr(self.trace, "sd")):
+            messages.append(f"TSDT model: trace_ must be a SearchTrace (mean and sd per iteration), got "
+                            f"{type(self.trace).__name__}")
+            self.trace = None
         self.model_ensemble = None
         if model is not None:
             self.model_ensemble, error = import_model(model)
@@ -158,7 +162,7 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
             return ""
         try:
             return section("Convergence of the search", trace_svg(self.trace.mean, self.trace.sd))
-        except USER_ERRORS + (AttributeError,) as error:
+        except USER_ERRORS as error:
             return error_html(f"the trace could not be drawn: {describe_error(error)}")
 
     def static_html(self) -> str:

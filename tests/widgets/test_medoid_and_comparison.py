@@ -236,3 +236,12 @@ def test_tsdt_tree_is_drawn_multiway():
     assert f"{tsdt.n_splits_} multiway splits" in tsdt_view.canvas.title
     assert "binary" not in tsdt_view.canvas.title
     assert tsdt_view.canvas.height == cart_view.canvas.height  # side by side, lined up
+
+
+def test_a_trace_without_mean_and_sd_is_reported_not_hidden(monk1):
+    X, y = monk1
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=10, random_state=0).fit(X, y)
+    tsdt.trace_ = [0.5, 0.6]  # not a SearchTrace
+    panel = ComparisonPanel(tsdt, X=X, y=y)
+    assert "trace_ must be a SearchTrace" in panel.error and panel.trace is None
+    assert panel.trace_html.value == ""
