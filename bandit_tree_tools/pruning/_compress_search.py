@@ -9,10 +9,10 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..exceptions import UnsupportedModelError
-from ..tree import Ensemble, node_parent
+from ..tree import Ensemble, node_offsets, node_parent
 from . import _compress_kernels as kernels
 from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within
-from ._compress_state import _State, _node_offsets, _trees_per_iteration
+from ._compress_state import _State, _trees_per_iteration
 from ._evaluator import Target
 from ._kernels import _preorder
 
@@ -50,7 +50,7 @@ class _Search:
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         trees = ensemble.trees
         self.n_trees = len(trees)
-        self.offset = _node_offsets(ensemble)
+        self.offset = node_offsets(ensemble.trees)
         self.tree_of = np.repeat(np.arange(self.n_trees), np.diff(self.offset))
         self.children_left = np.concatenate([tree.children_left for tree in trees])
         self.children_right = np.concatenate([tree.children_right for tree in trees])
@@ -135,10 +135,8 @@ class _Search:
             partly = groups.any(axis=1)
             stumps = int(np.count_nonzero(~groups[partly]))
         n_trees = int(np.count_nonzero(alive)) + stumps
-        visible = self.current == np.arange(self.current.shape[0])
-        internal = visible & (self.children_left != -1) & ~self.collapsed & alive[self.tree_of]
         leaves = int(counts[roots[alive]].sum()) + stumps
-        return {"leaves": leaves, "trees": n_trees, "nodes": leaves + int(np.count_nonzero(internal))}
+        return {"leaves": leaves, "trees": n_trees, "nodes": leaves + int(np.count_nonzero(self._internal()))}
 
     # ----------------------------------------------------------- candidates
     def candidate_values(self) -> np.ndarray:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..tree import Ensemble, outermost_nodes, rebuild_tree
+from ..tree import Ensemble, node_offsets, outermost_nodes, rebuild_tree
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
     and values, dead trees dropped (or kept as one-leaf trees of value 0
     where a boosting iteration still has live trees)."""
     per_iteration = _trees_per_iteration(ensemble)
-    offset = _node_offsets(ensemble)
+    offset = node_offsets(ensemble.trees)
     keep_stump = np.zeros(ensemble.n_trees, dtype=bool)
     if ensemble.aggregation == "sum" and per_iteration > 1:
         groups = state.alive.reshape(-1, per_iteration)
@@ -65,7 +65,7 @@ def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
 
 def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
     """{tree: original node ids that became leaves}; a removed tree lists its root."""
-    offset = _node_offsets(ensemble)
+    offset = node_offsets(ensemble.trees)
     out = {}
     for index, tree in enumerate(ensemble.trees):
         if not state.alive[index]:
@@ -75,13 +75,6 @@ def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
         if mask.any():
             out[index] = outermost_nodes(tree, mask)
     return out
-
-
-def _node_offsets(ensemble: Ensemble) -> np.ndarray:
-    """Global id of every tree's root (and the total), in the search's numbering: original ids, tree after tree."""
-    offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
-    offset[1:] = np.cumsum([tree.n_nodes for tree in ensemble.trees])
-    return offset
 
 
 def _trees_per_iteration(ensemble: Ensemble) -> int:

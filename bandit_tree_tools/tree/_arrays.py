@@ -326,13 +326,21 @@ def make_tree(
     return tree
 
 
+def node_offsets(trees) -> np.ndarray:
+    """int64 (n_trees + 1,): where each tree's nodes start when the nodes of
+    all trees are numbered end to end (tree ``t`` owns ids ``offsets[t] <= i <
+    offsets[t + 1]``), and the total number of nodes."""
+    offsets = np.zeros(len(trees) + 1, dtype=np.int64)
+    np.cumsum([tree.n_nodes for tree in trees], out=offsets[1:])
+    return offsets
+
+
 def stacked_node_depths(trees) -> tuple[np.ndarray, np.ndarray]:
-    """Node offsets of the trees stacked end to end, and the depth of every
-    stacked node, found by pointer jumping (a few numpy passes in all, rather
-    than a Python step per node or per level)."""
-    sizes = np.array([tree.n_nodes for tree in trees], dtype=np.int64)
-    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    """Node offsets of the trees stacked end to end (:func:`node_offsets`),
+    and the depth of every stacked node, found by pointer jumping (a few
+    numpy passes in all, rather than a Python step per node or per level)."""
+    offsets = node_offsets(trees)
+    sizes = np.diff(offsets)
     left = np.concatenate([tree.children_left for tree in trees])
     right = np.concatenate([tree.children_right for tree in trees])
     shift = np.repeat(offsets[:-1], sizes)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..exceptions import InvalidTreeError
 from . import _kernels
-from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN
+from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, node_offsets
 
 
 class PackedEnsemble(NamedTuple):
@@ -45,8 +45,7 @@ class PackedEnsemble(NamedTuple):
 
 def _pack(ensemble) -> PackedEnsemble:
     trees = ensemble.trees
-    offsets = np.zeros(len(trees) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([tree.n_nodes for tree in trees])
+    offsets = node_offsets(trees)
     if offsets[-1] >= 2**31 - 1 or ensemble.n_features_in_ > _kernels.FEATURE_MASK:
         raise InvalidTreeError(
             f"the ensemble has {offsets[-1]} nodes and {ensemble.n_features_in_} features; routing supports "
