@@ -217,7 +217,7 @@ def first_call(title) -> float:
 
 
 def _first_call_line(title) -> str:
-    return f"compile/first call: {first_call(title):.2f} s (numba's one-time compilation, cached on disk)"
+    return f"compile/first call: {first_call(title):.2f} s (numba compiles the kernels once; later runs load them from its cache)"
 
 
 def run_demo(args=None):
