@@ -93,8 +93,7 @@ def built(tmp_path_factory):
 def test_the_wheel_carries_the_package_and_the_browser_files(built):
     _, wheel = built
     names = set(zipfile.ZipFile(wheel).namelist())
-    # the browser files: in the package's _static/, or force-included from widgets/
-    source = next(folder for folder in (ROOT / "bandit_tree_tools" / "_static", ROOT / "widgets") if folder.is_dir())
+    source = ROOT / "bandit_tree_tools" / "_static"  # the panels' browser files
     browser_files = sorted(path.name for path in source.iterdir() if path.suffix in (".js", ".css"))
     assert {"common.js", "panels.css"} <= set(browser_files)
     for browser_file in browser_files:
