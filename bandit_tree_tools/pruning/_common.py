@@ -6,7 +6,6 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import check_random_state
 from ..exceptions import DataError, ParameterError
 from ..tree import Ensemble, collapse
 from ._evaluator import IncrementalEvaluator, check_target
@@ -65,11 +64,6 @@ def prepare(model, X, y, weights, *, name: str = "X_val"):
     return ensemble, X, target, evaluator
 
 
-def rng_from(random_state) -> np.random.Generator:
-    """Deprecated name of :func:`bandit_tree_tools._validation.check_random_state`."""
-    return check_random_state(random_state)
-
-
 def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
     """The one rule for ``eval_size`` (rows drawn each round out of ``n_rows``):
     an int >= 1, or a whole float > 1 (as a form field or the CLI gives it), is
@@ -93,12 +87,6 @@ def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
             f"{name} must be a fraction in (0, 1] or a whole number of rows, got {eval_size!r}"
         )
     return max(1, int(round(fraction * n_rows)))
-
-
-def check_positive_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def finish(method, ensemble, X, target, evaluator, weights, started, **parts) -> PruneResult:
