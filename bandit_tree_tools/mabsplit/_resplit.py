@@ -12,7 +12,7 @@ from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelE
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
-from ._estimators import check_finite, check_target_range
+from ._inputs import check_finite, check_target_range
 from ._params import SEARCH_CONSTRAINTS, check_params_and_finite
 
 REPORT_FIELDS = (
