@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import Options, check_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
-from ..tree import Ensemble, node_parent
+from ..tree import Ensemble, node_parent, subtree_sums
 from ..tree._impurity import impurity_of_counts
 from ._common import check_weights, finish, prepare, to_ensemble
 from ._evaluator import check_target
@@ -40,11 +40,7 @@ def _node_statistics(tree, leaves, target):
         np.add.at(counts, (leaves, 0), 1.0)
         np.add.at(counts, (leaves, 1), target.values)
         np.add.at(counts, (leaves, 2), target.values**2)
-    for node in range(n - 1, -1, -1):  # children have larger ids than parents
-        left = tree.children_left[node]
-        if left != -1:
-            counts[node] = counts[left] + counts[tree.children_right[node]]
-    return counts
+    return subtree_sums(tree, counts)  # the rows sit at leaves: a node's are its subtree's
 
 
 @numba.njit(cache=True)

@@ -14,6 +14,7 @@ from ._arrays import (
     node_parent,
     stacked_node_depths,
     subtree_nodes,
+    subtree_sums,
     validate,
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
@@ -47,5 +48,6 @@ __all__ = [
     "rebuild_tree",
     "stacked_node_depths",
     "subtree_nodes",
+    "subtree_sums",
     "validate",
 ]

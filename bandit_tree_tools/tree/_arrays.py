@@ -372,6 +372,24 @@ def node_parent(tree: TreeArrays) -> np.ndarray:
     return parent
 
 
+def subtree_sums(tree: TreeArrays, values) -> np.ndarray:
+    """Per node, the sum of ``values`` (one row per node, any trailing shape)
+    over the node and all its descendants: subtree sizes from ones, class
+    counts of the rows reaching each node from the counts at the leaves.
+    Summed level by level from the deepest (``parent + (left + right)``), in
+    the dtype of ``values``."""
+    totals = np.array(values, copy=True)
+    if totals.shape[0] != tree.n_nodes:
+        raise ValueError(f"values must have one row per node ({tree.n_nodes}), got {totals.shape[0]}")
+    left, right = tree.children_left, tree.children_right
+    internal = left != TREE_LEAF
+    depth = node_depth(tree)
+    for level in range(int(depth.max()) - 1, -1, -1):
+        parents = np.flatnonzero((depth == level) & internal)
+        totals[parents] += totals[left[parents]] + totals[right[parents]]
+    return totals
+
+
 def subtree_nodes(tree: TreeArrays, node: int) -> np.ndarray:
     """Ids of ``node`` and all its descendants, in increasing order."""
     stack, found = [int(node)], []

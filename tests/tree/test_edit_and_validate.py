@@ -6,7 +6,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bandit_tree_tools import ConversionError, InvalidTreeError, NodeError, collapse, make_tree
-from bandit_tree_tools.tree import Source, node_depth, node_parent, subtree_nodes, validate
+from bandit_tree_tools.tree import Source, node_depth, node_parent, subtree_nodes, subtree_sums, validate
 from tests.oracles.tree import reference_leaf
 from tests.tree.random_trees import probe_rows, random_ensemble, random_tree
 
@@ -83,6 +83,7 @@ def test_depth_parent_and_subtree_helpers():
     np.testing.assert_array_equal(node_depth(tree), [0, 1, 1, 2, 2])
     np.testing.assert_array_equal(node_parent(tree), [-1, 0, 0, 1, 1])
     np.testing.assert_array_equal(subtree_nodes(tree, 1), [1, 3, 4])
+    np.testing.assert_array_equal(subtree_sums(tree, np.ones(5, dtype=np.int64)), [5, 3, 1, 1, 1])
     assert tree.n_leaves == 3 and tree.max_depth == 2
 
 
@@ -109,3 +110,15 @@ def test_validate_checks_counts_and_features():
     tree = make_tree([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.0, 0, 0], np.zeros(3))
     with pytest.raises(InvalidTreeError, match="feature 3, but there are 2 features"):
         validate(tree, n_features=2)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_subtree_sums_add_every_node_below(seed):
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, max_depth=5)
+    values = rng.normal(size=(tree.n_nodes, 2))
+    sums = subtree_sums(tree, values)
+    for node in range(tree.n_nodes):
+        np.testing.assert_allclose(sums[node], values[subtree_nodes(tree, node)].sum(axis=0), rtol=1e-12)
+    sizes = subtree_sums(tree, np.ones(tree.n_nodes, dtype=np.int64))
+    assert sizes.dtype == np.int64 and [len(subtree_nodes(tree, n)) for n in range(tree.n_nodes)] == sizes.tolist()
