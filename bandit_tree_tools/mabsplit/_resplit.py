@@ -9,7 +9,7 @@ import numpy as np
 from .._plotting import axes_for
 from .._validation import Interval, Options, check_random_state, seed_from
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
-from ..tree import TREE_LEAF, Ensemble, TreeArrays, node_depth
+from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, node_depth
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range
@@ -161,27 +161,10 @@ def _select_nodes(ensemble: Ensemble, nodes) -> dict:
                 "e.g. {0: [0, 3]}"
             )
         nodes = {0: nodes}
-    selected = {}
-    for tree_index, ids in nodes.items():
-        if not isinstance(tree_index, (int, np.integer)) or not 0 <= tree_index < ensemble.n_trees:
-            raise NodeError(f"tree {tree_index!r} does not exist; the ensemble has trees 0..{ensemble.n_trees - 1}")
-        tree = ensemble.trees[tree_index]
-        ids = np.atleast_1d(np.asarray(ids))
-        if ids.size and not np.issubdtype(ids.dtype, np.integer):
-            raise NodeError(f"node ids must be integers, got {ids.dtype}")
-        ids = ids.astype(np.int64)
-        missing = ids[(ids < 0) | (ids >= tree.n_nodes)]
-        if missing.size:
-            raise NodeError(
-                f"node {int(missing[0])} does not exist in tree {tree_index}, which has nodes 0..{tree.n_nodes - 1}"
-            )
-        leaves = ids[tree.children_left[ids] == TREE_LEAF]
-        if leaves.size:
-            raise NodeError(
-                f"node {int(leaves[0])} of tree {tree_index} is a leaf; only internal nodes can be re-split"
-            )
-        selected[int(tree_index)] = np.unique(ids)
-    return selected
+    # a single int is one node, as resplit has always accepted
+    nodes = {index: [ids] if isinstance(ids, (int, np.integer)) else ids for index, ids in nodes.items()}
+    checked = check_node_map(ensemble.trees, nodes, leaf_error="is a leaf; only internal nodes can be re-split")
+    return {index: np.unique(ids) for index, ids in checked.items()}
 
 
 def _encode(ensemble: Ensemble, y, n_rows: int):
