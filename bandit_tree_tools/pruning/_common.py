@@ -92,17 +92,13 @@ def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
 def finish(method, ensemble, X, target, evaluator, weights, started, **parts) -> PruneResult:
     """Build the pruned ensemble from the evaluator's collapsed nodes and the result.
 
-    The before/after metrics come from the rows the evaluator routed: the
-    unpruned model's raw scores it kept, and the pruned model's from each
-    row's leaf in the rebuilt trees (the same sums as ``predict_raw``, so the
-    same bits); ``X`` (validated) is routed again only if that mapping fails."""
+    The before/after metrics come from the rows the evaluator routed (``X``
+    is not routed again): the unpruned model's raw scores it kept, and the
+    pruned model's from each row's leaf in the rebuilt trees (the same sums
+    as ``predict_raw``, so the same bits)."""
     pruned_nodes = evaluator.collapsed_nodes()
     pruned = collapse(ensemble, pruned_nodes) if pruned_nodes else ensemble
-    leaves = evaluator.pruned_leaves(pruned_nodes)
-    if leaves.size and leaves.min() < 0:  # a row's node was dropped: cannot happen for outermost collapses
-        after_raw = pruned.predict_raw(X, check_input=False)
-    else:
-        after_raw = pruned._raw_from_leaves(leaves)
+    after_raw = pruned._raw_from_leaves(evaluator.pruned_leaves(pruned_nodes))
     metrics = pd.DataFrame(
         {"before": metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
          "after": metrics_of_raw(pruned, after_raw, target, weights)}
