@@ -253,7 +253,9 @@ class Ensemble:
         So ``subset([t]).apply(X)`` is column ``t`` of ``apply(X)`` and, for a
         forest, ``subset([t])`` predicts like tree ``t`` alone. To route a few
         trees of this ensemble without building a new one, use
-        ``apply(X, trees=...)``.
+        ``apply(X, trees=...)``. A subset is meant for routing and prediction:
+        whether ``btt.to_model`` can write it depends on the library's adapter
+        (the source's payload describes the whole model).
         """
         indices = check_tree_indices(trees, self.n_trees)
         if indices.size == 0:
