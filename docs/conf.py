@@ -23,7 +23,6 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_nb",
 ]
@@ -47,10 +46,11 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()
 
-# Cross-references: a reference that does not resolve fails the build (-W);
-# only the names of other projects are left as plain text.
+# With -W a broken page reference ({doc}, :ref:) or reStructuredText target
+# fails the build. Python cross-references that do not resolve (private
+# modules, other projects' names: nothing is fetched from the network) stay
+# plain text; `sphinx-build -n` lists them.
 nitpicky = False
-intersphinx_mapping = {}
 
 # --- the tour notebooks -------------------------------------------------------
 # The committed notebooks carry no outputs (tests/notebooks checks that), so the
