@@ -127,6 +127,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         metric = "euclidean" if metric is None else metric
         self.tree_index = int(tree)
         self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
+        self.p = medoids.p if medoids is not None else 2.0  # the Minkowski power of an adopted result
         self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
         self.image_shape = None
         if self.ensemble is not None and not messages:
@@ -227,7 +228,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
 
             self._cache[key] = leaf_medoids(
                 self.ensemble, self.X_input, n_medoids=int(self.k.value), tree=self.tree_index, leaves=[int(leaf)],
-                metric=self.metric, algorithm=self.algorithm, random_state=self.random_state,
+                metric=self.metric, p=self.p, algorithm=self.algorithm, random_state=self.random_state,
             )
         return self._cache[key]
 

@@ -245,3 +245,16 @@ def test_a_trace_without_mean_and_sd_is_reported_not_hidden(monk1):
     panel = ComparisonPanel(tsdt, X=X, y=y)
     assert "trace_ must be a SearchTrace" in panel.error and panel.trace is None
     assert panel.trace_html.value == ""
+
+
+def test_leaves_an_adopted_result_lacks_use_its_metric_and_power(digits):
+    model, X, y = digits
+    panel_first = MedoidPanel(model, X)
+    big = panel_first.leaf_picker.value
+    part = btt.leaf_medoids(model, X, n_medoids=2, metric="minkowski", p=3.0, leaves=[big], random_state=0)
+    panel = MedoidPanel(model, X, medoids=part)
+    other = next(leaf for leaf, n in panel.rows_per_leaf.items() if n > 2 and leaf != big)
+    panel.leaf_picker.value = other
+    expected = btt.leaf_medoids(model, X, n_medoids=2, metric="minkowski", p=3.0, leaves=[other], random_state=0)
+    assert panel.gallery.rows == expected.medoids[other].tolist()
+    assert panel.current.p == 3.0 and panel.current.metric == "minkowski"
