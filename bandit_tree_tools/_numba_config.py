@@ -25,9 +25,9 @@ start method). A layer set by the user, through ``NUMBA_THREADING_LAYER`` or
 The kernels are compiled with ``cache=True``: numba writes them next to the
 sources, in ``__pycache__``. Where the installed package is read-only (a
 system or container site-packages), numba falls back to ``~/.cache/numba``
-only when that is writable, and otherwise compiles again in every process,
-silently (about a minute over all capabilities). So when the package folder
-is not writable and ``NUMBA_CACHE_DIR`` is not set, this module sets it to
+only when that is writable, and otherwise refuses to define the kernels
+("cannot cache function ...: no locator available"). So when the package
+folder is not writable and ``NUMBA_CACHE_DIR`` is not set, it is set to
 ``$XDG_CACHE_HOME/bandit_tree_tools/numba`` (``~/.cache/...``), or to
 ``bandit_tree_tools-numba-<uid>`` in the temporary folder when the home
 folder is not writable either. ``NUMBA_CACHE_DIR`` moves the cache of every
