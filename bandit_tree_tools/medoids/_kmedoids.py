@@ -48,10 +48,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         BanditPAM++, which returns PAM's medoids with high probability from
         sampled distances; it caches the distances it computes, for rows of
         64 or more features (or a user metric) in up to a quarter of the
-        available memory. Its savings depend on the data: 6x fewer
-        distances than n^2 on MNIST (n = 10,000), only 1.6-3.5x on mixtures
-        of equal-size clusters (n = 30,000), whose best candidates differ by
-        O(1/sqrt(n)). "auto": PAM
+        available memory. Its savings depend on the data: they shrink when
+        the best candidates differ little (by O(1/sqrt(n)) on mixtures of
+        equal-size clusters); the README gives measured figures. "auto": PAM
         for small n, FasterPAM while the matrix is cheap and fits in memory,
         BanditPAM beyond (thresholds in ``bandit_tree_tools.medoids._core``).
     max_iter : int, default=100
