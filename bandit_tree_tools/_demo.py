@@ -137,7 +137,8 @@ def _warm_compress():
 
     X, y = _tiny_classification(600)
     for model in _models().values():
-        model.set_params(n_estimators=5) if "n_estimators" in model.get_params() else model.set_params(max_iter=5)
+        rounds = "n_estimators" if "n_estimators" in model.get_params() else "max_iter"  # HistGradientBoosting
+        model.set_params(**{rounds: 5})
         model.fit(X[:300], y[:300])
         result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], random_state=0, progress=False)
         result.to_model().predict(X)
