@@ -17,7 +17,7 @@ def check_tree_indices(trees, n_trees: int) -> np.ndarray:
         values = np.asarray(trees)
     except (TypeError, ValueError):
         values = np.asarray([None])
-    if values.size and (values.dtype == bool or values.dtype.kind not in "iu"):
+    if values.size and values.dtype.kind not in "iu":  # booleans and floats are not indices
         raise ParameterError(f"trees must be tree indices (integers), got {trees!r}")
     indices = values.astype(np.int64).reshape(-1)
     bad = indices[(indices < 0) | (indices >= n_trees)]
