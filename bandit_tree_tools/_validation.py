@@ -31,7 +31,18 @@ import numpy as np
 
 from .exceptions import ParameterError
 
-__all__ = ["Interval", "Options", "check_params", "check_random_state", "seed_from", "resolve_n_jobs"]
+__all__ = [
+    "MAX_FEATURES",
+    "N_ROWS",
+    "Interval",
+    "Options",
+    "check_params",
+    "check_random_state",
+    "resolve_max_features",
+    "resolve_n_jobs",
+    "resolve_n_rows",
+    "seed_from",
+]
 
 _MAX_SEED = 2**31 - 1
 
@@ -46,6 +57,7 @@ class Interval:
     low: float | None
     high: float | None
     closed: str = "both"
+    finite: bool = False  # refuse inf even where a side is unbounded
 
     def accepts(self, value) -> bool:
         if isinstance(value, (bool, np.bool_)):
@@ -53,6 +65,8 @@ class Interval:
         if self.kind is int and not isinstance(value, numbers.Integral):
             return False
         if not isinstance(value, numbers.Real) or np.isnan(value):
+            return False
+        if self.finite and not np.isfinite(value):
             return False
         left = self.closed in ("both", "left")
         right = self.closed in ("both", "right")
@@ -63,7 +77,7 @@ class Interval:
         return True
 
     def __str__(self) -> str:
-        name = "an int" if self.kind is int else "a float"
+        name = "an int" if self.kind is int else ("a finite float" if self.finite else "a float (not NaN)")
         if self.low is None and self.high is None:
             return name
         lo = "-inf" if self.low is None else repr(self.low)
@@ -180,3 +194,41 @@ def resolve_n_jobs(n_jobs, name: str = "n_jobs") -> int:
 
     cores = os.cpu_count() or 1
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
+
+
+# scikit-learn's max_features: all features, sqrt, log2, a count or a fraction.
+MAX_FEATURES = [Options({"sqrt", "log2"}), Interval(int, 1, None), Interval(float, 0.0, 1.0, "right"), None]
+
+# A number of rows: a count, or a fraction of the rows there are.
+N_ROWS = [Interval(int, 1, None), Interval(float, 0.0, 1.0, "right")]
+
+
+def resolve_max_features(max_features, n_features: int, name: str = "max_features") -> int:
+    """Features drawn at each node, by scikit-learn's rule: None is every
+    feature, ``"sqrt"``/``"log2"`` that function of ``n_features`` (at least
+    1), an int that many (at most ``n_features``), a float in (0, 1] that
+    fraction (at least 1)."""
+    check_params({name: max_features}, {name: MAX_FEATURES})
+    if max_features is None:
+        return int(n_features)
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, numbers.Integral):
+        if max_features > n_features:
+            raise ParameterError(f"{name} must be at most the number of features ({n_features}), got {max_features}")
+        return int(max_features)
+    return max(1, int(max_features * n_features))
+
+
+def resolve_n_rows(value, n_rows: int, name: str) -> int:
+    """A number of rows given as a count in ``[1, n_rows]`` or a fraction in
+    (0, 1] of ``n_rows`` (rounded to the nearest count, at least 1: the rule of
+    scikit-learn's ``max_samples``)."""
+    check_params({name: value}, {name: N_ROWS})
+    if isinstance(value, numbers.Integral):
+        if value > n_rows:
+            raise ParameterError(f"{name}={value} must be between 1 and the number of rows ({n_rows})")
+        return int(value)
+    return max(1, int(round(value * n_rows)))

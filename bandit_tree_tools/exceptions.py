@@ -144,7 +144,7 @@ class ParameterError(BanditTreeToolsError, ValueError, TypeError):
     >>> btt.bandit_prune(ensemble, X, y, n_rounds=-1)
     Traceback (most recent call last):
     ...
-    bandit_tree_tools.exceptions.ParameterError: n_rounds must be an integer >= 1, got -1
+    bandit_tree_tools.exceptions.ParameterError: n_rounds of bandit_prune must be an int in [1, inf], got -1
     """
 
 

@@ -14,7 +14,7 @@ def test_check_params_reports_name_value_and_rule(value, ok):
     if ok:
         check_params({"n": value}, constraints)
     else:
-        with pytest.raises(ParameterError, match=r"n of f must be an int in \[1, inf\] or None or one of 'auto'"):
+        with pytest.raises(ParameterError, match=r"n of f must be an int in \[1, inf\] or None or one of .auto."):
             check_params({"n": value}, constraints, owner="f")
 
 

@@ -100,6 +100,7 @@ import warnings
 
 import numpy as np
 
+from .._validation import resolve_max_features
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError
 from ..tree import Ensemble, Source, averaged_ensemble
 from ._payload import SklearnPayload, with_payload
@@ -398,20 +399,7 @@ def _set_fitted(estimator, ensemble, classifier, *, classes, is_tree):
         estimator.classes_ = classes
         estimator.n_classes_ = len(classes)
     if is_tree:
-        estimator.max_features_ = _resolve_max_features(estimator.max_features, ensemble.n_features_in_)
-
-
-def _resolve_max_features(max_features, n_features):
-    # The number of features scikit-learn's fit would have drawn per split.
-    if max_features is None:
-        return n_features
-    if max_features == "sqrt":
-        return max(1, int(np.sqrt(n_features)))
-    if max_features == "log2":
-        return max(1, int(np.log2(n_features)))
-    if isinstance(max_features, (int, np.integer)):
-        return int(max_features)
-    return max(1, int(max_features * n_features))
+        estimator.max_features_ = resolve_max_features(estimator.max_features, ensemble.n_features_in_)
 
 
 def _export_tree(ensemble, cls, classifier, payload):

@@ -14,12 +14,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, Options, check_random_state, resolve_n_jobs, seed_from
+from .._validation import (
+    MAX_FEATURES,
+    N_ROWS,
+    Interval,
+    Options,
+    check_params,
+    check_random_state,
+    resolve_max_features,
+    resolve_n_jobs,
+    resolve_n_rows,
+    seed_from,
+)
 from ..exceptions import DataError
 from ..tree import Ensemble, FrozenDict, Source
 from ._builder import GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range, non_numeric_columns
-from ._params import MAX_FEATURES, N_ROWS, SEARCH_CONSTRAINTS, check_params_and_finite, resolve_max_features, resolve_n_rows
+from ._params import SEARCH_CONSTRAINTS
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -32,7 +43,7 @@ class _MABSplitBase(BaseEstimator):
     _parameter_constraints: dict = {}
 
     def _check_params(self) -> None:
-        check_params_and_finite(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
 
     def _settings(self, n_features: int) -> GrowthSettings:
         """The validated parameters as the builder's settings."""

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._plotting import axes_for
-from .._validation import Interval, Options, check_random_state, seed_from
+from .._validation import Interval, Options, check_params, check_random_state, seed_from
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, node_depth
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range
-from ._params import SEARCH_CONSTRAINTS, check_params_and_finite
+from ._params import SEARCH_CONSTRAINTS
 
 REPORT_FIELDS = (
     "tree",
@@ -387,7 +387,7 @@ def resplit(
         criterion = "gini" if classification else "squared_error"
     params = {"solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
               "max_depth": max_depth, "min_samples_leaf": min_samples_leaf, "random_state": random_state}
-    check_params_and_finite(params, RESPLIT_CONSTRAINTS, "resplit")
+    check_params(params, RESPLIT_CONSTRAINTS, owner="resplit")
     allowed = ("gini", "entropy") if classification else ("squared_error",)
     if criterion not in allowed:
         raise ParameterError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import Interval, Options, check_random_state
+from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError
 from . import _kernels
 from ._builder import BINS, CRITERIA, DEFAULT_TIE_TOLERANCE, seed_state
-from ._params import SEARCH_CONSTRAINTS, check_params_and_finite
+from ._params import SEARCH_CONSTRAINTS
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,10 @@ def find_split(
     see the same candidate thresholds for the same ``random_state``, and the
     bandit returns the exact answer whenever it uses up the node's rows.
     """
-    check_params_and_finite(
+    check_params(
         {"criterion": criterion, "solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
          "tie_tolerance": tie_tolerance, "min_samples_leaf": min_samples_leaf, "random_state": random_state},
-        FIND_SPLIT_CONSTRAINTS, "find_split",
+        FIND_SPLIT_CONSTRAINTS, owner="find_split",
     )
     X = np.require(np.asarray(X, dtype=dtype), dtype, ["C", "W"])
     if X.ndim != 2 or X.shape[0] == 0:

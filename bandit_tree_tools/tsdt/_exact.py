@@ -6,9 +6,8 @@ import time
 import numba
 import numpy as np
 
-from .._validation import Interval
+from .._validation import Interval, check_params
 from ..exceptions import DataError
-from ..mabsplit._params import check_params_and_finite
 from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
@@ -249,7 +248,7 @@ class OptimalCategoricalTree(CategoricalTreeModel):
         )
 
 
-OPTIMAL_TREE_CONSTRAINTS = {"lambda_": [Interval(float, 0.0, None)], "max_subproblems": [Interval(int, 1, None)]}
+OPTIMAL_TREE_CONSTRAINTS = {"lambda_": [Interval(float, 0.0, None, finite=True)], "max_subproblems": [Interval(int, 1, None)]}
 
 
 def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> OptimalCategoricalTree:
@@ -302,8 +301,9 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     >>> tree.n_splits_, float(tree.score(X, y)), round(tree.objective_, 2)
     (4, 1.0, 0.96)
     """
-    check_params_and_finite(
-        {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS, "optimal_categorical_tree"
+    check_params(
+        {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS,
+        owner="optimal_categorical_tree",
     )
     codes, n_categories, feature_names = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])

@@ -50,9 +50,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._plotting import axes_for
-from .._validation import Interval, Options
+from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
-from ..mabsplit._params import check_params_and_finite
 from ..exceptions import DataError
 from . import _kernels as K
 from ._categorical_tree import (
@@ -302,14 +301,14 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "lambda_": [Interval(float, 0.0, None)],
+        "lambda_": [Interval(float, 0.0, None, finite=True)],
         "max_iter": [Interval(int, 1, None)],
         "n_iter": [Interval(int, 1, None), Options({"deprecated"})],
         "batch_size": [Interval(int, 1, None)],
         "variant": [Options(VARIANTS)],
-        "optimism": [Interval(float, 0.0, None, "neither")],
+        "optimism": [Interval(float, 0.0, None, "neither", finite=True)],
         "gamma": [Interval(float, 0.0, 1.0, "right")],
-        "time_limit": [Interval(float, 0.0, None, "neither"), None],
+        "time_limit": [Interval(float, 0.0, None, "neither", finite=True), None],
         "random_state": ["random_state"],
     }
 
@@ -338,7 +337,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _check_params(self):
-        check_params_and_finite(self.get_params(deep=False), self._parameter_constraints, type(self).__name__)
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
 
     def _max_iter(self) -> int:
         if isinstance(self.n_iter, str):

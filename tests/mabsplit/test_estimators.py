@@ -165,7 +165,7 @@ def test_bad_input_is_explained(classification):
         MABSplitTreeClassifier(batch_size=0).fit(X, y)
     with pytest.raises(ParameterError, match="batch_size of MABSplitForestRegressor must be an int"):
         MABSplitForestRegressor(batch_size=-5).fit(X, y.astype(float))
-    with pytest.raises(ParameterError, match="z of MABSplitTreeClassifier must be a finite number"):
+    with pytest.raises(ParameterError, match=r"z of MABSplitTreeClassifier must be a finite float in \(0.0, inf\)"):
         MABSplitTreeClassifier(z=np.inf).fit(X, y)
     with pytest.raises(ParameterError, match=r"max_features must be at most the number of features \(8\), got 9"):
         MABSplitTreeClassifier(max_features=9).fit(X, y)

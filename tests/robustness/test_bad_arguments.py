@@ -25,10 +25,10 @@ def negative_manhattan(a, b):
 
 CASES = {
     "resplit n_bins=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], n_bins=0), btt.ParameterError, r"n_bins of resplit must be an int in \[1"),
-    "resplit z=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=0), btt.ParameterError, r"z of resplit must be a float in \(0"),
-    "resplit z<0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0), btt.ParameterError, r"z of resplit must be a float in \(0"),
-    "resplit z=nan": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan), btt.ParameterError, r"z of resplit must be a float in \(0"),
-    "resplit z=inf": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.inf), btt.ParameterError, r"z of resplit must be a finite"),
+    "resplit z=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=0), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
+    "resplit z<0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
+    "resplit z=nan": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
+    "resplit z=inf": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.inf), btt.ParameterError, r"z of resplit must be a finite float in \(0.0, inf\), got inf"),
     "collapse bool tree index": (
         lambda: btt.collapse(btt.from_model(TREE), {True: [0]}), btt.NodeError, r"tree indices must be ints, got True"
     ),
@@ -36,7 +36,7 @@ CASES = {
         lambda: btt.collapse(btt.from_model(TREE), {0: 3}), btt.NodeError, r"nodes\[0\] must be a list of node ids.*\{0: \[3\]\}"
     ),
     "leaf_medoids random_state": (
-        lambda: btt.leaf_medoids(TREE, X, n_medoids=2, random_state="x"), btt.ParameterError, r"random_state must be"
+        lambda: btt.leaf_medoids(TREE, X, n_medoids=2, random_state="x"), btt.ParameterError, r"random_state of leaf_medoids must be a random state"
     ),
     "bandit_prune eval_size": (
         lambda: btt.bandit_prune(TREE, X, y, eval_size="half", progress=False), btt.ParameterError, r"eval_size must be"
@@ -46,7 +46,7 @@ CASES = {
     ),
     "bandit_prune reward_threshold": (
         lambda: btt.bandit_prune(TREE, X, y, reward_threshold=float("nan"), progress=False), btt.ParameterError,
-        r"reward_threshold must be a finite number",
+        r"reward_threshold of bandit_prune must be a float \(not NaN\), got nan",
     ),
     "bandit_prune NaN in y": (
         lambda: btt.bandit_prune(TREE, X, y_nan, progress=False), btt.DataError, r"y_val has 1 missing targets.*row 3"
