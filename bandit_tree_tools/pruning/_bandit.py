@@ -365,8 +365,8 @@ def bandit_prune(
              "value they would have as leaves")
     if len(trees) == 0:
         warn(f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
-             f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth or use "
-             "candidates='internal'")
+             f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth"
+             + (" or use candidates='internal'" if candidates == "twigs" else ""))
         params["warnings"] = tuple(notes)
         return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
                       history=_history_frame(history, {}), arms=_arms_frame({}, evaluator, ensemble),

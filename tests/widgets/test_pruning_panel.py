@@ -162,9 +162,11 @@ def test_a_run_leaves_the_process_warning_state_alone_and_shows_its_warnings(dat
     # log-loss boosting stores no value for internal nodes: no arm, and the status says why
     boosted = GradientBoostingClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val)
     panel = PruningPanel(boosted, X_val, y_val, n_rounds=100, min_depth=1, candidates="internal")
-    with pytest.warns(UserWarning, match="does not store the value"):  # scripts are told too
+    with pytest.warns(UserWarning) as told:  # scripts are told too
         panel.start()
         panel.wait(60)
+    assert [str(w.message) for w in told] == list(panel.result.params["warnings"])
+    assert panel.result.params["warnings"][1].endswith("Lower min_depth")  # already candidates='internal'
     assert "does not store the value" in panel.status.value and "no arm to pull" in panel.status.value
     assert len(panel.result.params["warnings"]) == 2 and not panel.error
 
