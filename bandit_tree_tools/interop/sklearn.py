@@ -95,7 +95,6 @@ rounding of a threshold can then go the other way.
 from __future__ import annotations
 
 import copy
-import re
 import warnings
 
 import numpy as np
@@ -155,22 +154,6 @@ def _check_fitted(model, name):
         raise NotFittedError(
             f"this {name} is not fitted yet; call fit(X, y) before importing it with from_sklearn"
         ) from None
-
-
-MINIMUM_SKLEARN = (1, 4, 1)
-
-
-def _check_version():
-    # scikit-learn before 1.4.1 stored class counts, not fractions, in classifier
-    # trees (its release notes, 1.4.1, "Changed models") and predicted through a
-    # normalisation this module does not mirror; GradientBoosting's loss objects
-    # (sklearn._loss, read by the boosting importer) arrived in 1.4.0.
-    found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version())
-    if found and tuple(int(part or 0) for part in found.groups()) < MINIMUM_SKLEARN:
-        raise UnsupportedModelError(
-            f"scikit-learn {version()} is too old; bandit_tree_tools needs scikit-learn >= 1.4.1 "
-            "(pip install -U scikit-learn)"
-        )
 
 
 def _check_single_output(model, name):
@@ -238,7 +221,7 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
     Raises
     ------
     UnsupportedModelError
-        Another class, a multi-output model, or scikit-learn older than 1.4.1.
+        Another class or a multi-output model.
     NotFittedError
         The estimator has not been fitted.
     ConversionError
@@ -259,7 +242,6 @@ def from_sklearn(model, *, X=None, y=None, sample_weight=None) -> Ensemble:
     True
     """
     name, kind = _kind_of(model)
-    _check_version()
     _check_fitted(model, name)
     _check_single_output(model, name)
     if kind == "tree":

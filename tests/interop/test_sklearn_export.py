@@ -2,7 +2,6 @@
 HistGradientBoosting categorical splits, and refusals of bad input."""
 
 import pickle
-import re
 import warnings
 
 import numpy as np
@@ -14,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop import _sklearn_trees as sklearn_trees
-from bandit_tree_tools.interop import sklearn as sklearn_interop
 from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF, Ensemble, Source, make_tree
 from tests.oracles.tree import reference_predict_raw
@@ -348,17 +346,6 @@ def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
     rows = np.vstack([X, [[0.0, 9.0], [np.nan, -3.0], [np.inf, 2.0]]])
     np.testing.assert_array_equal(model.predict_proba(rows), imported.predict_proba(rows))
     np.testing.assert_array_equal(to_sklearn(imported).predict_proba(rows), model.predict_proba(rows))
-
-
-def test_old_scikit_learn_is_refused(monkeypatch):
-    model = tree.DecisionTreeRegressor(max_depth=1).fit(np.arange(10.0).reshape(-1, 1), np.arange(10.0))
-    for old in ("1.3.2", "1.4.0", "1.4.dev0"):
-        monkeypatch.setattr(sklearn_interop, "version", lambda: old)
-        with pytest.raises(btt.UnsupportedModelError, match=rf"scikit-learn {re.escape(old)} is too old.*>= 1\.4\.1"):
-            from_sklearn(model)
-    for new in ("1.4.1", "1.4.1.post1", "1.10.0"):
-        monkeypatch.setattr(sklearn_interop, "version", lambda: new)
-        assert from_sklearn(model).n_trees == 1
 
 
 def test_hist_gradient_boosting_non_differentiable_loss_internal_values():
