@@ -18,8 +18,10 @@ Constraints:
 
 ``n_jobs`` means one thing everywhere: the number of worker processes or
 threads a call may use for work it splits (joblib's rule: ``None`` is 1,
-``-1`` is every core, ``-2`` all but one). Numba kernels use the threads numba
-already has; ``n_jobs`` caps them for the call.
+``-1`` is every core, ``-2`` all but one), whether the workers are joblib's
+(``leaf_medoids``, MABSplit forests) or numba's threads (``KMedoids``, whose
+default is ``-1``). Kernels without an ``n_jobs`` parameter (routing) use the
+threads numba has.
 """
 
 from __future__ import annotations

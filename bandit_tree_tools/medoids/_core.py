@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .._validation import resolve_n_jobs
 from ..exceptions import DataError, ParameterError
 from . import _bandit_kernels, _kernels
 from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
@@ -82,14 +83,10 @@ def choose_algorithm(algorithm: str, n: int, metric: Metric) -> str:
 
 @contextmanager
 def numba_threads(n_jobs):
-    """Run numba's parallel kernels on ``n_jobs`` threads (None: numba's
-    default, every core; negative: cores + 1 + n_jobs, as in joblib)."""
-    if n_jobs is None:
-        yield
-        return
-    limit = numba.config.NUMBA_NUM_THREADS
-    threads = n_jobs if n_jobs > 0 else limit + 1 + n_jobs
-    threads = int(min(max(threads, 1), limit))
+    """Run numba's parallel kernels on ``n_jobs`` threads, by the library's
+    one rule for ``n_jobs`` (``_validation.resolve_n_jobs``: None is 1, -1
+    every core), capped at numba's thread count."""
+    threads = int(min(resolve_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS))
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:

@@ -64,9 +64,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         References sampled per round of BanditPAM.
     random_state : int, RandomState or None
         Seeds BanditPAM's permutation of the references and FasterPAM's start.
-    n_jobs : int or None
-        Threads of the numba kernels (None: numba's default, every core;
-        -1: every core; 1: serial).
+    n_jobs : int or None, default=-1
+        Threads of the numba kernels, by the library's rule for ``n_jobs``
+        (None or 1: serial; -1: every core; -2: all but one).
 
     Attributes
     ----------
@@ -109,7 +109,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters=5, *, metric="euclidean", p=2.0, algorithm="auto", max_iter=100,
-                 build_confidence=5.0, swap_confidence=8.0, batch_size=100, random_state=None, n_jobs=None):
+                 build_confidence=5.0, swap_confidence=8.0, batch_size=100, random_state=None, n_jobs=-1):
         self.n_clusters = n_clusters
         self.metric = metric
         self.p = p
