@@ -7,6 +7,7 @@ command line, the panels and the demo save and load native files through
 :func:`adapter_for` / :func:`adapter_for_path`. Libraries are imported lazily.
 """
 
+from ..exceptions import UnsupportedModelError
 from ..tree import Ensemble
 from ._adapters import ADAPTERS, SUPPORTED, Adapter, adapter_for, adapter_for_path  # noqa: F401 (SUPPORTED: kept)
 
@@ -65,6 +66,12 @@ def from_model(model, **kwargs) -> Ensemble:
         return model
     if hasattr(type(model), "ensemble_") or "ensemble_" in getattr(model, "__dict__", {}):
         return model.ensemble_
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        # adapter_for reads a string as a library name; a model's file is another call
+        raise UnsupportedModelError(
+            f"from_model takes a fitted model object, got {model!r}; to read a model file use "
+            "bandit_tree_tools.interop.adapter_for_path(path).load(path) first"
+        )
     return adapter_for(model).from_native(model, **kwargs)
 
 

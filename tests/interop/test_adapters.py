@@ -140,3 +140,9 @@ def test_collapse_hint_is_on_the_source_and_under_the_older_payload_key(data):
     recomputed = btt.from_model(model, X=X, y=y)
     assert recomputed.source.collapse_hint == "" and "collapse_hint" not in recomputed.source.payload
     assert recomputed.source.payload["native"].recomputed_from_data
+
+
+def test_from_model_of_a_string_or_path_says_it_wants_a_model_object(tmp_path):
+    for not_a_model in ("lightgbm", tmp_path / "model.txt"):
+        with pytest.raises(btt.UnsupportedModelError, match="from_model takes a fitted model object.*adapter_for_path"):
+            btt.from_model(not_a_model)
