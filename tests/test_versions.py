@@ -66,3 +66,14 @@ def test_import_refuses_a_too_old_required_package(tmp_path):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode != 0
     assert "MissingDependencyError: scikit-learn 1.5.0 found, bandit_tree_tools needs scikit-learn>=1.6" in run.stderr
+
+
+def test_from_model_checks_the_model_library_version(monkeypatch):
+    lightgbm = pytest.importorskip("lightgbm")
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    model = lightgbm.LGBMRegressor(n_estimators=2, verbose=-1).fit(X, X[:, 0])
+    monkeypatch.setitem(btt._MINIMUMS, "lightgbm", "99.0")
+    with pytest.raises(MissingDependencyError, match=r"lightgbm .* found, bandit_tree_tools needs lightgbm>=99\.0"):
+        btt.from_model(model)

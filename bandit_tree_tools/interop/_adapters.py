@@ -62,9 +62,13 @@ class Adapter:
     def native_module(self):
         """The library itself, or MissingDependencyError naming the extra to install."""
         try:
-            return import_module(self.package)
+            module = import_module(self.package)
         except ImportError:
             raise missing_dependency(self.package, self.extra, f"Reading and writing {self.name} models") from None
+        from .. import check_version  # the minimums stated in pyproject, one rule for every library
+
+        check_version("scikit-learn" if self.package == "sklearn" else self.package)
+        return module
 
     def _interop(self):
         return import_module(f"bandit_tree_tools.interop.{self._module}")

@@ -202,9 +202,9 @@ def compare_trees(
     Returns
     -------
     pandas.DataFrame
-        Columns: method, lambda_, train_accuracy, test_accuracy, n_leaves,
+        Columns: method, ``lambda_``, train_accuracy, test_accuracy, n_leaves,
         n_splits (a multiway split counts once), objective (train accuracy -
-        lambda_ * n_splits), seconds (fit time), note.
+        ``lambda_ * n_splits``), seconds (fit time), note.
 
     Raises
     ------
