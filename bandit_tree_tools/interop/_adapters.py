@@ -75,10 +75,12 @@ class Adapter:
 
     def from_native(self, model, **kwargs):
         """The native ``model`` as an :class:`~bandit_tree_tools.Ensemble` (``from_<library>``)."""
+        self.native_module()
         return getattr(self._interop(), f"from_{self._module}")(model, **kwargs)
 
     def to_native(self, ensemble):
         """``ensemble`` as an object of the class it was imported from (``to_<library>``)."""
+        self.native_module()
         return getattr(self._interop(), f"to_{self._module}")(ensemble)
 
     def check_path(self, path) -> Path:
