@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, stacked_node_depths
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, stacked_node_depths, subtree_sums
 from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import (
     check_boosting_ensemble,
@@ -233,7 +233,7 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
         order = np.argsort(leaf_of_row, kind="stable")
         sorted_leaves = leaf_of_row[order]
         # nodes are numbered in preorder, so a subtree's ids form the range [node, node + size)
-        size = _subtree_sizes(tree)
+        size = subtree_sums(tree, np.ones(tree.n_nodes, dtype=np.int64))
         start = np.searchsorted(sorted_leaves, np.arange(tree.n_nodes))
         stop = np.searchsorted(sorted_leaves, np.arange(tree.n_nodes) + size)
         value, known = tree.value.copy(), tree.has_leaf_value.copy()
@@ -253,14 +253,6 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
         raise hint_mismatch(f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
                             "away from the stored ones")
     return trees
-
-
-def _subtree_sizes(tree):
-    size = np.ones(tree.n_nodes, dtype=np.int64)
-    for node in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than their parent
-        if tree.children_left[node] != TREE_LEAF:
-            size[node] += size[tree.children_left[node]] + size[tree.children_right[node]]
-    return size
 
 
 def _hgb_tree(predictor, original, spaces, known_bitsets, f_idx_map, n_words, learning_rate):

@@ -17,7 +17,7 @@ common format requires) and gives siblings consecutive ids.
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import TREE_LEAF, TREE_UNDEFINED, TreeArrays
+from ..tree import TREE_LEAF, TREE_UNDEFINED, TreeArrays, node_offsets
 
 ROOT_PARENT = 2**31 - 1  # XGBoost's "no parent" marker in ``parents``
 # XGBoost writes the smallest positive float32 as the split condition of a
@@ -237,9 +237,8 @@ def write_trees(trees, n_features: int, internal_scale: np.ndarray) -> list:
     """Tree documents in XGBoost's JSON schema (numpy arrays of the dtypes
     XGBoost writes), renumbered breadth-first with consecutive siblings."""
     n_trees = len(trees)
-    sizes = np.array([tree.n_nodes for tree in trees], dtype=np.int64)
-    offsets = np.zeros(n_trees + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    offsets = node_offsets(trees)
+    sizes = np.diff(offsets)
     owner = np.repeat(np.arange(n_trees), sizes)
     left = np.concatenate([tree.children_left for tree in trees])
     right = np.concatenate([tree.children_right for tree in trees])

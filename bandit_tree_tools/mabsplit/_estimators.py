@@ -27,7 +27,7 @@ from .._validation import (
     seed_from,
 )
 from ..exceptions import DataError
-from ..tree import Ensemble, FrozenDict, Source
+from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble
 from ._builder import GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range, non_numeric_columns
 from ._params import SEARCH_CONSTRAINTS
@@ -112,20 +112,11 @@ class _MABSplitBase(BaseEstimator):
         import sklearn
 
         classification = self._task == "classification"
-        self.ensemble_ = Ensemble(
-            trees=tuple(result.tree for result in grown),
-            task=self._task,
-            n_features_in_=self.n_features_in_,
-            n_outputs=self.n_classes_ if classification else 1,
-            tree_output=0,
-            tree_scale=1.0,
-            aggregation="mean",
-            base_score=0.0,
-            link="identity",
-            classes_=self.classes_ if classification else None,
-            feature_names_in_=getattr(self, "feature_names_in_", None),
-            split_rule="le",
-            input_dtype="float32",
+        self.ensemble_ = averaged_ensemble(
+            [result.tree for result in grown],
+            n_features=self.n_features_in_,
+            classes=self.classes_ if classification else None,
+            feature_names=getattr(self, "feature_names_in_", None),
             source=Source(
                 library="sklearn",
                 estimator=estimator,

@@ -60,7 +60,6 @@ def demo() -> str:
             f"{result.original.n_leaves / result.ensemble.n_leaves:5.1f}x {before:.4f} -> {after:.4f} "
             f"{elapsed:5.1f}s  {'OK' if ok else 'MISMATCH'}"
         )
-    lines.append("(the first call includes numba's one-time compilation of the search kernels)")
     if failures:
         raise AssertionError("\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"]))
     return "\n".join(lines)
