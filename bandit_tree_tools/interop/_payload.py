@@ -1,11 +1,9 @@
 """What each importer keeps for its exporter: one typed, frozen record per library.
 
 An imported ensemble's ``source.payload`` holds the record under
-``"native"`` (``ensemble.source.payload["native"]``); nothing else in the
-payload belongs to the importers except ``"collapse_hint"``, the sentence
+``"native"`` (``ensemble.source.payload["native"]``); the sentence
 :func:`~bandit_tree_tools.collapse` appends when a node's leaf value is
-unknown (kept beside ``Source.collapse_hint``, the format's own field, for
-readers of the older key). Every record names the private copy of the
+unknown is the format's own field, ``Source.collapse_hint``. Every record names the private copy of the
 user's object the same way: ``template``, a deep copy without its trees or
 Booster (None when a Booster, or no object at all, was imported); the
 user's object itself is never stored.
@@ -164,11 +162,6 @@ def payload_of(source, record: type):
     return record(**values)
 
 
-def with_payload(record, collapse_hint: str = "") -> dict:
-    """A ``Source.payload`` holding ``record`` (and the collapse hint, if any,
-    under the key older versions of ``collapse`` read; the importers also set
-    ``Source.collapse_hint``)."""
-    payload = {NATIVE: record}
-    if collapse_hint:
-        payload["collapse_hint"] = collapse_hint
-    return payload
+def with_payload(record) -> dict:
+    """A ``Source.payload`` holding ``record``."""
+    return {NATIVE: record}

@@ -78,7 +78,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         base_score=base_score.copy(),
     )
     hint = "" if squared else _GB_HINT.format(loss=model.loss)
-    payload = with_payload(record, hint)
+    payload = with_payload(record)
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",

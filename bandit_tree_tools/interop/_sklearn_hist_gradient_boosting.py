@@ -171,7 +171,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         categories={column: values.copy() for column, values in categories.items()},
     )
     hint = _HGB_HINT.format(loss=model.loss) if refitted_leaves else ""
-    payload = with_payload(record, hint)
+    payload = with_payload(record)
     ensemble = Ensemble(
         trees=tuple(trees),
         task="classification" if classifier else "regression",

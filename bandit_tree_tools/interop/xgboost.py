@@ -451,7 +451,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             library="xgboost",
             estimator=type(model).__name__,
             version=_xgboost().__version__,
-            payload=with_payload(record, hint),
+            payload=with_payload(record),
             collapse_hint=hint,
         ),
         classes_=classes,

@@ -117,7 +117,7 @@ def collapse(ensemble: Ensemble, nodes) -> Ensemble:
         tree = trees[tree_index]
         unknown = ids[tree.has_leaf_value[ids] == 0]
         if unknown.size:
-            # the payload key is the older place importers put the hint
+            # ensembles pickled by version 0.1.0 carry the hint in their payload
             hint = ensemble.source.collapse_hint or ensemble.source.payload.get("collapse_hint", "")
             raise ConversionError(
                 f"node {int(unknown[0])} of tree {tree_index} cannot be collapsed: the "

@@ -129,12 +129,12 @@ def test_payload_is_one_typed_record_and_old_plain_payloads_still_export(data, l
     assert type(btt.to_model(old)) is type(model)
 
 
-def test_collapse_hint_is_on_the_source_and_under_the_older_payload_key(data):
+def test_collapse_hint_is_on_the_source_only(data):
     X, y = data
     model = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(X, y)
     unknown = btt.from_model(model)
     assert "X=X_train, y=y_train" in unknown.source.collapse_hint
-    assert unknown.source.payload["collapse_hint"] == unknown.source.collapse_hint
+    assert set(unknown.source.payload) == {"native"}
     with pytest.raises(btt.ConversionError, match="X=X_train, y=y_train"):
         btt.collapse(unknown, {0: [0]})
     recomputed = btt.from_model(model, X=X, y=y)
