@@ -7,7 +7,7 @@ the old one is left as it was.
 
 import numpy as np
 
-from ..exceptions import ConversionError
+from ..exceptions import ConversionError, UnsupportedModelError
 from ._arrays import TREE_LEAF, TREE_UNDEFINED, TreeArrays
 from ._ensemble import Ensemble
 from ._nodes import check_node_map
@@ -108,7 +108,7 @@ def collapse(ensemble: Ensemble, nodes) -> Ensemble:
     'DecisionTreeClassifier'
     """
     if not isinstance(ensemble, Ensemble):
-        raise TypeError(f"collapse expects an Ensemble (see btt.from_model), got {type(ensemble).__name__}")
+        raise UnsupportedModelError(f"collapse expects an Ensemble (see btt.from_model), got {type(ensemble).__name__}")
     trees = list(ensemble.trees)
     checked = check_node_map(trees, nodes, leaf_error="is already a leaf; only internal nodes collapse")
     for tree_index, ids in checked.items():

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import Interval, check_params, seed_from
+from .._validation import Interval, check_params, check_random_state, seed_from
 from ..exceptions import DataError, ParameterError, missing_dependency
 from ._categorical_tree import categorical_codes, encode_labels
 from ._exact import optimal_categorical_tree
@@ -71,7 +71,7 @@ def _cart_rows(X_train, y_train, X_test, y_test, lambdas, random_state):
 def _river_rows(river, X_train, y_train, X_test, y_test, lambdas, n_samples, random_state):
     from river import tree as river_tree
 
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     rows = []
     names = [f"x{j}" for j in range(X_train.shape[1])]
 

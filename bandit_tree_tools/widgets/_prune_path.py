@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..exceptions import NotFittedError
 from ._common import USER_ERRORS, describe_error, ipywidgets
 from ._static_html import section, table
 
@@ -196,7 +197,7 @@ class PathRuns:
         """``method="compress"``: show (and return) the smallest model of the
         last search's path within ``tolerance``; nothing is rerun."""
         if self._full_result is None:
-            raise ValueError("nothing to choose from yet: run the search first (press Start)")
+            raise NotFittedError("nothing to choose from yet: run the search first (press Start)")
         result = self._full_result.choose(float(tolerance))
         self._show_choice(result)
         self._set_status(choice_text(result))

@@ -329,7 +329,7 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     model, X_val, y_val = data
     panel = PruningPanel(model, X_val, y_val, method="compress", tolerance=0.03, random_state=0)
     assert panel.chart.mode == "path" and panel.tolerance_slider.disabled
-    with pytest.raises(ValueError, match="nothing to choose from yet"):
+    with pytest.raises(btt.NotFittedError, match="nothing to choose from yet"):
         panel.choose(0.01)
     panel.start()
     result = panel.wait(300)
