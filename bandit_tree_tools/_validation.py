@@ -79,9 +79,9 @@ class Interval:
         return True
 
     def __str__(self) -> str:
-        name = "an int" if self.kind is int else ("a finite float" if self.finite else "a float (not NaN)")
+        name = "an int" if self.kind is int else ("a finite float" if self.finite else "a float")
         if self.low is None and self.high is None:
-            return name
+            return name if self.kind is int or self.finite else "a float (not NaN)"
         lo = "-inf" if self.low is None else repr(self.low)
         hi = "inf" if self.high is None else repr(self.high)
         brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]

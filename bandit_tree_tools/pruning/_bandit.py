@@ -6,7 +6,7 @@ with the current model on the same subset (Algorithm 2, lines 7-18). After
 the rounds, the arms are ranked and the best prefix of the ranking is pruned
 (lines 20-27).
 
-How the paper's ambiguities are resolved (see also PAPERS.md, section 1):
+How the paper's ambiguities are resolved (Algorithms 1 and 2 of the paper):
 
 * Candidates. Algorithm 1 says "no children and depth > 3", which would
   select leaves. Arms are internal nodes at depth >= ``min_depth`` (root

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._validation import resolve_n_rows
 from ..exceptions import DataError, ParameterError
 from ..tree import Ensemble, collapse
 from ._evaluator import IncrementalEvaluator, check_target
@@ -65,28 +66,20 @@ def prepare(model, X, y, weights, *, name: str = "X_val"):
 
 
 def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
-    """The one rule for ``eval_size`` (rows drawn each round out of ``n_rows``):
-    an int >= 1, or a whole float > 1 (as a form field or the CLI gives it), is
-    a number of rows; a float in (0, 1] is a fraction of ``n_rows``, rounded
-    to the nearest row (ties to even, as ``round``) and at least 1."""
-    if isinstance(eval_size, (bool, np.bool_)) or not isinstance(eval_size, numbers.Real):
-        raise ParameterError(f"{name} must be a fraction in (0, 1] or a number of rows (an int), got {eval_size!r}")
-    if isinstance(eval_size, numbers.Integral) or (eval_size > 1 and float(eval_size).is_integer()):
-        rows = int(eval_size)
-        if rows < 1:
-            raise ParameterError(f"{name} must be at least 1 row, got {eval_size!r}")
-        if rows > n_rows:
-            raise DataError(
-                f"{name}={rows} rows are drawn each round, but the validation set has only {n_rows} rows; "
-                f"pass more validation rows or a smaller {name} (e.g. a fraction such as 0.5)"
-            )
-        return rows
-    fraction = float(eval_size)
-    if not 0.0 < fraction <= 1.0:
-        raise ParameterError(
-            f"{name} must be a fraction in (0, 1] or a whole number of rows, got {eval_size!r}"
+    """Rows drawn each round out of ``n_rows``: the library's rule for a
+    number of rows (``_validation.resolve_n_rows``: an int count, or a
+    fraction in (0, 1] rounded to the nearest row, at least 1), also taking a
+    whole float > 1 as a count (a form field or the CLI gives one). More rows
+    than the validation set has is a DataError that says what to pass."""
+    if isinstance(eval_size, float) and eval_size > 1 and eval_size.is_integer():
+        eval_size = int(eval_size)
+    if isinstance(eval_size, numbers.Integral) and not isinstance(eval_size, (bool, np.bool_)) \
+            and eval_size > n_rows:
+        raise DataError(
+            f"{name}={eval_size} rows are drawn each round, but the validation set has only {n_rows} rows; "
+            f"pass more validation rows or a smaller {name} (e.g. a fraction such as 0.5)"
         )
-    return max(1, int(round(fraction * n_rows)))
+    return resolve_n_rows(eval_size, n_rows, name)
 
 
 def finish(method, ensemble, X, target, evaluator, weights, started, **parts) -> PruneResult:

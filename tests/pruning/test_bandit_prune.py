@@ -143,7 +143,7 @@ def test_bad_input():
         bandit_prune(ensemble, X, y, n_rounds=0, progress=False)
     with pytest.raises(ParameterError, match="random_state of bandit_prune must be"):
         bandit_prune(ensemble, X, y, random_state=-3, progress=False)
-    with pytest.raises(ParameterError, match="eval_size must be a fraction in"):
+    with pytest.raises(ParameterError, match=r"eval_size must be an int in \[1, inf\] or a float in \(0.0, 1.0\], got 1.5"):
         bandit_prune(ensemble, X, y, eval_size=1.5, progress=False)
     with pytest.raises(ParameterError, match="reward_scale of bandit_prune must be > 0"):
         bandit_prune(ensemble, X, y, reward_threshold=-10.0, progress=False)
