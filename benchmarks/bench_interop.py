@@ -25,6 +25,7 @@ and at 1,000 rows no more than 2x the native library's time per call;
 import + export of each model under 2 s.
 
     python benchmarks/bench_interop.py [--rows 200000] [--train-rows 50000] [--threads 2] [--quick]
+        [--only lightgbm xgboost forest] (some of the models only)
         [--no-compiled]   (skip tl2cgen and lleaves, whose compilation takes minutes: gcc took 3-6 min for
                            the boosted models here; lleaves over 25 min for the LightGBM one, so it is
                            given --lleaves-time-limit seconds, 1,200 by default)
@@ -73,32 +74,39 @@ print(json.dumps(out))
 """
 
 
-def build_models(X_train, y_train, scale, threads):
+MODELS = ("lightgbm", "xgboost", "forest")
+
+
+def build_models(X_train, y_train, scale, threads, only=MODELS):
+    """The models of ``only`` (names of ``MODELS``), trained, with their native predictors."""
     import lightgbm
     import xgboost
     from sklearn.ensemble import RandomForestClassifier
 
     n_lgbm, n_xgb, n_rf = (int(500 * scale), int(500 * scale), int(300 * scale))
     start = time.perf_counter()
-    lgbm = lightgbm.LGBMClassifier(
-        n_estimators=n_lgbm, num_leaves=255, min_child_samples=5, learning_rate=0.05, verbose=-1, random_state=0,
-        n_jobs=threads,
-    ).fit(X_train, y_train)
-    xgb = xgboost.XGBClassifier(
-        n_estimators=n_xgb, max_depth=8, learning_rate=0.05, random_state=0, n_jobs=threads
-    ).fit(X_train, y_train)
-    forest = RandomForestClassifier(
-        n_estimators=n_rf, min_samples_leaf=5, n_jobs=threads, random_state=0
-    ).fit(X_train, y_train)
-    print(f"trained the three models in {time.perf_counter() - start:.1f} s")
-    booster = xgb.get_booster()
-    return {
-        f"LightGBM {n_lgbm} x 255 leaves": (
+    models = {}
+    if "lightgbm" in only:
+        lgbm = lightgbm.LGBMClassifier(
+            n_estimators=n_lgbm, num_leaves=255, min_child_samples=5, learning_rate=0.05, verbose=-1, random_state=0,
+            n_jobs=threads,
+        ).fit(X_train, y_train)
+        models[f"LightGBM {n_lgbm} x 255 leaves"] = (
             lgbm, lambda X: lgbm.booster_.predict(X, raw_score=True, num_threads=threads)
-        ),
-        f"XGBoost {n_xgb} depth 8": (xgb, lambda X: booster.inplace_predict(X, predict_type="margin")),
-        f"sklearn RandomForest {n_rf}": (forest, lambda X: forest.predict_proba(X)),
-    }
+        )
+    if "xgboost" in only:
+        xgb = xgboost.XGBClassifier(
+            n_estimators=n_xgb, max_depth=8, learning_rate=0.05, random_state=0, n_jobs=threads
+        ).fit(X_train, y_train)
+        booster = xgb.get_booster()
+        models[f"XGBoost {n_xgb} depth 8"] = (xgb, lambda X: booster.inplace_predict(X, predict_type="margin"))
+    if "forest" in only:
+        forest = RandomForestClassifier(
+            n_estimators=n_rf, min_samples_leaf=5, n_jobs=threads, random_state=0
+        ).fit(X_train, y_train)
+        models[f"sklearn RandomForest {n_rf}"] = (forest, lambda X: forest.predict_proba(X))
+    print(f"trained {len(models)} model(s) in {time.perf_counter() - start:.1f} s")
+    return models
 
 
 def treelite_model(model):
@@ -210,6 +218,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of the largest batch (more for small ones)")
     parser.add_argument("--quick", action="store_true", help="a tenth of the trees and rows, for a smoke run")
     parser.add_argument("--no-compiled", action="store_true", help="skip tl2cgen and lleaves")
+    parser.add_argument("--only", nargs="+", choices=MODELS, default=list(MODELS),
+                        help="benchmark only these models (all three by default)")
     parser.add_argument("--lleaves-time-limit", type=float, default=1200, help="seconds for lleaves to compile and run")
     args = parser.parse_args()
     threads = args.threads
@@ -226,7 +236,7 @@ def main():
     sizes = sorted({min(1_000, rows), min(10_000, rows), rows})
     X, y = make_classification(n_samples=args.train_rows + rows, n_features=30, n_informative=15, random_state=0)
     X_train, y_train, X_test = X[: args.train_rows], y[: args.train_rows], X[args.train_rows :]
-    models = build_models(X_train, y_train, scale, threads)
+    models = build_models(X_train, y_train, scale, threads, args.only)
 
     print(f"\nimport and export, seconds")
     print(f"{'model':30s} {'import':>8s} {'export':>8s} {'edited':>8s} {'treelite import':>16s}")

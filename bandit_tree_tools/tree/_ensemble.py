@@ -235,13 +235,13 @@ class Ensemble:
         return _pack(self)
 
     def _routing_args(self, X, trees=None):
-        """(X, roots, depths, records, cuts, general-split arrays) for the engine;
-        ``trees`` routes only those trees (in that order)."""
+        """(X, roots, depths, lockstep steps, records, cuts, general-split arrays)
+        for the engine; ``trees`` routes only those trees (in that order)."""
         packed = self.packed
-        roots, depths = packed.tree_root, packed.tree_depth
+        roots, depths, lockstep = packed.tree_root, packed.tree_depth, packed.tree_lockstep
         if trees is not None:
-            roots, depths = np.ascontiguousarray(roots[trees]), np.ascontiguousarray(depths[trees])
-        return (X, roots, depths, packed.records, packed.cuts, packed.general(self.split_rule))
+            roots, depths, lockstep = (np.ascontiguousarray(a[trees]) for a in (roots, depths, lockstep))
+        return (X, roots, depths, lockstep, packed.records, packed.cuts, packed.general(self.split_rule))
 
     def subset(self, trees) -> "Ensemble":
         """A new ensemble of the trees ``trees`` (indices, in that order), with
@@ -310,7 +310,7 @@ class Ensemble:
         if trees is not None:
             trees = check_tree_indices(trees, self.n_trees)
         X = self._input(X, check_input)
-        return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, _kernels.block_rows(X.shape[0]))
+        return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, _kernels.block_rows(X.shape[0], int(self.packed.tree_depth.max())))
 
     def predict_raw(self, X, *, check_input: bool = True) -> np.ndarray:
         """Raw scores (margins), float64 (n_rows, n_outputs). ``check_input=False``:
@@ -325,7 +325,7 @@ class Ensemble:
             self.base_score,
             self.aggregation == "mean",
             self.accumulate_float32,
-            _kernels.block_rows(X.shape[0]),
+            _kernels.block_rows(X.shape[0], int(self.packed.tree_depth.max())),
         )
 
     def _raw_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
@@ -374,7 +374,7 @@ class Ensemble:
         column offset of each tree, as scikit-learn's forests return."""
         from scipy.sparse import csr_matrix
 
-        X, roots, _, records, cuts, general = self._routing_args(self._input(X, check_input))
+        X, roots, _, _, records, cuts, general = self._routing_args(self._input(X, check_input))
         origin = self.packed.origin
         lengths = _kernels._path_lengths(X, roots, records, cuts, general, origin)
         indptr = np.zeros(lengths.shape[0] + 1, dtype=np.int64)

@@ -25,7 +25,10 @@ node reads as 0.0 is folded into ``NAN_RIGHT``. A step is then branch free:
 Rows are routed in blocks (``LANES`` rows walk a tree level by level in
 lockstep, so the independent node loads of different rows overlap instead of
 waiting on each other), tree by tree inside a block of ``BLOCK`` rows (a
-tree's nodes stay in cache across the block).
+tree's nodes stay in cache across the block). In deep trees (forests, whose
+leaves lie at very different depths) the rows that reached their leaves drop
+out of the lockstep every few steps, so a row stops near its own leaf's depth
+rather than the tree's (:func:`_route_lanes`).
 """
 
 import numba
@@ -46,7 +49,10 @@ GENERAL = 1 << 29
 FEATURE_MASK = GENERAL - 1
 
 BLOCK = 2048  # rows per parallel task; every tree is routed over the block before the next
+DEEP_BLOCK = 8192  # the same for deep trees (their nodes are many: fewer passes over them pay)
 LANES = 64  # rows that walk a tree in lockstep
+LOCKSTEP_DEPTH = 12  # trees up to this depth: every row takes the tree's depth in steps
+CHECK_EVERY = 4  # steps between two checks for rows that reached their leaves
 
 
 def pack_flags(missing_go_to_left, missing_type, is_categorical, unknown_category_go_to_left) -> np.ndarray:
@@ -72,11 +78,14 @@ def below(threshold: np.ndarray, input_dtype: str) -> np.ndarray:
 
 @numba.njit(cache=True)
 def _breadth_first(node_offset, children_left, children_right):
-    """New global id of every node (children side by side, trees in order) and
-    each tree's depth (the number of steps that takes any row to a leaf)."""
+    """New global id of every node (children side by side, trees in order),
+    each tree's depth (the number of steps that takes any row to a leaf) and
+    its lockstep steps (see :func:`_route_lanes`): its depth if at most
+    ``LOCKSTEP_DEPTH``, else half its depth, or its shallowest leaf's depth if deeper."""
     n_trees = node_offset.shape[0] - 1
     new_of_old = np.empty(children_left.shape[0], dtype=np.int64)
     depth = np.zeros(n_trees, dtype=np.int64)
+    lockstep = np.zeros(n_trees, dtype=np.int64)
     level = np.empty(children_left.shape[0], dtype=np.int64)
     for tree in range(n_trees):
         root = node_offset[tree]
@@ -85,6 +94,7 @@ def _breadth_first(node_offset, children_left, children_right):
         queue[0] = 0
         level[root] = 0
         end = 1
+        shallowest = -1
         for position in range(size):
             local = queue[position]
             node = root + local
@@ -99,7 +109,12 @@ def _breadth_first(node_offset, children_left, children_right):
                 level[root + left] = level[node] + 1
                 level[root + right] = level[node] + 1
                 end += 2
-    return new_of_old, depth
+            elif shallowest < 0:
+                shallowest = level[node]  # breadth first: the first leaf is the shallowest
+        # shallow trees (boosting) walk in plain lockstep: checking for finished rows costs more than it saves
+        deep = depth[tree] > LOCKSTEP_DEPTH
+        lockstep[tree] = min(depth[tree], max(shallowest, depth[tree] // 2)) if deep else depth[tree]
+    return new_of_old, depth, lockstep
 
 
 @numba.njit(cache=True, inline="always")
@@ -156,47 +171,81 @@ def _step(X, row, node, records, cuts, general):
 
 
 @numba.njit(cache=True, inline="always")
-def _route_lanes(X, start, count, root, depth, records, cuts, general, at):
+def _route_lanes(X, start, count, root, depth, lockstep, records, cuts, general, at, lanes):
     """Global ids of the leaves reached by rows ``start .. start + count - 1``
-    in one tree, into ``at[:count]``: the rows step together, one level at a time."""
-    for lane in range(count):
-        at[lane] = root
-    for _ in range(depth):
+    in one tree, into ``at[:count]``: the rows step together, one level at a
+    time (``lanes`` is scratch, two rows of ``LANES``).
+
+    All rows take the tree's first ``lockstep`` steps; then, in deep
+    unbalanced trees (forests), the rows still inside the tree are packed to
+    the front every ``CHECK_EVERY`` steps, so that a row stops soon after it
+    reaches its leaf instead of stepping on the spot down to the tree's depth
+    (the leaf's self-loop makes the extra steps harmless)."""
+    if lockstep >= depth:  # plain lockstep (shallow trees)
         for lane in range(count):
-            at[lane] = _step(X, start + lane, at[lane], records, cuts, general)
+            at[lane] = root
+        for _ in range(depth):
+            for lane in range(count):
+                at[lane] = _step(X, start + lane, at[lane], records, cuts, general)
+        return
+    node_, row_ = lanes[0], lanes[1]
+    for lane in range(count):
+        node_[lane] = root
+        row_[lane] = start + lane
+    n = count
+    steps = lockstep
+    while n > 0:
+        for _ in range(steps):
+            for i in range(n):
+                node_[i] = _step(X, row_[i], node_[i], records, cuts, general)
+        steps = CHECK_EVERY
+        inside = 0
+        for i in range(n):
+            node = node_[i]
+            row = row_[i]
+            at[row - start] = node
+            node_[inside] = node
+            row_[inside] = row
+            inside += records[np.uint64(node) * np.uint64(4) + np.uint64(LEFT)] != node
+        n = inside
 
 
-def block_rows(n_rows: int) -> int:
-    """Rows per parallel task: ``BLOCK``, or fewer so that a small batch still
+def block_rows(n_rows: int, depth: int = 0) -> int:
+    """Rows per parallel task: ``BLOCK`` (``DEEP_BLOCK`` when the deepest tree
+    is deeper than ``LOCKSTEP_DEPTH``), or fewer so that a small batch still
     keeps every thread busy (a whole number of lane groups). Computed outside
     the kernels: reading numba's thread count inside one would stop it from
     being cached."""
     threads = numba.get_num_threads()
     share = (n_rows + threads - 1) // threads
     share = (share + LANES - 1) // LANES * LANES
-    return max(LANES, min(BLOCK, share))
+    return max(LANES, min(DEEP_BLOCK if depth > LOCKSTEP_DEPTH else BLOCK, share))
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply(X, tree_root, tree_depth, records, cuts, general, leaf_id, rows):
+def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows):
     """Leaf reached in every tree, as ``leaf_id[global id]`` (original local ids)."""
     n_rows = X.shape[0]
     n_trees = tree_root.shape[0]
     leaves = np.empty((n_rows, n_trees), dtype=np.int64)
     for block in numba.prange((n_rows + rows - 1) // rows):
         at = np.empty(LANES, dtype=np.int32)
+        lanes = np.empty((2, LANES), dtype=np.int32)
         stop = min((block + 1) * rows, n_rows)
         for tree in range(n_trees):
             for start in range(block * rows, stop, LANES):
                 count = min(LANES, stop - start)
-                _route_lanes(X, start, count, tree_root[tree], tree_depth[tree], records, cuts, general, at)
+                _route_lanes(
+                    X, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts, general,
+                    at, lanes,
+                )
                 for lane in range(count):
                     leaves[start + lane, tree] = leaf_id[at[lane]]
     return leaves
 
 
 @numba.njit(cache=True, parallel=True)
-def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, leaf_value32, tree_output, base_score,
+def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_value, leaf_value32, tree_output, base_score,
                  average, accumulate_float32, rows):
     """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
     * value``, computed once) added in tree order, the order the libraries use,
@@ -212,6 +261,7 @@ def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, l
         first_row = block * rows
         stop = min(first_row + rows, n_rows)
         at = np.empty(LANES, dtype=np.int32)
+        lanes = np.empty((2, LANES), dtype=np.int32)
         acc = np.zeros((stop - first_row, n_outputs), dtype=np.float64)
         acc32 = np.zeros((stop - first_row, n_outputs), dtype=np.float32)
         if not average:
@@ -223,7 +273,10 @@ def _predict_raw(X, tree_root, tree_depth, records, cuts, general, leaf_value, l
             first = tree_output[tree]
             for start in range(first_row, stop, LANES):
                 count = min(LANES, stop - start)
-                _route_lanes(X, start, count, tree_root[tree], tree_depth[tree], records, cuts, general, at)
+                _route_lanes(
+                    X, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts, general,
+                    at, lanes,
+                )
                 offset = start - first_row
                 if accumulate_float32:
                     for lane in range(count):

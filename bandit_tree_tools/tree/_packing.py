@@ -18,7 +18,8 @@ class PackedEnsemble(NamedTuple):
     The engine renumbers each tree breadth first inside the same id range
     (``new_of_old``, ``origin`` the inverse): ``records`` (int32, 4 per node;
     ``cuts`` its float64 view, 2 per node) holds each node's threshold, feature word and
-    left child; ``tree_depth`` the steps a row takes to a leaf; ``leaf_id`` a
+    left child; ``tree_depth`` the steps a row takes to a leaf,
+    ``tree_lockstep`` the steps every row takes before the engine checks for rows at their leaves; ``leaf_id`` a
     node's original local id; ``leaf_value`` / ``leaf_value32`` its value
     times its tree's scale (float64 / float32); ``flags``, ``threshold`` and
     the category bitsets (by new id) decide the general splits."""
@@ -27,6 +28,7 @@ class PackedEnsemble(NamedTuple):
     value: np.ndarray
     tree_root: np.ndarray
     tree_depth: np.ndarray
+    tree_lockstep: np.ndarray
     records: np.ndarray
     cuts: np.ndarray
     flags: np.ndarray
@@ -60,7 +62,7 @@ def _pack(ensemble) -> PackedEnsemble:
         return np.ascontiguousarray(np.concatenate(parts))
 
     left_local, right_local = joined("children_left"), joined("children_right")
-    new_of_old, depth = _kernels._breadth_first(offsets, left_local, right_local)
+    new_of_old, depth, lockstep = _kernels._breadth_first(offsets, left_local, right_local)
     origin = np.empty_like(new_of_old)
     origin[new_of_old] = np.arange(new_of_old.shape[0])
     shift = np.repeat(offsets[:-1], np.diff(offsets))
@@ -102,6 +104,7 @@ def _pack(ensemble) -> PackedEnsemble:
         value=value,
         tree_root=np.ascontiguousarray(offsets[:-1]),
         tree_depth=depth,
+        tree_lockstep=lockstep,
         records=records.reshape(-1),
         cuts=cuts.reshape(-1),
         flags=flags_new,

@@ -72,7 +72,10 @@ def _chain(depth, rng):
                      missing_go_to_left=rng.integers(2, size=n))
 
 
-@pytest.mark.parametrize("n_rows", [1, 63, 64, 65, 300, 2 * _kernels.BLOCK + 17])
+@pytest.mark.parametrize(
+    "n_rows", [1, 63, 64, 65, _kernels.LANES - 1, _kernels.LANES + 1, 300, 2 * _kernels.BLOCK + 17,
+               2 * _kernels.DEEP_BLOCK + 17],
+)
 def test_every_block_and_lane_count_matches_the_reference(n_rows):
     rng = np.random.default_rng(n_rows)
     trees = [_chain(40, rng), _chain(3, rng), _stump(0.5)]
@@ -81,6 +84,16 @@ def test_every_block_and_lane_count_matches_the_reference(n_rows):
     X[rng.random(X.shape) < 0.1] = np.nan
     np.testing.assert_array_equal(ensemble.apply(X), reference_apply(ensemble, X))
     np.testing.assert_array_equal(ensemble.predict_raw(X), reference_predict_raw(ensemble, X))
+
+
+def test_lockstep_steps_stop_before_the_leaves_of_deep_unbalanced_trees():
+    rng = np.random.default_rng(3)
+    balanced = make_tree([1, 3, 5, -1, -1, -1, -1], [2, 4, 6, -1, -1, -1, -1], [0, 1, 2, -2, -2, -2, -2],
+                         [0.0, 0.5, -0.5, -2, -2, -2, -2], np.arange(7.0))
+    packed = _ensemble([_chain(40, rng), _chain(3, rng), _stump(0.5), balanced], 3).packed
+    # deep: half the depth, or the shallowest leaf's depth (the chains' first leaf is at depth 1); shallow: the depth
+    np.testing.assert_array_equal(packed.tree_depth, [40, 3, 1, 2])
+    np.testing.assert_array_equal(packed.tree_lockstep, [20, 3, 1, 2])
 
 
 @pytest.mark.parametrize("seed", range(6))
