@@ -310,7 +310,8 @@ class Ensemble:
         if trees is not None:
             trees = check_tree_indices(trees, self.n_trees)
         X = self._input(X, check_input)
-        return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, _kernels.block_rows(X.shape[0], int(self.packed.tree_depth.max())))
+        rows = _kernels.block_rows(X.shape[0], int(self.packed.tree_depth.max()))
+        return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, rows)
 
     def predict_raw(self, X, *, check_input: bool = True) -> np.ndarray:
         """Raw scores (margins), float64 (n_rows, n_outputs). ``check_input=False``:

@@ -245,8 +245,8 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
 
 
 @numba.njit(cache=True, parallel=True)
-def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_value, leaf_value32, tree_output, base_score,
-                 average, accumulate_float32, rows):
+def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_value, leaf_value32,
+                 tree_output, base_score, average, accumulate_float32, rows):
     """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
     * value``, computed once) added in tree order, the order the libraries use,
     so sums match bit for bit; ``average`` divides the tree sum by the number
