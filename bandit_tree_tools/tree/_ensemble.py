@@ -217,7 +217,7 @@ class Ensemble:
         """A new ensemble with other trees (as many as before) and everything else unchanged."""
         trees = tuple(trees)
         if len(trees) != self.n_trees:
-            raise ValueError(f"replace_trees needs {self.n_trees} trees, got {len(trees)}; use dataclasses.replace "
+            raise ParameterError(f"replace_trees needs {self.n_trees} trees, got {len(trees)}; use dataclasses.replace "
                              "to change tree_output and tree_scale too")
         return replace(self, trees=trees)
 
