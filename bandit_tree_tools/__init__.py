@@ -13,6 +13,7 @@ when their models are first read or written (``check_version``). A version
 that is too old raises :class:`~bandit_tree_tools.MissingDependencyError`.
 """
 
+import functools
 import os
 import re
 import sys
@@ -48,6 +49,15 @@ def _version_tuple(version: str) -> tuple:
     return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
 
 
+@functools.lru_cache(maxsize=None)
+def _installed_version(name: str) -> str | None:
+    # read from the dist-info files once per process: adapters check on every call
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def check_version(distribution: str, *, required: bool = False) -> str | None:
     """Check that the installed ``distribution`` (a PyPI name such as
     ``"scikit-learn"``) is at least the version ``pyproject.toml`` asks for.
@@ -60,13 +70,11 @@ def check_version(distribution: str, *, required: bool = False) -> str | None:
     from .exceptions import MissingDependencyError
 
     name = distribution.lower().replace("_", "-")
-    try:
-        installed = metadata.version(name)
-    except metadata.PackageNotFoundError:
+    installed = _installed_version(name)
+    if installed is None:
         if not required:
             return None
-        raise MissingDependencyError(
-            f"{name} is not installed; bandit_tree_tools needs it (pip install '{name}')") from None
+        raise MissingDependencyError(f"{name} is not installed; bandit_tree_tools needs it (pip install '{name}')")
     minimum = _MINIMUMS.get(name)
     if minimum and _version_tuple(installed) < _version_tuple(minimum):
         raise MissingDependencyError(

@@ -27,6 +27,7 @@ threads numba has.
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,8 +193,6 @@ def resolve_n_jobs(n_jobs, name: str = "n_jobs") -> int:
         return 1
     if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         raise ParameterError(f"{name} must be None, a positive int or a negative int (-1: every core), got {n_jobs!r}")
-    import os
-
     cores = os.cpu_count() or 1
     return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
