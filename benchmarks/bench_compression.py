@@ -6,7 +6,9 @@ XGBoost's own pruner and LOP's published figures.
 
 Protocol (LOP's, Devos et al. 2025): one fixed 60/20/20 train/validation/test
 split per data set; the tolerance is 0.5 points of validation balanced
-accuracy (R^2 for California); every figure below is on the test rows.
+accuracy (R^2 for the California regression); every figure below is on the
+test rows. ``california_binary`` is the task LOP reports for California (OpenML's
+binary version: is the house value above the median?), on the same features.
 Models: LightGBM 300 trees x 63 leaves, XGBoost 300 trees of depth 6,
 scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations.
 
@@ -39,7 +41,9 @@ import bandit_tree_tools as btt
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 # LOP's published leaf compression of XGBoost models (Devos et al., ICML 2025)
-LOP = {"adult": 31.8, "california": 9.2, "electricity": 5.2, "compas": 356.8}
+# (its California is the binary task of OpenML's version, a house value above the median: our
+# "california_binary"; our "california" is the regression and has no LOP figure)
+LOP = {"adult": 31.8, "california_binary": 9.2, "electricity": 5.2, "compas": 356.8}
 GAMMAS = [0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384]
 
 
@@ -56,10 +60,12 @@ def load(name):
         frame = pd.concat(parts, ignore_index=True)
         y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy(int)
         return _codes(frame), y, "classification"
-    if name == "california":
+    if name in ("california", "california_binary"):
         frame = pd.read_csv(DATASETS / "california_housing" / "housing.csv")
         y = frame.pop("median_house_value").to_numpy(float) / 100_000.0
         frame["total_bedrooms"] = frame["total_bedrooms"].fillna(frame["total_bedrooms"].median())
+        if name == "california_binary":  # the task LOP measured: is the value above the median?
+            return _codes(frame), (y > np.median(y)).astype(int), "classification"
         return _codes(frame), y, "regression"
     if name == "electricity":
         frame = pd.read_csv(DATASETS / "electricity" / "electricity.csv")
@@ -228,7 +234,7 @@ def accelerator(n_rows, tolerance):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", default="adult,california,electricity,compas,synthetic")
+    parser.add_argument("--datasets", default="adult,california,california_binary,electricity,compas,synthetic")
     parser.add_argument("--models", default="lightgbm,xgboost,rf,hgb")
     parser.add_argument("--tolerance", type=float, default=0.005)
     parser.add_argument("--skip-slow", action="store_true", help="no reduced-error pruning of random forests")

@@ -165,13 +165,21 @@ class PruneResult:
         tolerance = _check_tolerance(tolerance)
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
-        path = self.path.copy()
-        path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
-                                                              path["metric_se"].iat[row], bound)
-                                    for row in range(len(path))]  # the unpruned model always qualifies
-        fits = np.flatnonzero(path["within_tolerance"].to_numpy())
-        chosen = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
-        state = self._states[chosen]
+        # every walk the search took (two when it compared re-fitted and plain leaves); the
+        # smallest model within the tolerance wins, and ``path`` is the walk it is on
+        walks = getattr(self, "_walks", None) or [(self.path, self._states, self.params.get("refit"))]
+        best = None
+        for walk, (path, states, refit) in enumerate(walks):
+            path = path.copy()
+            path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
+                                                                  path["metric_se"].iat[row], bound)
+                                        for row in range(len(path))]  # the unpruned model always qualifies
+            fits = np.flatnonzero(path["within_tolerance"].to_numpy())
+            row = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
+            if best is None or path["leaves"].iat[row] < best[0]["leaves"].iat[best[2]]:
+                best = (path, states, row, refit)
+        path, states, chosen, refit = best
+        state = states[chosen]
         pruned = build_ensemble(self.original, state)
         X_val, target = self._validation
         before = getattr(self, "_before", None)  # the unpruned model's row: the same for every choice
@@ -182,8 +190,10 @@ class PruneResult:
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
-            path=path, params=dict(self.params, tolerance=tolerance), elapsed=self.elapsed, chosen=chosen)
-        result._states, result._validation, result._before = self._states, self._validation, before
+            path=path, params=dict(self.params, tolerance=tolerance, refit=refit), elapsed=self.elapsed,
+            chosen=chosen)
+        result._states, result._validation, result._before = states, self._validation, before
+        result._walks = walks
         return result
 
     def _summary(self, ensemble, X, target) -> dict:

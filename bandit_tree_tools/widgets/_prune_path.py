@@ -31,10 +31,13 @@ class PathLog:
     def __init__(self):
         self._lock = threading.Lock()
         self.steps: list[dict] = []
+        self.walk = 0
         self.stop_requested = threading.Event()
 
     def __call__(self, info: dict) -> bool:
         with self._lock:
+            if info.get("walk", 0) != self.walk:  # prune's second walk (refit="auto") starts from the top
+                self.walk, self.steps = info["walk"], []
             self.steps.append({name: info.get(name) for name in PATH_COLUMNS})
         return self.stop_requested.is_set()
 
