@@ -5,6 +5,7 @@ dynamic programming, and multiway prediction."""
 import numba
 import numpy as np
 
+from ._kernel_exact import ABORTED, _find, _solve_node
 from ._kernel_posterior import _mark, evaluate_marked_tree
 from ._kernel_state import C_DT, C_SEARCH, C_SLOTS
 
@@ -185,6 +186,169 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
                 best[dt] = value
                 choice[dt] = feature
     return choice, best[0]
+
+
+# ------------------------------------------------ exact completion of the DP
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.array([
+    0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24,
+    18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25,
+    14, 19, 9, 13, 8, 7, 6,
+], dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def row_bits(X, cat_offset, n_cells):
+    """One bit set per (attribute, category) cell: bit ``r`` of row
+    ``cell`` is set when row ``r`` has that category (the rows of a DT node
+    are the AND of the cells on its path)."""
+    n_words = (X.shape[0] + 63) // 64
+    bits = np.zeros((n_cells, n_words), dtype=np.uint64)
+    for row in range(X.shape[0]):
+        for feature in range(X.shape[1]):
+            cell = cat_offset[feature] + X[row, feature]
+            bits[cell, row >> 6] |= np.uint64(1) << np.uint64(row & 63)
+    return bits
+
+
+@numba.njit(cache=True)
+def dt_keys(state, radix):
+    """Key of every DT node in the exact solver's indexing of partial
+    assignments (the same set of tests gives the same key, whatever the
+    order of the path)."""
+    n_dt = state.counters[C_DT]
+    keys = np.zeros(n_dt, dtype=np.int64)
+    for dt in range(1, n_dt):
+        keys[dt] = keys[state.dt_parent[dt]] + (state.dt_category[dt] + 1) * radix[state.dt_feature[dt]]
+    return keys
+
+
+@numba.njit(cache=True)
+def _rows_of(state, dt, bits, cat_offset, mask, out):
+    """Rows of DT node ``dt`` written to ``out``; returns (count, steps)."""
+    n_words = bits.shape[1]
+    mask[:] = ~np.uint64(0)
+    depth = 0
+    node = dt
+    while node > 0:
+        cell = cat_offset[state.dt_feature[node]] + state.dt_category[node]
+        for word in range(n_words):
+            mask[word] &= bits[cell, word]
+        depth += 1
+        node = state.dt_parent[node]
+    n = 0
+    for word in range(n_words):
+        w = mask[word]
+        while w != np.uint64(0):
+            low = w & (~w + np.uint64(1))
+            row = word * 64 + _DEBRUIJN_INDEX[np.int64((low * _DEBRUIJN) >> np.uint64(58))]
+            if row < out.shape[0]:
+                out[n] = row
+                n += 1
+            w ^= low
+    return n, (depth + 1) * n_words + n
+
+
+@numba.njit(cache=True)
+def _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best, choice):
+    """The DP of :func:`best_assembled_tree` where solved DT nodes take
+    their exact value (choice -2)."""
+    for dt in range(state.counters[C_DT] - 1, -1, -1):  # children are created after their parent
+        if solved[dt]:
+            best[dt] = exact[dt]
+            choice[dt] = -2
+            continue
+        best[dt] = majority[dt]
+        choice[dt] = -1
+        slot = state.dt_slot[dt]
+        if slot < 0:
+            continue
+        for feature in range(n_cat.shape[0]):
+            if not tried[slot, feature]:
+                continue
+            first = state.slot_child[slot, feature]
+            value = -penalty
+            for category in range(n_cat[feature]):
+                value += best[first + category]
+            if value > best[dt] + 1e-7:
+                best[dt] = value
+                choice[dt] = feature
+
+
+@numba.njit(cache=True)
+def exact_completion(state, X, y, counts, n_cat, cat_offset, tried, radix, n_classes, penalty, budget,
+                     table_keys, table_value, table_choice, stored):
+    """The DP of :func:`best_assembled_tree`, where DT nodes that the exact
+    solver finishes within ``budget`` (steps, shared; decremented) take their
+    exact value. Rounds: assemble the best tree, solve exactly its nodes that
+    a split could still improve (impure leaves and internal nodes, smallest
+    first, so a parent reuses its children's entries of the one memo table),
+    assemble again, until the tree's nodes are all solved (its root solved:
+    the exact optimum) or a node does not fit the budget. Returns (choice per
+    DT node: an attribute, -1 a leaf, -2 the exact subtree of the node's key
+    in the table; the root's value in rows; the table). Exact values are at
+    least those of the tried splits, so the tree is never worse than the one
+    of :func:`best_assembled_tree`."""
+    n_dt = state.counters[C_DT]
+    size = np.zeros(n_dt, dtype=np.int64)
+    majority = np.zeros(n_dt, dtype=np.int64)
+    for dt in range(n_dt):
+        for k in range(counts.shape[1]):
+            size[dt] += counts[dt, k]
+            if counts[dt, k] > majority[dt]:
+                majority[dt] = counts[dt, k]
+    keys = dt_keys(state, radix)
+    solved = np.zeros(n_dt, dtype=np.uint8)
+    exact = np.zeros(n_dt, dtype=np.float64)
+    best = np.zeros(n_dt, dtype=np.float64)
+    choice = np.full(n_dt, -1, dtype=np.int64)
+    bits = row_bits(X, cat_offset, state.slot_counts.shape[1])
+    budget[1] -= bits.shape[0] * bits.shape[1] + X.shape[0] * X.shape[1]
+    mask = np.empty(bits.shape[1], dtype=np.uint64)
+    rows = np.empty(X.shape[0], dtype=np.int64)
+    pending = np.empty(n_dt, dtype=np.int64)
+    order_key = np.empty(n_dt, dtype=np.int64)
+    stack = np.empty(n_dt + 1, dtype=np.int64)
+    while True:
+        _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best, choice)
+        # The tree's nodes where a split could pay (every row right, one split) and not solved yet.
+        n_pending = 0
+        stack[0] = 0
+        top = 1
+        while top > 0:
+            top -= 1
+            dt = stack[top]
+            if solved[dt]:
+                continue
+            if size[dt] > 0 and majority[dt] < size[dt] - penalty:
+                pending[n_pending] = dt
+                order_key[n_pending] = size[dt] * n_dt + (n_dt - 1 - dt)  # smallest first, children first
+                n_pending += 1
+            if choice[dt] >= 0:
+                first = state.slot_child[state.dt_slot[dt], choice[dt]]
+                for category in range(n_cat[choice[dt]]):
+                    stack[top] = first + category
+                    top += 1
+        if n_pending == 0 or budget[1] < 0:
+            return choice, best[0], table_keys, table_value, table_choice
+        order = pending[:n_pending][np.argsort(order_key[:n_pending])]
+        for dt in order:
+            slot = _find(table_keys, keys[dt])
+            if table_keys[slot] == keys[dt]:  # the same tests in another order, or inside a node solved before
+                solved[dt] = 1
+                exact[dt] = table_value[slot]
+                continue
+            n, steps = _rows_of(state, dt, bits, cat_offset, mask, rows)
+            budget[1] -= steps
+            value, table_keys, table_value, table_choice = _solve_node(
+                X, y, rows[:n], keys[dt], n_cat, radix, n_classes, penalty, budget, table_keys, table_value,
+                table_choice, stored,
+            )
+            if value == ABORTED:
+                budget[1] = -1
+                break
+            solved[dt] = 1
+            exact[dt] = value
 
 
 # ------------------------------------------------------- multiway prediction

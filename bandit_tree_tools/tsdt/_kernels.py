@@ -49,6 +49,8 @@ from ._kernel_result import (  # noqa: F401 (re-exported)
     best_assembled_tree,
     counting_work,
     current_lower_bounds,
+    dt_keys,
+    exact_completion,
     exact_dt_counts,
     exact_objectives,
     tried_splits,

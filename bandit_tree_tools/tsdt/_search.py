@@ -9,7 +9,7 @@ shrink at once. A split whose value shows only deeper down (MONK-1's a1 or
 a2, worth nothing until the split below) then starts far behind a split
 that pays at once (a5), and Thompson sampling stops trying it: on shuffled
 MONK-1 streams Fast-TSDT ends on the 0.870 tree instead of the 0.900
-optimum in every run. ``variant="optimistic"`` (the default) changes two
+optimum in every run. ``variant="optimistic"`` (the default) changes three
 things and keeps the rest of Fast-TSDT (shared statistics, expansion,
 back-propagation of the child with the largest mean):
 
@@ -37,6 +37,31 @@ back-propagation of the child with the largest mean):
   search node of largest ``mean - 2 sd`` under the statistics of the end
   (the largest of thousands of means is mostly luck: trees whose deep
   leaves saw few rows look better than they are).
+* exact completion (``fit`` only). The search stays shallow: a tree is
+  passed through only after each of its leaves is expanded, one leaf per
+  visit, so depth costs about quadratically many iterations (on MONK-2 no
+  tree visited in 3,000 iterations has more than 5 of the optimum's 38
+  splits). So the nodes of the assembled tree where a split could still pay
+  are handed to the exact solver of :func:`optimal_categorical_tree`
+  (smallest first, sharing one memo table, so a parent reuses its
+  children's subproblems), each replaced by its optimal subtree, and the
+  tree is assembled again, in rounds, until all its nodes are solved or the
+  solver's budget is spent: ``exact_effort`` times the rows streamed times
+  the attributes, in steps of one row scanned for one attribute (a fixed
+  multiple of the search's own updates, each of which touches every
+  attribute of a row). Not for attributes whose combinations of tests exceed 2**62 (the
+  solver's keys): then the tried splits only.
+
+What is exact and what is search. The posteriors, the Thompson draws and
+the paper's convergence argument (Lemma 3, Theorem 1) are those of
+Fast-TSDT with widened draws: the search's guarantee is the paper's,
+asymptotic in the iterations. The final tree after ``fit`` is the exact
+optimum of ``accuracy - lambda_ * splits`` on the rows whenever the
+completion solves the root (it does when the exact solver's work fits the
+budget: MONK-1, MONK-2, tic-tac-toe with the defaults); otherwise every
+subtree below a solved node is optimal for its rows and the splits above
+come from the search, so the tree is at least as good as the best tree the
+search built, with no bound on its distance to the optimum.
 
 ``variant="fast"`` (Fast-TSDT) and ``variant="clark"`` (TSDT) are the
 paper's searches, unchanged.
@@ -54,6 +79,7 @@ from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
 from ..exceptions import DataError
 from . import _kernels as K
+from ._kernel_exact import _find, new_table
 from ._categorical_tree import (
     CategoricalTree,
     CategoricalTreeModel,
@@ -65,6 +91,7 @@ from ._categorical_tree import (
 
 VARIANTS = ("optimistic", "fast", "clark")
 COUNT_BUDGET = 5_000_000  # steps of the exact count behind the final tree of the optimistic search (~0.05 s)
+EXACT = -2  # in {DT node: attribute}: the node takes the exact solver's subtree
 
 # field -> (capacity kind, fill value)
 _FIELDS = {
@@ -236,7 +263,14 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         "optimistic": Fast-TSDT whose search leaves are drawn with a spread
         as wide as what their subtrees could still gain (see the module
         docstring), so splits that pay only deeper down keep being tried;
-        returns the best tree made of the splits it tried.
+        returns the best tree made of the splits it tried, whose nodes the
+        exact solver then completes within ``exact_effort``.
+    exact_effort : float, default=40.0
+        "optimistic" with ``fit`` only: budget of the exact completion of
+        the final tree (see the module docstring), as a multiple of the
+        search's work: ``exact_effort * rows streamed * attributes`` steps
+        (a row scanned for one attribute). 0 keeps the assembled tree of
+        the tried splits. >= 0.
     optimism : float, default=2.0
         "optimistic" only: a search leaf's sd is at least
         ``optimism * gain / n_features``, where ``gain`` bounds what deeper
@@ -266,6 +300,11 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         Root posterior (mean, sd) after every iteration.
     n_iter_ : int
         Iterations run in total.
+    proven_optimal_ : bool
+        True when the exact completion solved the root: ``tree_`` is then
+        the exact optimum of the objective on the rows given to ``fit``
+        (ties aside). False otherwise (and for the paper's variants and
+        after ``partial_fit``), which does not mean it is not optimal.
     n_categories_ : ndarray of int64
     classes_, n_features_in_, feature_names_in_
 
@@ -307,6 +346,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         "batch_size": [Interval(int, 1, None)],
         "variant": [Options(VARIANTS)],
         "optimism": [Interval(float, 0.0, None, "neither", finite=True)],
+        "exact_effort": [Interval(float, 0.0, None, finite=True)],
         "gamma": [Interval(float, 0.0, 1.0, "right")],
         "time_limit": [Interval(float, 0.0, None, "neither", finite=True), None],
         "random_state": ["random_state"],
@@ -320,6 +360,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         batch_size=100,
         variant="optimistic",
         optimism=2.0,
+        exact_effort=40.0,
         gamma=0.75,
         time_limit=None,
         random_state=None,
@@ -331,6 +372,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.variant = variant
         self.optimism = optimism
+        self.exact_effort = exact_effort
         self.gamma = gamma
         self.time_limit = time_limit
         self.random_state = random_state
@@ -431,6 +473,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._state = new_state(self.n_categories_, len(self.classes_), kernel_rng(self.random_state))
         self._trace = []
         self.n_iter_ = 0
+        self._rows_streamed = 0
 
     def _spread_divisor(self) -> float:
         """The kernels widen a search leaf's sd to gain / divisor; 0: the paper's sd."""
@@ -456,6 +499,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             self._trace.append((trace_mu[:count], trace_sd[:count]))
             done += count
             self.n_iter_ += count
+            self._rows_streamed = getattr(self, "_rows_streamed", 0) + count * int(self.batch_size)
             if status == K.NEEDS_SPACE:
                 self._state = grow_state(self._state, self.n_categories_)
                 continue
@@ -477,14 +521,16 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         return node
 
     def _final_splits(self, X_codes, y_codes) -> dict:
-        """{DT node: attribute} of the returned tree. The paper's variants
-        follow the most visited child from the root. The optimistic search
-        spreads its visits more, so it returns the best tree it has built:
-        with ``fit``'s rows at hand, the best tree on them made of the
-        splits it created (exact counts, dynamic programming: see
-        :func:`K.best_assembled_tree`); on a stream, the search node of
-        largest ``mean - 2 sd`` under the statistics of the end (the largest
-        of thousands of means is mostly luck)."""
+        """{DT node: attribute or ``EXACT``} of the returned tree. The
+        paper's variants follow the most visited child from the root. The
+        optimistic search spreads its visits more, so it returns the best
+        tree it has built: with ``fit``'s rows at hand, the best tree on
+        them made of the splits it created (exact counts, dynamic
+        programming), completed by the exact solver (see
+        :func:`K.exact_completion`); on a stream, the search node of largest
+        ``mean - 2 sd`` under the statistics of the end (the largest of
+        thousands of means is mostly luck)."""
+        self.proven_optimal_ = False
         state = self._state
         if self.variant != "optimistic":
             return self._splits_of(self._most_visited_node())
@@ -505,9 +551,24 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         if not complete:  # the estimate was short: the visited trees' splits, whatever they cost
             tried = K.tried_splits(state, n_features, True)
             counts, _ = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_, tried, np.iinfo(np.int64).max)
-        choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_, float(self.lambda_),
-                                          tried)
-        return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
+        radix = _exact_radix(self.n_categories_)
+        if radix is None or self.exact_effort == 0:  # too many combinations to index: the tried splits only
+            choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_,
+                                              float(self.lambda_), tried)
+            return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
+        keys, values, choices, stored = new_table()
+        # Steps (a row scanned for one attribute) in proportion to the search's own work.
+        steps = float(self.exact_effort) * self._rows_streamed * n_features
+        budget = np.array([np.iinfo(np.int64).max, int(min(steps, 2.0**62))], dtype=np.int64)
+        choice, _, keys, values, choices = K.exact_completion(
+            state, X_codes, y_codes, counts, self.n_categories_, self._cat_offset, tried, radix, len(self.classes_),
+            float(self.lambda_) * X_codes.shape[0], budget, keys, values, choices, stored,
+        )
+        self._exact_table = (keys, choices, radix, K.dt_keys(state, radix))
+        self.proven_optimal_ = bool(choice[0] == EXACT)
+        splits = {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
+        splits.update({int(dt): EXACT for dt in np.flatnonzero(choice == EXACT)})
+        return splits
 
     def _splits_of(self, node) -> dict:
         state = self._state
@@ -519,13 +580,34 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         return splits
 
     def _final_structure(self, splits):
-        """Multiway arrays of the tree given as {DT node: attribute}, plus the DT node of every node."""
+        """Multiway arrays of the tree given as {DT node: attribute}, plus the
+        DT node of every node (-1 inside a subtree of the exact solver: a DT
+        node mapped to ``EXACT`` is replaced by the optimal subtree of its
+        tests, read back from the solver's memo table)."""
         state = self._state
-        feature, first_child, dt_of = [], [], [0]
+        feature, first_child, dt_of, key_of = [], [], [0], [-1]
         position = 0
         while position < len(dt_of):
-            dt = dt_of[position]
-            split = splits.get(dt)
+            dt, key = dt_of[position], key_of[position]
+            split = splits.get(dt) if key < 0 else None
+            if split == EXACT:
+                key = int(self._exact_table[3][dt])
+                dt_of[position] = -1
+            if key >= 0:
+                table_keys, table_choice, radix, _ = self._exact_table
+                slot = _find(table_keys, key)
+                split = int(table_choice[slot]) if table_keys[slot] == key else -1
+                if split < 0:
+                    feature.append(-2)
+                    first_child.append(-1)
+                else:
+                    feature.append(split)
+                    first_child.append(len(dt_of))
+                    for category in range(int(self.n_categories_[split])):
+                        dt_of.append(-1)
+                        key_of.append(key + (category + 1) * int(radix[split]))
+                position += 1
+                continue
             if split is None:
                 feature.append(-2)
                 first_child.append(-1)
@@ -534,11 +616,13 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                 first_child.append(len(dt_of))
                 base = int(state.slot_child[state.dt_slot[dt], split])
                 dt_of.extend(range(base, base + int(self.n_categories_[split])))
+                key_of.extend([-1] * int(self.n_categories_[split]))
             position += 1
         return np.array(feature, dtype=np.int64), np.array(first_child, dtype=np.int64), dt_of
 
     def _finish(self, X_codes, y_codes):
         feature, first_child, dt_of = self._final_structure(self._final_splits(X_codes, y_codes))
+        self.__dict__.pop("_exact_table", None)  # the solver's memo: only to build the tree
         n_classes = len(self.classes_)
         if X_codes is not None:
             self.tree_ = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, n_classes)
@@ -571,6 +655,20 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
         return tags
+
+
+def _exact_radix(n_categories):
+    """The exact solver's key radix of every attribute, or None when the
+    combinations of tests are too many to index in 62 bits."""
+    combinations = 1.0
+    for count in n_categories:
+        combinations *= float(count) + 1.0
+    if combinations >= 2.0**62:
+        return None
+    radix = np.ones(len(n_categories), dtype=np.int64)
+    for feature in range(1, len(n_categories)):
+        radix[feature] = radix[feature - 1] * (int(n_categories[feature - 1]) + 1)
+    return radix
 
 
 def _chain_rule_accuracy(tree: CategoricalTree, counts) -> float:

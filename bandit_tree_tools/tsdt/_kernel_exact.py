@@ -1,0 +1,227 @@
+"""Numba kernels of the exact solver: depth-first dynamic programming over
+partial assignments with a memo table that calls on the same rows can share
+(:func:`optimal_categorical_tree` and the exact completion of TSDT's final
+tree both use them)."""
+
+import numba
+import numpy as np
+
+TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
+ABORTED = -np.inf
+
+
+ENTER, NEXT_FEATURE, NEXT_CHILD = 0, 1, 2
+EMPTY = -1  # free slot of the memo table (keys are >= 0)
+
+
+@numba.njit(cache=True)
+def _find(table_keys, key):
+    """Slot of ``key`` in an open-addressing table (linear probing), or of
+    the free slot where it would go. (Numba's typed dict costs seconds of
+    compilation in every new process; this does not.)"""
+    mask = table_keys.shape[0] - 1
+    slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & mask
+    while table_keys[slot] != EMPTY and table_keys[slot] != key:
+        slot = (slot + 1) & mask
+    return slot
+
+
+@numba.njit(cache=True)
+def _grown(table_keys, table_value, table_choice):
+    capacity = 2 * table_keys.shape[0]
+    keys = np.full(capacity, EMPTY, dtype=np.int64)
+    values = np.zeros(capacity, dtype=np.float64)
+    choices = np.zeros(capacity, dtype=np.int64)
+    for old in range(table_keys.shape[0]):
+        if table_keys[old] != EMPTY:
+            slot = _find(keys, table_keys[old])
+            keys[slot] = table_keys[old]
+            values[slot] = table_value[old]
+            choices[slot] = table_choice[old]
+    return keys, values, choices
+
+
+def new_table():
+    """An empty memo table (keys, values, attributes, [entries stored])
+    for :func:`_solve_node`."""
+    return (np.full(1024, EMPTY, dtype=np.int64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64),
+            np.zeros(1, dtype=np.int64))
+
+
+@numba.njit(cache=True)
+def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
+    """Best value (correct rows - penalty * splits) of a tree on all rows.
+
+    Returns the value and the memoised splits (keys and attributes) of the
+    subproblems that split; the value is -inf when more than ``budget[0]``
+    subproblems would be needed (see :func:`_solve_node`).
+    """
+    table_keys = np.full(1024, EMPTY, dtype=np.int64)
+    table_value = np.zeros(1024, dtype=np.float64)
+    table_choice = np.zeros(1024, dtype=np.int64)
+    stored = np.zeros(1, dtype=np.int64)
+    work = np.array([budget[0], np.iinfo(np.int64).max], dtype=np.int64)
+    rows = np.arange(X.shape[0])
+    value, table_keys, table_value, table_choice = _solve_node(
+        X, y, rows, 0, n_categories, radix, n_classes, penalty, work, table_keys, table_value, table_choice, stored
+    )
+    budget[0] = work[0]
+    if value == ABORTED:
+        return value, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    splits = (table_keys != EMPTY) & (table_choice >= 0)
+    return value, table_keys[splits], table_choice[splits]
+
+
+@numba.njit(cache=True)
+def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budget, table_keys, table_value,
+                table_choice, stored):
+    """Best value (correct rows - penalty * splits) of a tree on ``rows``
+    (indices into ``X``, the rows of the partial assignment ``key0``).
+
+    Depth-first search with an explicit stack of frames (one per depth; a
+    frame is a partial assignment ``key`` and its rows). The rows of a frame
+    at depth ``d`` are ``part[d, lo:hi]``; when it tries attribute ``f``, it
+    sorts them by category into ``part[d + 1, lo:hi]``, so its children's
+    ranges nest inside its own. Values are memoised by ``key`` in the table
+    given (grown as needed, returned; ``stored[0]`` counts its entries): a
+    key's value depends on the key only (its rows are those of ``X`` that
+    match it), so calls on the same ``X`` can share one table, and a call
+    that stops early leaves only finished entries in it.
+
+    Returns the value (-inf when more than ``budget[0]`` new subproblems or
+    ``budget[1]`` steps, a row scanned for one attribute, would be needed;
+    both are decremented) and the table.
+    """
+    n_stored = stored[0]
+    n_rows, n_features = rows.shape[0], X.shape[1]
+    depth_max = n_features + 2
+    max_cat = n_categories.max()
+    part = np.empty((depth_max, max(n_rows, 1)), dtype=np.int64)
+    for row in range(n_rows):
+        part[0, row] = rows[row]
+    lo = np.zeros(depth_max, dtype=np.int64)
+    hi = np.zeros(depth_max, dtype=np.int64)
+    key = np.zeros(depth_max, dtype=np.int64)
+    phase = np.zeros(depth_max, dtype=np.int64)
+    best = np.zeros(depth_max, dtype=np.float64)
+    choice = np.zeros(depth_max, dtype=np.int64)
+    feature = np.zeros(depth_max, dtype=np.int64)
+    category = np.zeros(depth_max, dtype=np.int64)
+    total = np.zeros(depth_max, dtype=np.float64)
+    remaining = np.zeros(depth_max, dtype=np.float64)
+    starts = np.zeros((depth_max, max_cat + 1), dtype=np.int64)
+    upper = np.zeros((depth_max, max_cat), dtype=np.float64)
+    child_counts = np.zeros((max_cat, n_classes), dtype=np.int64)
+    used = np.zeros(n_features, dtype=np.uint8)
+    counts = np.zeros(n_classes, dtype=np.int64)
+    top = 0
+    lo[0], hi[0], key[0], phase[0] = 0, n_rows, key0, ENTER
+    returned = 0.0
+    while True:
+        d = top
+        size = hi[d] - lo[d]
+        if phase[d] == ENTER:
+            counts[:] = 0
+            for i in range(lo[d], hi[d]):
+                counts[y[part[d, i]]] += 1
+            leaf = np.float64(counts.max())
+            # No split can be worth more than size - penalty (every row right, one split).
+            slot = _find(table_keys, key[d])
+            if leaf >= size - penalty:
+                returned = leaf
+            elif table_keys[slot] == key[d]:
+                returned = table_value[slot]
+            else:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    stored[0] = n_stored
+                    return ABORTED, table_keys, table_value, table_choice
+                best[d] = leaf
+                choice[d] = -1
+                feature[d] = -1
+                phase[d] = NEXT_FEATURE
+                continue
+        elif phase[d] == NEXT_FEATURE:
+            f = feature[d] + 1
+            while f < n_features and used[f]:
+                f += 1
+            feature[d] = f
+            if f >= n_features or best[d] >= size - penalty - TOLERANCE:
+                if 2 * (n_stored + 1) > table_keys.shape[0]:
+                    table_keys, table_value, table_choice = _grown(table_keys, table_value, table_choice)
+                slot = _find(table_keys, key[d])
+                table_keys[slot] = key[d]
+                table_value[slot] = best[d]
+                table_choice[slot] = choice[d]
+                n_stored += 1
+                returned = best[d]
+            else:
+                budget[1] -= size
+                if budget[1] < 0:
+                    stored[0] = n_stored
+                    return ABORTED, table_keys, table_value, table_choice
+                n_cat = n_categories[f]
+                starts[d, : n_cat + 1] = 0
+                child_counts[:n_cat, :] = 0
+                for i in range(lo[d], hi[d]):
+                    row = part[d, i]
+                    starts[d, X[row, f] + 1] += 1
+                    child_counts[X[row, f], y[row]] += 1
+                non_empty = 0
+                bound = -penalty
+                for c in range(n_cat):
+                    if starts[d, c + 1] > 0:
+                        non_empty += 1
+                    # A child is worth at most max(its majority, its rows - penalty).
+                    child_leaf = np.float64(child_counts[c, :].max())
+                    upper[d, c] = max(child_leaf, starts[d, c + 1] - penalty)
+                    bound += upper[d, c]
+                if non_empty < 2:
+                    continue  # constant here: the split would only cost
+                if bound <= best[d] + TOLERANCE:
+                    continue  # cannot beat the best option found
+                starts[d, 0] = lo[d]
+                for c in range(n_cat):
+                    starts[d, c + 1] += starts[d, c]
+                fill = starts[d, :n_cat].copy()
+                for i in range(lo[d], hi[d]):
+                    row = part[d, i]
+                    c = X[row, f]
+                    part[d + 1, fill[c]] = row
+                    fill[c] += 1
+                used[f] = 1
+                total[d] = -penalty
+                remaining[d] = bound + penalty
+                category[d] = -1
+                phase[d] = NEXT_CHILD
+                continue
+        else:  # NEXT_CHILD
+            f = feature[d]
+            n_cat = n_categories[f]
+            c = category[d] + 1
+            while c < n_cat and starts[d, c + 1] == starts[d, c]:
+                c += 1
+            category[d] = c
+            if c >= n_cat:
+                used[f] = 0
+                if total[d] > best[d] + TOLERANCE:
+                    best[d] = total[d]
+                    choice[d] = f
+                phase[d] = NEXT_FEATURE
+                continue
+            if total[d] + remaining[d] <= best[d] + TOLERANCE:
+                used[f] = 0
+                phase[d] = NEXT_FEATURE
+                continue
+            top = d + 1
+            lo[top], hi[top] = starts[d, c], starts[d, c + 1]
+            key[top] = key[d] + (c + 1) * radix[f]
+            phase[top] = ENTER
+            continue
+        # The frame at depth d is solved with value ``returned``: hand it to its parent.
+        if d == 0:
+            stored[0] = n_stored
+            return returned, table_keys, table_value, table_choice
+        top = d - 1
+        total[top] += returned
+        remaining[top] -= upper[top, category[top]]
