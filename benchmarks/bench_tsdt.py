@@ -553,6 +553,8 @@ def main(argv=None):
     warm = np.random.default_rng(0).integers(0, 2, size=(200, 3))  # load the compiled kernels before timing
     for variant in ("optimistic", "fast", "clark"):
         TSDTClassifier(max_iter=5, variant=variant).fit(warm, warm[:, 0] ^ warm[:, 1])
+    wide = np.random.default_rng(0).integers(0, 2, size=(200, 45))  # too many combinations for the exact completion
+    TSDTClassifier(max_iter=5).fit(wide, wide[:, 0] ^ wide[:, 1])
     optimal_categorical_tree(warm, warm[:, 0] ^ warm[:, 1], 0.01)
     started = time.perf_counter()
     parts = {"xor": xor_part, "monk": monk_part, "cv": cv_part, "paper": paper_monk_part, "optimum": optimum_part}

@@ -31,3 +31,33 @@ def xor_stream(n_rows, n_features, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 2, size=(n_rows, n_features))
     return X, (X[:, 0] ^ X[:, 1]).astype(np.int64)
+
+
+def load_monk2():
+    """MONK-2's 169 training rows in their six categorical attributes (the
+    shared file is one-hot with the last level dropped)."""
+    import pandas as pd
+
+    path = DATASETS / "tsdt" / "monk2-train.csv"
+    if not path.exists():
+        pytest.skip("the shared data sets are not available")
+    table = pd.read_csv(path, sep=";")
+    y = table.pop(table.columns[-1]).to_numpy()
+    groups = {}
+    for index, column in enumerate(table.columns):
+        groups.setdefault(column.split("_")[0], []).append(index)
+    B = table.to_numpy()
+    X = np.column_stack([np.where(B[:, g].sum(axis=1) == 0, len(g), B[:, g].argmax(axis=1)) for g in groups.values()])
+    return X.astype(np.int64), y
+
+
+def load_tic_tac_toe():
+    """tic-tac-toe (958 rows) as the shared file's 0/1 attributes."""
+    import pandas as pd
+
+    path = DATASETS / "tsdt" / "tic-tac-toe.csv"
+    if not path.exists():
+        pytest.skip("the shared data sets are not available")
+    table = pd.read_csv(path, sep=";")
+    y = table.pop(table.columns[-1]).to_numpy()
+    return table.to_numpy().astype(np.int64), y
