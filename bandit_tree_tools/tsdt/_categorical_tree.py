@@ -117,17 +117,17 @@ class CategoricalTree:
 
 
 @numba.njit(cache=True)
-def _node_class_counts(X, y, n_classes, feature, first_child, n_categories):
+def _node_class_counts(X, y, weight, n_classes, feature, first_child, n_categories):
     counts = np.zeros((feature.shape[0], n_classes), dtype=np.int64)
     for row in range(X.shape[0]):
         node = 0
-        counts[node, y[row]] += 1
+        counts[node, y[row]] += weight[row]
         while feature[node] >= 0:
             x = X[row, feature[node]]
             if x < 0 or x >= n_categories[feature[node]]:
                 break
             node = first_child[node] + np.int64(x)
-            counts[node, y[row]] += 1
+            counts[node, y[row]] += weight[row]
     return counts
 
 
@@ -164,11 +164,15 @@ def tree_from_counts(feature, first_child, n_categories, counts) -> CategoricalT
     )
 
 
-def tree_from_data(feature, first_child, n_categories, X_codes, y_codes, n_classes) -> CategoricalTree:
+def tree_from_data(feature, first_child, n_categories, X_codes, y_codes, n_classes, weight=None) -> CategoricalTree:
+    """Values from the rows (row ``r`` standing for ``weight[r]`` rows)."""
+    if weight is None:
+        weight = np.ones(len(y_codes), dtype=np.int64)
     feature = np.asarray(feature, dtype=np.int64)
     first_child = np.asarray(first_child, dtype=np.int64)
     n_categories = np.asarray(n_categories, dtype=np.int64)
-    counts = _node_class_counts(X_codes, y_codes, n_classes, feature, first_child, n_categories)
+    counts = _node_class_counts(X_codes, y_codes, np.asarray(weight, dtype=np.int64), n_classes, feature, first_child,
+                                n_categories)
     return tree_from_counts(feature, first_child, n_categories, counts)
 
 

@@ -63,7 +63,8 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     work = np.array([budget[0], np.iinfo(np.int64).max], dtype=np.int64)
     rows = np.arange(X.shape[0])
     value, table_keys, table_value, table_choice = _solve_node(
-        X, y, rows, 0, n_categories, radix, n_classes, penalty, work, table_keys, table_value, table_choice, stored
+        X, y, np.ones(X.shape[0], dtype=np.int64), rows, 0, n_categories, radix, n_classes, penalty, work, table_keys,
+        table_value, table_choice, stored,
     )
     budget[0] = work[0]
     if value == ABORTED:
@@ -73,10 +74,11 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
 
 
 @numba.njit(cache=True)
-def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budget, table_keys, table_value,
+def _solve_node(X, y, weight, rows, key0, n_categories, radix, n_classes, penalty, budget, table_keys, table_value,
                 table_choice, stored):
     """Best value (correct rows - penalty * splits) of a tree on ``rows``
-    (indices into ``X``, the rows of the partial assignment ``key0``).
+    (indices into ``X``, the rows of the partial assignment ``key0``), row
+    ``r`` standing for ``weight[r]`` rows (values are in weighted rows).
 
     Depth-first search with an explicit stack of frames (one per depth; a
     frame is a partial assignment ``key`` and its rows). The rows of a frame
@@ -114,16 +116,18 @@ def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budge
     child_counts = np.zeros((max_cat, n_classes), dtype=np.int64)
     used = np.zeros(n_features, dtype=np.uint8)
     counts = np.zeros(n_classes, dtype=np.int64)
+    frame_size = np.zeros(depth_max, dtype=np.int64)  # weighted rows of each frame
     top = 0
     lo[0], hi[0], key[0], phase[0] = 0, n_rows, key0, ENTER
     returned = 0.0
     while True:
         d = top
-        size = hi[d] - lo[d]
         if phase[d] == ENTER:
             counts[:] = 0
             for i in range(lo[d], hi[d]):
-                counts[y[part[d, i]]] += 1
+                counts[y[part[d, i]]] += weight[part[d, i]]
+            frame_size[d] = counts.sum()
+            size = frame_size[d]
             leaf = np.float64(counts.max())
             # No split can be worth more than size - penalty (every row right, one split).
             slot = _find(table_keys, key[d])
@@ -146,7 +150,7 @@ def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budge
             while f < n_features and used[f]:
                 f += 1
             feature[d] = f
-            if f >= n_features or best[d] >= size - penalty - TOLERANCE:
+            if f >= n_features or best[d] >= frame_size[d] - penalty - TOLERANCE:
                 if 2 * (n_stored + 1) > table_keys.shape[0]:
                     table_keys, table_value, table_choice = _grown(table_keys, table_value, table_choice)
                 slot = _find(table_keys, key[d])
@@ -156,7 +160,7 @@ def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budge
                 n_stored += 1
                 returned = best[d]
             else:
-                budget[1] -= size
+                budget[1] -= hi[d] - lo[d]
                 if budget[1] < 0:
                     stored[0] = n_stored
                     return ABORTED, table_keys, table_value, table_choice
@@ -166,7 +170,7 @@ def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budge
                 for i in range(lo[d], hi[d]):
                     row = part[d, i]
                     starts[d, X[row, f] + 1] += 1
-                    child_counts[X[row, f], y[row]] += 1
+                    child_counts[X[row, f], y[row]] += weight[row]
                 non_empty = 0
                 bound = -penalty
                 for c in range(n_cat):
@@ -174,7 +178,7 @@ def _solve_node(X, y, rows, key0, n_categories, radix, n_classes, penalty, budge
                         non_empty += 1
                     # A child is worth at most max(its majority, its rows - penalty).
                     child_leaf = np.float64(child_counts[c, :].max())
-                    upper[d, c] = max(child_leaf, starts[d, c + 1] - penalty)
+                    upper[d, c] = max(child_leaf, child_counts[c, :].sum() - penalty)
                     bound += upper[d, c]
                 if non_empty < 2:
                     continue  # constant here: the split would only cost

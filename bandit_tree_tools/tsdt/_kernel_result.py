@@ -70,11 +70,11 @@ def counting_work(state, tried, n_cat, cat_offset):
 
 
 @numba.njit(cache=True)
-def exact_dt_counts(state, X, y, n_cat, tried, budget):
+def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
     down every path of those splits that it matches (splits tried at a node
-    share its rows). Other DT nodes get zeros. Stops after the first row
+    share its rows; row ``r`` counts ``weight[r]`` times). Other DT nodes get zeros. Stops after the first row
     that brings the steps (a row past one tried split) beyond ``budget``:
     returns (counts, whether every row was counted)."""
     n_dt = state.counters[C_DT]
@@ -106,7 +106,7 @@ def exact_dt_counts(state, X, y, n_cat, tried, budget):
         while top > 0:
             top -= 1
             dt = stack[top]
-            counts[dt, label] += 1
+            counts[dt, label] += weight[row]
             slot = state.dt_slot[dt]
             if slot < 0:
                 continue
@@ -276,9 +276,10 @@ def _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best,
 
 
 @numba.njit(cache=True)
-def exact_completion(state, X, y, counts, n_cat, cat_offset, tried, radix, n_classes, penalty, budget,
+def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radix, n_classes, penalty, budget,
                      table_keys, table_value, table_choice, stored):
-    """The DP of :func:`best_assembled_tree`, where DT nodes that the exact
+    """The DP of :func:`best_assembled_tree` (``counts`` and values in rows,
+    row ``r`` of ``X`` standing for ``weight[r]`` rows), where DT nodes that the exact
     solver finishes within ``budget`` (steps, shared; decremented) take their
     exact value. Rounds: assemble the best tree, solve exactly its nodes that
     a split could still improve (impure leaves and internal nodes, smallest
@@ -341,7 +342,7 @@ def exact_completion(state, X, y, counts, n_cat, cat_offset, tried, radix, n_cla
             n, steps = _rows_of(state, dt, bits, cat_offset, mask, rows)
             budget[1] -= steps
             value, table_keys, table_value, table_choice = _solve_node(
-                X, y, rows[:n], keys[dt], n_cat, radix, n_classes, penalty, budget, table_keys, table_value,
+                X, y, weight, rows[:n], keys[dt], n_cat, radix, n_classes, penalty, budget, table_keys, table_value,
                 table_choice, stored,
             )
             if value == ABORTED:

@@ -92,6 +92,7 @@ from ._categorical_tree import (
 VARIANTS = ("optimistic", "fast", "clark")
 COUNT_BUDGET = 5_000_000  # steps of the exact count behind the final tree of the optimistic search (~0.05 s)
 EXACT = -2  # in {DT node: attribute}: the node takes the exact solver's subtree
+PATTERN_CAP = 100_000  # distinct (row, label) pairs partial_fit keeps for the exact completion
 
 # field -> (capacity kind, fill value)
 _FIELDS = {
@@ -457,8 +458,30 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._state.counters[K.C_POSITION] = 0
         n_iter = -(-X_codes.shape[0] // int(self.batch_size))
         self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), n_iter, cycle=False)
-        self._finish(None, None)
+        self._remember(X_codes, y_codes)
+        if getattr(self, "_patterns", None):
+            self._finish(*self._patterns)
+        else:
+            self._finish(None, None)
         return self
+
+    def _remember(self, X_codes, y_codes):
+        """Add a chunk to the distinct (row, label) pairs of the stream and
+        their counts: the rows the exact completion of ``partial_fit`` works
+        on. Categorical rows repeat, so this stays small; past
+        ``PATTERN_CAP`` pairs they are dropped for good (the stream goes on
+        with the search's own choice)."""
+        if not getattr(self, "_patterns", None):
+            return
+        old_X, old_y, old_weight = self._patterns
+        rows = np.column_stack([np.concatenate([old_X, X_codes]), np.concatenate([old_y, y_codes])])
+        weight = np.concatenate([old_weight, np.ones(len(y_codes), dtype=np.int64)])
+        pairs, inverse = np.unique(rows, axis=0, return_inverse=True)
+        if len(pairs) > PATTERN_CAP:
+            self._patterns = ()
+            return
+        weight = np.bincount(inverse.ravel(), weights=weight, minlength=len(pairs)).astype(np.int64)
+        self._patterns = (np.ascontiguousarray(pairs[:, :-1]), np.ascontiguousarray(pairs[:, -1]), weight)
 
     # ------------------------------------------------------------- internals
     def _start(self, n_categories, classes, feature_names):
@@ -474,6 +497,11 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._trace = []
         self.n_iter_ = 0
         self._rows_streamed = 0
+        # partial_fit's distinct (row, label) pairs and counts; () when not kept (the paper's variants).
+        self._patterns = ()
+        if self.variant == "optimistic":
+            self._patterns = (np.empty((0, len(n_categories)), dtype=np.int64), np.empty(0, dtype=np.int64),
+                              np.empty(0, dtype=np.int64))
 
     def _spread_divisor(self) -> float:
         """The kernels widen a search leaf's sd to gain / divisor; 0: the paper's sd."""
@@ -520,7 +548,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             node = best
         return node
 
-    def _final_splits(self, X_codes, y_codes) -> dict:
+    def _final_splits(self, X_codes, y_codes, weight) -> dict:
         """{DT node: attribute or ``EXACT``} of the returned tree. The
         paper's variants follow the most visited child from the root. The
         optimistic search spreads its visits more, so it returns the best
@@ -547,22 +575,24 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         expected = X_codes.shape[0] * K.counting_work(state, tried, self.n_categories_, self._cat_offset)
         if expected > COUNT_BUDGET:
             tried = K.tried_splits(state, n_features, True)
-        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_, tried, COUNT_BUDGET)
+        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried,
+                                             COUNT_BUDGET)
         if not complete:  # the estimate was short: the visited trees' splits, whatever they cost
             tried = K.tried_splits(state, n_features, True)
-            counts, _ = K.exact_dt_counts(state, X_codes, y_codes, self.n_categories_, tried, np.iinfo(np.int64).max)
+            counts, _ = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried,
+                                          np.iinfo(np.int64).max)
+        n_rows = int(weight.sum())
         radix = _exact_radix(self.n_categories_)
         if radix is None or self.exact_effort == 0:  # too many combinations to index: the tried splits only
-            choice, _ = K.best_assembled_tree(state, counts, X_codes.shape[0], self.n_categories_,
-                                              float(self.lambda_), tried)
+            choice, _ = K.best_assembled_tree(state, counts, n_rows, self.n_categories_, float(self.lambda_), tried)
             return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
         keys, values, choices, stored = new_table()
         # Steps (a row scanned for one attribute) in proportion to the search's own work.
         steps = float(self.exact_effort) * self._rows_streamed * n_features
         budget = np.array([np.iinfo(np.int64).max, int(min(steps, 2.0**62))], dtype=np.int64)
         choice, _, keys, values, choices = K.exact_completion(
-            state, X_codes, y_codes, counts, self.n_categories_, self._cat_offset, tried, radix, len(self.classes_),
-            float(self.lambda_) * X_codes.shape[0], budget, keys, values, choices, stored,
+            state, X_codes, y_codes, weight, counts, self.n_categories_, self._cat_offset, tried, radix,
+            len(self.classes_), float(self.lambda_) * n_rows, budget, keys, values, choices, stored,
         )
         self._exact_table = (keys, choices, radix, K.dt_keys(state, radix))
         self.proven_optimal_ = bool(choice[0] == EXACT)
@@ -620,14 +650,18 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             position += 1
         return np.array(feature, dtype=np.int64), np.array(first_child, dtype=np.int64), dt_of
 
-    def _finish(self, X_codes, y_codes):
-        feature, first_child, dt_of = self._final_structure(self._final_splits(X_codes, y_codes))
+    def _finish(self, X_codes, y_codes, weight=None):
+        """The final tree and its attributes; ``X_codes`` None: from the stream
+        statistics alone (row ``r`` standing for ``weight[r]`` rows)."""
+        if X_codes is not None and weight is None:
+            weight = np.ones(len(y_codes), dtype=np.int64)
+        feature, first_child, dt_of = self._final_structure(self._final_splits(X_codes, y_codes, weight))
         self.__dict__.pop("_exact_table", None)  # the solver's memo: only to build the tree
         n_classes = len(self.classes_)
         if X_codes is not None:
-            self.tree_ = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, n_classes)
+            self.tree_ = tree_from_data(feature, first_child, self.n_categories_, X_codes, y_codes, n_classes, weight)
             correct = np.argmax(self.tree_.value[self.tree_.apply(X_codes)], axis=1) == y_codes
-            accuracy = float(np.mean(correct))
+            accuracy = float(np.sum(weight[correct]) / np.sum(weight))
         else:
             state = self._state
             counts = np.zeros((len(dt_of), n_classes), dtype=np.float64)

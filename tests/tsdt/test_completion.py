@@ -17,6 +17,10 @@ from tests.oracles.tsdt import reference_optimal_value
 from .conftest import load_monk2, load_tic_tac_toe, or_of_equal
 
 
+def _ones(n):
+    return np.ones(n, dtype=np.int64)
+
+
 def _random_problem(seed, n_rows=80):
     rng = np.random.default_rng(seed)
     n_categories = rng.integers(2, 4, size=4)
@@ -52,8 +56,8 @@ def test_node_kernel_with_a_shared_table_agrees_with_the_exact_solver(seed):
         rows = np.flatnonzero(match)
         key = sum((category + 1) * int(radix[feature]) for feature, category in tests.items())
         budget = np.array([10**9, 10**12], dtype=np.int64)
-        value, keys, values, choices = _solve_node(X, y, rows, key, n_categories, radix, 2, penalty, budget, keys,
-                                                   values, choices, stored)
+        value, keys, values, choices = _solve_node(X, y, _ones(len(y)), rows, key, n_categories, radix, 2, penalty,
+                                                   budget, keys, values, choices, stored)
         # The same objective in rows: the node's rows alone, the penalty per split unchanged (lambda N / n).
         if len(rows) == 0:
             assert value == 0.0
@@ -75,8 +79,8 @@ def test_a_node_stopped_by_the_budget_leaves_only_finished_entries():
     keys, values, choices, stored = new_table()
     rows = np.arange(len(y))
     budget = np.array([10**9, 300], dtype=np.int64)  # steps: far from enough for the root
-    value, keys, values, choices = _solve_node(X, y, rows, 0, n_categories, radix, 2, 0.0, budget, keys, values,
-                                               choices, stored)
+    value, keys, values, choices = _solve_node(X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, budget,
+                                               keys, values, choices, stored)
     assert value == ABORTED and budget[1] < 0 and stored[0] > 0
     fresh = new_table()
     full = np.array([10**9, 10**12], dtype=np.int64)
@@ -88,10 +92,11 @@ def test_a_node_stopped_by_the_budget_leaves_only_finished_entries():
             if digit:
                 tests[feature] = digit - 1
         match = np.all([X[:, f] == c for f, c in tests.items()], axis=0) if tests else np.ones(len(y), bool)
-        alone, *_ = _solve_node(X, y, np.flatnonzero(match), int(key), n_categories, radix, 2, 0.0, full.copy(),
-                                *fresh)
+        alone, *_ = _solve_node(X, y, _ones(len(y)), np.flatnonzero(match), int(key), n_categories, radix, 2, 0.0,
+                                full.copy(), *fresh)
         assert values[_find(keys, key)] == pytest.approx(alone)
-    value, *_ = _solve_node(X, y, rows, 0, n_categories, radix, 2, 0.0, full, keys, values, choices, stored)
+    value, *_ = _solve_node(X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, full, keys, values, choices,
+                            stored)
     assert value == pytest.approx(optimal_categorical_tree(X, y, 0.0).objective_ * len(y))
 
 
@@ -153,10 +158,39 @@ def test_default_reaches_the_tic_tac_toe_optimum_past_the_near_tie():
     assert shallow.objective_ < model.objective_ - 1e-4
 
 
-def test_completion_is_fit_only_and_skipped_without_an_index():
-    X, y = or_of_equal(n_rows=200, seed=1)
-    streamed = TSDTClassifier(lambda_=0.01, random_state=0).partial_fit(X, y)
-    assert not streamed.proven_optimal_
+def test_partial_fit_completes_on_the_distinct_rows_of_the_stream():
+    X, y = load_monk2()
+    rng = np.random.default_rng(4)
+    order = np.concatenate([rng.permutation(len(y)) for _ in range(12)])  # every row 12 times, shuffled
+    model = TSDTClassifier(lambda_=0.005, batch_size=50, random_state=4)
+    for start in range(0, len(order), 400):
+        rows = order[start : start + 400]
+        model.partial_fit(X[rows], y[rows], classes=[0, 1], n_categories=[3, 3, 2, 3, 4, 2])
+    assert len(model._patterns[2]) == len(np.unique(np.column_stack([X, y]), axis=0))
+    assert model._patterns[2].sum() == len(order)
+    optimum = optimal_categorical_tree(X, y, 0.005)
+    assert model.proven_optimal_
+    assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)  # on the rows streamed: 12 copies
+    assert model.score(X, y) == pytest.approx(optimum.score(X, y))
+    # The paper's variants keep no rows: their tree and objective come from the stream statistics.
+    paper = TSDTClassifier(lambda_=0.005, batch_size=50, variant="fast", random_state=4).partial_fit(X, y)
+    assert paper._patterns == () and not paper.proven_optimal_
+
+
+def test_partial_fit_drops_the_rows_past_the_cap_and_goes_on_with_the_search(monkeypatch):
+    import bandit_tree_tools.tsdt._search as search
+
+    X, y = or_of_equal(n_rows=600, seed=3)
+    monkeypatch.setattr(search, "PATTERN_CAP", 50)  # 3**4 x 2 possible pairs: the second chunk passes 50
+    model = TSDTClassifier(lambda_=0.01, batch_size=20, random_state=0).partial_fit(X[:40], y[:40])
+    assert model.proven_optimal_ and len(model._patterns[2]) <= 40
+    model.partial_fit(X[40:], y[40:])
+    assert model._patterns == () and not model.proven_optimal_
+    model.partial_fit(X[:100], y[:100])  # the stream goes on without them
+    assert model._patterns == () and model.n_iter_ == 2 + 28 + 5
+
+
+def test_completion_is_skipped_without_an_index():
     rng = np.random.default_rng(0)
     wide = rng.integers(0, 2, size=(300, 45))  # 3**45 combinations of tests: beyond the solver's 62-bit keys
     target = wide[:, 0] ^ wide[:, 1]

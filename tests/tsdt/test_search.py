@@ -292,7 +292,8 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     model = TSDTClassifier(lambda_=0.01, max_iter=300, random_state=0).fit(X, y)
     state = model._state
     tried = K.tried_splits(state, X.shape[1], True)  # the visited trees' splits
-    counts, complete = K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_, tried, 10**9)
+    ones = np.ones(len(y), dtype=np.int64)  # one row each
+    counts, complete = K.exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, 10**9)
     assert complete
     n_dt = int(state.counters[K.C_DT])
     reached = np.zeros(n_dt, dtype=bool)
@@ -305,7 +306,7 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
                 for dt in range(n_dt) if reached[dt] and state.dt_slot[dt] >= 0)
     estimate = len(y) * K.counting_work(state, tried, model.n_categories_, model._cat_offset)
     assert 0.8 * steps < estimate < 1.25 * steps  # chain-rule shares of the stream stand for the rows
-    assert not K.exact_dt_counts(state, X.astype(np.int64), y, model.n_categories_, tried, steps // 2)[1]
+    assert not K.exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, steps // 2)[1]
     for dt in range(n_dt):  # every DT node reached counts exactly the rows that match its path
         match = np.ones(len(y), dtype=bool)
         for feature, category in _path(state, dt):
