@@ -33,11 +33,16 @@ back-propagation of the child with the largest mean):
   nodes picks the best tree made of them (a node is a leaf or is split on
   an attribute the search ever split it on), so subtrees tried in different
   branches of the search combine; it is at least as good on the rows as
-  every tree the search visited. After ``partial_fit`` (no rows kept): the
-  search node of largest ``mean - 2 sd`` under the statistics of the end
-  (the largest of thousands of means is mostly luck: trees whose deep
-  leaves saw few rows look better than they are).
-* exact completion (``fit`` only). The search stays shallow: a tree is
+  every tree the search visited. ``partial_fit`` does the same on the
+  distinct (row, label) pairs of the stream, which it keeps with their
+  counts (categorical rows repeat; past ``PATTERN_CAP`` = 100,000 pairs
+  they are dropped for good): the result is then the one ``fit`` would
+  give on every row streamed so far. Without them (past the cap; models
+  pickled before): the search node of largest ``mean - 2 sd`` under the
+  statistics of the end (the largest of thousands of means is mostly luck:
+  trees whose deep leaves saw few rows look better than they are).
+* exact completion of that tree (on the rows, or the stream's pairs). The
+  search stays shallow: a tree is
   passed through only after each of its leaves is expanded, one leaf per
   visit, so depth costs about quadratically many iterations (on MONK-2 no
   tree visited in 3,000 iterations has more than 5 of the optimum's 38
@@ -49,16 +54,18 @@ back-propagation of the child with the largest mean):
   solver's budget is spent: ``exact_effort`` times the rows streamed times
   the attributes, in steps of one row scanned for one attribute (a fixed
   multiple of the search's own updates, each of which touches every
-  attribute of a row). Not for attributes whose combinations of tests exceed 2**62 (the
-  solver's keys): then the tried splits only.
+  attribute of a row; ``partial_fit`` counts every row streamed so far and
+  runs it on each call). Not for attributes whose combinations of tests
+  exceed 2**62 (the solver's keys): then the tried splits only.
 
 What is exact and what is search. The posteriors, the Thompson draws and
 the paper's convergence argument (Lemma 3, Theorem 1) are those of
 Fast-TSDT with widened draws: the search's guarantee is the paper's,
-asymptotic in the iterations. The final tree after ``fit`` is the exact
-optimum of ``accuracy - lambda_ * splits`` on the rows whenever the
-completion solves the root (it does when the exact solver's work fits the
-budget: MONK-1, MONK-2, tic-tac-toe with the defaults); otherwise every
+asymptotic in the iterations. The final tree is the exact optimum of
+``accuracy - lambda_ * splits`` on the rows (of ``fit``, or streamed)
+whenever the completion solves the root (``proven_optimal_``; it does when
+the exact solver's work fits the budget: MONK-1, MONK-2, MONK-3, car,
+tic-tac-toe, COMPAS with the defaults, not FICO); otherwise every
 subtree below a solved node is optimal for its rows and the splits above
 come from the search, so the tree is at least as good as the best tree the
 search built, with no bound on its distance to the optimum.
@@ -288,24 +295,25 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     ----------
     tree_ : CategoricalTree
         The final tree (multiway splits). With ``fit``, its class fractions are
-        those of the training rows; with ``partial_fit`` only, those of the
-        streamed rows seen at each node.
+        those of the training rows; with ``partial_fit`` only, those of every
+        row streamed (of the rows seen at each node by the search when the
+        stream's rows are not kept: the paper's variants, past the cap).
     ensemble_ : Ensemble
         The same tree in the common format (binary category-set splits).
     n_leaves_, n_splits_ : int
     objective_ : float
         ``accuracy - lambda_ * n_splits_`` of ``tree_`` on the rows given to
-        ``fit``; after ``partial_fit`` alone, the accuracy is estimated from
-        the stream statistics of the leaves.
+        ``fit``, or on every row streamed by ``partial_fit``; estimated from
+        the stream statistics of the leaves when those are not kept.
     trace_ : SearchTrace
         Root posterior (mean, sd) after every iteration.
     n_iter_ : int
         Iterations run in total.
     proven_optimal_ : bool
         True when the exact completion solved the root: ``tree_`` is then
-        the exact optimum of the objective on the rows given to ``fit``
-        (ties aside). False otherwise (and for the paper's variants and
-        after ``partial_fit``), which does not mean it is not optimal.
+        the exact optimum of the objective on the rows given to ``fit`` or
+        streamed (ties aside). False otherwise (and for the paper's
+        variants), which does not mean it is not optimal.
     n_categories_ : ndarray of int64
     classes_, n_features_in_, feature_names_in_
 
@@ -417,7 +425,9 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         rows per iteration (the last iteration takes what is left). The first
         call fixes the classes and the number of categories of each feature:
         pass ``classes`` and ``n_categories`` then if the first chunk does not
-        show them all."""
+        show them all. The default variant also keeps the distinct (row,
+        label) pairs seen, with their counts, to complete its final tree
+        exactly (module docstring; at most ``PATTERN_CAP`` pairs)."""
         self._check_params()
         first = not hasattr(self, "_state")
         codes, seen_categories, feature_names = categorical_codes(X, fitting=True)
