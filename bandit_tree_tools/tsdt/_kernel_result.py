@@ -74,9 +74,10 @@ def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
     down every path of those splits that it matches (splits tried at a node
-    share its rows; row ``r`` counts ``weight[r]`` times). Other DT nodes get zeros. Stops after the first row
-    that brings the steps (a row past one tried split) beyond ``budget``:
-    returns (counts, whether every row was counted)."""
+    share its rows; row ``r`` counts ``weight[r]`` times). Other DT nodes
+    get zeros. Stops after the first row that brings the steps (a row past
+    one tried split) beyond ``budget``: returns (counts, whether every row
+    was counted)."""
     n_dt = state.counters[C_DT]
     n_slots = state.counters[C_SLOTS]
     n_features = n_cat.shape[0]
@@ -278,10 +279,10 @@ def _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best,
 @numba.njit(cache=True)
 def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radix, n_classes, penalty, budget,
                      table_keys, table_value, table_choice, stored):
-    """The DP of :func:`best_assembled_tree` (``counts`` and values in rows,
-    row ``r`` of ``X`` standing for ``weight[r]`` rows), where DT nodes that the exact
-    solver finishes within ``budget`` (steps, shared; decremented) take their
-    exact value. Rounds: assemble the best tree, solve exactly its nodes that
+    """The DP of :func:`best_assembled_tree` (``counts`` and values in
+    rows, row ``r`` of ``X`` standing for ``weight[r]`` rows), where DT nodes
+    that the exact solver finishes within ``budget`` (steps, shared;
+    decremented) take their exact value. Rounds: assemble the best tree, solve exactly its nodes that
     a split could still improve (impure leaves and internal nodes, smallest
     first, so a parent reuses its children's entries of the one memo table),
     assemble again, until the tree's nodes are all solved (its root solved:

@@ -42,9 +42,8 @@ back-propagation of the child with the largest mean):
   statistics of the end (the largest of thousands of means is mostly luck:
   trees whose deep leaves saw few rows look better than they are).
 * exact completion of that tree (on the rows, or the stream's pairs). The
-  search stays shallow: a tree is
-  passed through only after each of its leaves is expanded, one leaf per
-  visit, so depth costs about quadratically many iterations (on MONK-2 no
+  search stays shallow: a tree is passed through only after each of its
+  leaves is expanded, one leaf per visit, so depth costs about quadratically many iterations (on MONK-2 no
   tree visited in 3,000 iterations has more than 5 of the optimum's 38
   splits). So the nodes of the assembled tree where a split could still pay
   are handed to the exact solver of :func:`optimal_categorical_tree`
@@ -274,7 +273,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         returns the best tree made of the splits it tried, whose nodes the
         exact solver then completes within ``exact_effort``.
     exact_effort : float, default=40.0
-        "optimistic" with ``fit`` only: budget of the exact completion of
+        "optimistic" only: budget of the exact completion of
         the final tree (see the module docstring), as a multiple of the
         search's work: ``exact_effort * rows streamed * attributes`` steps
         (a row scanned for one attribute). 0 keeps the assembled tree of
@@ -288,7 +287,9 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         Exponent applied to a tree's posterior standard deviation (appendix B
         of the paper) to slow its collapse; 1 disables it.
     time_limit : float or None, default=None
-        Seconds after which ``fit`` stops early (checked every few iterations).
+        Seconds after which ``fit`` stops early (checked every few iterations;
+        the exact completion comes after, with a budget in proportion to the
+        iterations run).
     random_state : int, RandomState or None, default=None
 
     Attributes
@@ -562,12 +563,12 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         """{DT node: attribute or ``EXACT``} of the returned tree. The
         paper's variants follow the most visited child from the root. The
         optimistic search spreads its visits more, so it returns the best
-        tree it has built: with ``fit``'s rows at hand, the best tree on
-        them made of the splits it created (exact counts, dynamic
-        programming), completed by the exact solver (see
-        :func:`K.exact_completion`); on a stream, the search node of largest
-        ``mean - 2 sd`` under the statistics of the end (the largest of
-        thousands of means is mostly luck)."""
+        tree it has built: with rows at hand (``fit``'s, or the pairs a
+        stream brought), the best tree on them made of the splits it
+        created (exact counts, dynamic programming), completed by the exact
+        solver (see :func:`K.exact_completion`); without rows, the search
+        node of largest ``mean - 2 sd`` under the statistics of the end (the
+        largest of thousands of means is mostly luck)."""
         self.proven_optimal_ = False
         state = self._state
         if self.variant != "optimistic":
@@ -661,8 +662,9 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         return np.array(feature, dtype=np.int64), np.array(first_child, dtype=np.int64), dt_of
 
     def _finish(self, X_codes, y_codes, weight=None):
-        """The final tree and its attributes; ``X_codes`` None: from the stream
-        statistics alone (row ``r`` standing for ``weight[r]`` rows)."""
+        """The final tree and its attributes, from the rows ``X_codes,
+        y_codes`` (row ``r`` standing for ``weight[r]`` rows, 1 if None), or
+        from the stream statistics alone when ``X_codes`` is None."""
         if X_codes is not None and weight is None:
             weight = np.ones(len(y_codes), dtype=np.int64)
         feature, first_child, dt_of = self._final_structure(self._final_splits(X_codes, y_codes, weight))
