@@ -235,13 +235,14 @@ class Ensemble:
         return _pack(self)
 
     def _routing_args(self, X, trees=None):
-        """(X, roots, depths, lockstep steps, records, cuts, general-split arrays)
-        for the engine; ``trees`` routes only those trees (in that order)."""
+        """(X, roots, depths, lockstep steps, records, cuts, what the layout reads
+        besides, see ``PackedEnsemble.general``) for the engine; ``trees`` routes only those trees (in that order)."""
         packed = self.packed
         roots, depths, lockstep = packed.tree_root, packed.tree_depth, packed.tree_lockstep
         if trees is not None:
             roots, depths, lockstep = (np.ascontiguousarray(a[trees]) for a in (roots, depths, lockstep))
-        return (X, roots, depths, lockstep, packed.records, packed.cuts, packed.general(self.split_rule))
+        general = packed.general(self.split_rule, finite=not _kernels._has_nan(X))
+        return (X, roots, depths, lockstep, packed.records, packed.cuts, general)
 
     def subset(self, trees) -> "Ensemble":
         """A new ensemble of the trees ``trees`` (indices, in that order), with

@@ -16,9 +16,12 @@ class PackedEnsemble(NamedTuple):
     Original ids: tree ``t`` owns global ids ``node_offset[t] <= i <
     node_offset[t + 1]`` (children local) and ``value`` is in that order.
     The engine renumbers each tree breadth first inside the same id range
-    (``new_of_old``, ``origin`` the inverse): ``records`` (int32, 4 per node;
-    ``cuts`` its float64 view, 2 per node) holds each node's threshold, feature word and
-    left child; ``tree_depth`` the steps a row takes to a leaf,
+    (``new_of_old``, ``origin`` the inverse): ``records`` holds each node's
+    threshold, feature word and left child, in one of two layouts (see
+    :mod:`._kernels`): wide (int32, 4 per node; ``cuts`` its float64 view, 2
+    per node) or, where ``compact``, 8 bytes (uint32, 2 per node; ``cuts`` its
+    float32 view; a word's low ``shift`` bits are the feature, masked by
+    ``feature_mask``); ``tree_depth`` the steps a row takes to a leaf,
     ``tree_lockstep`` the steps every row takes before the engine checks for rows at their leaves; ``leaf_id`` a
     node's original local id; ``leaf_value`` / ``leaf_value32`` its value
     times its tree's scale (float64 / float32); ``flags``, ``threshold`` and
@@ -40,9 +43,21 @@ class PackedEnsemble(NamedTuple):
     leaf_id: np.ndarray
     leaf_value: np.ndarray
     leaf_value32: np.ndarray
+    # the compact layout, where it applies (defaults: ensembles pickled with the wide layout only)
+    compact: bool = False
+    feature_mask: int = 0
+    shift: int = 0
 
-    def general(self, split_rule: str):
-        return (self.flags, self.threshold, self.category_left, self.category_right, split_rule == "lt")
+    def general(self, split_rule: str, finite: bool = False) -> tuple:
+        """What the engine reads beside ``records`` and ``cuts``: the word's
+        feature mask and shift (compact) or the arrays of the general splits
+        (wide); one more item where the rows hold no NaN (``finite``), which
+        compiles the engine's steps without the NaN rule."""
+        if self.compact:
+            fields = (np.uint32(self.feature_mask), np.uint32(self.shift))
+            return fields + (np.uint32(0),) if finite else fields
+        fields = (self.flags, self.threshold, self.category_left, self.category_right, split_rule == "lt")
+        return fields + (True,) if finite else fields
 
 
 def _pack(ensemble) -> PackedEnsemble:
@@ -94,6 +109,7 @@ def _pack(ensemble) -> PackedEnsemble:
     scaled[nodes] = value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None]
     with np.errstate(over="ignore"):
         scaled32 = scaled.astype(np.float32)
+    layout = _compact(records, ensemble.input_dtype, ensemble.n_features_in_)
     category_left = np.empty_like(joined("category_left"))
     category_right = np.empty_like(category_left)
     category_left[nodes], category_right[nodes] = joined("category_left"), joined("category_right")
@@ -105,8 +121,8 @@ def _pack(ensemble) -> PackedEnsemble:
         tree_root=np.ascontiguousarray(offsets[:-1]),
         tree_depth=depth,
         tree_lockstep=lockstep,
-        records=records.reshape(-1),
-        cuts=cuts.reshape(-1),
+        records=records.reshape(-1) if layout is None else layout[0],
+        cuts=cuts.reshape(-1) if layout is None else layout[1],
         flags=flags_new,
         threshold=threshold_new,
         category_left=category_left,
@@ -116,4 +132,32 @@ def _pack(ensemble) -> PackedEnsemble:
         leaf_id=leaf_id,
         leaf_value=scaled,
         leaf_value32=scaled32,
+        compact=layout is not None,
+        feature_mask=0 if layout is None else (1 << layout[2]) - 1,
+        shift=0 if layout is None else layout[2],
     )
+
+
+def _compact(records, input_dtype, n_features):
+    """(records, cuts, shift) of the 8-byte layout, or None where it does not
+    apply: a general split, a cut float32 cannot stand for exactly (float64
+    inputs), or a left child too far from its parent for the word's bits.
+
+    A word holds the feature (low ``shift`` bits), NaN-goes-right (bit
+    ``shift``) and the distance from the node to its left child (the bits
+    above; 0 at a leaf, which so points at itself)."""
+    word = records[:, _kernels.WORD].astype(np.int64)
+    if np.any(word & _kernels.GENERAL):
+        return None
+    cut32 = _kernels.at_or_below32(records.view(np.float64)[:, 0], input_dtype)
+    if cut32 is None:
+        return None
+    shift = max(n_features - 1, 1).bit_length()
+    distance = records[:, _kernels.LEFT].astype(np.int64) - np.arange(records.shape[0])
+    if distance.size and distance.max() >= 1 << (31 - shift):
+        return None
+    packed = np.empty((records.shape[0], 2), dtype=np.uint32)
+    packed.view(np.float32)[:, 0] = cut32
+    nan_right = (word & _kernels.NAN_RIGHT) != 0
+    packed[:, 1] = (distance << (shift + 1)) | (nan_right.astype(np.int64) << shift) | (word & _kernels.FEATURE_MASK)
+    return packed.reshape(-1), packed.view(np.float32).reshape(-1), shift
