@@ -419,6 +419,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
         self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
         self._finish(X_codes, y_codes)
+        self._patterns = ()  # fit's rows are not kept: a partial_fit after it ends on the stream statistics
         return self
 
     def partial_fit(self, X, y, classes=None, n_categories=None):
@@ -428,7 +429,8 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         pass ``classes`` and ``n_categories`` then if the first chunk does not
         show them all. The default variant also keeps the distinct (row,
         label) pairs seen, with their counts, to complete its final tree
-        exactly (module docstring; at most ``PATTERN_CAP`` pairs)."""
+        exactly (module docstring; at most ``PATTERN_CAP`` pairs; not after
+        ``fit``, whose rows are not kept)."""
         self._check_params()
         first = not hasattr(self, "_state")
         codes, seen_categories, feature_names = categorical_codes(X, fitting=True)

@@ -172,7 +172,9 @@ def test_partial_fit_completes_on_the_distinct_rows_of_the_stream():
     assert model.proven_optimal_
     assert model.objective_ == pytest.approx(optimum.objective_, abs=1e-12)  # on the rows streamed: 12 copies
     assert model.score(X, y) == pytest.approx(optimum.score(X, y))
-    # The paper's variants keep no rows: their tree and objective come from the stream statistics.
+    # After fit (whose rows are not kept) and for the paper's variants: the stream statistics.
+    refit = TSDTClassifier(lambda_=0.005, max_iter=50, random_state=4).fit(X, y).partial_fit(X[:100], y[:100])
+    assert refit._patterns == () and not refit.proven_optimal_
     paper = TSDTClassifier(lambda_=0.005, batch_size=50, variant="fast", random_state=4).partial_fit(X, y)
     assert paper._patterns == () and not paper.proven_optimal_
 
