@@ -191,12 +191,14 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     # with training rows, re-fitting the leaves helps on some models and hurts on others
     # (module docstring): "auto" takes both walks and keeps the smaller model
     refits = [True, False] if refit == "auto" and X_train is not None else [refit is True]
+    val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
+    fit_leaves = val_leaves if X_train is None else ensemble.apply(X_fit, check_input=False)
     walks, stopped, row_evaluations = [], False, 0
     for walk, walk_refit in enumerate(refits):
         if stopped:
             break
-        engine = _Search(ensemble, X_val, target, halves, X_fit, fit_target, metric, search, float(confidence),
-                         walk_refit, rng)
+        engine = _Search(ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search,
+                         float(confidence), walk_refit, rng)
         baseline = engine.metric_value()
         bound = _bound(metric, baseline, tolerance)
         report = None if callback is None else _WalkCallback(callback, walk)

@@ -30,23 +30,23 @@ MAX_STEPS = 1_000
 
 class _Rows:
     """Rows the search works on: their original leaf per tree (int32
-    (n_trees, n_rows)), their target and their current raw scores."""
+    (n_trees, n_rows), tree-major for the kernels), their target and their
+    current raw scores."""
 
-    def __init__(self, ensemble=None, X=None, target=None, leaf=None):
-        self.leaf = (np.ascontiguousarray(ensemble.apply(X, check_input=False).T, dtype=np.int32) if leaf is None
-                     else leaf)  # X as prune validated it
-        self.target = target
+    def __init__(self, leaves, rows, target):
+        # leaves: int64 (n_all_rows, n_trees) from Ensemble.apply; rows: which of them, in this order
+        self.leaf = kernels.leaf_matrix(leaves, rows)
+        t = target
+        self.target = Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
+                             float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0)
         self.raw = None
-
-    def subset(self, rows) -> "_Rows":
-        t = self.target
-        target = Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
-                        float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0)
-        return _Rows(target=target, leaf=np.ascontiguousarray(self.leaf[:, rows]))
 
 
 class _Search:
-    def __init__(self, ensemble, X_val, target, halves, X_fit, fit_target, metric, search, confidence, refit, rng):
+    def __init__(self, ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search, confidence,
+                 refit, rng):
+        """``val_leaves``, ``fit_leaves``: ``ensemble.apply`` of the validation
+        and training rows (the same array without training rows)."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         trees = ensemble.trees
         self.n_trees = len(trees)
@@ -79,22 +79,24 @@ class _Search:
         # Newton values need a loss of the raw score and trees that add up; class fractions and
         # averaged trees keep their stored values
         self.newton = not self.averaged and self.loss_kind != kernels.FRACTIONS
-        self.refit = refit and self.newton and X_fit is not X_val
+        self.refit = refit and self.newton and fit_leaves is not val_leaves
         if self.averaged and np.any(ensemble.tree_scale != 1.0):
             raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
         # The tolerance is checked on rows the choice of removals has not seen: with training rows
         # those rank and re-fit, and every validation row checks; without them one half of the
         # validation rows ranks and the other checks.
-        val = _Rows(ensemble, X_val, target)
-        if X_fit is X_val:
-            self.rank, self.check = val.subset(halves[0]), val.subset(halves[1])
-            self.fit = self.rank
+        # The ranking rows are stored in one fixed random order, so that the bandit's samples are
+        # contiguous batches (random access to the leaf matrix cost 4x the time per row).
+        if fit_leaves is val_leaves:
+            ranking = halves[0][rng.permutation(halves[0].shape[0])]
+            self.rank = self.fit = _Rows(val_leaves, ranking, target)
+            self.check = _Rows(val_leaves, halves[1], target)
         else:
-            self.rank = self.fit = _Rows(ensemble, X_fit, fit_target)
-            self.check = val
+            ranking = rng.permutation(fit_leaves.shape[0])
+            self.rank = self.fit = _Rows(fit_leaves, ranking, fit_target)
+            self.check = _Rows(val_leaves, np.arange(val_leaves.shape[0]), target)
         self.n_rank = self.rank.leaf.shape[1]
         self.row_evaluations = 0
-        self.permutation = rng.permutation(self.n_rank)
         # the working state
         self.collapsed = np.zeros(self.offset[-1], dtype=bool)
         self.current = np.arange(self.offset[-1], dtype=np.int64)
@@ -266,7 +268,7 @@ class _Search:
         reached = np.zeros(self.current.shape[0], dtype=np.int64)
         allowed = DECISION_ACCURACY * n * self.rank_loss()
         while sampled + batch < n:
-            change, change_square, hits = self.costs(self.permutation[sampled:sampled + batch], candidate_value)
+            change, change_square, hits = self.costs(np.arange(sampled, sampled + batch), candidate_value)
             total += change
             square += change_square
             reached += hits

@@ -103,16 +103,19 @@ def _row_output(raw_row, target_code, target_value, link, link_scale, float32, n
     return best, -np.log(p)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32, n_classes, prediction, loss):
-    """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw``."""
-    proba = np.empty(max(n_classes, 2), dtype=np.float64)
-    for i in range(rows.shape[0]):
-        row = rows[i]
-        best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, float32,
-                                     n_classes, proba)
-        prediction[row] = best
-        loss[row] = row_loss
+    """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw`` (blocks of
+    rows in parallel, each with its own scratch probabilities)."""
+    n, block = rows.shape[0], 4096
+    for start in numba.prange((n + block - 1) // block):
+        proba = np.empty(max(n_classes, 2), dtype=np.float64)
+        for i in range(start * block, min((start + 1) * block, n)):
+            row = rows[i]
+            best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, float32,
+                                         n_classes, proba)
+            prediction[row] = best
+            loss[row] = row_loss
 
 
 @numba.njit(cache=True)

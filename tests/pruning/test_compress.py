@@ -168,9 +168,10 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        search = _compress_search._Search(ensemble, ensemble.check_X(X_val), target, None, ensemble.check_X(X_val[:150]),
-                                   check_target(ensemble, y_val[:150], 150), "r2" if target.n_classes == 0 else
-                                   "accuracy", "exact", 3.0, False, np.random.default_rng(0))
+        search = _compress_search._Search(ensemble, ensemble.apply(X_val), target, None, ensemble.apply(X_val[:150]),
+                                          check_target(ensemble, y_val[:150], 150),
+                                          "r2" if target.n_classes == 0 else "accuracy", "exact", 3.0, False,
+                                          np.random.default_rng(0))
         ids, _ = search.candidates()
         values = search.candidate_values()
         cost, _, reached = search.costs(np.arange(search.n_rank), values)
@@ -276,6 +277,10 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.prune(prune, X_val[y_val == 1], y_val[y_val == 1], progress=False)
     with pytest.raises(DataError, match="labels the model never saw: 7"):
         btt.prune(prune, X_val, np.where(np.arange(len(y_val)) == 0, 7, y_val), progress=False)
+    mixed = y_val.astype(object)
+    mixed[:2] = [None, "seven"]  # labels of mixed types: reported, not a TypeError from sorting them
+    with pytest.raises(DataError, match=r"labels the model never saw: 'seven', None; the model's classes are \[0, 1\]"):
+        btt.prune(prune, X_val, mixed, progress=False)
     with pytest.raises(DataError, match="needs at least 100 rows of the rarest class, got"):
         btt.prune(prune, X_val[:120], y_val[:120], progress=False)
     with pytest.raises(ValueError, match="pass X_train and y_train together"):
