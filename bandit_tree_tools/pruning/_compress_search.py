@@ -39,7 +39,13 @@ class _Rows:
         t = target
         self.target = Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
                              float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0)
-        self.raw = None
+        self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
+        self.ready = 0
+
+    def head(self, n) -> Target:
+        """The target of the first ``n`` rows."""
+        t = self.target
+        return Target(t.codes[:n], t.values[:n], t.n_classes, t.positive, t.variance)
 
 
 class _Search:
@@ -106,7 +112,6 @@ class _Search:
         self.tree_output = ensemble.tree_output
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
-        self._scores()
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
@@ -118,12 +123,26 @@ class _Search:
         return kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output, self.factor(),
                                   self.alive, self.base_score)
 
-    def _scores(self):
-        for rows in {id(rows): rows for rows in (self.check, self.rank, self.fit)}.values():
-            rows.raw = self._raw(rows.leaf)
+    def _changed(self):
+        """The model changed: every raw score is out of date."""
+        for rows in (self.check, self.rank, self.fit):
+            rows.ready = 0
+
+    def _scored(self, rows, upto=None) -> np.ndarray:
+        """``rows.raw``, brought up to date for its first ``upto`` rows (all by
+        default). Computed on first use after a change: the bandit reads only
+        the ranking rows it samples, which come first in their stored order."""
+        n = rows.leaf.shape[1]
+        upto = n if upto is None else upto
+        if rows.raw is None:
+            rows.raw = np.empty((n, self.n_outputs))
+        if rows.ready < upto:
+            rows.raw[rows.ready:upto] = self._raw(rows.leaf[:, rows.ready:upto])
+            rows.ready = upto
+        return rows.raw
 
     def metric_value(self) -> float:
-        return metric_value(self.metric, self.ensemble, self.check.raw, self.check.target)
+        return metric_value(self.metric, self.ensemble, self._scored(self.check), self.check.target)
 
     # ----------------------------------------------------------------- size
     def size(self) -> dict:
@@ -150,7 +169,7 @@ class _Search:
                                                    self.collapsed, self.cover, self.value)
             return np.where(np.isnan(values), self.value, values)
         fit = self.fit.target
-        grad, hess = kernels.gradients(self.fit.raw, fit.codes, fit.values, self.loss_kind,
+        grad, hess = kernels.gradients(self._scored(self.fit), fit.codes, fit.values, self.loss_kind,
                                        float(self.ensemble.link_scale))
         factor = self.factor()
         numerator, hessian = kernels.newton_sums(self.fit.leaf, self.offset, self.parent, self.current, self.value,
@@ -171,10 +190,11 @@ class _Search:
         on = self.rank
         t, leaf = on.target, on.leaf
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
+        raw = self._scored(on, int(rows.max()) + 1 if rows.size else 0)
         link_scale = float(self.ensemble.link_scale)
         change, square, reached = kernels.collapse_costs(
             rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
-            self.tree_output, self.factor(), self.alive, on.raw, t.codes, t.values, self.loss_kind, link_scale)
+            self.tree_output, self.factor(), self.alive, raw, t.codes, t.values, self.loss_kind, link_scale)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             tree_sum = kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output,
@@ -266,7 +286,7 @@ class _Search:
         sampled, batch = 0, max(FIRST_BATCH, n // 100)
         total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
         reached = np.zeros(self.current.shape[0], dtype=np.int64)
-        allowed = DECISION_ACCURACY * n * self.rank_loss()
+        allowed = DECISION_ACCURACY * n * self.rank_loss(batch)
         while sampled + batch < n:
             change, change_square, hits = self.costs(np.arange(sampled, sampled + batch), candidate_value)
             total += change
@@ -302,7 +322,7 @@ class _Search:
             self.current[self.preorder_nodes[start:stop]] = node
             self.collapsed[node] = True
             self.value[node] = candidate_value[node]
-        self._scores()
+        self._changed()
         if self.refit:
             self._refit(factor)
 
@@ -310,14 +330,16 @@ class _Search:
         """Re-fit every leaf by one damped Newton pass on the training rows."""
         fit = self.fit
         kernels.refit_leaves(fit.leaf, self.offset, self.current, self.value, self.tree_output, factor, self.alive,
-                             fit.raw, fit.target.codes, fit.target.values, self.loss_kind,
+                             self._scored(fit), fit.target.codes, fit.target.values, self.loss_kind,
                              float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
-        self._scores()
+        self._changed()  # the pass updated the training rows' scores only
 
-    def rank_loss(self) -> float:
-        """Mean loss of the model on the ranking rows (log-loss or squared error)."""
+    def rank_loss(self, n_rows) -> float:
+        """Mean loss of the model (log-loss or squared error) on the first
+        ``n_rows`` ranking rows, a random sample of them: the scale of the
+        bandit's stopping rule."""
         name = "log_loss" if self.ensemble.task == "classification" else "mse"
-        return metric_value(name, self.ensemble, self.rank.raw, self.rank.target)
+        return metric_value(name, self.ensemble, self._scored(self.rank, n_rows)[:n_rows], self.rank.head(n_rows))
 
     def state(self) -> _State:
         # averaged models never change their values: every state shares them
@@ -333,11 +355,12 @@ class _Search:
         that are ``FAR`` times the tolerance worse than the unpruned one."""
         rows, states = [], []
 
-        base_terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
+        base_terms = _row_terms(self.metric, self.ensemble, self._scored(self.check), self.check.target)
 
         def record():
-            terms = _row_terms(self.metric, self.ensemble, self.check.raw, self.check.target)
-            metric = metric_value(self.metric, self.ensemble, self.check.raw, self.check.target, terms)
+            raw = self._scored(self.check)
+            terms = _row_terms(self.metric, self.ensemble, raw, self.check.target)
+            metric = metric_value(self.metric, self.ensemble, raw, self.check.target, terms)
             se = paired_standard_error(self.metric, terms, base_terms, self.check.target)
             row = {"step": len(rows), **self.size(), "metric": metric, "metric_se": se,
                    "elapsed": time.perf_counter() - started}
