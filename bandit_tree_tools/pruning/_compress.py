@@ -25,13 +25,13 @@ of the unpruned model's. One step:
    test metric fell).
 4. **Bandit.** With ``search="exact"`` every ranking row enters every cost;
    with ``search="bandit"`` the costs are estimated from a growing sample of
-   the rows (one fixed random permutation, batches doubling) with confidence
-   intervals (normal, finite-population correction), and sampling stops as
-   soon as the chosen set's cost is known to ``DECISION_ACCURACY`` of the
-   model's loss: best-arm identification over removals, the way MABSplit
-   identifies splits. When the rows run out first, the exact costs are
-   computed, so with a full budget (``confidence=inf``) both searches walk
-   the same path.
+   the rows (stored in one fixed random order, batches doubling) with
+   confidence intervals (normal, finite-population correction), and sampling
+   stops as soon as the chosen set's cost is known to ``DECISION_ACCURACY``
+   of the model's loss (on the first batch): best-arm identification over
+   removals, the way MABSplit identifies splits. When the rows run out
+   first, the exact costs are computed, so with a full budget
+   (``confidence=inf``) both searches walk the same path.
 5. **Step.** The best-ranked candidates that do not overlap are applied until
    a tenth of the current leaves is gone; then, with training rows, every
    leaf of a boosted model is re-fitted by one backfitting pass of Newton
