@@ -187,13 +187,13 @@ def _warm_tsdt():
     X = np.column_stack([rng.integers(0, c, 60) for c in (3, 3, 2, 3, 4, 2)])
     y = ((X[:, 0] == X[:, 1]) | (X[:, 4] == 0)).astype(int)
     for variant in ("optimistic", "fast"):
-        model = TSDTClassifier(lambda_=0.01, variant=variant, n_iter=20, random_state=1).fit(X, y)
+        model = TSDTClassifier(lambda_=0.01, variant=variant, max_iter=20, random_state=1).fit(X, y)
         model.score(X, y)
         model.ensemble_.predict(X)
     optimal_categorical_tree(X, y, 0.01).score(X, y)
     DecisionTreeClassifier(random_state=0).fit(X, y)
     stream = rng.integers(0, 2, size=(2000, 20))
-    TSDTClassifier(lambda_=0.05, n_iter=10, random_state=0).fit(stream, stream[:, 0] ^ stream[:, 1])
+    TSDTClassifier(lambda_=0.05, max_iter=10, random_state=0).fit(stream, stream[:, 0] ^ stream[:, 1])
 
 
 # section title -> the same calls on tiny data, run before the section is timed
