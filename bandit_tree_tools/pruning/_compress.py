@@ -43,7 +43,17 @@ of the unpruned model's. One step:
    1.4x against 4.9x, and its test log-loss grows): the fitted leaves grow
    more confident on rows they already fit. So ``refit="auto"`` walks twice,
    with and without, and keeps the smaller model within the tolerance.
-6. **Check.** The metric is measured on rows the choice has not seen: with
+6. **Re-weighted start.** Removing trees one at a time never raises the
+   weight of the trees that stay. So, for boosted models of one raw output
+   (binary log-loss, squared error), further walks start from an
+   L1-penalised fit of every tree's weight and the intercept on the fitting
+   rows (``_compress_weights``, the first level of LOP): the sparsest point
+   of its penalty path within half the tolerance drops most trees and
+   scales the rest, and the search prunes on from there. It wins where
+   many trees are redundant (Adult LightGBM: 99x against 48x; COMPAS) and
+   finds no start within half the tolerance where the weights fitted on
+   memorised training rows are off (California as a binary task).
+7. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
    checks; without it, half of the validation rows rank and the other half
    checks. The walk goes on past models outside the tolerance (a re-fitted
@@ -73,6 +83,7 @@ from ._result import PruneResult
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
+START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
 
 # what each parameter of prune accepts (checked by _validation.check_params)
 PRUNE_PARAMETERS = {
@@ -81,6 +92,7 @@ PRUNE_PARAMETERS = {
     "search": [Options(SEARCHES)],
     "confidence": [Interval(float, 0, None, closed="neither")],
     "refit": [Options(("auto",)), "boolean"],
+    "reweight": ["boolean"],
     "random_state": ["random_state"],
     "progress": ["boolean"],
     "callback": [callable, None],
@@ -88,7 +100,8 @@ PRUNE_PARAMETERS = {
 
 
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
-          search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto", random_state=None,
+          search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto", reweight: bool = True,
+          random_state=None,
           progress: bool = True, callback=None) -> PruneResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
@@ -123,14 +136,22 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         model within the tolerance (``params["refit"]`` says which). Without
         ``X_train`` leaves keep their values (re-fitting them on validation
         rows made test scores worse in our measurements).
+    reweight : bool, default True
+        Also walk from re-weighted trees: an L1-penalised fit of the trees'
+        weights on the training rows (the ranking half of the validation
+        rows without them) drops trees and scales the others, up to half the
+        tolerance; the search prunes on from there, and the smaller model
+        wins (``params["reweighted"]`` says which). For summed ensembles of
+        one raw output with log-loss or squared error (binary classifiers
+        and regressors of the boosting libraries); other models ignore it.
     random_state : int, RandomState, Generator or None
         Seeds the split of the validation rows and the bandit's sampling.
     progress : bool, default True
         Show a progress bar of the steps.
     callback : callable, optional
         Called after every step with a dict of that step's path row and
-        ``walk`` (0, then 1 for the second walk of ``refit="auto"``); a
-        return value of True stops the search there.
+        ``walk`` (0 for the first walk, counting up: ``refit="auto"`` and
+        ``reweight`` add walks); a return value of True stops the search.
 
     Returns
     -------
@@ -165,8 +186,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     """
     started = time.perf_counter()
     check_params(dict(tolerance=tolerance, metric=metric, search=search, confidence=confidence, refit=refit,
-                      random_state=random_state, progress=progress, callback=callback), PRUNE_PARAMETERS,
-                 owner="prune")
+                      reweight=reweight, random_state=random_state, progress=progress, callback=callback),
+                 PRUNE_PARAMETERS, owner="prune")
     ensemble = to_ensemble(model)
     tolerance = _check_tolerance(tolerance)  # and finite
     metric = _check_metric(metric, ensemble)
@@ -188,25 +209,32 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     else:
         X_fit, fit_target = X_val, target
 
-    # with training rows, re-fitting the leaves helps on some models and hurts on others
-    # (module docstring): "auto" takes both walks and keeps the smaller model
+    # with training rows, re-fitting the leaves helps on some models and hurts on others, and so
+    # does starting from re-weighted trees (module docstring): take every walk, keep the smallest
     refits = [True, False] if refit == "auto" and X_train is not None else [refit is True]
     val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
     fit_leaves = val_leaves if X_train is None else ensemble.apply(X_fit, check_input=False)
-    walks, stopped, row_evaluations = [], False, 0
-    for walk, walk_refit in enumerate(refits):
-        if stopped:
-            break
-        engine = _Search(ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search,
-                         float(confidence), walk_refit, rng)
-        baseline = engine.metric_value()
-        bound = _bound(metric, baseline, tolerance)
-        report = None if callback is None else _WalkCallback(callback, walk)
-        path, states = engine.run(bound, _bound(metric, baseline, FAR * tolerance), progress, report, started)
-        stopped = report is not None and report.stopped
-        walks.append((path, states, engine.refit))
-        row_evaluations += engine.row_evaluations
-    path, states, _ = walks[0]
+    walks, stopped, row_evaluations, start = [], False, 0, None
+    for reweighted in (False, True) if reweight else (False,):
+        for walk_refit in refits:
+            if stopped:
+                break
+            engine = _Search(ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search,
+                             float(confidence), walk_refit, rng)
+            baseline = engine.metric_value()
+            if reweighted:
+                if not engine.reweightable():
+                    break
+                start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
+                if start is None:
+                    break
+            report = None if callback is None else _WalkCallback(callback, len(walks))
+            path, states = engine.run(_bound(metric, baseline, tolerance), _bound(metric, baseline, FAR * tolerance),
+                                      progress, report, started, start=start)
+            stopped = report is not None and report.stopped
+            walks.append((path, states, engine.refit, reweighted))
+            row_evaluations += engine.row_evaluations
+    path, states, _, _ = walks[0]
     result = PruneResult(
         method="compress",
         ensemble=ensemble,
@@ -215,8 +243,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         metrics=pd.DataFrame(),
         path=path,
         params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                    ranked_on="X_train" if X_train is not None else "half of X_val", refit=engine.refit,
-                    row_evaluations=row_evaluations),
+                    ranked_on="X_train" if X_train is not None else "half of X_val", refit=walks[0][2],
+                    reweighted=False, row_evaluations=row_evaluations),
         elapsed=time.perf_counter() - started,
     )
     result._states, result._walks = states, walks

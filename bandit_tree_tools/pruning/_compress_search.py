@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from ..exceptions import UnsupportedModelError
 from ..tree import Ensemble, node_offsets, node_parent
 from . import _compress_kernels as kernels
+from . import _compress_weights as weights
 from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within
 from ._compress_state import _State, _trees_per_iteration
 from ._evaluator import Target
@@ -308,6 +309,55 @@ class _Search:
             batch = min(2 * batch, n - sampled)
         return None
 
+    # ------------------------------------------------------ re-weighted start
+    def reweightable(self) -> bool:
+        """Whether the trees can be re-weighted: summed trees of one raw
+        output with log-loss or squared error (``_compress_weights``)."""
+        return (self.newton and self.n_outputs == 1 and self.loss_kind in (kernels.LOGISTIC, kernels.SQUARED)
+                and int(np.count_nonzero(self.alive)) > 1)
+
+    def reweighted_start(self, bound):
+        """The sparsest tree weights of the L1 path whose checking metric is
+        within ``bound``, as a state to start a walk from; None when no point
+        of the path leaves a tree out within it."""
+        logistic = self.loss_kind == kernels.LOGISTIC
+        link = float(self.ensemble.link_scale) if logistic else 1.0  # the fit works on sigmoid's own scale
+        trees = np.flatnonzero(self.alive)
+        fit = self.fit
+        n = min(fit.leaf.shape[1], weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
+        outputs = weights.tree_outputs(fit.leaf, self.offset, self.current, self.value, self.factor() * link, trees,
+                                       n)
+        y = fit.target.codes[:n].astype(np.float64) if logistic else fit.target.values[:n]
+        self.row_evaluations += n * trees.size
+        tried = 0
+        for weight, intercept in weights.l1_path(outputs, y, logistic):
+            kept = int(np.count_nonzero(weight))
+            if kept == trees.size:
+                return None  # every tree back: nothing left out within the bound
+            if kept in (0, tried):
+                continue
+            tried = kept
+            alive = self.alive.copy()
+            alive[trees] = weight != 0.0
+            factor = self.factor().copy()
+            factor[trees] *= weight
+            base_score = np.array([intercept / link])
+            raw = kernels.raw_scores(self.check.leaf, self.offset, self.current, self.value, self.tree_output,
+                                     factor, alive, base_score)
+            self.row_evaluations += raw.shape[0] * kept
+            if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
+                value = self.value.copy()
+                for tree, scale in zip(trees, weight):
+                    value[self.offset[tree]:self.offset[tree + 1]] *= scale
+                return _State(self.collapsed.copy(), alive, value, base_score)
+        return None
+
+    def start_from(self, state: _State) -> None:
+        """Take the trees, values and intercept of ``state`` (nothing collapsed)."""
+        self.collapsed, self.alive = state.collapsed.copy(), state.alive.copy()
+        self.value, self.base_score = state.value.copy(), state.base_score.copy()
+        self._changed()
+
     # ----------------------------------------------------------------- step
     def apply(self, chosen, candidate_value) -> None:
         factor = self.factor()
@@ -346,8 +396,11 @@ class _Search:
         value = self.value.copy() if self.newton else self.value
         return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
 
-    def run(self, bound, far_bound, progress, callback, started):
+    def run(self, bound, far_bound, progress, callback, started, start=None):
         """Walk the path; return it (a DataFrame) and the state of every point.
+
+        ``start``: a state (of ``reweighted_start``) that is the path's first
+        step from the unpruned model.
 
         Every step is taken, also those that leave the tolerance: the metric
         of the checking rows is noisy, and a later, re-fitted model can be
@@ -369,6 +422,9 @@ class _Search:
             return callback is not None and callback(dict(row)) is True
 
         stop = record()
+        if start is not None and not stop:
+            self.start_from(start)
+            stop = record()
         outside = 0
         with tqdm(desc="pruning", unit="step", disable=not progress, leave=False) as bar:
             while not stop and outside < PATIENCE and len(rows) < MAX_STEPS:

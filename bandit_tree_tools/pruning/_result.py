@@ -165,11 +165,13 @@ class PruneResult:
         tolerance = _check_tolerance(tolerance)
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
-        # every walk the search took (two when it compared re-fitted and plain leaves); the
-        # smallest model within the tolerance wins, and ``path`` is the walk it is on
-        walks = getattr(self, "_walks", None) or [(self.path, self._states, self.params.get("refit"))]
+        # every walk the search took (with and without re-fitted leaves, from the unpruned and
+        # from the re-weighted trees); the smallest model within the tolerance wins, and ``path``
+        # is the walk it is on
+        walks = getattr(self, "_walks", None) or [(self.path, self._states, self.params.get("refit"),
+                                                   self.params.get("reweighted", False))]
         best = None
-        for walk, (path, states, refit) in enumerate(walks):
+        for path, states, refit, reweighted in walks:
             path = path.copy()
             path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
                                                                   path["metric_se"].iat[row], bound)
@@ -177,8 +179,8 @@ class PruneResult:
             fits = np.flatnonzero(path["within_tolerance"].to_numpy())
             row = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
             if best is None or path["leaves"].iat[row] < best[0]["leaves"].iat[best[2]]:
-                best = (path, states, row, refit)
-        path, states, chosen, refit = best
+                best = (path, states, row, refit, reweighted)
+        path, states, chosen, refit, reweighted = best
         state = states[chosen]
         pruned = build_ensemble(self.original, state)
         X_val, target = self._validation
@@ -190,7 +192,7 @@ class PruneResult:
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
-            path=path, params=dict(self.params, tolerance=tolerance, refit=refit), elapsed=self.elapsed,
+            path=path, params=dict(self.params, tolerance=tolerance, refit=refit, reweighted=reweighted), elapsed=self.elapsed,
             chosen=chosen)
         result._states, result._validation, result._before = states, self._validation, before
         result._walks = walks

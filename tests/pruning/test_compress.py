@@ -94,10 +94,10 @@ def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
 def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
     runs = {refit: btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, refit=refit,
-                             random_state=0, progress=False) for refit in ("auto", True, False)}
+                             reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
     auto = runs["auto"]
     assert [walk[2] for walk in auto._walks] == [True, False]
-    for (path, _, _), refit in zip(auto._walks, (True, False)):
+    for (path, _, _, _), refit in zip(auto._walks, (True, False)):
         assert path[["leaves", "metric"]].equals(runs[refit].path[["leaves", "metric"]])
     assert runs[True].path["leaves"].iat[-1] != runs[False].path["leaves"].iat[-1], "the walks differ"
     smaller = min((True, False), key=lambda refit: runs[refit].ensemble.n_leaves)
@@ -105,10 +105,10 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     assert auto.params["refit"] is runs[smaller].params["refit"]
     assert auto.path.drop(columns="elapsed").equals(runs[auto.params["refit"]].path.drop(columns="elapsed"))
     steps = []
-    btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False,
-              callback=lambda row: steps.append((row["walk"], row["step"])))
+    btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, reweight=False, random_state=0,
+              progress=False, callback=lambda row: steps.append((row["walk"], row["step"])))
     assert steps[0] == (0, 0) and (1, 0) in steps and steps[-1][0] == 1
-    without_training_rows = btt.prune(lightgbm_binary, X_val, y_val, random_state=0, progress=False)
+    without_training_rows = btt.prune(lightgbm_binary, X_val, y_val, reweight=False, random_state=0, progress=False)
     assert len(without_training_rows._walks) == 1 and without_training_rows.params["refit"] is False
 
 

@@ -1,0 +1,121 @@
+"""The re-weighted start of btt.prune: the L1 fit of tree weights and the walks from it."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.pruning import _compress_metrics, _compress_state, _compress_weights
+from bandit_tree_tools.pruning._evaluator import check_target
+
+lgb = pytest.importorskip("lightgbm")
+
+
+def _outputs(seed=0, n=600, k=6):
+    """(k, n) correlated columns, the shape of trees' outputs, and a label of them."""
+    rng = np.random.default_rng(seed)
+    common = rng.normal(size=n)
+    outputs = 0.7 * common + rng.normal(size=(k, n))
+    logit = 0.8 * outputs[0] - 0.5 * outputs[1] + 0.3
+    labels = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.float64)
+    values = 1.5 * outputs[2] + 0.2 * outputs[3] + rng.normal(scale=0.5, size=n)
+    return outputs, labels, values
+
+
+def _gradient(outputs, y, logistic, weight, intercept):
+    eta = intercept + weight @ outputs
+    fitted = 1 / (1 + np.exp(-eta)) if logistic else eta
+    return outputs @ (fitted - y) / outputs.shape[1]
+
+
+@pytest.mark.parametrize("logistic", [True, False])
+def test_without_penalty_the_fit_is_the_plain_glm(logistic):
+    outputs, labels, values = _outputs()
+    y = labels if logistic else values
+    weight = np.zeros(outputs.shape[0])
+    intercept = _compress_weights.l1_fit(outputs, y, logistic, 0.0, weight, 0.0)
+    reference = (LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000) if logistic else
+                 LinearRegression()).fit(outputs.T, y)
+    np.testing.assert_allclose(weight, np.ravel(reference.coef_), rtol=1e-4, atol=5e-5)
+    assert intercept == pytest.approx(float(np.ravel(reference.intercept_)[0]), rel=1e-4, abs=5e-5)
+
+
+@pytest.mark.parametrize("logistic", [True, False])
+def test_the_fit_meets_the_l1_optimality_conditions(logistic):
+    outputs, labels, values = _outputs(seed=1)
+    y = labels if logistic else values
+    penalty = 0.02
+    weight = np.zeros(outputs.shape[0])
+    intercept = _compress_weights.l1_fit(outputs, y, logistic, penalty, weight, 0.0)
+    gradient = _gradient(outputs, y, logistic, weight, intercept)
+    nonzero = weight != 0
+    assert nonzero.any() and not nonzero.all(), "this penalty keeps some weights and drops others"
+    # a non-zero weight's gradient balances the penalty; a zero weight's stays inside it
+    np.testing.assert_allclose(gradient[nonzero], -penalty * np.sign(weight[nonzero]), atol=1e-4)
+    assert np.all(np.abs(gradient[~nonzero]) <= penalty + 1e-4)
+
+
+def test_the_path_starts_empty_and_fills_up():
+    outputs, labels, _ = _outputs(seed=2)
+    kept = [int(np.count_nonzero(weight)) for weight, _ in _compress_weights.l1_path(outputs, labels, True)]
+    assert len(kept) == _compress_weights.PATH_LENGTH
+    assert kept[0] <= 1 and kept[-1] == outputs.shape[0]
+    # warm starts down the path: each point is the fit at its penalty, as from a cold start
+    largest = np.max(np.abs(outputs @ (labels - labels.mean()))) / outputs.shape[1]
+    weight, intercept = list(_compress_weights.l1_path(outputs, labels, True))[9]
+    cold = np.zeros(outputs.shape[0])
+    _compress_weights.l1_fit(outputs, labels, True, largest * _compress_weights.PATH_RATIO ** 10, cold, 0.0)
+    np.testing.assert_allclose(weight, cold, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def redundant_model():
+    """Many small trees at a high learning rate: most of them are redundant."""
+    X, y = make_classification(5000, 8, n_informative=4, flip_y=0.05, random_state=4)
+    model = lgb.LGBMClassifier(n_estimators=100, num_leaves=15, learning_rate=0.5, verbose=-1, random_state=0)
+    model.fit(X[:2500], y[:2500])
+    return model, X, y
+
+
+def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_model):
+    model, X, y = redundant_model
+    X_train, y_train, X_val, y_val, X_test = X[:2500], y[:2500], X[2500:4000], y[2500:4000], X[4000:]
+    result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
+                       progress=False)
+    kinds = [(walk[2], walk[3]) for walk in result._walks]
+    assert kinds == [(True, False), (False, False), (True, True), (False, True)]
+    target = check_target(result.original, y_val, len(y_val))
+    for path, states, _, reweighted in result._walks:
+        if reweighted:  # step 1 is the start: fewer trees, scaled
+            assert path["trees"].iat[1] < path["trees"].iat[0]
+        for row, state in enumerate(states):
+            ensemble = _compress_state.build_ensemble(result.original, state)
+            assert ensemble.n_leaves == path["leaves"].iat[row]
+            metric = _compress_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val),
+                                                    target)
+            assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
+    plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
+                      random_state=0, progress=False)
+    assert [walk[3] for walk in plain._walks] == [False, False]
+    assert result.ensemble.n_leaves <= plain.ensemble.n_leaves
+    assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, \
+        "on a redundant model the re-weighted walk wins"
+    assert result.path.drop(columns="within_tolerance").equals(result._walks[2 + (not result.params["refit"])][0])
+    # the scaled trees export as plain leaf values of the library
+    native = result.to_model()
+    assert type(native) is type(model)
+    np.testing.assert_array_equal(btt.from_model(native).predict_raw(X_test), result.ensemble.predict_raw(X_test))
+
+
+def test_models_without_one_summed_output_keep_the_plain_walks():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = make_classification(1500, 6, n_informative=4, n_classes=3, random_state=0)
+    multiclass = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1).fit(X[:800], y[:800])
+    forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:800], y[:800])
+    for model in (multiclass, forest):
+        result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0,
+                           progress=False)
+        assert not any(walk[3] for walk in result._walks)
+        assert result.params["reweighted"] is False
