@@ -44,14 +44,13 @@ of the unpruned model's. One step:
    more confident on rows they already fit. So ``refit="auto"`` walks twice,
    with and without, and keeps the smaller model within the tolerance.
 6. **Re-weighted start.** Removing trees one at a time never raises the
-   weight of the trees that stay. So, for boosted models of one raw output
-   (binary log-loss, squared error), further walks start from an
-   L1-penalised fit of every tree's weight and the intercept on the fitting
-   rows (``_compress_weights``, the first level of LOP): the sparsest point
-   of its penalty path within half the tolerance drops most trees and
-   scales the rest, and the search prunes on from there. It wins where
-   many trees are redundant (Adult LightGBM: 99x against 48x; COMPAS) and
-   finds no start within half the tolerance where the weights fitted on
+   weight of the trees that stay. So, for boosted binary classifiers,
+   further walks start from an L1-penalised fit of every tree's weight and
+   the intercept on the fitting rows (``_compress_weights``, the first
+   level of LOP): the sparsest point of its penalty path within half the
+   tolerance (with the margin of step 7) drops most trees and scales the
+   rest, and the search prunes on from there. It wins where many trees are
+   redundant (Adult, COMPAS) and finds no start where the weights fitted on
    memorised training rows are off (California as a binary task).
 7. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
@@ -141,9 +140,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         weights on the training rows (the ranking half of the validation
         rows without them) drops trees and scales the others, up to half the
         tolerance; the search prunes on from there, and the smaller model
-        wins (``params["reweighted"]`` says which). For summed ensembles of
-        one raw output with log-loss or squared error (binary classifiers
-        and regressors of the boosting libraries); other models ignore it.
+        wins (``params["reweighted"]`` says which). For binary classifiers
+        of the boosting libraries (summed trees, one raw output); other
+        models ignore it.
     random_state : int, RandomState, Generator or None
         Seeds the split of the validation rows and the bandit's sampling.
     progress : bool, default True

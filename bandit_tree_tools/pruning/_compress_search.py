@@ -12,7 +12,7 @@ from ..exceptions import UnsupportedModelError
 from ..tree import Ensemble, node_offsets, node_parent
 from . import _compress_kernels as kernels
 from . import _compress_weights as weights
-from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within
+from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within, within_margin
 from ._compress_state import _State, _trees_per_iteration
 from ._evaluator import Target
 from ._kernels import _preorder
@@ -311,15 +311,16 @@ class _Search:
 
     # ------------------------------------------------------ re-weighted start
     def reweightable(self) -> bool:
-        """Whether the trees can be re-weighted: summed trees of one raw
-        output with log-loss or squared error (``_compress_weights``)."""
-        return (self.newton and self.n_outputs == 1 and self.loss_kind in (kernels.LOGISTIC, kernels.SQUARED)
-                and int(np.count_nonzero(self.alive)) > 1)
+        """Whether the trees are re-weighted: summed trees of one raw output
+        with log-loss (``_compress_weights``; why not squared error: there)."""
+        return self.newton and self.n_outputs == 1 and self.loss_kind == kernels.LOGISTIC and int(
+            np.count_nonzero(self.alive)) > 1
 
     def reweighted_start(self, bound):
         """The sparsest tree weights of the L1 path whose checking metric is
-        within ``bound``, as a state to start a walk from; None when no point
-        of the path leaves a tree out within it."""
+        within ``bound`` (by the margin the final choice keeps, ``within_margin``),
+        as a state to start a walk from; None when no point of the path leaves
+        a tree out within it."""
         logistic = self.loss_kind == kernels.LOGISTIC
         link = float(self.ensemble.link_scale) if logistic else 1.0  # the fit works on sigmoid's own scale
         trees = np.flatnonzero(self.alive)
@@ -329,6 +330,8 @@ class _Search:
                                        n)
         y = fit.target.codes[:n].astype(np.float64) if logistic else fit.target.values[:n]
         self.row_evaluations += n * trees.size
+        check = self.check.target
+        base_terms = _row_terms(self.metric, self.ensemble, self._scored(self.check), check)
         tried = 0
         for weight, intercept in weights.l1_path(outputs, y, logistic):
             kept = int(np.count_nonzero(weight))
@@ -345,7 +348,9 @@ class _Search:
             raw = kernels.raw_scores(self.check.leaf, self.offset, self.current, self.value, self.tree_output,
                                      factor, alive, base_score)
             self.row_evaluations += raw.shape[0] * kept
-            if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
+            terms = _row_terms(self.metric, self.ensemble, raw, check)
+            metric = metric_value(self.metric, self.ensemble, raw, check, terms)
+            if within_margin(self.metric, metric, paired_standard_error(self.metric, terms, base_terms, check), bound):
                 value = self.value.copy()
                 for tree, scale in zip(trees, weight):
                     value[self.offset[tree]:self.offset[tree + 1]] *= scale

@@ -10,6 +10,12 @@ smallest that zeroes every weight; the walk starts from the sparsest point
 whose checking metric is within half the tolerance, and the usual search
 prunes on from there with the other half.
 
+``prune`` re-weights binary classifiers only. On regression the fit works
+as well, but a re-weighted walk on California housing (LightGBM) chose a
+model whose R^2 measured 0.0004 below the unpruned model's on the validation
+rows and 0.0069 below on the test rows, past the tolerance of 0.005 that no
+other walk broke.
+
 The fit is glmnet's: Newton steps on the loss (iteratively re-weighted least
 squares for log-loss, one step for squared error), each solved by cyclic
 coordinate descent with soft-thresholding, sweeping only the non-zero

@@ -108,13 +108,17 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     np.testing.assert_array_equal(btt.from_model(native).predict_raw(X_test), result.ensemble.predict_raw(X_test))
 
 
-def test_models_without_one_summed_output_keep_the_plain_walks():
+def test_only_binary_boosted_classifiers_are_reweighted():
+    from sklearn.datasets import make_regression
     from sklearn.ensemble import RandomForestClassifier
 
     X, y = make_classification(1500, 6, n_informative=4, n_classes=3, random_state=0)
-    multiclass = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1).fit(X[:800], y[:800])
-    forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:800], y[:800])
-    for model in (multiclass, forest):
+    Xr, yr = make_regression(1500, 6, noise=5.0, random_state=0)
+    cases = [(lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1), X, y),
+             (RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0), X, y),
+             (lgb.LGBMRegressor(n_estimators=10, num_leaves=7, verbose=-1), Xr, yr)]  # why: _compress_weights
+    for model, X, y in cases:
+        model.fit(X[:800], y[:800])
         result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0,
                            progress=False)
         assert not any(walk[3] for walk in result._walks)
