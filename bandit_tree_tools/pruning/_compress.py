@@ -48,8 +48,7 @@ of the unpruned model's. One step:
    further walks start from an L1-penalised fit of every tree's weight and
    the intercept on the fitting rows (``_compress_weights``, the first
    level of LOP): the sparsest point of its penalty path within half the
-   tolerance (with the margin of step 7) drops most trees and scales the
-   rest, and the search prunes on from there. It wins where many trees are
+   tolerance drops most trees and scales the rest, and the search prunes on from there. It wins where many trees are
    redundant (Adult, COMPAS) and finds no start where the weights fitted on
    memorised training rows are off (California as a binary task).
 7. **Check.** The metric is measured on rows the choice has not seen: with
