@@ -49,12 +49,14 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
     from the given start (``weight`` is updated in place); returns the
     intercept. ``outputs``: (n_weights, n_rows); log-loss when ``logistic``
-    (``y`` in {0, 1}), else half the squared error."""
+    (``y`` in {0, 1}), else half the squared error. (Loops, not array
+    expressions: those allocate a temporary per weight and sweep.)"""
     n_weights, n = outputs.shape
     eta = np.full(n, intercept)
     for j in range(n_weights):
         if weight[j] != 0.0:
-            eta += weight[j] * outputs[j]
+            for i in range(n):
+                eta[i] += weight[j] * outputs[j, i]
     hess = np.ones(n)
     residual = np.empty(n)
     curvature = np.empty(n_weights)
@@ -70,24 +72,34 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 residual[i] = y[i] - eta[i]
         hess_sum = hess.sum()
         for j in range(n_weights):
-            curvature[j] = (hess * outputs[j] * outputs[j]).sum() / n
+            total = 0.0
+            for i in range(n):
+                total += hess[i] * outputs[j, i] * outputs[j, i]
+            curvature[j] = total / n
         previous[:] = weight
         start_intercept = intercept
         active_only = False
         for _sweep in range(1000):
-            largest = 0.0
-            shift = (hess * residual).sum() / hess_sum
+            shift = 0.0
+            for i in range(n):
+                shift += hess[i] * residual[i]
+            shift /= hess_sum
             intercept += shift
-            residual -= shift
-            largest = max(largest, shift * shift * hess_sum / n)
+            for i in range(n):
+                residual[i] -= shift
+            largest = shift * shift * hess_sum / n
             for j in range(n_weights):
                 if (active_only and weight[j] == 0.0) or curvature[j] <= 0.0:
                     continue
-                gradient = (hess * outputs[j] * residual).sum() / n + curvature[j] * weight[j]
+                total = 0.0
+                for i in range(n):
+                    total += hess[i] * outputs[j, i] * residual[i]
+                gradient = total / n + curvature[j] * weight[j]
                 new = np.sign(gradient) * max(abs(gradient) - penalty, 0.0) / curvature[j]
                 step = new - weight[j]
                 if step != 0.0:
-                    residual -= step * outputs[j]
+                    for i in range(n):
+                        residual[i] -= step * outputs[j, i]
                     weight[j] = new
                     largest = max(largest, curvature[j] * step * step)
             if largest < tol:
@@ -97,11 +109,13 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             else:
                 active_only = True
         moved = 0.0
-        eta += intercept - start_intercept
+        for i in range(n):
+            eta[i] += intercept - start_intercept
         for j in range(n_weights):
             step = weight[j] - previous[j]
             if step != 0.0:
-                eta += step * outputs[j]
+                for i in range(n):
+                    eta[i] += step * outputs[j, i]
                 moved = max(moved, curvature[j] * step * step)
         if not logistic or moved < tol:
             break

@@ -36,7 +36,7 @@ class PathLog:
 
     def __call__(self, info: dict) -> bool:
         with self._lock:
-            if info.get("walk", 0) != self.walk:  # prune's second walk (refit="auto") starts from the top
+            if info.get("walk", 0) != self.walk:  # each further walk of prune starts from the top
                 self.walk, self.steps = info["walk"], []
             self.steps.append({name: info.get(name) for name in PATH_COLUMNS})
         return self.stop_requested.is_set()
