@@ -291,6 +291,8 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.prune(prune, X_val, y_val, confidence=0, progress=False)
     with pytest.raises(ParameterError, match="callback of prune must be a callable or None, got 'print'"):
         btt.prune(prune, X_val, y_val, callback="print", progress=False)
+    with pytest.raises(ParameterError, match="reweight of prune must be boolean, got 'yes'"):
+        btt.prune(prune, X_val, y_val, reweight="yes", progress=False)
     with pytest.raises(ParameterError, match="random_state of prune must be a random state"):
         btt.prune(prune, X_val, y_val, random_state=-1, progress=False)
     with pytest.raises(ValueError, match="choose\\(\\) needs a result of btt.prune"):
