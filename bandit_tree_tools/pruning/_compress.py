@@ -48,9 +48,10 @@ of the unpruned model's. One step:
    further walks start from an L1-penalised fit of every tree's weight and
    the intercept on the fitting rows (``_compress_weights``, the first
    level of LOP): the sparsest point of its penalty path within half the
-   tolerance drops most trees and scales the rest, and the search prunes on from there. It wins where many trees are
-   redundant (Adult, COMPAS) and finds no start where the weights fitted on
-   memorised training rows are off (California as a binary task).
+   tolerance drops most trees and scales the rest, and the search prunes on
+   from there. It wins where many trees are redundant (Adult, COMPAS) and
+   finds no start where the weights fitted on memorised training rows are
+   off (California as a binary task).
 7. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
    checks; without it, half of the validation rows rank and the other half
@@ -74,7 +75,7 @@ from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
 from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
-from ._compress_search import FAR, _Search
+from ._compress_search import FAR, _Search, reweightable
 from ._evaluator import check_target
 from ._result import PruneResult
 
@@ -99,8 +100,7 @@ PRUNE_PARAMETERS = {
 
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
           search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto", reweight: bool = True,
-          random_state=None,
-          progress: bool = True, callback=None) -> PruneResult:
+          random_state=None, progress: bool = True, callback=None) -> PruneResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
     Parameters
@@ -213,7 +213,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
     fit_leaves = val_leaves if X_train is None else ensemble.apply(X_fit, check_input=False)
     walks, stopped, row_evaluations, start = [], False, 0, None
-    for reweighted in (False, True) if reweight else (False,):
+    for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
         for walk_refit in refits:
             if stopped:
                 break
@@ -221,8 +221,6 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
                              float(confidence), walk_refit, rng)
             baseline = engine.metric_value()
             if reweighted:
-                if not engine.reweightable():
-                    break
                 start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
                 if start is None:
                     break

@@ -310,12 +310,6 @@ class _Search:
         return None
 
     # ------------------------------------------------------ re-weighted start
-    def reweightable(self) -> bool:
-        """Whether the trees are re-weighted: summed trees of one raw output
-        with log-loss (``_compress_weights``; why not squared error: there)."""
-        return self.newton and self.n_outputs == 1 and self.loss_kind == kernels.LOGISTIC and int(
-            np.count_nonzero(self.alive)) > 1
-
     def reweighted_start(self, bound):
         """The sparsest tree weights of the L1 path whose checking metric is
         within ``bound``, as a state to start a walk from; None when no point
@@ -440,6 +434,14 @@ class _Search:
         return pd.DataFrame(rows), states
 
     # --------------------------------------------------------------- models
+
+
+def reweightable(ensemble: Ensemble) -> bool:
+    """Whether ``prune`` walks from re-weighted trees: summed trees of one
+    raw output with log-loss (``_compress_weights``; why not squared error:
+    there)."""
+    return (ensemble.aggregation == "sum" and ensemble.n_outputs == 1 and ensemble.n_trees > 1
+            and _loss_kind(ensemble) == kernels.LOGISTIC)
 
 
 def _pessimistic(cost, square):
