@@ -315,8 +315,9 @@ class _Search:
         within ``bound``, as a state to start a walk from; None when no point
         of the path leaves a tree out within it. (The start is a point of the
         walk like any other: the final choice holds its margin. Holding the
-        margin here as well, with half or all of the tolerance, chose smaller
-        models in 1 of 15 binary cases and larger ones in 4.)"""
+        margin here as well chose smaller models in 3 of the benchmark's 15
+        binary cases and larger ones in 4, and the median over its 24 cases
+        fell from 4.1x to 3.8x.)"""
         link = float(self.ensemble.link_scale)  # the fit works on the sigmoid's own scale
         trees = np.flatnonzero(self.alive)
         fit = self.fit
