@@ -18,8 +18,8 @@ defaults; for XGBoost models XGBoost's own held-out pruner
 (``process_type="update", updater="refresh,prune"`` on the validation rows)
 with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
 stays within the same tolerance, and again under ``btt.prune``'s own rule (two
-standard errors of the paired difference inside the tolerance). ``export`` says whether the exported native
-model predicts like the pruned ensemble.
+standard errors of the paired difference inside the tolerance). ``export``
+says whether the exported native model predicts like the pruned ensemble.
 
 ``--accelerator``: a synthetic problem with a 1,000,000-row validation set;
 row evaluations (rows x trees scored) and seconds of ``search="bandit"``
@@ -156,8 +156,9 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
     ensemble = btt.from_model(model)
     metric = "balanced_accuracy" if task == "classification" else "r2"
     target = check_target(ensemble, y_val, len(y_val))
-    base_terms = _row_terms(metric, ensemble, ensemble.predict_raw(X_val), target)
-    bound = _bound(metric, metric_value(metric, ensemble, ensemble.predict_raw(X_val), target, base_terms), tolerance)
+    base_raw = ensemble.predict_raw(X_val)
+    base_terms = _row_terms(metric, ensemble, base_raw, target)
+    bound = _bound(metric, metric_value(metric, ensemble, base_raw, target, base_terms), tolerance)
     best = {}
     started = time.perf_counter()
     for gamma in GAMMAS:
@@ -175,13 +176,6 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
             if ok and (rule not in best or imported.n_leaves < best[rule][0]):
                 best[rule] = (imported.n_leaves, gamma, pruned)
     return best, time.perf_counter() - started
-
-
-def _xgb_metric(booster, dmatrix, y, task):
-    prediction = booster.predict(dmatrix)
-    if task == "classification":
-        return balanced_accuracy_score(y, (prediction > 0.5).astype(int))
-    return r2_score(y, prediction)
 
 
 # ------------------------------------------------------------------- runs
