@@ -164,29 +164,25 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
     in rows (correct rows - lambda * n_rows * splits); a split must win by
     more than 1e-7 rows (ties go to fewer splits)."""
     n_dt = state.counters[C_DT]
+    _, majority = _sizes_and_majorities(counts, n_dt)
     best = np.zeros(n_dt, dtype=np.float64)
     choice = np.full(n_dt, -1, dtype=np.int64)
-    penalty = lambda_ * n_rows
-    for dt in range(n_dt - 1, -1, -1):  # children are created after their parent
-        majority = 0
-        for k in range(counts.shape[1]):
-            if counts[dt, k] > majority:
-                majority = counts[dt, k]
-        best[dt] = majority
-        slot = state.dt_slot[dt]
-        if slot < 0:
-            continue
-        for feature in range(n_cat.shape[0]):
-            if not tried[slot, feature]:
-                continue
-            first = state.slot_child[slot, feature]
-            value = -penalty
-            for category in range(n_cat[feature]):
-                value += best[first + category]
-            if value > best[dt] + 1e-7:
-                best[dt] = value
-                choice[dt] = feature
+    unsolved = np.zeros(n_dt, dtype=np.uint8)  # no exact values: the tried splits only
+    _assemble(state, majority, unsolved, np.zeros(n_dt), n_cat, tried, lambda_ * n_rows, best, choice)
     return choice, best[0]
+
+
+@numba.njit(cache=True)
+def _sizes_and_majorities(counts, n_dt):
+    """Rows and majority count of every DT node."""
+    size = np.zeros(n_dt, dtype=np.int64)
+    majority = np.zeros(n_dt, dtype=np.int64)
+    for dt in range(n_dt):
+        for k in range(counts.shape[1]):
+            size[dt] += counts[dt, k]
+            if counts[dt, k] > majority[dt]:
+                majority[dt] = counts[dt, k]
+    return size, majority
 
 
 # ------------------------------------------------ exact completion of the DP
@@ -251,7 +247,7 @@ def _rows_of(state, dt, bits, cat_offset, mask, out):
 
 
 @numba.njit(cache=True)
-def _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best, choice):
+def _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choice):
     """The DP of :func:`best_assembled_tree` where solved DT nodes take
     their exact value (choice -2)."""
     for dt in range(state.counters[C_DT] - 1, -1, -1):  # children are created after their parent
@@ -292,13 +288,7 @@ def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radi
     least those of the tried splits, so the tree is never worse than the one
     of :func:`best_assembled_tree`."""
     n_dt = state.counters[C_DT]
-    size = np.zeros(n_dt, dtype=np.int64)
-    majority = np.zeros(n_dt, dtype=np.int64)
-    for dt in range(n_dt):
-        for k in range(counts.shape[1]):
-            size[dt] += counts[dt, k]
-            if counts[dt, k] > majority[dt]:
-                majority[dt] = counts[dt, k]
+    size, majority = _sizes_and_majorities(counts, n_dt)
     keys = dt_keys(state, radix)
     solved = np.zeros(n_dt, dtype=np.uint8)
     exact = np.zeros(n_dt, dtype=np.float64)
@@ -312,7 +302,7 @@ def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radi
     order_key = np.empty(n_dt, dtype=np.int64)
     stack = np.empty(n_dt + 1, dtype=np.int64)
     while True:
-        _assemble(state, size, majority, solved, exact, n_cat, tried, penalty, best, choice)
+        _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choice)
         # The tree's nodes where a split could pay (every row right, one split) and not solved yet.
         n_pending = 0
         stack[0] = 0
