@@ -75,7 +75,7 @@ from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
 from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
-from ._compress_search import FAR, _Search, reweightable
+from ._compress_search import FAR, _Search, reweightable, row_sets
 from ._evaluator import check_target
 from ._result import PruneResult
 
@@ -212,13 +212,13 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     refits = [True, False] if refit == "auto" and X_train is not None else [refit is True]
     val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
     fit_leaves = val_leaves if X_train is None else ensemble.apply(X_fit, check_input=False)
+    rows = row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng)  # and stored once
     walks, stopped, row_evaluations, start = [], False, 0, None
     for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
         for walk_refit in refits:
             if stopped:
                 break
-            engine = _Search(ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search,
-                             float(confidence), walk_refit, rng)
+            engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
             baseline = engine.metric_value()
             if reweighted:
                 start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))

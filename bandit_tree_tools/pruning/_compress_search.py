@@ -3,6 +3,7 @@ the candidates of a step, their costs (exact or sampled by the bandit), the
 step and the walk along the path (see :mod:`._compress` for the method)."""
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,17 +30,50 @@ DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is
 MAX_STEPS = 1_000
 
 
-class _Rows:
-    """Rows the search works on: their original leaf per tree (int32
-    (n_trees, n_rows), tree-major for the kernels), their target and their
-    current raw scores."""
+@dataclass(frozen=True)
+class _RowSet:
+    """Rows of one role (ranking or checking), the same for every walk: their
+    original leaf per tree (int32 (n_trees, n_rows), tree-major for the
+    kernels) and their target."""
 
-    def __init__(self, leaves, rows, target):
+    leaf: np.ndarray
+    target: Target
+
+    @classmethod
+    def of(cls, leaves, rows, target) -> "_RowSet":
         # leaves: int64 (n_all_rows, n_trees) from Ensemble.apply; rows: which of them, in this order
-        self.leaf = kernels.leaf_matrix(leaves, rows)
         t = target
-        self.target = Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
-                             float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0)
+        return cls(kernels.leaf_matrix(leaves, rows),
+                   Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
+                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0))
+
+
+def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng) -> tuple:
+    """(ranking rows, checking rows, whether the ranking rows are training
+    rows) for every walk of one ``prune``; ``val_leaves``, ``fit_leaves``:
+    ``ensemble.apply`` of the validation and training rows (the same array
+    without training rows).
+
+    The tolerance is checked on rows the choice of removals has not seen:
+    with training rows those rank and re-fit, and every validation row
+    checks; without them one half of the validation rows ranks and the other
+    checks. The ranking rows are stored in one fixed random order, so that
+    the bandit's samples are contiguous batches (random access to the leaf
+    matrix cost 4x the time per row)."""
+    if fit_leaves is val_leaves:
+        ranking = halves[0][rng.permutation(halves[0].shape[0])]
+        return _RowSet.of(val_leaves, ranking, target), _RowSet.of(val_leaves, halves[1], target), False
+    ranking = rng.permutation(fit_leaves.shape[0])
+    return (_RowSet.of(fit_leaves, ranking, fit_target),
+            _RowSet.of(val_leaves, np.arange(val_leaves.shape[0]), target), True)
+
+
+class _Rows:
+    """A walk's view of a row set: its leaves and target, and the raw scores
+    of the walk's current model."""
+
+    def __init__(self, rows: _RowSet):
+        self.leaf, self.target = rows.leaf, rows.target
         self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
         self.ready = 0
 
@@ -50,10 +84,8 @@ class _Rows:
 
 
 class _Search:
-    def __init__(self, ensemble, val_leaves, target, halves, fit_leaves, fit_target, metric, search, confidence,
-                 refit, rng):
-        """``val_leaves``, ``fit_leaves``: ``ensemble.apply`` of the validation
-        and training rows (the same array without training rows)."""
+    def __init__(self, ensemble, ranking, checking, on_training_rows, metric, search, confidence, refit):
+        """``ranking``, ``checking``, ``on_training_rows``: of :func:`row_sets`."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         trees = ensemble.trees
         self.n_trees = len(trees)
@@ -86,22 +118,11 @@ class _Search:
         # Newton values need a loss of the raw score and trees that add up; class fractions and
         # averaged trees keep their stored values
         self.newton = not self.averaged and self.loss_kind != kernels.FRACTIONS
-        self.refit = refit and self.newton and fit_leaves is not val_leaves
+        self.refit = refit and self.newton and on_training_rows
         if self.averaged and np.any(ensemble.tree_scale != 1.0):
             raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
-        # The tolerance is checked on rows the choice of removals has not seen: with training rows
-        # those rank and re-fit, and every validation row checks; without them one half of the
-        # validation rows ranks and the other checks.
-        # The ranking rows are stored in one fixed random order, so that the bandit's samples are
-        # contiguous batches (random access to the leaf matrix cost 4x the time per row).
-        if fit_leaves is val_leaves:
-            ranking = halves[0][rng.permutation(halves[0].shape[0])]
-            self.rank = self.fit = _Rows(val_leaves, ranking, target)
-            self.check = _Rows(val_leaves, halves[1], target)
-        else:
-            ranking = rng.permutation(fit_leaves.shape[0])
-            self.rank = self.fit = _Rows(fit_leaves, ranking, fit_target)
-            self.check = _Rows(val_leaves, np.arange(val_leaves.shape[0]), target)
+        self.rank = self.fit = _Rows(ranking)
+        self.check = _Rows(checking)
         self.n_rank = self.rank.leaf.shape[1]
         self.row_evaluations = 0
         # the working state

@@ -235,8 +235,9 @@ class Ensemble:
         return _pack(self)
 
     def _routing_args(self, X, trees=None):
-        """(X, roots, depths, lockstep steps, records, cuts, what the layout reads
-        besides, see ``PackedEnsemble.general``) for the engine; ``trees`` routes only those trees (in that order)."""
+        """(X, roots, depths, lockstep steps, records, cuts, what the layout
+        reads besides: ``PackedEnsemble.general``) for the engine; ``trees``
+        routes only those trees (in that order)."""
         packed = self.packed
         roots, depths, lockstep = packed.tree_root, packed.tree_depth, packed.tree_lockstep
         if trees is not None:

@@ -168,10 +168,10 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        search = _compress_search._Search(ensemble, ensemble.apply(X_val), target, None, ensemble.apply(X_val[:150]),
-                                          check_target(ensemble, y_val[:150], 150),
-                                          "r2" if target.n_classes == 0 else "accuracy", "exact", 3.0, False,
-                                          np.random.default_rng(0))
+        rows = _compress_search.row_sets(ensemble.apply(X_val), target, None, ensemble.apply(X_val[:150]),
+                                         check_target(ensemble, y_val[:150], 150), np.random.default_rng(0))
+        search = _compress_search._Search(ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact",
+                                          3.0, False)
         ids, _ = search.candidates()
         values = search.candidate_values()
         cost, _, reached = search.costs(np.arange(search.n_rank), values)
