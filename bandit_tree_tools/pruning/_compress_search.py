@@ -338,7 +338,7 @@ class _Search:
         walk like any other: the final choice holds its margin. Holding the
         margin here as well chose smaller models in 3 of the benchmark's 15
         binary cases and larger ones in 4, and the median over its 24 cases
-        fell from 4.1x to 3.8x.)"""
+        fell from 4.1x to 3.8x, with fits on 20,000 rows.)"""
         link = float(self.ensemble.link_scale)  # the fit works on the sigmoid's own scale
         trees = np.flatnonzero(self.alive)
         fit = self.fit

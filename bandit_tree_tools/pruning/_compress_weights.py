@@ -25,7 +25,10 @@ weights until they settle and then every weight once more.
 import numba
 import numpy as np
 
-MAX_FIT_ROWS = 20_000  # rows of the fit (the first of the fitting rows, stored in random order)
+# rows of the fit (the first of the fitting rows, stored in random order): every row of most
+# training sets, since the start depends on the sample (Adult LightGBM: prune chose 99x and 48x
+# on two samples of 20,000 of its 29,305 rows)
+MAX_FIT_ROWS = 50_000
 PATH_RATIO = 0.7  # each penalty of the path is this times the one before
 PATH_LENGTH = 30  # penalties of the path, from the largest down
 MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
