@@ -77,7 +77,7 @@ from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
 from ._compress_search import FAR, _Search, reweightable, row_sets
 from ._evaluator import check_target
-from ._result import PruneResult
+from ._result import PruneResult, Walk
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
@@ -228,22 +228,21 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             path, states = engine.run(_bound(metric, baseline, tolerance), _bound(metric, baseline, FAR * tolerance),
                                       progress, report, started, start=start)
             stopped = report is not None and report.stopped
-            walks.append((path, states, engine.refit, reweighted))
+            walks.append(Walk(path, states, engine.refit, reweighted))
             row_evaluations += engine.row_evaluations
-    path, states, _, _ = walks[0]
     result = PruneResult(
         method="compress",
         ensemble=ensemble,
         original=ensemble,
         pruned_nodes={},
         metrics=pd.DataFrame(),
-        path=path,
+        path=walks[0].path,
         params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                    ranked_on="X_train" if X_train is not None else "half of X_val", refit=walks[0][2],
+                    ranked_on="X_train" if X_train is not None else "half of X_val", refit=walks[0].refit,
                     reweighted=False, row_evaluations=row_evaluations),
         elapsed=time.perf_counter() - started,
     )
-    result._states, result._walks = states, walks
+    result._walks = walks
     result._validation = (X_val, target)
     return result.choose(tolerance)
 

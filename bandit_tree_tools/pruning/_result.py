@@ -11,7 +11,18 @@ from ..tree import Ensemble
 from ..tree._links import LINK_CODES
 from . import _kernels
 
-__all__ = ["PruneResult", "model_metrics"]
+__all__ = ["PruneResult", "Walk", "model_metrics"]
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One walk of ``btt.prune``: its path (DataFrame), the state of every
+    point, and how it went (leaves re-fitted, from re-weighted trees)."""
+
+    path: pd.DataFrame
+    states: list
+    refit: bool
+    reweighted: bool
 
 
 def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, check_input: bool = True) -> dict:
@@ -168,20 +179,18 @@ class PruneResult:
         # every walk the search took (with and without re-fitted leaves, from the unpruned and
         # from the re-weighted trees); the smallest model within the tolerance wins, and ``path``
         # is the walk it is on
-        walks = getattr(self, "_walks", None) or [(self.path, self._states, self.params.get("refit"),
-                                                   self.params.get("reweighted", False))]
         best = None
-        for path, states, refit, reweighted in walks:
-            path = path.copy()
+        for walk in self._walks:
+            path = walk.path.copy()
             path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
                                                                   path["metric_se"].iat[row], bound)
                                         for row in range(len(path))]  # the unpruned model always qualifies
             fits = np.flatnonzero(path["within_tolerance"].to_numpy())
             row = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
-            if best is None or path["leaves"].iat[row] < best[0]["leaves"].iat[best[2]]:
-                best = (path, states, row, refit, reweighted)
-        path, states, chosen, refit, reweighted = best
-        state = states[chosen]
+            if best is None or path["leaves"].iat[row] < best[0]["leaves"].iat[best[1]]:
+                best = (path, row, walk)
+        path, chosen, walk = best
+        state = walk.states[chosen]
         pruned = build_ensemble(self.original, state)
         X_val, target = self._validation
         before = getattr(self, "_before", None)  # the unpruned model's row: the same for every choice
@@ -192,10 +201,9 @@ class PruneResult:
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
-            path=path, params=dict(self.params, tolerance=tolerance, refit=refit, reweighted=reweighted), elapsed=self.elapsed,
-            chosen=chosen)
-        result._states, result._validation, result._before = states, self._validation, before
-        result._walks = walks
+            path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted),
+            elapsed=self.elapsed, chosen=chosen)
+        result._walks, result._validation, result._before = self._walks, self._validation, before
         return result
 
     def _summary(self, ensemble, X, target) -> dict:

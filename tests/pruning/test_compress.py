@@ -83,12 +83,14 @@ def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
     result = btt.prune(model, X_val, y_val, tolerance=0.05, X_train=X[:1200], y_train=y[:1200], random_state=0,
                        progress=False)
     target = check_target(result.original, y_val, len(y_val))
-    for row, state in enumerate(result._states):
-        ensemble = _compress_state.build_ensemble(result.original, state)
-        assert ensemble.n_leaves == result.path["leaves"].iat[row]
-        assert ensemble.n_trees == result.path["trees"].iat[row]
-        metric = _compress_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val), target)
-        assert metric == pytest.approx(result.path["metric"].iat[row], abs=1e-9)
+    for walk in result._walks:
+        for row, state in enumerate(walk.states):
+            ensemble = _compress_state.build_ensemble(result.original, state)
+            assert ensemble.n_leaves == walk.path["leaves"].iat[row]
+            assert ensemble.n_trees == walk.path["trees"].iat[row]
+            metric = _compress_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val),
+                                                    target)
+            assert metric == pytest.approx(walk.path["metric"].iat[row], abs=1e-9)
 
 
 def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data):
@@ -96,9 +98,9 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     runs = {refit: btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, refit=refit,
                              reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
     auto = runs["auto"]
-    assert [walk[2] for walk in auto._walks] == [True, False]
-    for (path, _, _, _), refit in zip(auto._walks, (True, False)):
-        assert path[["leaves", "metric"]].equals(runs[refit].path[["leaves", "metric"]])
+    assert [walk.refit for walk in auto._walks] == [True, False]
+    for walk, refit in zip(auto._walks, (True, False)):
+        assert walk.path[["leaves", "metric"]].equals(runs[refit].path[["leaves", "metric"]])
     assert runs[True].path["leaves"].iat[-1] != runs[False].path["leaves"].iat[-1], "the walks differ"
     smaller = min((True, False), key=lambda refit: runs[refit].ensemble.n_leaves)
     assert auto.ensemble.n_leaves == runs[smaller].ensemble.n_leaves
@@ -125,7 +127,7 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert result.ensemble.n_leaves == path.loc[path["within_tolerance"], "leaves"].min()
     looser = result.choose(0.05)
     assert looser.ensemble.n_leaves <= result.ensemble.n_leaves
-    walks = [walk[0][["leaves", "metric"]] for walk in result._walks]
+    walks = [walk.path[["leaves", "metric"]] for walk in result._walks]
     assert any(looser.path[["leaves", "metric"]].equals(walk) for walk in walks), "no rerun"
     strict = result.choose(0.0)
     bound = result.params["baseline"]

@@ -83,13 +83,14 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     X_train, y_train, X_val, y_val, X_test = X[:2500], y[:2500], X[2500:4000], y[2500:4000], X[4000:]
     result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
                        progress=False)
-    kinds = [(walk[2], walk[3]) for walk in result._walks]
+    kinds = [(walk.refit, walk.reweighted) for walk in result._walks]
     assert kinds == [(True, False), (False, False), (True, True), (False, True)]
     target = check_target(result.original, y_val, len(y_val))
-    for path, states, _, reweighted in result._walks:
-        if reweighted:  # step 1 is the start: fewer trees, scaled
+    for walk in result._walks:
+        path = walk.path
+        if walk.reweighted:  # step 1 is the start: fewer trees, scaled
             assert path["trees"].iat[1] < path["trees"].iat[0]
-        for row, state in enumerate(states):
+        for row, state in enumerate(walk.states):
             ensemble = _compress_state.build_ensemble(result.original, state)
             assert ensemble.n_leaves == path["leaves"].iat[row]
             metric = _compress_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val),
@@ -97,11 +98,11 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
             assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
     plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
                       random_state=0, progress=False)
-    assert [walk[3] for walk in plain._walks] == [False, False]
+    assert [walk.reweighted for walk in plain._walks] == [False, False]
     assert result.ensemble.n_leaves <= plain.ensemble.n_leaves
     assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, \
         "on a redundant model the re-weighted walk wins"
-    assert result.path.drop(columns="within_tolerance").equals(result._walks[2 + (not result.params["refit"])][0])
+    assert result.path.drop(columns="within_tolerance").equals(result._walks[2 + (not result.params["refit"])].path)
     # the scaled trees export as plain leaf values of the library
     native = result.to_model()
     assert type(native) is type(model)
@@ -121,5 +122,5 @@ def test_only_binary_boosted_classifiers_are_reweighted():
         model.fit(X[:800], y[:800])
         result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0,
                            progress=False)
-        assert not any(walk[3] for walk in result._walks)
+        assert not any(walk.reweighted for walk in result._walks)
         assert result.params["reweighted"] is False
