@@ -200,7 +200,7 @@ def run_case(name, kind, tolerance, skip_slow):
     add("btt.prune", result.ensemble, time.perf_counter() - started,
         f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
         f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps, refit {result.params['refit']}, "
-        f"reweighted {result.params['reweighted']}")
+        f"reweighted {result.params['reweighted']}, ranked on {result.params['ranked_on']}")
     if not (skip_slow and kind == "rf"):
         started = time.perf_counter()
         rep = btt.reduced_error_prune(model, X_val, y_val)

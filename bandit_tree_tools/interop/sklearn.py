@@ -448,3 +448,34 @@ def _export_forest(ensemble, cls, classifier, payload):
         forest.n_estimators = len(estimators)
     return forest
 
+
+
+def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
+    """How many times each tree of an imported, bootstrapped scikit-learn
+    forest drew each of its ``n_rows`` training rows: int32 (n_trees,
+    n_rows), redrawn from the seeds the forest kept the way scikit-learn
+    draws them without sample weights. None when the ensemble is not such a
+    forest.
+
+    The draw is only right for the rows the forest was fitted on, in their
+    order, without sample weights: callers check it against the trees'
+    recorded covers (``weighted_n_node_samples``) before they trust it."""
+    payload = sklearn_payload(ensemble)
+    template, seeds = payload.template, payload.random_states
+    if (payload.kind != "forest" or template is None or seeds is None or len(seeds) != ensemble.n_trees
+            or not getattr(template, "bootstrap", False)):
+        return None
+    max_samples = getattr(template, "max_samples", None)
+    if max_samples is None:
+        n_draws = n_rows
+    elif isinstance(max_samples, (int, np.integer)):
+        n_draws = int(max_samples)
+    else:
+        n_draws = max(int(max_samples * n_rows), 1)
+    from sklearn.utils import check_random_state
+
+    counts = np.empty((len(seeds), n_rows), dtype=np.int32)
+    for tree, seed in enumerate(seeds):
+        drawn = check_random_state(copy.deepcopy(seed)).randint(0, n_rows, n_draws)
+        counts[tree] = np.bincount(drawn, minlength=n_rows)
+    return counts

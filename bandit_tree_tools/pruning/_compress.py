@@ -52,7 +52,17 @@ of the unpruned model's. One step:
    from there. It wins where many trees are redundant (Adult, COMPAS) and
    finds no start where the weights fitted on memorised training rows are
    off (California as a binary task).
-7. **Check.** The metric is measured on rows the choice has not seen: with
+7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
+   they drew to the last row, so on the training rows every node looks
+   useful. When ``X_train`` are the forest's own training rows (the draws,
+   redrawn from the seeds the forest kept, reproduce every leaf's recorded
+   cover), a further walk ranks each tree's removals on the rows it did not
+   draw, under the mean of the trees that did not draw them either: the
+   forest's out-of-bag prediction. It wins on Adult (2.0x to 35x), California
+   (6.4x to 8.4x) and California as a binary task (1.9x to 7.4x); on the
+   small COMPAS set (60x against 378x) and the noisy synthetic one the walk
+   on every training row stays ahead.
+8. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
    checks; without it, half of the validation rows rank and the other half
    checks. The walk goes on past models outside the tolerance (a re-fitted
@@ -75,7 +85,7 @@ from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
 from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
-from ._compress_search import FAR, _Search, reweightable, row_sets
+from ._compress_search import FAR, _Search, out_of_bag_leaves, refittable, reweightable, row_sets
 from ._evaluator import check_target
 from ._result import PruneResult, Walk
 
@@ -119,7 +129,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         Default: balanced accuracy for classifiers, R^2 for regressors.
     X_train, y_train : optional
         The training rows: they rank the removals and re-fit the leaves, and
-        every validation row then measures the tolerance.
+        every validation row then measures the tolerance. A bootstrapped
+        scikit-learn forest's own training rows (in their order) also rank
+        out of bag, each tree on the rows it did not draw, in a further walk
+        (``params["ranked_on"]`` says which walk won).
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
         confidence bounds (from 40,000 ranking rows up; fewer are scored
@@ -148,8 +161,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         Show a progress bar of the steps.
     callback : callable, optional
         Called after every step with a dict of that step's path row and
-        ``walk`` (0 for the first walk, counting up: ``refit="auto"`` and
-        ``reweight`` add walks); a return value of True stops the search.
+        ``walk`` (0 for the first walk, counting up: ``refit="auto"``,
+        ``reweight`` and out-of-bag ranking add walks); a return value of
+        True stops the search.
 
     Returns
     -------
@@ -204,32 +218,41 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         if X_fit.shape[0] == 0:
             raise DataError("X_train has no rows; pass the training rows, or leave X_train and y_train out")
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
-    else:
-        X_fit, fit_target = X_val, target
 
     # with training rows, re-fitting the leaves helps on some models and hurts on others, and so
-    # does starting from re-weighted trees (module docstring): take every walk, keep the smallest
-    refits = [True, False] if refit == "auto" and X_train is not None else [refit is True]
+    # do starting from re-weighted trees and ranking a forest out of bag (module docstring): take
+    # every walk, keep the smallest
+    refits = [True, False] if refit == "auto" and X_train is not None and refittable(ensemble) else [refit is True]
     val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
-    fit_leaves = val_leaves if X_train is None else ensemble.apply(X_fit, check_input=False)
-    rows = row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng)  # and stored once
-    walks, stopped, row_evaluations, start = [], False, 0, None
-    for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
-        for walk_refit in refits:
-            if stopped:
-                break
-            engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
-            baseline = engine.metric_value()
-            if reweighted:
-                start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
-                if start is None:
+    if X_train is None:
+        rankings = [("half of X_val", row_sets(val_leaves, target, halves, val_leaves, target, rng))]
+    else:
+        fit_leaves = ensemble.apply(X_fit, check_input=False)
+        rankings = [("X_train", row_sets(val_leaves, target, None, fit_leaves, fit_target, rng))]
+        out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
+        if out_of_bag is not None:
+            rankings.append(("X_train, out of bag",
+                             row_sets(val_leaves, target, None, out_of_bag, fit_target, rng, out_of_bag=True)))
+    walks, stopped, row_evaluations = [], False, 0
+    for ranked_on, rows in rankings:  # the rows are stored once for the walks they serve
+        start = None
+        for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
+            for walk_refit in refits:
+                if stopped:
                     break
-            report = None if callback is None else _WalkCallback(callback, len(walks))
-            path, states = engine.run(_bound(metric, baseline, tolerance), _bound(metric, baseline, FAR * tolerance),
-                                      progress, report, started, start=start)
-            stopped = report is not None and report.stopped
-            walks.append(Walk(path, states, engine.refit, reweighted))
-            row_evaluations += engine.row_evaluations
+                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
+                baseline = engine.metric_value()
+                if reweighted:
+                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
+                    if start is None:
+                        break
+                report = None if callback is None else _WalkCallback(callback, len(walks))
+                path, states = engine.run(_bound(metric, baseline, tolerance),
+                                          _bound(metric, baseline, FAR * tolerance), progress, report, started,
+                                          start=start)
+                stopped = report is not None and report.stopped
+                walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+                row_evaluations += engine.row_evaluations
     result = PruneResult(
         method="compress",
         ensemble=ensemble,
@@ -238,8 +261,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         metrics=pd.DataFrame(),
         path=walks[0].path,
         params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                    ranked_on="X_train" if X_train is not None else "half of X_val", refit=walks[0].refit,
-                    reweighted=False, row_evaluations=row_evaluations),
+                    ranked_on=walks[0].ranked_on, refit=walks[0].refit, reweighted=False,
+                    row_evaluations=row_evaluations),
         elapsed=time.perf_counter() - started,
     )
     result._walks = walks

@@ -56,11 +56,14 @@ def leaf_matrix(leaves, rows):
 
 
 @numba.njit(cache=True, parallel=True)
-def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_score):
-    """``base_score + sum over live trees of factor * value[current leaf]``.
+def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_score, row_scale):
+    """``base_score + sum over live trees of factor * row_scale * value[current leaf]``.
 
-    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids. Blocks of
-    rows run in parallel, tree after tree within a block (sums in tree order)."""
+    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids; -1 leaves
+    a row out of a tree (out-of-bag rows: a tree that drew the row), and
+    ``row_scale`` turns a forest's mean over its live trees into the mean
+    over those that hold the row. Blocks of rows run in parallel, tree after
+    tree within a block (sums in tree order)."""
     n_trees, n_rows = leaf.shape
     width = value.shape[1]
     raw = np.empty((n_rows, base_score.shape[0]), dtype=np.float64)
@@ -75,10 +78,26 @@ def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_sc
                 continue
             root, first, scale = offset[tree], tree_output[tree], factor[tree]
             for row in range(lo, hi):
-                node = current[root + leaf[tree, row]]
+                local = leaf[tree, row]
+                if local < 0:
+                    continue
+                node = current[root + local]
+                row_factor = scale * row_scale[row]
                 for j in range(width):
-                    raw[row, first + j] += scale * value[node, j]
+                    raw[row, first + j] += row_factor * value[node, j]
     return raw
+
+
+@numba.njit(cache=True, parallel=True)
+def live_trees_per_row(leaf, alive):
+    """Per row: how many live trees hold it (``leaf`` >= 0)."""
+    n_trees, n_rows = leaf.shape
+    count = np.zeros(n_rows, dtype=np.float64)
+    for row in numba.prange(n_rows):
+        for tree in range(n_trees):
+            if alive[tree] and leaf[tree, row] >= 0:
+                count[row] += 1.0
+    return count
 
 
 @numba.njit(cache=True, parallel=True)
@@ -141,12 +160,13 @@ def _softmax_parts(raw, row):
 
 
 @numba.njit(cache=True, parallel=True)
-def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, tree_output, factor, alive, raw,
-                   codes, targets, loss_kind, link_scale):
+def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, tree_output, factor, row_scale,
+                   alive, raw, codes, targets, loss_kind, link_scale):
     """Per node, over ``rows``: the sum and the sum of squares of each row's
     loss change if the node were collapsed into a leaf of value
     ``candidate_value[node]`` (rows not below a node contribute zero), and
-    how many of the rows are below it."""
+    how many of the rows are below it (``leaf``, ``row_scale``: as in
+    ``raw_scores``)."""
     n_trees = leaf.shape[0]
     n_nodes = parent.shape[0]
     width = value.shape[1]
@@ -159,19 +179,23 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
         root, first, scale = offset[tree], tree_output[tree], factor[tree]
         for index in range(rows.shape[0]):
             row = rows[index]
+            local = leaf[tree, row]
+            if local < 0:
+                continue
             grad, hess = 0.0, 0.0
             kind = loss_kind
             if loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON:
                 # the loss change of many candidates per row: expand it to second order once
                 kind = TAYLOR
                 grad, hess = _derivatives(raw, row, first, codes[row], targets[row], loss_kind, link_scale)
-            start = current[root + leaf[tree, row]]
+            start = current[root + local]
+            row_factor = scale * row_scale[row]
             up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
                 change = 0.0
                 for j in range(width):
-                    delta = scale * (candidate_value[node, j] - value[start, j])
+                    delta = row_factor * (candidate_value[node, j] - value[start, j])
                     change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], kind, grad, hess)
                 total_change[node] += change
                 total_square[node] += change * change
@@ -182,19 +206,19 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
 
 
 @numba.njit(cache=True, parallel=True)
-def removal_costs(rows, leaf, offset, current, value, tree_output, alive, n_alive, tree_sum, base_score, codes,
+def removal_costs(rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes,
                   targets, loss_kind):
     """Averaged ensembles (squared loss or class fractions): per tree, the sum
     and sum of squares over ``rows`` of the loss change if the tree were
     dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
-    of the live trees' values per row."""
+    of the live trees' values per row and ``live`` how many live trees hold
+    the row (``live_trees_per_row``); rows a tree does not hold, or that no
+    other tree holds, do not count."""
     n_trees = leaf.shape[0]
     width = value.shape[1]
     n_outputs = base_score.shape[0]
     total_change = np.zeros(n_trees, dtype=np.float64)
     total_square = np.zeros(n_trees, dtype=np.float64)
-    if n_alive < 2:
-        return total_change, total_square
     for tree in numba.prange(n_trees):
         if not alive[tree]:
             continue
@@ -203,11 +227,14 @@ def removal_costs(rows, leaf, offset, current, value, tree_output, alive, n_aliv
         after = np.empty((1, n_outputs), dtype=np.float64)
         for index in range(rows.shape[0]):
             row = rows[index]
-            node = current[root + leaf[tree, row]]
+            local = leaf[tree, row]
+            if local < 0 or live[row] < 2.0:
+                continue
+            node = current[root + local]
             for k in range(n_outputs):
                 own = value[node, k - first] if first <= k < first + width else 0.0
-                before[0, k] = tree_sum[row, k] / n_alive + base_score[k]
-                after[0, k] = (tree_sum[row, k] - own) / (n_alive - 1) + base_score[k]
+                before[0, k] = tree_sum[row, k] / live[row] + base_score[k]
+                after[0, k] = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k]
             change = 0.0
             for k in range(n_outputs):
                 change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row], loss_kind,

@@ -34,25 +34,28 @@ MAX_STEPS = 1_000
 class _RowSet:
     """Rows of one role (ranking or checking), the same for every walk: their
     original leaf per tree (int32 (n_trees, n_rows), tree-major for the
-    kernels) and their target."""
+    kernels; -1 where a forest's tree drew the row, when the rows rank out
+    of bag) and their target."""
 
     leaf: np.ndarray
     target: Target
+    out_of_bag: bool = False
 
     @classmethod
-    def of(cls, leaves, rows, target) -> "_RowSet":
+    def of(cls, leaves, rows, target, out_of_bag=False) -> "_RowSet":
         # leaves: int64 (n_all_rows, n_trees) from Ensemble.apply; rows: which of them, in this order
         t = target
         return cls(kernels.leaf_matrix(leaves, rows),
                    Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
-                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0))
+                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0), out_of_bag)
 
 
-def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng) -> tuple:
+def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag=False) -> tuple:
     """(ranking rows, checking rows, whether the ranking rows are training
     rows) for every walk of one ``prune``; ``val_leaves``, ``fit_leaves``:
     ``ensemble.apply`` of the validation and training rows (the same array
-    without training rows).
+    without training rows; ``out_of_bag``: with -1 where a tree drew the row,
+    see :func:`out_of_bag_leaves`).
 
     The tolerance is checked on rows the choice of removals has not seen:
     with training rows those rank and re-fit, and every validation row
@@ -64,8 +67,31 @@ def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng) -> tuple:
         ranking = halves[0][rng.permutation(halves[0].shape[0])]
         return _RowSet.of(val_leaves, ranking, target), _RowSet.of(val_leaves, halves[1], target), False
     ranking = rng.permutation(fit_leaves.shape[0])
-    return (_RowSet.of(fit_leaves, ranking, fit_target),
+    return (_RowSet.of(fit_leaves, ranking, fit_target, out_of_bag),
             _RowSet.of(val_leaves, np.arange(val_leaves.shape[0]), target), True)
+
+
+def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
+    """``fit_leaves`` (``ensemble.apply`` of the training rows) with -1 where
+    a tree drew the row into its bootstrap sample, for a bootstrapped
+    scikit-learn forest whose training rows these are; None otherwise.
+
+    A forest's trees fit the rows they drew to their last row, so those rows
+    cannot tell which of its nodes generalise; each tree is ranked on the
+    rows it did not draw. The draws are redrawn from the forest's seeds and
+    trusted only when they reproduce every leaf's recorded cover: other
+    rows, another order or sample weights give None."""
+    from ..interop.sklearn import forest_in_bag
+
+    counts = forest_in_bag(ensemble, fit_leaves.shape[0])
+    if counts is None:
+        return None
+    for index, tree in enumerate(ensemble.trees):
+        leaves = tree.children_left == -1
+        cover = np.bincount(fit_leaves[:, index], weights=counts[index], minlength=tree.n_nodes)
+        if not np.allclose(cover[leaves], np.asarray(tree.weighted_n_node_samples)[leaves], rtol=0.0, atol=1e-6):
+            return None
+    return np.where(counts.T > 0, -1, fit_leaves)
 
 
 class _Rows:
@@ -73,9 +99,19 @@ class _Rows:
     of the walk's current model."""
 
     def __init__(self, rows: _RowSet):
-        self.leaf, self.target = rows.leaf, rows.target
+        self.leaf, self.target, self.out_of_bag = rows.leaf, rows.target, rows.out_of_bag
         self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
         self.ready = 0
+        self.ones = np.ones(self.leaf.shape[1])
+
+    def row_scale(self, alive) -> np.ndarray:
+        """Per row, what turns a forest's mean over its live trees into the
+        mean over the live trees that hold the row (see ``kernels.raw_scores``)."""
+        if not self.out_of_bag:
+            return self.ones
+        holding = kernels.live_trees_per_row(self.leaf, alive)
+        with np.errstate(divide="ignore"):
+            return np.where(holding > 0, np.count_nonzero(alive) / holding, 0.0)
 
     def head(self, n) -> Target:
         """The target of the first ``n`` rows."""
@@ -115,9 +151,7 @@ class _Search:
 
         self.loss_kind = _loss_kind(ensemble)
         self.averaged = ensemble.aggregation == "mean"
-        # Newton values need a loss of the raw score and trees that add up; class fractions and
-        # averaged trees keep their stored values
-        self.newton = not self.averaged and self.loss_kind != kernels.FRACTIONS
+        self.newton = refittable(ensemble)
         self.refit = refit and self.newton and on_training_rows
         if self.averaged and np.any(ensemble.tree_scale != 1.0):
             raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
@@ -141,9 +175,9 @@ class _Search:
             return self.ensemble.tree_scale / max(int(np.count_nonzero(self.alive)), 1)
         return self.ensemble.tree_scale
 
-    def _raw(self, leaf):
-        return kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output, self.factor(),
-                                  self.alive, self.base_score)
+    def _raw(self, rows, lo, hi):
+        return kernels.raw_scores(rows.leaf[:, lo:hi], self.offset, self.current, self.value, self.tree_output,
+                                  self.factor(), self.alive, self.base_score, rows.row_scale(self.alive)[lo:hi])
 
     def _changed(self):
         """The model changed: every raw score is out of date."""
@@ -159,7 +193,7 @@ class _Search:
         if rows.raw is None:
             rows.raw = np.empty((n, self.n_outputs))
         if rows.ready < upto:
-            rows.raw[rows.ready:upto] = self._raw(rows.leaf[:, rows.ready:upto])
+            rows.raw[rows.ready:upto] = self._raw(rows, rows.ready, upto)
             rows.ready = upto
         return rows.raw
 
@@ -216,15 +250,16 @@ class _Search:
         link_scale = float(self.ensemble.link_scale)
         change, square, reached = kernels.collapse_costs(
             rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
-            self.tree_output, self.factor(), self.alive, raw, t.codes, t.values, self.loss_kind, link_scale)
+            self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, t.values,
+            self.loss_kind, link_scale)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             tree_sum = kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output,
-                                          self.ensemble.tree_scale, self.alive, np.zeros(self.n_outputs))
+                                          self.ensemble.tree_scale, self.alive, np.zeros(self.n_outputs), on.ones)
             change[roots], square[roots] = kernels.removal_costs(
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
-                int(np.count_nonzero(self.alive)), tree_sum, self.ensemble.base_score, t.codes, t.values,
-                self.loss_kind)
+                kernels.live_trees_per_row(leaf, self.alive), tree_sum, self.ensemble.base_score, t.codes,
+                t.values, self.loss_kind)
         reached[roots] = rows.shape[0]
         return change, square, reached
 
@@ -361,7 +396,7 @@ class _Search:
             factor[trees] *= weight
             base_score = np.array([intercept / link])
             raw = kernels.raw_scores(self.check.leaf, self.offset, self.current, self.value, self.tree_output,
-                                     factor, alive, base_score)
+                                     factor, alive, base_score, self.check.ones)
             if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                 value = self.value.copy()
                 for tree, scale in zip(trees, weight):
@@ -456,6 +491,13 @@ class _Search:
         return pd.DataFrame(rows), states
 
     # --------------------------------------------------------------- models
+
+
+def refittable(ensemble: Ensemble) -> bool:
+    """Whether collapsed and re-fitted leaves take Newton values: they need a
+    loss of the raw score and trees that add up; class fractions and averaged
+    trees keep their stored values."""
+    return ensemble.aggregation != "mean" and _loss_kind(ensemble) != kernels.FRACTIONS
 
 
 def reweightable(ensemble: Ensemble) -> bool:

@@ -17,12 +17,14 @@ __all__ = ["PruneResult", "Walk", "model_metrics"]
 @dataclass(frozen=True)
 class Walk:
     """One walk of ``btt.prune``: its path (DataFrame), the state of every
-    point, and how it went (leaves re-fitted, from re-weighted trees)."""
+    point, and how it went (leaves re-fitted, from re-weighted trees, which
+    rows ranked the removals)."""
 
     path: pd.DataFrame
     states: list
     refit: bool
     reweighted: bool
+    ranked_on: str
 
 
 def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, check_input: bool = True) -> dict:
@@ -177,8 +179,8 @@ class PruneResult:
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
         # every walk the search took (with and without re-fitted leaves, from the unpruned and
-        # from the re-weighted trees); the smallest model within the tolerance wins, and ``path``
-        # is the walk it is on
+        # from the re-weighted trees, ranked on every training row or out of bag); the smallest
+        # model within the tolerance wins, and ``path`` is the walk it is on
         best = None
         for walk in self._walks:
             path = walk.path.copy()
@@ -201,7 +203,8 @@ class PruneResult:
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
-            path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted),
+            path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted,
+                                   ranked_on=walk.ranked_on),
             elapsed=self.elapsed, chosen=chosen)
         result._walks, result._validation, result._before = self._walks, self._validation, before
         return result

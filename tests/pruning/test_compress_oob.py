@@ -1,0 +1,143 @@
+"""``btt.prune`` ranks a bootstrapped forest's removals out of bag: each tree
+on the training rows it did not draw."""
+
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier, RandomForestRegressor
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.interop.sklearn import forest_in_bag
+from bandit_tree_tools.pruning import _compress_search
+from bandit_tree_tools.pruning._evaluator import check_target
+
+
+def _classification(n_rows=1500):
+    return make_classification(n_rows, 6, n_informative=4, flip_y=0.1, random_state=0)
+
+
+def test_forest_in_bag_redraws_the_samples_scikit_learn_drew():
+    X, y = _classification()
+    Xr, yr = make_regression(1500, 6, noise=5.0, random_state=0)
+    for model, X, y in [(RandomForestClassifier(n_estimators=6, random_state=0), X, y),
+                        (RandomForestRegressor(n_estimators=6, max_samples=0.6, random_state=1), Xr, yr)]:
+        model.fit(X, y)
+        counts = forest_in_bag(btt.from_model(model), X.shape[0])
+        assert counts.shape == (6, X.shape[0])
+        for drawn, samples in zip(counts, model.estimators_samples_):
+            np.testing.assert_array_equal(np.flatnonzero(drawn), np.unique(samples))
+            assert drawn.sum() == len(samples)
+
+
+def _out_of_bag_search(model, X, y, metric):
+    ensemble = btt.from_model(model)
+    leaves = ensemble.apply(X)
+    out_of_bag = _compress_search.out_of_bag_leaves(ensemble, leaves)
+    assert out_of_bag is not None
+    target = check_target(ensemble, y, len(y))
+    ranking = _compress_search._RowSet.of(out_of_bag, np.arange(len(y)), target, out_of_bag=True)
+    checking = _compress_search._RowSet.of(leaves, np.arange(len(y)), target)
+    search = _compress_search._Search(ensemble, ranking, checking, True, metric, "exact", 3.0, False)
+    return ensemble, out_of_bag, target, search
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_out_of_bag_scores_equal_scikit_learns(task):
+    if task == "classification":
+        X, y = _classification()
+        model = RandomForestClassifier(n_estimators=12, max_depth=7, oob_score=True, random_state=0)
+    else:
+        X, y = make_regression(1500, 6, noise=5.0, random_state=0)
+        model = RandomForestRegressor(n_estimators=12, max_depth=7, oob_score=True, random_state=0)
+    with warnings.catch_warnings():  # the few rows every tree drew have no out-of-bag score
+        warnings.simplefilter("ignore", UserWarning)
+        model.fit(X, y)
+    _, out_of_bag, _, search = _out_of_bag_search(model, X, y, "accuracy" if task == "classification" else "r2")
+    raw = search._scored(search.rank)
+    held = (out_of_bag >= 0).any(axis=1)  # rows some tree did not draw
+    assert held.mean() > 0.99
+    expected = model.oob_decision_function_ if task == "classification" else model.oob_prediction_[:, None]
+    np.testing.assert_allclose(raw[held], expected[held], rtol=0, atol=1e-12)
+
+
+def _fractions_loss(probability, codes):
+    return -np.log(np.clip(probability[np.arange(len(codes)), codes], 1e-15, 1 - 1e-15))
+
+
+def test_out_of_bag_costs_equal_brute_force():
+    X, y = _classification(800)
+    model = RandomForestClassifier(n_estimators=6, max_depth=5, random_state=0).fit(X, y)
+    ensemble, out_of_bag, target, search = _out_of_bag_search(model, X, y, "accuracy")
+    held = out_of_bag >= 0  # (rows, trees): the tree did not draw the row
+    per_tree = np.stack([np.asarray(tree.value)[out_of_bag[:, t].clip(0)] for t, tree in enumerate(ensemble.trees)])
+    ids, _ = search.candidates()
+    values = search.candidate_values()
+    cost, _, reached = search.costs(np.arange(search.n_rank), values)
+
+    def loss(trees_value, holding, codes):
+        """The rows' loss under the mean of the trees that hold them (rows no tree holds: 0)."""
+        count = holding.sum(axis=1)
+        rows = count > 0
+        mean = (trees_value * holding.T[:, :, None]).sum(axis=0)[rows] / count[rows, None]
+        return _fractions_loss(mean, codes[rows])
+
+    checked = 0
+    for node in ids[:: max(1, len(ids) // 15)]:
+        tree = int(search.tree_of[node])
+        local = int(node - search.offset[tree])
+        if search.is_root[node]:  # the tree leaves the mean of the rows it holds that another tree holds too
+            rows = held[:, tree] & (held.sum(axis=1) >= 2)
+            before = loss(per_tree[:, rows], held[rows], target.codes[rows])
+            without = held[rows].copy()
+            without[:, tree] = False
+            after = loss(per_tree[:, rows], without, target.codes[rows])
+            expected = float(np.sum(after - before))
+        else:  # the rows below the node, where the tree holds them, take the node's value
+            below = held[:, tree] & np.isin(out_of_bag[:, tree], _subtree(ensemble.trees[tree], local))
+            changed = per_tree.copy()
+            changed[tree, below] = values[node]
+            before = loss(per_tree, held, target.codes)
+            after = loss(changed, held, target.codes)
+            expected = float(np.sum(after - before))
+            assert reached[node] == below.sum()
+        assert cost[node] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        checked += 1
+    assert checked >= 10
+
+
+def _subtree(tree, node):
+    nodes, stack = [], [node]
+    while stack:
+        at = stack.pop()
+        nodes.append(at)
+        if tree.children_left[at] != -1:
+            stack += [tree.children_left[at], tree.children_right[at]]
+    return np.array(nodes)
+
+
+def test_only_a_forests_own_training_rows_rank_out_of_bag():
+    X, y = _classification()
+    forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:1000], y[:1000])
+    weighted = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(
+        X[:1000], y[:1000], sample_weight=np.where(y[:1000] == 1, 2.0, 1.0))
+    extra = ExtraTreesClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:1000], y[:1000])
+    boosted = lgb.LGBMClassifier(n_estimators=8, num_leaves=7, verbose=-1).fit(X[:1000], y[:1000])
+    for model, rows, expected in [(forest, slice(0, 1000), True), (forest, slice(1, 1001), False),
+                                  (weighted, slice(0, 1000), False), (extra, slice(0, 1000), False),
+                                  (boosted, slice(0, 1000), False)]:
+        ensemble = btt.from_model(model)
+        found = _compress_search.out_of_bag_leaves(ensemble, ensemble.apply(X[rows]))
+        assert (found is not None) is expected, (type(model).__name__, rows)
+
+    result = btt.prune(forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
+                       random_state=0, progress=False)
+    assert [(walk.ranked_on, walk.refit) for walk in result._walks] == [("X_train", False),
+                                                                        ("X_train, out of bag", False)]
+    assert result.params["ranked_on"] in ("X_train", "X_train, out of bag")
+    shifted = btt.prune(forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001],
+                        random_state=0, progress=False)
+    assert [walk.ranked_on for walk in shifted._walks] == ["X_train"]
+    np.testing.assert_array_equal(forest.predict(X), btt.from_model(forest).predict(X))  # untouched
