@@ -20,16 +20,19 @@ def _models():
         models["XGBoost 300 trees, depth 6"] = xgboost.XGBClassifier(n_estimators=300, max_depth=6, random_state=0)
     except ImportError:
         pass
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
     models["scikit-learn HistGradientBoosting 200"] = HistGradientBoostingClassifier(
         max_iter=200, early_stopping=False, random_state=0)
+    models["scikit-learn RandomForest 100 trees"] = RandomForestClassifier(
+        n_estimators=100, n_jobs=2, random_state=0)
     return models
 
 
 def demo() -> str:
-    """Prune boosted models to the smallest within half a point of validation
-    balanced accuracy; report test figures and check each export."""
+    """Prune boosted models and a random forest to the smallest within half a
+    point of validation balanced accuracy; report test figures and check each
+    export."""
     from sklearn.datasets import make_classification
     from sklearn.metrics import balanced_accuracy_score
 
