@@ -287,11 +287,17 @@ class PruneResult:
         return figure
 
     def _plot_path(self, ax):
-        """Validation metric against model size along the path of ``prune``."""
+        """Validation metric against model size along the path of ``prune``
+        (the chosen walk's; the other walks in grey)."""
         from matplotlib.ticker import ScalarFormatter
 
         path, metric = self.path, self.params["metric"]
         bound = self.metric_bound
+        chosen_walk = (self.params["refit"], self.params["reweighted"], self.params["ranked_on"])
+        others = [walk.path for walk in self._walks if (walk.refit, walk.reweighted, walk.ranked_on) != chosen_walk]
+        for index, other in enumerate(others):  # the walks that found no smaller model
+            ax.plot(other["leaves"], other["metric"], "-", color="tab:grey", linewidth=0.8, alpha=0.6,
+                    label="other walks" if index == 0 else None)
         inside = path["within_tolerance"].to_numpy()
         ax.plot(path["leaves"], path["metric"], "-", color="tab:blue", linewidth=1, label="path")
         ax.plot(path["leaves"][inside], path["metric"][inside], "o", markersize=3, color="tab:blue",

@@ -140,7 +140,10 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     matplotlib.use("Agg")
     ax = result.plot().axes[0]
     assert ax.get_xscale() == "log"
-    assert "chosen" in " ".join(text.get_text() for text in ax.get_legend().get_texts())
+    legend = " ".join(text.get_text() for text in ax.get_legend().get_texts())
+    assert "chosen" in legend and "other walks" in legend
+    grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
+    assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
     assert "compress" in repr(result)
 
 
