@@ -452,7 +452,7 @@ def _export_forest(ensemble, cls, classifier, payload):
 
 def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
     """How many times each tree of an imported, bootstrapped scikit-learn
-    forest drew each of its ``n_rows`` training rows: int32 (n_trees,
+    forest drew each of its ``n_rows`` training rows: uint16 (n_trees,
     n_rows), redrawn from the seeds the forest kept the way scikit-learn
     draws them without sample weights. None when the ensemble is not such a
     forest.
@@ -474,7 +474,7 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
         n_draws = max(int(max_samples * n_rows), 1)
     from sklearn.utils import check_random_state
 
-    counts = np.empty((len(seeds), n_rows), dtype=np.int32)
+    counts = np.empty((len(seeds), n_rows), dtype=np.uint16)  # a row is drawn a few times at most
     for tree, seed in enumerate(seeds):
         drawn = check_random_state(copy.deepcopy(seed)).randint(0, n_rows, n_draws)
         counts[tree] = np.bincount(drawn, minlength=n_rows)

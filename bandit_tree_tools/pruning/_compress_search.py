@@ -91,7 +91,9 @@ def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
         cover = np.bincount(fit_leaves[:, index], weights=counts[index], minlength=tree.n_nodes)
         if not np.allclose(cover[leaves], np.asarray(tree.weighted_n_node_samples)[leaves], rtol=0.0, atol=1e-6):
             return None
-    return np.where(counts.T > 0, -1, fit_leaves)
+    out_of_bag = fit_leaves.copy()
+    out_of_bag[counts.T > 0] = -1
+    return out_of_bag
 
 
 class _Rows:
