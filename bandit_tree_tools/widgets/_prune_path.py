@@ -86,8 +86,16 @@ def choice_text(result) -> str:
     return (
         f"Tolerance {params['tolerance']:g}: step {int(row['step'])}, {int(row['leaves'])} leaves "
         f"(unpruned {int(result.path['leaves'].iat[0])}), {params['metric']} {float(row['metric']):.4f} "
-        f"(unpruned {float(params['baseline']):.4f})."
+        f"(unpruned {float(params['baseline']):.4f}). Its walk: {walk_text(params)}."
     )
+
+
+def walk_text(params) -> str:
+    """Which of prune's walks the chosen model is on."""
+    parts = [f"ranked on {params['ranked_on']}", "leaves re-fitted" if params["refit"] else "leaf values kept"]
+    if params["reweighted"]:
+        parts.append("from re-weighted trees")
+    return ", ".join(parts)
 
 
 class PathRuns:
