@@ -102,18 +102,32 @@ class _Rows:
 
     def __init__(self, rows: _RowSet):
         self.leaf, self.target, self.out_of_bag = rows.leaf, rows.target, rows.out_of_bag
-        self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
-        self.ready = 0
         self.ones = np.ones(self.leaf.shape[1])
+        self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
+        self.changed()
+
+    def changed(self) -> None:
+        """The model changed: its raw scores and live trees are out of date."""
+        self.ready = 0
+        self._holding = self._scale = None
+
+    def holding(self, alive) -> np.ndarray:
+        """Per row: how many live trees hold it (every live tree, unless the
+        rows rank out of bag)."""
+        if self._holding is None:
+            self._holding = kernels.live_trees_per_row(self.leaf, alive)
+        return self._holding
 
     def row_scale(self, alive) -> np.ndarray:
         """Per row, what turns a forest's mean over its live trees into the
         mean over the live trees that hold the row (see ``kernels.raw_scores``)."""
         if not self.out_of_bag:
             return self.ones
-        holding = kernels.live_trees_per_row(self.leaf, alive)
-        with np.errstate(divide="ignore"):
-            return np.where(holding > 0, np.count_nonzero(alive) / holding, 0.0)
+        if self._scale is None:
+            holding = self.holding(alive)
+            with np.errstate(divide="ignore"):
+                self._scale = np.where(holding > 0, np.count_nonzero(alive) / holding, 0.0)
+        return self._scale
 
     def head(self, n) -> Target:
         """The target of the first ``n`` rows."""
@@ -184,7 +198,7 @@ class _Search:
     def _changed(self):
         """The model changed: every raw score is out of date."""
         for rows in (self.check, self.rank, self.fit):
-            rows.ready = 0
+            rows.changed()
 
     def _scored(self, rows, upto=None) -> np.ndarray:
         """``rows.raw``, brought up to date for its first ``upto`` rows (all by
@@ -260,7 +274,7 @@ class _Search:
                                           self.ensemble.tree_scale, self.alive, np.zeros(self.n_outputs), on.ones)
             change[roots], square[roots] = kernels.removal_costs(
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
-                kernels.live_trees_per_row(leaf, self.alive), tree_sum, self.ensemble.base_score, t.codes,
+                on.holding(self.alive), tree_sum, self.ensemble.base_score, t.codes,
                 t.values, self.loss_kind)
         reached[roots] = rows.shape[0]
         return change, square, reached
