@@ -60,7 +60,7 @@ of the unpruned model's. One step:
    draw, under the mean of the trees that did not draw them either: the
    forest's out-of-bag prediction. It wins on Adult (2.0x to 35x), California
    (6.4x to 8.4x), California as a binary task (1.9x to 7.4x) and
-   Electricity (4.1x to 6.2x, where the test rows fall 0.57 points against
+   Electricity (4.1x to 6.2x, where the test rows fall 0.56 points against
    the validation rows' 0.11); on the small COMPAS set (60x against 378x)
    and the noisy synthetic one the walk on every training row stays ahead.
 8. **Check.** The metric is measured on rows the choice has not seen: with
