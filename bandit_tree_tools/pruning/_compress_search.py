@@ -276,7 +276,7 @@ class _Search:
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
                 on.holding(self.alive), tree_sum, self.ensemble.base_score, t.codes,
                 t.values, self.loss_kind)
-        reached[roots] = rows.shape[0]
+        reached[roots] = np.count_nonzero(leaf[:, rows] >= 0, axis=1) if on.out_of_bag else rows.shape[0]
         return change, square, reached
 
     def candidates(self):

@@ -95,6 +95,7 @@ def test_out_of_bag_costs_equal_brute_force():
             without[:, tree] = False
             after = loss(per_tree[:, rows], without, target.codes[rows])
             expected = float(np.sum(after - before))
+            assert reached[node] == held[:, tree].sum()
         else:  # the rows below the node, where the tree holds them, take the node's value
             below = held[:, tree] & np.isin(out_of_bag[:, tree], _subtree(ensemble.trees[tree], local))
             changed = per_tree.copy()
