@@ -262,8 +262,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         metrics=pd.DataFrame(),
         path=walks[0].path,
         params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                    ranked_on=walks[0].ranked_on, refit=walks[0].refit, reweighted=False,
-                    row_evaluations=row_evaluations),
+                    row_evaluations=row_evaluations),  # choose() adds the chosen walk's refit, reweighted, ranked_on
         elapsed=time.perf_counter() - started,
     )
     result._walks = walks

@@ -206,7 +206,7 @@ class PruneResult:
             path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted,
                                    ranked_on=walk.ranked_on),
             elapsed=self.elapsed, chosen=chosen)
-        result._walks, result._validation, result._before = self._walks, self._validation, before
+        result._walks, result._walk, result._validation, result._before = self._walks, walk, self._validation, before
         return result
 
     def _summary(self, ensemble, X, target) -> dict:
@@ -293,8 +293,7 @@ class PruneResult:
 
         path, metric = self.path, self.params["metric"]
         bound = self.metric_bound
-        chosen_walk = (self.params["refit"], self.params["reweighted"], self.params["ranked_on"])
-        others = [walk.path for walk in self._walks if (walk.refit, walk.reweighted, walk.ranked_on) != chosen_walk]
+        others = [walk.path for walk in self._walks if walk is not self._walk]
         for index, other in enumerate(others):  # the walks that found no smaller model
             ax.plot(other["leaves"], other["metric"], "-", color="tab:grey", linewidth=0.8, alpha=0.6,
                     label="other walks" if index == 0 else None)
