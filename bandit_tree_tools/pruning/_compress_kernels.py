@@ -11,7 +11,9 @@ candidate a row can touch exactly once.
 Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
 
 * ``SQUARED``: ``(z - y)**2`` (regression with the identity link);
-* ``LOGISTIC``: binary log-loss of ``sigmoid(scale * z)``;
+* ``LOGISTIC``: binary log-loss of ``sigmoid(scale * z)`` against the class
+  code, or against the probability in ``target`` where the code is -1 (soft
+  labels: the unpruned model's own outputs);
 * ``SOFTMAX``: multiclass log-loss of ``softmax(z)``;
 * ``FRACTIONS``: ``-log(clip(z[y]))``, trees that output class fractions;
 * ``POISSON``: ``exp(z) - y * z`` (regression with the log link).
@@ -161,19 +163,32 @@ def _softmax_parts(raw, row):
 
 @numba.njit(cache=True, parallel=True)
 def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, tree_output, factor, row_scale,
-                   alive, raw, codes, targets, loss_kind, link_scale):
+                   alive, raw, codes, targets, loss_kind, grad, hess):
     """Per node, over ``rows``: the sum and the sum of squares of each row's
     loss change if the node were collapsed into a leaf of value
     ``candidate_value[node]`` (rows not below a node contribute zero), and
     how many of the rows are below it (``leaf``, ``row_scale``: as in
-    ``raw_scores``)."""
+    ``raw_scores``). For the smooth losses ``grad`` and ``hess`` are the
+    derivatives of ``gradients`` at ``raw[rows]``, one row per entry of
+    ``rows``.
+
+    A row's change under an ancestor of its current leaf is ``a * d + b *
+    d**2 / 2`` with ``d`` the ancestor's candidate value minus the leaf's
+    value: ``a, b`` are the row's scaled derivatives (exact for the squared
+    loss, second order for the smooth ones). So the rows are summed into
+    five moments per current leaf, and only the leaves walk up their
+    ancestors. Class fractions (whose change is not a polynomial in ``d``)
+    walk up row by row."""
     n_trees = leaf.shape[0]
     n_nodes = parent.shape[0]
     width = value.shape[1]
     total_change = np.zeros(n_nodes, dtype=np.float64)
     total_square = np.zeros(n_nodes, dtype=np.float64)
     reached = np.zeros(n_nodes, dtype=np.int64)
-    for tree in numba.prange(n_trees):
+    smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
+    moment = np.zeros((n_nodes, 5), dtype=np.float64)  # sums of a, b, a*a, a*b, b*b per current leaf
+    held = np.zeros(n_nodes, dtype=np.int64)
+    for tree in numba.prange(n_trees):  # trees own disjoint node ranges: no two threads write one node
         if not alive[tree]:
             continue
         root, first, scale = offset[tree], tree_output[tree], factor[tree]
@@ -182,24 +197,47 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
             local = leaf[tree, row]
             if local < 0:
                 continue
-            grad, hess = 0.0, 0.0
-            kind = loss_kind
-            if loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON:
-                # the loss change of many candidates per row: expand it to second order once
-                kind = TAYLOR
-                grad, hess = _derivatives(raw, row, first, codes[row], targets[row], loss_kind, link_scale)
             start = current[root + local]
             row_factor = scale * row_scale[row]
+            if loss_kind == FRACTIONS:
+                up = parent[start]
+                node = up if up < 0 else root + up
+                while node >= 0:
+                    change = 0.0
+                    for j in range(width):
+                        delta = row_factor * (candidate_value[node, j] - value[start, j])
+                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], loss_kind,
+                                               0.0, 0.0)
+                    total_change[node] += change
+                    total_square[node] += change * change
+                    reached[node] += 1
+                    up = parent[node]
+                    node = up if up < 0 else root + up
+                continue
+            if smooth:
+                g, h = grad[index, first], hess[index, first]
+            else:  # squared error: (z + delta - y)**2 - (z - y)**2
+                g, h = 2.0 * (raw[row, first] - targets[row]), 2.0
+            a, b = row_factor * g, row_factor * row_factor * h
+            moment[start, 0] += a
+            moment[start, 1] += b
+            moment[start, 2] += a * a
+            moment[start, 3] += a * b
+            moment[start, 4] += b * b
+            held[start] += 1
+        if loss_kind == FRACTIONS:
+            continue
+        for start in range(root, offset[tree + 1]):
+            if held[start] == 0:
+                continue
             up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
-                change = 0.0
-                for j in range(width):
-                    delta = row_factor * (candidate_value[node, j] - value[start, j])
-                    change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], kind, grad, hess)
-                total_change[node] += change
-                total_square[node] += change * change
-                reached[node] += 1
+                d = candidate_value[node, 0] - value[start, 0]
+                total_change[node] += d * moment[start, 0] + 0.5 * d * d * moment[start, 1]
+                total_square[node] += d * d * (moment[start, 2] + d * moment[start, 3]
+                                               + 0.25 * d * d * moment[start, 4])
+                reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up
     return total_change, total_square, reached
@@ -255,7 +293,8 @@ def _derivatives(raw, row, k, code, target, loss_kind, link_scale):
         return mu - target, mu
     if loss_kind == LOGISTIC:
         p = sigmoid(z, link_scale)  # the format's link (tree._links)
-        return link_scale * (p - code), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
+        label = float(code) if code >= 0 else target  # code -1: a soft label
+        return link_scale * (p - label), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
     top, total = _softmax_parts(raw, row)
     p = np.exp(z - top) / total
     return p - (1.0 if code == k else 0.0), max(p * (1.0 - p), 1e-16)

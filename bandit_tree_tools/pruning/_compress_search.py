@@ -28,6 +28,7 @@ FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then 
 SAMPLED_FROM = 40_000  # fewer ranking rows than this are scored exactly
 DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
+PERTURBED_SHARE = 0.2  # share of a perturbed training row's features taken from another training row
 
 
 @dataclass(frozen=True)
@@ -35,22 +36,24 @@ class _RowSet:
     """Rows of one role (ranking or checking), the same for every walk: their
     original leaf per tree (int32 (n_trees, n_rows), tree-major for the
     kernels; -1 where a forest's tree drew the row, when the rows rank out
-    of bag) and their target."""
+    of bag) and their target (``soft``: the unpruned model's outputs, see
+    :func:`model_target`)."""
 
     leaf: np.ndarray
     target: Target
     out_of_bag: bool = False
+    soft: bool = False
 
     @classmethod
-    def of(cls, leaves, rows, target, out_of_bag=False) -> "_RowSet":
+    def of(cls, leaves, rows, target, out_of_bag=False, soft=False) -> "_RowSet":
         # leaves: int64 (n_all_rows, n_trees) from Ensemble.apply; rows: which of them, in this order
         t = target
         return cls(kernels.leaf_matrix(leaves, rows),
                    Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
-                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0), out_of_bag)
+                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0), out_of_bag, soft)
 
 
-def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag=False) -> tuple:
+def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag=False, soft=False) -> tuple:
     """(ranking rows, checking rows, whether the ranking rows are training
     rows) for every walk of one ``prune``; ``val_leaves``, ``fit_leaves``:
     ``ensemble.apply`` of the validation and training rows (the same array
@@ -62,12 +65,13 @@ def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag
     checks; without them one half of the validation rows ranks and the other
     checks. The ranking rows are stored in one fixed random order, so that
     the bandit's samples are contiguous batches (random access to the leaf
-    matrix cost 4x the time per row)."""
+    matrix cost 4x the time per row). ``soft``: ``fit_target`` holds the
+    unpruned model's outputs (:func:`model_target`)."""
     if fit_leaves is val_leaves:
         ranking = halves[0][rng.permutation(halves[0].shape[0])]
         return _RowSet.of(val_leaves, ranking, target), _RowSet.of(val_leaves, halves[1], target), False
     ranking = rng.permutation(fit_leaves.shape[0])
-    return (_RowSet.of(fit_leaves, ranking, fit_target, out_of_bag),
+    return (_RowSet.of(fit_leaves, ranking, fit_target, out_of_bag, soft),
             _RowSet.of(val_leaves, np.arange(val_leaves.shape[0]), target), True)
 
 
@@ -96,12 +100,42 @@ def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
     return out_of_bag
 
 
+def perturbed_rows(X, rng) -> np.ndarray:
+    """A copy of the training rows ``X`` in which every value is, with
+    probability ``PERTURBED_SHARE``, that feature's value in another random
+    training row (each feature keeps its values; ``X`` is not modified).
+
+    A boosted model fits its training rows to the last row, so its outputs
+    there are as sure as the labels; off them, on rows of the same kind, it
+    outputs what it has learned. (Rows made this way label a model's
+    behaviour for compression in Bucila, Caruana and Niculescu-Mizil,
+    "Model compression", KDD 2006.)"""
+    out = X.copy()
+    swap = rng.random(X.shape) < PERTURBED_SHARE
+    donor = X[rng.integers(0, X.shape[0], X.shape[0])]
+    out[swap] = donor[swap]
+    return out
+
+
+def model_target(ensemble: Ensemble, X) -> Target:
+    """The unpruned model's outputs on ``X`` as the target of a walk that
+    ranks and re-fits towards the model itself: the probability of the
+    positive class (binary classifiers; class code -1 marks these soft
+    labels for the kernels) or the predicted value (regressors)."""
+    prediction = ensemble.transform_raw(ensemble.predict_raw(X, check_input=False))
+    n = X.shape[0]
+    if ensemble.task == "regression":
+        values = prediction[:, 0].astype(np.float64)
+        return Target(np.full(n, -1, dtype=np.int64), values, 0, -1, float(np.var(values)) or 1.0)
+    return Target(np.full(n, -1, dtype=np.int64), prediction[:, -1].astype(np.float64), 2, 1, 1.0)
+
+
 class _Rows:
     """A walk's view of a row set: its leaves and target, and the raw scores
     of the walk's current model."""
 
     def __init__(self, rows: _RowSet):
-        self.leaf, self.target, self.out_of_bag = rows.leaf, rows.target, rows.out_of_bag
+        self.leaf, self.target, self.out_of_bag, self.soft = rows.leaf, rows.target, rows.out_of_bag, rows.soft
         self.ones = np.ones(self.leaf.shape[1])
         self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
         self.changed()
@@ -263,11 +297,15 @@ class _Search:
         t, leaf = on.target, on.leaf
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
         raw = self._scored(on, int(rows.max()) + 1 if rows.size else 0)
-        link_scale = float(self.ensemble.link_scale)
+        if self.loss_kind in (kernels.LOGISTIC, kernels.SOFTMAX, kernels.POISSON):
+            grad, hess = kernels.gradients(raw[rows], t.codes[rows], t.values[rows], self.loss_kind,
+                                           float(self.ensemble.link_scale))
+        else:
+            grad = hess = np.zeros((0, self.n_outputs))
         change, square, reached = kernels.collapse_costs(
             rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
             self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, t.values,
-            self.loss_kind, link_scale)
+            self.loss_kind, grad, hess)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             tree_sum = kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output,
@@ -396,7 +434,7 @@ class _Search:
         n = min(fit.leaf.shape[1], weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
         outputs = weights.tree_outputs(fit.leaf, self.offset, self.current, self.value, self.factor() * link, trees,
                                        n)
-        y = fit.target.codes[:n].astype(np.float64)
+        y = (fit.target.values if fit.soft else fit.target.codes)[:n].astype(np.float64)
         self.row_evaluations += n * trees.size  # the outputs the fit reads (checks count nowhere, as in run)
         tried = 0
         for weight, intercept in weights.l1_path(outputs, y, logistic=True):
@@ -457,7 +495,11 @@ class _Search:
         ``n_rows`` ranking rows, a random sample of them: the scale of the
         bandit's stopping rule."""
         name = "log_loss" if self.ensemble.task == "classification" else "mse"
-        return metric_value(name, self.ensemble, self._scored(self.rank, n_rows)[:n_rows], self.rank.head(n_rows))
+        raw, target = self._scored(self.rank, n_rows)[:n_rows], self.rank.head(n_rows)
+        if self.rank.soft and name == "log_loss":  # against the unpruned model's probabilities
+            p = np.clip(self.ensemble.transform_raw(raw)[:, -1], kernels.EPS, 1.0 - kernels.EPS)
+            return float(-np.mean(target.values * np.log(p) + (1.0 - target.values) * np.log1p(-p)))
+        return metric_value(name, self.ensemble, raw, target)
 
     def state(self) -> _State:
         # averaged models never change their values: every state shares them
@@ -514,6 +556,14 @@ def refittable(ensemble: Ensemble) -> bool:
     loss of the raw score and trees that add up; class fractions and averaged
     trees keep their stored values."""
     return ensemble.aggregation != "mean" and _loss_kind(ensemble) != kernels.FRACTIONS
+
+
+def distillable(ensemble: Ensemble) -> bool:
+    """Whether ``prune`` also walks towards the model's own outputs on
+    perturbed training rows: Newton leaves (:func:`refittable`) whose loss
+    takes a soft target, one probability or one value per row (binary
+    log-loss, squared error, Poisson; not softmax)."""
+    return refittable(ensemble) and _loss_kind(ensemble) != kernels.SOFTMAX
 
 
 def reweightable(ensemble: Ensemble) -> bool:

@@ -47,7 +47,7 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=True)
 def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=1e-9):
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
     from the given start (``weight`` is updated in place); returns the

@@ -83,8 +83,10 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     X_train, y_train, X_val, y_val, X_test = X[:2500], y[:2500], X[2500:4000], y[2500:4000], X[4000:]
     result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
                        progress=False)
-    kinds = [(walk.refit, walk.reweighted) for walk in result._walks]
-    assert kinds == [(True, False), (False, False), (True, True), (False, True)]
+    kinds = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
+    distilled = "perturbed X_train, the model's outputs"  # re-fitted only (test_compress_distill)
+    assert kinds == [("X_train", True, False), ("X_train", False, False), ("X_train", True, True),
+                     ("X_train", False, True), (distilled, True, False), (distilled, True, True)]
     target = check_target(result.original, y_val, len(y_val))
     for walk in result._walks:
         path = walk.path
@@ -98,11 +100,12 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
             assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
     plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
                       random_state=0, progress=False)
-    assert [walk.reweighted for walk in plain._walks] == [False, False]
+    assert [walk.reweighted for walk in plain._walks] == [False, False, False]
     assert result.ensemble.n_leaves <= plain.ensemble.n_leaves
     assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, \
         "on a redundant model the re-weighted walk wins"
-    assert result.path.drop(columns="within_tolerance").equals(result._walks[2 + (not result.params["refit"])].path)
+    chosen = kinds.index((result.params["ranked_on"], result.params["refit"], True))
+    assert result.path.drop(columns="within_tolerance").equals(result._walks[chosen].path)
     # the scaled trees export as plain leaf values of the library
     native = result.to_model()
     assert type(native) is type(model)

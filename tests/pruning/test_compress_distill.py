@@ -1,0 +1,136 @@
+"""``btt.prune``'s walk towards the model's own outputs: perturbed training
+rows, soft labels in the kernels, and which models take the walk."""
+
+import copy
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import RandomForestClassifier
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.pruning import _compress_search
+from bandit_tree_tools.pruning._evaluator import check_target
+
+DISTILLED = "perturbed X_train, the model's outputs"
+
+
+def _classification(n_rows=3000, classes=2):
+    return make_classification(n_rows, 6, n_informative=4, n_classes=classes, flip_y=0.05, random_state=0)
+
+
+def test_perturbed_rows_take_each_value_from_the_same_column():
+    X, _ = _classification(2000)
+    X = np.round(X, 2)  # few distinct values per column, so a swap can be traced
+    before = X.copy()
+    out = _compress_search.perturbed_rows(X, np.random.default_rng(0))
+    np.testing.assert_array_equal(X, before)  # the training rows are not modified
+    assert out.shape == X.shape
+    for column in range(X.shape[1]):
+        assert np.isin(out[:, column], X[:, column]).all()
+    changed = np.mean(out != X)  # a swap may draw the row's own value
+    assert 0.15 < changed <= _compress_search.PERTURBED_SHARE + 0.01
+    again = _compress_search.perturbed_rows(X, np.random.default_rng(0))
+    np.testing.assert_array_equal(out, again)
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_log_loss_costs_equal_their_second_order_brute_force(soft):
+    X, y = _classification()
+    model = lgb.LGBMClassifier(n_estimators=6, num_leaves=8, verbose=-1, random_state=0).fit(X[:1500], y[:1500])
+    ensemble = btt.from_model(model)
+    X_rank, y_rank = X[1500:2200], y[1500:2200]
+    target = (_compress_search.model_target(ensemble, X_rank) if soft
+              else check_target(ensemble, y_rank, len(y_rank)))
+    val_target = check_target(ensemble, y[2200:], len(y) - 2200)
+    rows = _compress_search.row_sets(ensemble.apply(X[2200:]), val_target, None, ensemble.apply(X_rank), target,
+                                     np.random.default_rng(0), soft=soft)
+    search = _compress_search._Search(ensemble, *rows, "balanced_accuracy", "exact", 3.0, False)
+    values = search.candidate_values()
+    ids, _ = search.candidates()
+    cost, square, reached = search.costs(np.arange(search.n_rank), values)
+
+    # brute force from the model's own raw scores, in the order row_sets stored the rows in
+    stored = np.random.default_rng(0).permutation(len(X_rank))
+    np.testing.assert_array_equal(rows[0].leaf.T, ensemble.apply(X_rank)[stored])
+    leaves = rows[0].leaf.T
+    raw = ensemble.predict_raw(X_rank)[stored, 0]
+    label = (target.values if soft else target.codes.astype(float))[stored]
+    p = 1.0 / (1.0 + np.exp(-raw))
+    grad, hess = p - label, p * (1.0 - p)
+    if soft:
+        np.testing.assert_allclose(grad, 0.0, atol=1e-12)  # the unpruned model fits its own outputs exactly
+    checked = 0
+    for node in ids:
+        tree = int(search.tree_of[node])
+        if search.is_root[node]:
+            continue
+        root = int(search.offset[tree])
+        below = np.zeros(ensemble.trees[tree].n_nodes, dtype=bool)  # the node and its descendants
+        below[int(node - root)] = True
+        left, right = ensemble.trees[tree].children_left, ensemble.trees[tree].children_right
+        for local in range(len(left)):  # children have larger ids than their parent
+            if below[local] and left[local] != -1:
+                below[left[local]] = below[right[local]] = True
+        leaf = leaves[:, tree]
+        held = below[leaf]
+        delta = ensemble.tree_scale[tree] * (values[node, 0] - search.value[root + leaf[held], 0])
+        change = delta * (grad[held] + 0.5 * hess[held] * delta)
+        assert cost[node] == pytest.approx(change.sum(), rel=1e-9, abs=1e-12)
+        assert square[node] == pytest.approx(np.sum(change ** 2), rel=1e-9, abs=1e-15)
+        assert reached[node] == held.sum()
+        if soft:
+            assert cost[node] >= 0.0  # nothing moves closer to the model than the model itself
+        checked += 1
+    assert checked > 10
+
+
+def test_boosted_models_walk_towards_their_own_outputs():
+    X, y = _classification()
+    model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X[:1500], y[:1500])
+    before = copy.deepcopy(model.booster_.dump_model())
+    result = btt.prune(model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], random_state=0,
+                       progress=False)
+    assert model.booster_.dump_model() == before
+    walks = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
+    assert walks[4] == (DISTILLED, True, False)  # after the four walks on X_train (test_compress_weights)
+    assert walks[5:] in ([], [(DISTILLED, True, True)])  # with a re-weighted start when there is one
+    assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
+    np.testing.assert_allclose(result.to_model().predict_proba(X[2500:]), result.ensemble.predict_proba(X[2500:]),
+                               rtol=0, atol=1e-12)
+    kept = btt.prune(model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], refit=False,
+                     reweight=False, random_state=0, progress=False)
+    assert [(walk.ranked_on, walk.refit) for walk in kept._walks] == [("X_train", False), (DISTILLED, False)]
+
+
+@pytest.mark.parametrize("objective", ["regression", "poisson"])
+def test_regressors_walk_towards_their_own_predictions(objective):
+    X, y = make_regression(2000, 5, noise=5.0, random_state=0)
+    if objective == "poisson":
+        y = np.random.default_rng(0).poisson(np.exp(1.0 + 0.3 * X[:, 0]))
+    model = lgb.LGBMRegressor(objective=objective, n_estimators=20, num_leaves=8, verbose=-1, random_state=0)
+    model.fit(X[:1000], y[:1000])
+    ensemble = btt.from_model(model)
+    target = _compress_search.model_target(ensemble, X[:1000])
+    np.testing.assert_allclose(target.values, model.predict(X[:1000]), rtol=1e-9)
+    result = btt.prune(model, X[1000:1500], y[1000:1500], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
+                       random_state=0, progress=False)
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED]
+    for walk in result._walks:
+        assert walk.path["leaves"].is_monotonic_decreasing
+
+
+def test_forests_and_multiclass_models_do_not():
+    X, y = _classification(2000, classes=3)
+    multiclass = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(X[:1000], y[:1000])
+    Xb, yb = _classification(2000)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0).fit(Xb[:1000], yb[:1000])
+    for model, X_, y_ in ((multiclass, X, y), (forest, Xb, yb)):
+        result = btt.prune(model, X_[1000:], y_[1000:], tolerance=0.02, X_train=X_[:1000], y_train=y_[:1000],
+                           random_state=0, progress=False)
+        assert DISTILLED not in {walk.ranked_on for walk in result._walks}
+    # without training rows there is nothing to perturb
+    boosted = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(Xb[:1000], yb[:1000])
+    result = btt.prune(boosted, Xb[1000:], yb[1000:], tolerance=0.02, random_state=0, progress=False)
+    assert {walk.ranked_on for walk in result._walks} == {"half of X_val"}
