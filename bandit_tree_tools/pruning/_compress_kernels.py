@@ -20,8 +20,10 @@ Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
 
 Candidate costs need the loss change of every (row, ancestor) pair; for the
 smooth losses (logistic, softmax, Poisson) it is taken to second order from
-the row's derivatives, computed once per row and tree, so the inner loop has
-no transcendental function.
+the row's derivatives, and for the squared loss it is a quadratic already.
+So a row's change under any ancestor is a polynomial in how far the
+ancestor's value lies from the row's current leaf value, and the rows are
+summed into moments per current leaf once (``collapse_costs``).
 """
 
 import numba

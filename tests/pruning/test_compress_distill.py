@@ -5,6 +5,7 @@ import copy
 
 import lightgbm as lgb
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import RandomForestClassifier
@@ -134,3 +135,24 @@ def test_forests_and_multiclass_models_do_not():
     boosted = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(Xb[:1000], yb[:1000])
     result = btt.prune(boosted, Xb[1000:], yb[1000:], tolerance=0.02, random_state=0, progress=False)
     assert {walk.ranked_on for walk in result._walks} == {"half of X_val"}
+
+
+def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
+    X, y = make_classification(44_000, 8, n_informative=5, flip_y=0.05, random_state=5)
+    model = lgb.LGBMClassifier(n_estimators=15, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
+    ensemble = btt.from_model(model)
+    X_soft = _compress_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
+    target = check_target(ensemble, y[42_000:], 2000)
+    rows = _compress_search.row_sets(ensemble.apply(X[42_000:]), target, None, ensemble.apply(X_soft),
+                                     _compress_search.model_target(ensemble, X_soft), np.random.default_rng(0),
+                                     soft=True)
+    paths, evaluations = {}, {}
+    for search, confidence in (("exact", 3.0), ("bandit", np.inf), ("bandit", 3.0)):
+        engine = _compress_search._Search(ensemble, *rows, "balanced_accuracy", search, confidence, True)
+        bound = engine.metric_value() - 0.02
+        path, _ = engine.run(bound, bound - 0.06, False, None, 0.0)
+        paths[search, confidence] = path.drop(columns="elapsed")
+        evaluations[search, confidence] = engine.row_evaluations
+    pd.testing.assert_frame_equal(paths["exact", 3.0], paths["bandit", np.inf])
+    assert evaluations["bandit", np.inf] > evaluations["exact", 3.0], "it sampled before it gave up"
+    assert evaluations["bandit", 3.0] < evaluations["exact", 3.0]
