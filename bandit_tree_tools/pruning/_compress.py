@@ -99,7 +99,7 @@ from ..exceptions import DataError, ParameterError
 from ._common import to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
 from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_leaves, perturbed_rows,
-                               refittable, reweightable, row_sets)
+                               ranking_rows, refittable, reweightable, row_sets)
 from ._evaluator import check_target
 from ._result import PruneResult, Walk
 
@@ -245,17 +245,18 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         rankings = [("half of X_val", row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
     else:
         fit_leaves = ensemble.apply(X_fit, check_input=False)
-        rankings = [("X_train", row_sets(val_leaves, target, None, fit_leaves, fit_target, rng), refits)]
+        training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
+        checking = training[1:]  # every walk checks on the same validation rows, stored once
+        rankings = [("X_train", training, refits)]
         out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
         if out_of_bag is not None:
             rankings.append(("X_train, out of bag",
-                             row_sets(val_leaves, target, None, out_of_bag, fit_target, rng, out_of_bag=True),
-                             refits))
+                             (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
         if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
             X_soft = perturbed_rows(X_fit, rng)
             rankings.append(("perturbed X_train, the model's outputs",
-                             row_sets(val_leaves, target, None, ensemble.apply(X_soft, check_input=False),
-                                      model_target(ensemble, X_soft), rng, soft=True),
+                             (ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft),
+                                           rng, soft=True), *checking),
                              [refit in ("auto", True)]))
     walks, stopped, row_evaluations = [], False, 0
     for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve

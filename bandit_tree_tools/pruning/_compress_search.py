@@ -70,9 +70,15 @@ def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag
     if fit_leaves is val_leaves:
         ranking = halves[0][rng.permutation(halves[0].shape[0])]
         return _RowSet.of(val_leaves, ranking, target), _RowSet.of(val_leaves, halves[1], target), False
-    ranking = rng.permutation(fit_leaves.shape[0])
-    return (_RowSet.of(fit_leaves, ranking, fit_target, out_of_bag, soft),
+    return (ranking_rows(fit_leaves, fit_target, rng, out_of_bag, soft),
             _RowSet.of(val_leaves, np.arange(val_leaves.shape[0]), target), True)
+
+
+def ranking_rows(fit_leaves, fit_target, rng, out_of_bag=False, soft=False) -> _RowSet:
+    """Training rows (or rows made from them) that rank, in one fixed random
+    order; the first element of :func:`row_sets`, for further walks that
+    check on the same validation rows."""
+    return _RowSet.of(fit_leaves, rng.permutation(fit_leaves.shape[0]), fit_target, out_of_bag, soft)
 
 
 def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
