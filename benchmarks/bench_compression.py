@@ -3,6 +3,7 @@ XGBoost's own pruner and LOP's published figures.
 
     python benchmarks/bench_compression.py [--datasets adult,california,...] [--models lightgbm,xgboost,rf,hgb]
                                            [--tolerance 0.005] [--skip-slow] [--accelerator] [--rows 1000000]
+                                           [--random-states 0,1,2,3]
 
 Protocol (LOP's, Devos et al. 2025): one fixed 60/20/20 train/validation/test
 split per data set; the tolerance is 0.5 points of validation balanced
@@ -20,6 +21,10 @@ with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
 stays within the same tolerance, and again under ``btt.prune``'s own rule (two
 standard errors of the paired difference inside the tolerance). ``export``
 says whether the exported native model predicts like the pruned ensemble.
+
+``--random-states``: ``btt.prune`` also with other seeds (they draw the
+perturbed training rows, the row orders and the bandit's samples), to see how
+much its choice varies; the summary line counts the first.
 
 ``--accelerator``: a synthetic problem with a 1,000,000-row validation set;
 row evaluations (rows x trees scored) and seconds of ``search="bandit"``
@@ -179,7 +184,7 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
 
 
 # ------------------------------------------------------------------- runs
-def run_case(name, kind, tolerance, skip_slow):
+def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
     X, y, task = load(name)
     X_train, y_train, X_val, y_val, X_test, y_test = split(X, y, task)
     model = make_model(kind, task).fit(X_train, y_train)
@@ -194,13 +199,16 @@ def run_case(name, kind, tolerance, skip_slow):
                      "export": exports_exactly(pruned, X_test) if method != "unpruned" else "", "note": note})
 
     add("unpruned", ensemble, 0.0)
-    started = time.perf_counter()
-    result = btt.prune(model, X_val, y_val, tolerance=tolerance, X_train=X_train, y_train=y_train, random_state=0,
-                       progress=False)
-    add("btt.prune", result.ensemble, time.perf_counter() - started,
-        f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
-        f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps, refit {result.params['refit']}, "
-        f"reweighted {result.params['reweighted']}, ranked on {result.params['ranked_on']}")
+    for state in random_states:  # the first is the benchmark's; others show how much the choice varies
+        started = time.perf_counter()
+        result = btt.prune(model, X_val, y_val, tolerance=tolerance, X_train=X_train, y_train=y_train,
+                           random_state=state, progress=False)
+        add("btt.prune" if state == random_states[0] else f"btt.prune, random_state={state}", result.ensemble,
+            time.perf_counter() - started,
+            f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
+            f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps, "
+            f"refit {result.params['refit']}, reweighted {result.params['reweighted']}, "
+            f"ranked on {result.params['ranked_on']}")
     if not (skip_slow and kind == "rf"):
         started = time.perf_counter()
         rep = btt.reduced_error_prune(model, X_val, y_val)
@@ -254,6 +262,9 @@ def main():
     parser.add_argument("--skip-slow", action="store_true", help="no reduced-error pruning of random forests")
     parser.add_argument("--accelerator", action="store_true", help="only the 1,000,000-row bandit/exact comparison")
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--random-states", default="0",
+                        help="btt.prune's random_state; more than one also runs it with the others (the summary "
+                             "line counts the first)")
     args = parser.parse_args()
     if args.accelerator:
         accelerator(args.rows, args.tolerance)
@@ -261,7 +272,8 @@ def main():
     rows = []
     for name in args.datasets.split(","):
         for kind in args.models.split(","):
-            case = run_case(name, kind, args.tolerance, args.skip_slow)
+            case = run_case(name, kind, args.tolerance, args.skip_slow,
+                            tuple(int(state) for state in args.random_states.split(",")))
             print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
             rows += case
     frame = pd.DataFrame(rows)

@@ -47,13 +47,14 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@numba.njit(cache=True, fastmath=True)
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})  # sums over rows in any order: they vectorise
 def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=1e-9):
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
     from the given start (``weight`` is updated in place); returns the
     intercept. ``outputs``: (n_weights, n_rows); log-loss when ``logistic``
-    (``y`` in {0, 1}), else half the squared error. (Loops, not array
-    expressions: those allocate a temporary per weight and sweep.)"""
+    (``y`` in [0, 1]: class codes, or probabilities as soft labels), else half
+    the squared error. (Loops, not array expressions: those allocate a
+    temporary per weight and sweep.)"""
     n_weights, n = outputs.shape
     eta = np.full(n, intercept)
     for j in range(n_weights):
