@@ -36,18 +36,45 @@ def test_perturbed_rows_take_each_value_from_the_same_column():
     np.testing.assert_array_equal(out, again)
 
 
-@pytest.mark.parametrize("soft", [False, True])
-def test_log_loss_costs_equal_their_second_order_brute_force(soft):
-    X, y = _classification()
-    model = lgb.LGBMClassifier(n_estimators=6, num_leaves=8, verbose=-1, random_state=0).fit(X[:1500], y[:1500])
+def _smooth_case(loss):
+    """(model, ranking rows, their target, validation rows, their labels) of each smooth loss."""
+    if loss == "poisson":
+        X, _ = make_regression(2600, 5, random_state=0)
+        y = np.random.default_rng(0).poisson(np.exp(1.0 + 0.3 * X[:, 0]))
+        model = lgb.LGBMRegressor(objective="poisson", n_estimators=6, num_leaves=8, verbose=-1, random_state=0)
+    else:
+        X, y = _classification(2600, classes=3 if loss == "softmax" else 2)
+        model = lgb.LGBMClassifier(n_estimators=6, num_leaves=8, verbose=-1, random_state=0)
+    model.fit(X[:1500], y[:1500])
     ensemble = btt.from_model(model)
-    X_rank, y_rank = X[1500:2200], y[1500:2200]
-    target = (_compress_search.model_target(ensemble, X_rank) if soft
-              else check_target(ensemble, y_rank, len(y_rank)))
-    val_target = check_target(ensemble, y[2200:], len(y) - 2200)
-    rows = _compress_search.row_sets(ensemble.apply(X[2200:]), val_target, None, ensemble.apply(X_rank), target,
-                                     np.random.default_rng(0), soft=soft)
-    search = _compress_search._Search(ensemble, *rows, "balanced_accuracy", "exact", 3.0, False)
+    X_rank = X[1500:2200]
+    target = (_compress_search.model_target(ensemble, X_rank) if loss == "soft labels"
+              else check_target(ensemble, y[1500:2200], 700))
+    return ensemble, X_rank, target, X[2200:], y[2200:]
+
+
+def _derivatives(loss, raw, target, column):
+    """Each row's first and second derivative of its loss by raw column ``column``, in numpy."""
+    if loss == "poisson":
+        mu = np.exp(raw[:, 0])
+        return mu - target.values, mu
+    if loss == "softmax":
+        p = np.exp(raw - raw.max(axis=1, keepdims=True))
+        p = p[:, column] / p.sum(axis=1)
+        return p - (target.codes == column), p * (1.0 - p)
+    p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
+    label = target.values if loss == "soft labels" else target.codes
+    return p - label, p * (1.0 - p)
+
+
+@pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax"])
+def test_smooth_costs_equal_their_second_order_brute_force(loss):
+    ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
+    soft = loss == "soft labels"
+    rows = _compress_search.row_sets(ensemble.apply(X_val), check_target(ensemble, y_val, len(y_val)), None,
+                                     ensemble.apply(X_rank), target, np.random.default_rng(0), soft=soft)
+    search = _compress_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
+                                      False)
     values = search.candidate_values()
     ids, _ = search.candidates()
     cost, square, reached = search.costs(np.arange(search.n_rank), values)
@@ -56,12 +83,10 @@ def test_log_loss_costs_equal_their_second_order_brute_force(soft):
     stored = np.random.default_rng(0).permutation(len(X_rank))
     np.testing.assert_array_equal(rows[0].leaf.T, ensemble.apply(X_rank)[stored])
     leaves = rows[0].leaf.T
-    raw = ensemble.predict_raw(X_rank)[stored, 0]
-    label = (target.values if soft else target.codes.astype(float))[stored]
-    p = 1.0 / (1.0 + np.exp(-raw))
-    grad, hess = p - label, p * (1.0 - p)
-    if soft:
-        np.testing.assert_allclose(grad, 0.0, atol=1e-12)  # the unpruned model fits its own outputs exactly
+    raw = ensemble.predict_raw(X_rank)[stored]
+    stored_target = rows[0].target
+    if soft:  # the unpruned model fits its own outputs exactly
+        np.testing.assert_allclose(_derivatives(loss, raw, stored_target, 0)[0], 0.0, atol=1e-12)
     checked = 0
     for node in ids:
         tree = int(search.tree_of[node])
@@ -74,6 +99,7 @@ def test_log_loss_costs_equal_their_second_order_brute_force(soft):
         for local in range(len(left)):  # children have larger ids than their parent
             if below[local] and left[local] != -1:
                 below[left[local]] = below[right[local]] = True
+        grad, hess = _derivatives(loss, raw, stored_target, int(ensemble.tree_output[tree]))
         leaf = leaves[:, tree]
         held = below[leaf]
         delta = ensemble.tree_scale[tree] * (values[node, 0] - search.value[root + leaf[held], 0])
