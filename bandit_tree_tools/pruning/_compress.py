@@ -149,7 +149,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         (``params["ranked_on"]`` says which walk won). For boosted binary
         classifiers and regressors a further walk ranks and re-fits on
         perturbed copies of the training rows towards the unpruned model's
-        own outputs there (``"perturbed X_train, the model's outputs"``).
+        own outputs there (``"the model's outputs on perturbed X_train"``).
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
         confidence bounds (from 40,000 ranking rows up; fewer are scored
@@ -161,9 +161,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         Boosted models with ``X_train``: after every step, re-fit every leaf
         value by a damped Newton pass on the training rows (True), or keep
         the values (False). ``"auto"`` walks both ways and keeps the smaller
-        model within the tolerance (``params["refit"]`` says which). Without
-        ``X_train`` leaves keep their values (re-fitting them on validation
-        rows made test scores worse in our measurements).
+        model within the tolerance (``params["refit"]`` says which); the
+        walk on perturbed training rows re-fits unless ``refit=False``.
+        Without ``X_train`` leaves keep their values (re-fitting them on
+        validation rows made test scores worse in our measurements).
     reweight : bool, default True
         Also walk from re-weighted trees: an L1-penalised fit of the trees'
         weights on the training rows (the ranking half of the validation
@@ -254,7 +255,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
                              (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
         if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
             X_soft = perturbed_rows(X_fit, rng)
-            rankings.append(("perturbed X_train, the model's outputs",
+            rankings.append(("the model's outputs on perturbed X_train",
                              (ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft),
                                            rng, soft=True), *checking),
                              [refit in ("auto", True)]))

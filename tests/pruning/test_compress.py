@@ -98,7 +98,7 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     runs = {refit: btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, refit=refit,
                              reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
     auto = runs["auto"]
-    distilled = "perturbed X_train, the model's outputs"  # re-fitted only (test_compress_distill)
+    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_compress_distill)
     assert [(walk.ranked_on, walk.refit) for walk in auto._walks] == [("X_train", True), ("X_train", False),
                                                                        (distilled, True)]
     for walk, refit in zip(auto._walks, (True, False)):

@@ -14,7 +14,7 @@ import bandit_tree_tools as btt
 from bandit_tree_tools.pruning import _compress_search
 from bandit_tree_tools.pruning._evaluator import check_target
 
-DISTILLED = "perturbed X_train, the model's outputs"
+DISTILLED = "the model's outputs on perturbed X_train"
 
 
 def _classification(n_rows=3000, classes=2):

@@ -84,7 +84,7 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
                        progress=False)
     kinds = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
-    distilled = "perturbed X_train, the model's outputs"  # re-fitted only (test_compress_distill)
+    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_compress_distill)
     assert kinds == [("X_train", True, False), ("X_train", False, False), ("X_train", True, True),
                      ("X_train", False, True), (distilled, True, False), (distilled, True, True)]
     target = check_target(result.original, y_val, len(y_val))
