@@ -33,7 +33,6 @@ from ..tree._links import sigmoid
 from ._kernels import LOG_LOSS_EPS
 
 SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
-TAYLOR = 5  # second-order change of a smooth loss, from per-row derivatives
 EPS = LOG_LOSS_EPS  # probabilities are clipped as every pruning method clips them
 
 
@@ -137,15 +136,13 @@ def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive
 
 
 @numba.njit(cache=True, inline="always")
-def _loss_change(raw, row, k, delta, code, target, loss_kind, grad, hess):
-    """Change of a row's loss when ``delta`` is added to raw column ``k``:
-    exact for the squared loss and class fractions, to second order from the
-    row's derivatives ``grad`` and ``hess`` for the smooth losses (TAYLOR)."""
+def _loss_change(raw, row, k, delta, code, target, loss_kind):
+    """Exact change of a row's loss when ``delta`` is added to raw column
+    ``k``, for the squared loss and class fractions (the losses of averaged
+    ensembles; ``collapse_costs`` sums the others' changes as polynomials)."""
     z = raw[row, k]
     if loss_kind == SQUARED:
         return delta * (2.0 * (z - target) + delta)
-    if loss_kind == TAYLOR:
-        return delta * (grad + 0.5 * hess * delta)
     # FRACTIONS: only the true class's column matters
     if code != k:
         return 0.0
@@ -208,8 +205,7 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
                     change = 0.0
                     for j in range(width):
                         delta = row_factor * (candidate_value[node, j] - value[start, j])
-                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], loss_kind,
-                                               0.0, 0.0)
+                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], loss_kind)
                     total_change[node] += change
                     total_square[node] += change * change
                     reached[node] += 1
@@ -277,8 +273,7 @@ def removal_costs(rows, leaf, offset, current, value, tree_output, alive, live, 
                 after[0, k] = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k]
             change = 0.0
             for k in range(n_outputs):
-                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row], loss_kind,
-                                       0.0, 0.0)
+                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row], loss_kind)
             total_change[tree] += change
             total_square[tree] += change * change
     return total_change, total_square
