@@ -449,7 +449,6 @@ def _export_forest(ensemble, cls, classifier, payload):
     return forest
 
 
-
 def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
     """How many times each tree of an imported, bootstrapped scikit-learn
     forest drew each of its ``n_rows`` training rows: uint16 (n_trees,

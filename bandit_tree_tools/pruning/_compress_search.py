@@ -302,7 +302,8 @@ class _Search:
         on = self.rank
         t, leaf = on.target, on.leaf
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
-        raw = self._scored(on, int(rows.max()) + 1 if rows.size else 0)
+        upto = int(rows.max()) + 1 if rows.size else 0
+        raw = self._scored(on, upto)
         if self.loss_kind in (kernels.LOGISTIC, kernels.SOFTMAX, kernels.POISSON):
             grad, hess = kernels.gradients(raw[rows], t.codes[rows], t.values[rows], self.loss_kind,
                                            float(self.ensemble.link_scale))
@@ -314,12 +315,13 @@ class _Search:
             self.loss_kind, grad, hess)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
-            tree_sum = kernels.raw_scores(leaf, self.offset, self.current, self.value, self.tree_output,
-                                          self.ensemble.tree_scale, self.alive, np.zeros(self.n_outputs), on.ones)
+            # the sum of the live trees' values per row, from the scores already computed: a
+            # forest's score is the base score plus that sum over the live trees holding the row
+            holding = on.holding(self.alive)
+            tree_sum = (raw[:upto] - self.base_score) * holding[:upto, None]
             change[roots], square[roots] = kernels.removal_costs(
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
-                on.holding(self.alive), tree_sum, self.ensemble.base_score, t.codes,
-                t.values, self.loss_kind)
+                holding, tree_sum, self.ensemble.base_score, t.codes, t.values, self.loss_kind)
         reached[roots] = np.count_nonzero(leaf[:, rows] >= 0, axis=1) if on.out_of_bag else rows.shape[0]
         return change, square, reached
 
