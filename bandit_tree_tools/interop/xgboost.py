@@ -59,7 +59,8 @@ How XGBoost's facts map into the common format
   values against the categories seen in training, kept in
   ``source.payload["native"].training_categories`` and
   ``feature_categories``, and
-  ``Ensemble.check_X`` does the same. Without stored categories (older
+  ``Ensemble.check_X`` does the same (a column that lists a category never
+  seen in training is refused, as XGBoost refuses it). Without stored categories (older
   models, numeric features) a ``category`` column's own codes are used, as
   XGBoost uses them; float categories there are refused, as XGBoost refuses
   them.

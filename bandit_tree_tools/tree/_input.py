@@ -203,6 +203,16 @@ def _category_column(series, column, position, feature_categories, library) -> n
             f"numeric column there and refuses one; pass its values as numbers (X[{str(column)!r}].astype(float))"
         )
     if training is not None:
+        if library == "xgboost":  # XGBoost (>= 3.1, which stores them) refuses a category it never saw
+            known = set(training)
+            unseen = [value for value in series.cat.categories if value not in known]
+            if unseen:
+                raise DataError(
+                    f"column {column!r} of X lists categories the XGBoost model never saw in training "
+                    f"({unseen[:5]}), which XGBoost refuses; remove them from the column's categories first, so "
+                    f"that their rows are missing values: X[{str(column)!r}].cat.set_categories(known), with the "
+                    f"known categories from ensemble.feature_categories[{position}]"
+                )
         series = series.cat.set_categories(list(training))
     codes = series.cat.codes.to_numpy().astype(np.float64)
     codes[codes < 0] = np.nan

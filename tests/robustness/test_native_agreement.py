@@ -58,6 +58,26 @@ def test_hist_gradient_boosting_fractional_category_values_are_unknown_categorie
     np.testing.assert_allclose(ensemble.predict_proba(rows), model.predict_proba(rows), rtol=0, atol=1e-12)
 
 
+# ---------------------------------------------------------------- XGBoost categoricals
+def test_xgboost_frame_categories_are_recoded_by_value_and_unseen_ones_refused_as_xgboost_does():
+    rng = np.random.default_rng(4)
+    n = 800
+    X = pd.DataFrame({"colour": pd.Categorical(rng.choice(list("abcde"), n)), "x": rng.normal(size=n)})
+    y = (X.colour.isin(["a", "c"]) ^ (X.x > 0.3)).astype(int)
+    model = xgboost.XGBClassifier(n_estimators=5, max_depth=3, enable_categorical=True, tree_method="hist").fit(X, y)
+    ensemble = btt.from_model(model)
+    if ensemble.feature_categories is None:
+        pytest.skip("this XGBoost stores no training categories (before 3.1): a frame's own codes are used")
+    values = X.colour.astype(str)
+    shuffled = X.assign(colour=pd.Categorical(values, categories=list("dbeac")))
+    np.testing.assert_array_equal(ensemble.predict_raw(shuffled)[:, 0], model.predict(shuffled, output_margin=True))
+    extra = X.assign(colour=pd.Categorical(values, categories=list("abcde") + ["zz"]))  # listed, on no row
+    with pytest.raises(xgboost.core.XGBoostError, match="not in the training set"):
+        model.predict(extra)
+    with pytest.raises(btt.DataError, match=r"never saw in training \(\['zz'\]\).*feature_categories\[0\]"):
+        ensemble.predict(extra)
+
+
 # ---------------------------------------------------------------- XGBoost base_score
 @pytest.mark.parametrize("objective", ["binary:logistic", "reg:logistic"])
 @pytest.mark.parametrize("base_score", [1e-8, 1e-7, 5e-7, 1 - 1e-7, 0.9999999])
