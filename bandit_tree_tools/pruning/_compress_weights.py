@@ -19,7 +19,8 @@ other walk broke.
 The fit is glmnet's: Newton steps on the loss (iteratively re-weighted least
 squares for log-loss, one step for squared error), each solved by cyclic
 coordinate descent with soft-thresholding, sweeping only the non-zero
-weights until they settle and then every weight once more.
+weights (on their weighted Gram matrix) until they settle and then every
+weight once more.
 """
 
 import numba
@@ -47,6 +48,69 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
+@numba.njit(cache=True, parallel=True, fastmath={"reassoc", "contract"})
+def _weighted_gram(outputs, hess, members):
+    """``(1/n) sum_i hess_i x_a x_b`` for the weights ``members`` of
+    ``outputs`` (n_weights, n), position 0 standing for the intercept
+    (``x = 1``)."""
+    n, m = outputs.shape[1], members.shape[0]
+    gram = np.empty((m + 1, m + 1))
+    gram[0, 0] = hess.sum() / n
+    for a in numba.prange(m):
+        xa = outputs[members[a]]
+        total = 0.0
+        for i in range(n):
+            total += hess[i] * xa[i]
+        gram[0, a + 1] = gram[a + 1, 0] = total / n
+        for b in range(a + 1):
+            xb = outputs[members[b]]
+            total = 0.0
+            for i in range(n):
+                total += hess[i] * xa[i] * xb[i]
+            gram[a + 1, b + 1] = gram[b + 1, a + 1] = total / n
+    return gram
+
+
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+def _gram_gradients(outputs, hess, residual, members):
+    """``(1/n) sum_i hess_i x_a residual_i`` for the intercept and ``members``
+    (the positions of :func:`_weighted_gram`)."""
+    n, m = outputs.shape[1], members.shape[0]
+    out = np.empty(m + 1)
+    out[0] = np.dot(hess, residual) / n
+    for a in range(m):
+        total = 0.0
+        for i in range(n):
+            total += hess[i] * residual[i] * outputs[members[a], i]
+        out[a + 1] = total / n
+    return out
+
+
+@numba.njit(cache=True)
+def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
+    """One coordinate sweep of the intercept and then of ``members`` from
+    their Gram matrix and gradients (both updated in place, as ``weight``);
+    returns the intercept's shift and the largest change of the loss's
+    quadratic model, as the sweeps over the rows measure it."""
+    m = members.shape[0]
+    shift = gradient_part[0] / gram[0, 0]
+    for a in range(m + 1):
+        gradient_part[a] -= shift * gram[a, 0]
+    largest = shift * shift * gram[0, 0]
+    for a in range(m):
+        j = members[a]
+        curvature = gram[a + 1, a + 1]
+        gradient = gradient_part[a + 1] + curvature * weight[j]
+        new = np.sign(gradient) * max(abs(gradient) - penalty, 0.0) / curvature
+        step = new - weight[j]
+        if step != 0.0:
+            for b in range(m + 1):
+                gradient_part[b] -= step * gram[b, a + 1]
+            weight[j] = new
+            largest = max(largest, curvature * step * step)
+    return shift, largest
+
+
 @numba.njit(cache=True, fastmath={"reassoc", "contract"})  # sums over rows in any order: they vectorise
 def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=1e-9):
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
@@ -54,7 +118,14 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
     intercept. ``outputs``: (n_weights, n_rows); log-loss when ``logistic``
     (``y`` in [0, 1]: class codes, or probabilities as soft labels), else half
     the squared error. (Loops, not array expressions: those allocate a
-    temporary per weight and sweep.)"""
+    temporary per weight and sweep.)
+
+    Sweeps over every weight and over the non-zero ones pass over the rows,
+    updating their residuals. The trees' outputs are strongly correlated, so
+    the non-zero weights can take hundreds of sweeps to settle: once they
+    have taken as many as their weighted Gram matrix costs to compute (about
+    a quarter of their number), they sweep on that matrix and their
+    gradients alone, without the rows (glmnet's covariance updates)."""
     n_weights, n = outputs.shape
     eta = np.full(n, intercept)
     for j in range(n_weights):
@@ -62,6 +133,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             for i in range(n):
                 eta[i] += weight[j] * outputs[j, i]
     hess = np.ones(n)
+    start_residual = np.empty(n)  # the working residuals at the start of the Newton step
     residual = np.empty(n)
     curvature = np.empty(n_weights)
     previous = weight.copy()
@@ -71,9 +143,9 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             if logistic:
                 p = 1.0 / (1.0 + np.exp(-eta[i]))
                 hess[i] = max(p * (1.0 - p), MIN_HESSIAN)
-                residual[i] = (y[i] - p) / hess[i]
+                start_residual[i] = (y[i] - p) / hess[i]
             else:
-                residual[i] = y[i] - eta[i]
+                start_residual[i] = y[i] - eta[i]
         hess_sum = hess.sum()
         for j in range(n_weights):
             total = 0.0
@@ -82,8 +154,28 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             curvature[j] = total / n
         previous[:] = weight
         start_intercept = intercept
+        residual[:] = start_residual
         active_only = False
+        active_sweeps = 0  # sweeps over the non-zero weights since the last sweep over every weight
+        members = np.zeros(0, dtype=np.int64)  # the non-zero weights sweeping on their Gram matrix, if any
+        gram = np.zeros((1, 1))
+        gradient_part = np.zeros(1)  # (1/n) sum_i hess_i x_a residual_i of the intercept and the members
         for _sweep in range(1000):
+            if members.shape[0] > 0:
+                shift, largest = _sweep_on_gram(gram, gradient_part, members, weight, penalty)
+                intercept += shift
+                if largest < tol:
+                    # settled: the rows' residuals from the step's start and every change since
+                    for i in range(n):
+                        residual[i] = start_residual[i] - (intercept - start_intercept)
+                    for j in range(n_weights):
+                        step = weight[j] - previous[j]
+                        if step != 0.0:
+                            for i in range(n):
+                                residual[i] -= step * outputs[j, i]
+                    members = np.zeros(0, dtype=np.int64)
+                    active_only = False
+                continue
             shift = 0.0
             for i in range(n):
                 shift += hess[i] * residual[i]
@@ -110,8 +202,14 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 if not active_only:
                     break  # a sweep over every weight changed nothing
                 active_only = False
-            else:
-                active_only = True
+                continue
+            active_sweeps = active_sweeps + 1 if active_only else 0
+            active_only = True
+            kept = np.flatnonzero(weight != 0.0)
+            if 4 * active_sweeps >= kept.shape[0] + 1:
+                members = kept
+                gram = _weighted_gram(outputs, hess, members)
+                gradient_part = _gram_gradients(outputs, hess, residual, members)
         moved = 0.0
         for i in range(n):
             eta[i] += intercept - start_intercept
