@@ -48,7 +48,7 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@numba.njit(cache=True, parallel=True, fastmath={"reassoc", "contract"})
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
 def _weighted_gram(outputs, hess, members):
     """``(1/n) sum_i hess_i x_a x_b`` for the weights ``members`` of
     ``outputs`` (n_weights, n), position 0 standing for the intercept
@@ -56,7 +56,7 @@ def _weighted_gram(outputs, hess, members):
     n, m = outputs.shape[1], members.shape[0]
     gram = np.empty((m + 1, m + 1))
     gram[0, 0] = hess.sum() / n
-    for a in numba.prange(m):
+    for a in range(m):
         xa = outputs[members[a]]
         total = 0.0
         for i in range(n):
