@@ -60,10 +60,10 @@ How XGBoost's facts map into the common format
   ``source.payload["native"].training_categories`` and
   ``feature_categories``, and
   ``Ensemble.check_X`` does the same (a column that lists a category never
-  seen in training is refused, as XGBoost refuses it). Without stored categories (older
-  models, numeric features) a ``category`` column's own codes are used, as
-  XGBoost uses them; float categories there are refused, as XGBoost refuses
-  them.
+  seen in training is refused, as XGBoost refuses it). Without stored
+  categories (older models, numeric features) a ``category`` column's own
+  codes are used, as XGBoost uses them; float categories there are refused,
+  as XGBoost refuses them.
 * Wrappers predict with ``best_iteration + 1`` iterations when early stopping
   set ``best_iteration``; ``from_xgboost`` imports what the object's own
   ``predict`` uses (a Booster: all trees) unless ``iteration_range`` says

@@ -19,8 +19,8 @@ other walk broke.
 The fit is glmnet's: Newton steps on the loss (iteratively re-weighted least
 squares for log-loss, one step for squared error), each solved by cyclic
 coordinate descent with soft-thresholding, sweeping only the non-zero
-weights (on their weighted Gram matrix) until they settle and then every
-weight once more.
+weights until they settle (after many sweeps, on their weighted Gram matrix
+alone) and then every weight once more.
 """
 
 import numba

@@ -211,7 +211,7 @@ def _category_column(series, column, position, feature_categories, library) -> n
                     f"column {column!r} of X lists categories the XGBoost model never saw in training "
                     f"({unseen[:5]}), which XGBoost refuses; remove them from the column's categories first, so "
                     f"that their rows are missing values: X[{str(column)!r}].cat.set_categories(known), with the "
-                    f"known categories from ensemble.feature_categories[{position}]"
+                    f"known categories from btt.from_model(model).feature_categories[{position}]"
                 )
         series = series.cat.set_categories(list(training))
     codes = series.cat.codes.to_numpy().astype(np.float64)
