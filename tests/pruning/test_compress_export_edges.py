@@ -48,7 +48,7 @@ def edge_rows(ensemble, X, categorical, unseen, infinite):
     for tree in ensemble.trees:
         numeric = (np.asarray(tree.children_left) >= 0) & (np.asarray(tree.is_categorical) == 0)
         for feature, threshold in zip(np.asarray(tree.feature)[numeric], np.asarray(tree.threshold)[numeric]):
-            if names[feature] != "colour":
+            if not categorical or names[feature] != "colour":  # a categorical column's splits are sets
                 rows.append(base.iloc[:5].assign(**{names[feature]: threshold}))
     out = pd.concat(rows, ignore_index=True)
     if categorical:
