@@ -90,6 +90,7 @@ of the unpruned model's. One step:
 """
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -190,7 +191,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the validation rows), ``choose(tolerance)``, ``plot()``,
-        ``to_model()``.
+        ``to_model()``; ``params["warnings"]`` holds the note below, if any.
 
     Raises
     ------
@@ -198,6 +199,12 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         A parameter outside what ``PRUNE_PARAMETERS`` allows.
     DataError
         Validation rows that cannot measure the metric at the tolerance.
+
+    Warns
+    -----
+    UserWarning
+        No model smaller than the unpruned one is within the tolerance: the
+        note says what the first step measured and what would let it prune.
 
     Examples
     --------
@@ -292,7 +299,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     )
     result._walks = walks
     result._validation = (X_val, target)
-    return result.choose(tolerance)
+    result = result.choose(tolerance)
+    for note in result.params["warnings"]:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return result
 
 
 class _WalkCallback:

@@ -73,6 +73,22 @@ def metrics_of_raw(ensemble: Ensemble, raw: np.ndarray, target, weights=(1.0, 2.
     return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss, "score": score, **shape}
 
 
+def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
+    """``prune``'s note when no model smaller than the unpruned one is within
+    the tolerance (none otherwise): what the first step measured, and what
+    would let it prune."""
+    stepped = [walk.path for walk in walks if len(walk.path) > 1]
+    if chosen != 0 or not stepped:
+        return ()
+    first = stepped[0].iloc[1]
+    change = first["metric"] - stepped[0]["metric"].iat[0]
+    return (f"prune kept the unpruned model: no smaller model of its path is within the tolerance ({tolerance:g}) "
+            f"by {margin:g} standard errors of its change in {metric} on the checking rows (after the first step the "
+            f"change was {change:+.4f}, with a standard error of {first['metric_se']:.4f}). More validation rows, "
+            "X_train and y_train (then every validation row checks) or a larger tolerance let it prune; result.path "
+            "holds every model it measured.",)
+
+
 @dataclass(repr=False, eq=False)
 class PruneResult:
     """A pruned model and how it was found.
@@ -170,7 +186,7 @@ class PruneResult:
         tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
         new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        from ._compress_metrics import _bound, _check_tolerance, smoothed_metric, within_margin
+        from ._compress_metrics import MARGIN, _bound, _check_tolerance, smoothed_metric, within_margin
         from ._compress_state import build_ensemble, pruned_nodes
 
         if self.method != "compress":
@@ -204,7 +220,8 @@ class PruneResult:
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
             path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted,
-                                   ranked_on=walk.ranked_on),
+                                   ranked_on=walk.ranked_on, warnings=_kept_whole(self._walks, chosen, tolerance,
+                                                                                   metric, MARGIN)),
             elapsed=self.elapsed, chosen=chosen)
         result._walks, result._walk, result._validation, result._before = self._walks, walk, self._validation, before
         return result

@@ -158,8 +158,10 @@ class PathRuns:
 
         result, failure, notes = None, "", []
         try:
-            # prune warns nothing itself; no process-wide warnings.catch_warnings() in this thread
+            # prune's note (it kept the whole model) comes back in its result as well:
+            # no process-wide warnings.catch_warnings() in this thread
             result = prune(self.ensemble, self.X_val, self.y_val, callback=log, **params)
+            notes = list(result.params["warnings"])
         except USER_ERRORS as error:
             failure = describe_error(error)
         except Exception as error:  # a bug: shown with its traceback; kept in panel.exception
@@ -211,7 +213,7 @@ class PathRuns:
             raise NotFittedError("nothing to choose from yet: run the search first (press Start)")
         result = self._full_result.choose(float(tolerance))
         self._show_choice(result)
-        self._set_status(choice_text(result))
+        self._set_status(" Note: ".join([choice_text(result), *result.params["warnings"]]))
         self.refresh_static()
         return result
 

@@ -133,6 +133,7 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert result.path["within_tolerance"].iat[result.chosen]
     assert result.ensemble.n_leaves == path["leaves"].iat[result.chosen]
     assert result.ensemble.n_leaves == path.loc[path["within_tolerance"], "leaves"].min()
+    assert result.params["warnings"] == ()
     looser = result.choose(0.05)
     assert looser.ensemble.n_leaves <= result.ensemble.n_leaves
     walks = [walk.path[["leaves", "metric"]] for walk in result._walks]
@@ -153,6 +154,19 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
     assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
     assert "compress" in repr(result)
+
+
+def test_a_search_that_keeps_the_whole_model_says_why():
+    X, y = classification(3000)
+    model = lgb.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
+    with pytest.warns(UserWarning, match=r"kept the unpruned model.*after the first step the change was "
+                                         r"[-+]\d\.\d{4}, with a standard error of \d\.\d{4}.*X_train and y_train"):
+        result = btt.prune(model, X[2000:2600], y[2000:2600], tolerance=0.0, random_state=0, progress=False)
+    assert result.chosen == 0 and result.ensemble.n_leaves == result.original.n_leaves
+    assert len(result.params["warnings"]) == 1
+    # the note belongs to the choice: a looser tolerance that prunes carries none
+    looser = result.choose(0.05)
+    assert looser.ensemble.n_leaves < result.original.n_leaves and looser.params["warnings"] == ()
 
 
 def test_bandit_with_a_full_budget_walks_the_exact_path():

@@ -348,6 +348,9 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     assert panel.result.chosen == expected.choose(0.0).chosen
     assert panel.tree_view.after.n_leaves == panel.result.ensemble.n_leaves
     assert "Tolerance 0:" in panel.status.value
+    # prune's note when a tolerance keeps the whole model, as the result carries it
+    assert ("Note: prune kept the unpruned model" in panel.status.value) == (panel.result.chosen == 0)
+    assert list(panel.result.params["warnings"]) == list(expected.choose(0.0).params["warnings"])
     assert "Pruning (btt.prune)" in panel.static_html()
 
 
