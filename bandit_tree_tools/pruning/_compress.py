@@ -102,7 +102,7 @@ from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance,
 from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_leaves, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
 from ._evaluator import check_target
-from ._result import PruneResult, Walk
+from ._result import HALF_OF_VALIDATION, PruneResult, Walk
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
@@ -250,7 +250,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     refits = [True, False] if refit == "auto" and X_train is not None and refittable(ensemble) else [refit is True]
     val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
     if X_train is None:
-        rankings = [("half of X_val", row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
+        rankings = [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
     else:
         fit_leaves = ensemble.apply(X_fit, check_input=False)
         training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)

@@ -14,6 +14,9 @@ from . import _kernels
 __all__ = ["PruneResult", "Walk", "model_metrics"]
 
 
+HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows
+
+
 @dataclass(frozen=True)
 class Walk:
     """One walk of ``btt.prune``: its path (DataFrame), the state of every
@@ -82,11 +85,13 @@ def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
         return ()
     first = stepped[0].iloc[1]
     change = first["metric"] - stepped[0]["metric"].iat[0]
+    with_training_rows = any(walk.ranked_on != HALF_OF_VALIDATION for walk in walks)
+    remedies = ("More validation rows or a larger tolerance" if with_training_rows else
+                "More validation rows, X_train and y_train (then every validation row checks) or a larger tolerance")
     return (f"prune kept the unpruned model: no smaller model of its path is within the tolerance ({tolerance:g}) "
             f"by {margin:g} standard errors of its change in {metric} on the checking rows (after the first step the "
-            f"change was {change:+.4f}, with a standard error of {first['metric_se']:.4f}). More validation rows, "
-            "X_train and y_train (then every validation row checks) or a larger tolerance let it prune; result.path "
-            "holds every model it measured.",)
+            f"change was {change:+.4f}, with a standard error of {first['metric_se']:.4f}). {remedies} let it "
+            "prune; result.path holds every model it measured.",)
 
 
 @dataclass(repr=False, eq=False)
