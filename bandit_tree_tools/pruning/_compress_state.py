@@ -19,14 +19,18 @@ class _State:
     base_score: np.ndarray
 
 
-def build_ensemble(ensemble: Ensemble, state: _State) -> Ensemble:
+def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = False) -> Ensemble:
     """The ensemble of a path point: trees rebuilt with their collapsed nodes
     and values, dead trees dropped (or kept as one-leaf trees of value 0
-    where a boosting iteration still has live trees)."""
+    where a boosting iteration still has live trees, or everywhere with
+    ``keep_dead_trees``: for views that pair its trees with the unpruned
+    model's by position; a mean over the trees would then count them)."""
     per_iteration = _trees_per_iteration(ensemble)
     offset = node_offsets(ensemble.trees)
     keep_stump = np.zeros(ensemble.n_trees, dtype=bool)
-    if ensemble.aggregation == "sum" and per_iteration > 1:
+    if keep_dead_trees:
+        keep_stump[:] = True
+    elif ensemble.aggregation == "sum" and per_iteration > 1:
         groups = state.alive.reshape(-1, per_iteration)
         keep_stump = (~groups & groups.any(axis=1, keepdims=True)).ravel()
     trees, kept = [], []

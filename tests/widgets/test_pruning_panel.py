@@ -354,6 +354,27 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     assert "Pruning (btt.prune)" in panel.static_html()
 
 
+def test_compress_method_shows_the_note_of_a_search_that_kept_the_whole_model():
+    from sklearn.datasets import make_classification
+
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = make_classification(3000, 8, n_informative=5, flip_y=0.05, random_state=0)
+    model = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
+    panel = PruningPanel(model, X[2000:2600], y[2000:2600], method="compress", tolerance=0.0, random_state=0)
+    with pytest.warns(UserWarning, match="kept the unpruned model"):  # prune warns in the panel's thread too
+        panel.start()
+        result = panel.wait(300)
+    assert result.chosen == 0 and len(result.params["warnings"]) == 1
+    assert "Done:" in panel.status.value and "Note: prune kept the unpruned model" in panel.status.value
+    panel.tolerance_slider.value = 0.05  # a choice that prunes carries no note
+    assert panel.result.chosen > 0 and "Note:" not in panel.status.value
+    # it removed whole trees: the tree view still pairs the trees by position, a removed one as a single leaf
+    removed = [tree for tree, nodes in panel.result.pruned_nodes.items() if list(nodes) == [0]]
+    assert panel.result.ensemble.n_trees == 20 - len(removed) < 20
+    assert panel.tree_view.after.n_trees == 20
+    assert all(panel.tree_view.after.trees[tree].n_nodes == 1 for tree in removed)
+
+
 def test_unknown_method_is_reported(data):
     model, X_val, y_val = data
     panel = PruningPanel(model, X_val, y_val, method="greedy")
