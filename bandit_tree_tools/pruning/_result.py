@@ -177,6 +177,15 @@ class PruneResult:
 
         return to_model(self.ensemble)
 
+    def _ensemble_by_position(self) -> Ensemble:
+        """``ensemble`` with as many trees as ``original``, for views that pair
+        them by position: a tree ``prune`` removed stays as one leaf of value 0."""
+        if self.ensemble.n_trees == self.original.n_trees:
+            return self.ensemble
+        from ._compress_state import build_ensemble
+
+        return build_ensemble(self.original, self._walk.states[self.chosen], keep_dead_trees=True)
+
     @property
     def metric_bound(self) -> float:
         """``prune`` results: the worst validation metric the tolerance accepts."""

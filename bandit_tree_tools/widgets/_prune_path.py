@@ -225,10 +225,5 @@ class PathRuns:
             chosen=int(result.chosen), floor=result.metric_bound))
         self.arm_table.value = path_table_html(result)
         self.metrics.value = self._metrics_html(result)
-        after = result.ensemble
-        if after.n_trees != result.original.n_trees:  # the tree view pairs trees by position
-            from ..pruning._compress_state import build_ensemble
-
-            after = build_ensemble(result.original, result._walk.states[result.chosen], keep_dead_trees=True)
-        self.tree_view.set_after(after)
+        self.tree_view.set_after(result._ensemble_by_position())  # the tree view pairs trees by position
 
