@@ -80,6 +80,11 @@ def path_table_html(result, rows: int = 8) -> str:
     return section(f"Path of the search ({len(path)} models; first, last and chosen)", table(lines, header))
 
 
+def with_notes(text: str, notes) -> str:
+    """A status line with the run's notes after it."""
+    return f"{text} Note: {' '.join(notes)}" if notes else text
+
+
 def choice_text(result) -> str:
     params = result.params
     row = result.path.iloc[int(result.chosen)]
@@ -200,10 +205,8 @@ class PathRuns:
         self.tolerance_slider.disabled = False
         self._show_choice(result)
         head = f"Stopped after {len(result.path) - 1} steps" if stopped else f"Done: {len(result.path) - 1} steps"
-        text = f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result)
-        if notes:
-            text += " Note: " + " ".join(notes)
-        self._set_status(text)
+        self._set_status(with_notes(f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result),
+                                    notes))
         self.chart.state = "stopped" if stopped else "done"  # last: the page waits for it
 
     def choose(self, tolerance: float):
@@ -213,7 +216,7 @@ class PathRuns:
             raise NotFittedError("nothing to choose from yet: run the search first (press Start)")
         result = self._full_result.choose(float(tolerance))
         self._show_choice(result)
-        self._set_status(" Note: ".join([choice_text(result), *result.params["warnings"]]))
+        self._set_status(with_notes(choice_text(result), result.params["warnings"]))
         self.refresh_static()
         return result
 

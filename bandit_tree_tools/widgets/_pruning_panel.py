@@ -12,7 +12,7 @@ from ..exceptions import DataError
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
 from ._live import RoundLog
-from ._prune_path import PathRuns
+from ._prune_path import PathRuns, with_notes
 from ._reward_chart import RewardChart
 from ._static_html import error_html, escape, polyline_svg, section, table
 from ._tree_view import TreeView
@@ -403,9 +403,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         few = self._few_rounds_note(len(result.arms))
         if few:
             notes = [few] + list(notes)
-        if notes:
-            text += " Note: " + " ".join(notes)
-        self._set_status(text)
+        self._set_status(with_notes(text, notes))
 
     def _show_result(self, result) -> None:
         # arms in the loop's own numbering, as while the run was live
