@@ -35,6 +35,12 @@ def _check_readable(path: Path) -> None:
         )
 
 
+# what a model's predictions estimate, by its training objective (Adapter.objective): class
+# probabilities; a mean or another central value of y; a quantile of y; scores that order the rows
+# of a query; a hazard (survival); a binary classifier's raw margin (XGBoost's binary:logitraw)
+OBJECTIVE_FAMILIES = ("classification", "regression", "quantile", "ranking", "survival", "margin")
+
+
 class Adapter:
     """What the project knows about one library (subclasses fill it in).
 
@@ -82,6 +88,18 @@ class Adapter:
         """``ensemble`` as an object of the class it was imported from (``to_<library>``)."""
         self.native_module()
         return getattr(self._interop(), f"to_{self._module}")(ensemble)
+
+    def objective(self, ensemble) -> tuple:
+        """``(name, family)`` of the loss ``ensemble``'s model was trained
+        with: the library's own name ("" where it keeps none) and what the
+        predictions estimate, one of :data:`OBJECTIVE_FAMILIES`."""
+        return self._interop().training_objective(ensemble)
+
+    def recorded_trees_per_iteration(self, ensemble) -> int | None:
+        """Trees per boosting iteration as the model recorded them, where the
+        library keeps a count that the trees' outputs do not show (see
+        :func:`trees_per_iteration`); None otherwise."""
+        return None
 
     def check_path(self, path) -> Path:
         path = Path(path)
@@ -232,6 +250,9 @@ class XGBoostAdapter(Adapter):
             raise ConversionError(f"{path} is not a readable XGBoost model: {first_line(error)}") from None
         return booster
 
+    def recorded_trees_per_iteration(self, ensemble) -> int | None:
+        return self._interop().recorded_trees_per_iteration(ensemble)
+
     def predict_native(self, native, X, raw: bool = False) -> np.ndarray:
         xgboost = self.native_module()
         if isinstance(native, xgboost.Booster):
@@ -283,6 +304,22 @@ def adapter_for(what) -> Adapter:
     )
 
 
+def trees_per_iteration(ensemble) -> int:
+    """Trees per boosting iteration of ``ensemble``, the unit its library's
+    exporter writes whole: as the model recorded it (XGBoost: parallel
+    trees of a random forest, times the classes), else ``K`` when tree ``t``
+    feeds raw column ``t % K`` (one tree per class), else 1."""
+    adapter = ADAPTERS.get(ensemble.source.library)
+    recorded = adapter.recorded_trees_per_iteration(ensemble) if adapter is not None else None
+    if recorded:
+        return int(recorded)
+    k = ensemble.n_outputs
+    if k > 1 and ensemble.trees[0].value.shape[1] == 1 and ensemble.n_trees % k == 0 and np.array_equal(
+            ensemble.tree_output, np.arange(ensemble.n_trees) % k):
+        return k
+    return 1
+
+
 def adapter_for_path(path) -> Adapter:
     """The adapter whose ``extensions`` include ``path``'s suffix (``.txt``
     LightGBM, ``.json``/``.ubj`` XGBoost, ``.joblib``/``.pkl``/``.pickle`` a
@@ -296,4 +333,4 @@ def adapter_for_path(path) -> Adapter:
     raise UnsupportedModelError(f"cannot tell the format of {path.name!r} from its suffix; expected {known}")
 
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_for", "adapter_for_path"]
+__all__ = ["ADAPTERS", "OBJECTIVE_FAMILIES", "Adapter", "adapter_for", "adapter_for_path", "trees_per_iteration"]

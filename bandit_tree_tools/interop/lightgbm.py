@@ -111,7 +111,7 @@ from ._lightgbm_trees import build_trees
 from ._native_errors import first_line
 from ._payload import LightGBMPayload, payload_of, with_payload
 
-__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster"]
+__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster", "training_objective"]
 
 
 def _lightgbm():
@@ -470,3 +470,15 @@ def to_lightgbm(ensemble: Ensemble):
     estimator = copy.deepcopy(template)
     estimator._Booster = booster
     return estimator
+
+
+def training_objective(ensemble: Ensemble) -> tuple:
+    """``(name, family)`` of the model string's objective (``Adapter.objective``;
+    "custom" for a custom objective, whose family follows the task)."""
+    payload = payload_of(ensemble.source, LightGBMPayload)
+    if payload is None:  # built by hand: nothing recorded
+        return "", ensemble.task
+    line = dict(payload.header).get("objective")
+    name = line.split()[0] if line else "custom"
+    family = {"quantile": "quantile", "lambdarank": "ranking", "rank_xendcg": "ranking"}.get(name, ensemble.task)
+    return name, family

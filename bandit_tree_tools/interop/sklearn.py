@@ -106,7 +106,7 @@ from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import check_classes, feature_names, sklearn_payload, skeleton, version
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
-__all__ = ["from_sklearn", "to_sklearn"]
+__all__ = ["from_sklearn", "to_sklearn", "training_objective"]
 
 _TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
 _FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor")
@@ -478,3 +478,15 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
         drawn = check_random_state(copy.deepcopy(seed)).randint(0, n_rows, n_draws)
         counts[tree] = np.bincount(drawn, minlength=n_rows)
     return counts
+
+
+def training_objective(ensemble: Ensemble) -> tuple:
+    """``(name, family)``: a boosting model's ``loss`` or a tree's or forest's
+    ``criterion`` (``Adapter.objective``)."""
+    payload = sklearn_payload(ensemble)
+    settings = dict(payload.params or {})  # ensembles built without a scikit-learn object
+    for key in ("loss", "criterion"):
+        name = getattr(payload.template, key, settings.get(key))
+        if isinstance(name, str):
+            return name, "quantile" if name == "quantile" else ensemble.task
+    return "", ensemble.task

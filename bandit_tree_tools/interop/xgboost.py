@@ -529,4 +529,22 @@ def to_xgboost(ensemble: Ensemble):
     return wrapper
 
 
-__all__ = ["from_xgboost", "to_xgboost"]
+def training_objective(ensemble: Ensemble) -> tuple:
+    """``(name, family)`` of the booster's objective (``Adapter.objective``)."""
+    payload = payload_of(ensemble.source, XGBoostPayload)
+    name = "" if payload is None else payload.objective  # "": built by hand, nothing recorded
+    if name == "binary:logitraw":
+        return name, "margin"
+    if name == "reg:quantileerror":
+        return name, "quantile"
+    family = name.split(":")[0]
+    return name, {"rank": "ranking", "survival": "survival"}.get(family, ensemble.task)
+
+
+def recorded_trees_per_iteration(ensemble: Ensemble) -> int | None:
+    """Trees per iteration as imported (``Adapter.recorded_trees_per_iteration``)."""
+    payload = payload_of(ensemble.source, XGBoostPayload)
+    return None if payload is None else payload.trees_per_iteration
+
+
+__all__ = ["from_xgboost", "to_xgboost", "recorded_trees_per_iteration", "training_objective"]

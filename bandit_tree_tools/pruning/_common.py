@@ -7,19 +7,40 @@ import numpy as np
 import pandas as pd
 
 from .._validation import resolve_n_rows
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, collapse
 from ._evaluator import IncrementalEvaluator, check_target
 from ._result import PruneResult, metrics_of_raw
 
 
-def to_ensemble(model) -> Ensemble:
-    """Import any supported model (an Ensemble passes through unchanged)."""
-    if isinstance(model, Ensemble):
-        return model
-    from ..interop import from_model
+# training objectives whose predictions the pruning methods cannot judge (their families, from
+# Adapter.objective), and why
+UNJUDGED_OBJECTIVES = {
+    "quantile": "its predictions estimate a quantile of y, but pruning measures them (R^2, MSE) and re-fits them as "
+                "estimates of the mean, so the pruned model would drift towards the mean",
+    "ranking": "its scores order the rows of each query, and pruning has no ranking metric: it would judge the scores "
+               "as predictions of the relevance labels",
+    "survival": "its predictions are hazard ratios, which pruning's metrics cannot compare with survival times",
+    "margin": "it predicts margins, not probabilities, so pruning would judge it as a regression of the class labels; "
+              "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
+}
 
-    return from_model(model)
+
+def to_ensemble(model) -> Ensemble:
+    """Import any supported model (an Ensemble passes through unchanged).
+    Raises UnsupportedModelError for a model whose training objective the
+    pruning methods cannot judge (``UNJUDGED_OBJECTIVES``)."""
+    from ..interop import ADAPTERS, from_model
+
+    ensemble = model if isinstance(model, Ensemble) else from_model(model)
+    adapter = ADAPTERS.get(ensemble.source.library)
+    name, family = adapter.objective(ensemble) if adapter is not None else ("", ensemble.task)
+    if family in UNJUDGED_OBJECTIVES:
+        raise UnsupportedModelError(
+            f"pruning does not support this {ensemble.source.estimator} trained with the objective {name!r}: "
+            f"{UNJUDGED_OBJECTIVES[family]}"
+        )
+    return ensemble
 
 
 def check_weights(weights) -> tuple:

@@ -16,10 +16,11 @@ of the unpruned model's. One step:
    corrections add up and overshoot. Averaged models keep their stored values
    (class fractions, means), so exported scikit-learn trees stay plain trees.
 3. **Costs.** Each candidate's cost is the change of the loss (the model's own:
-   squared error, log-loss through the sigmoid or softmax, Poisson for the log
-   link; smooth losses to second order) on the ranking rows if it alone were
-   applied, plus one spread of its per-row changes; candidates are ranked by
-   that per leaf removed. The spread discounts candidates whose few rows
+   log-loss through the sigmoid or softmax, squared error, Poisson for the
+   log link; other regression objectives by squared error, or Poisson
+   deviance through the log link: ``_loss_kind``; smooth losses to second
+   order) on the ranking rows if it alone were applied, plus one spread of
+   its per-row changes; candidates are ranked by that per leaf removed. The spread discounts candidates whose few rows
    happen to agree: with thousands of candidates the plain sum picks exactly
    those (on a large boosted model it raised the validation metric while the
    test metric fell).
@@ -199,6 +200,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         A parameter outside what ``PRUNE_PARAMETERS`` allows.
     DataError
         Validation rows that cannot measure the metric at the tolerance.
+    UnsupportedModelError
+        A model whose training objective the metrics cannot judge:
+        quantile regression, ranking, survival, XGBoost's
+        ``binary:logitraw`` (see ``pruning._common.UNJUDGED_OBJECTIVES``).
 
     Warns
     -----

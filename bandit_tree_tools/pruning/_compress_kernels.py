@@ -12,8 +12,10 @@ Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
 
 * ``SQUARED``: ``(z - y)**2`` (regression with the identity link);
 * ``LOGISTIC``: binary log-loss of ``sigmoid(scale * z)`` against the class
-  code, or against the probability in ``target`` where the code is -1 (soft
-  labels: the unpruned model's own outputs);
+  code (with one sigmoid per class, whether the row is of column ``k``'s
+  class), or against the probability in ``target`` where the code is -1
+  (soft labels: the unpruned model's own outputs, or the targets of a
+  regression through the sigmoid, which are probabilities);
 * ``SOFTMAX``: multiclass log-loss of ``softmax(z)``;
 * ``FRACTIONS``: ``-log(clip(z[y]))``, trees that output class fractions;
 * ``POISSON``: ``exp(z) - y * z`` (regression with the log link).
@@ -290,7 +292,12 @@ def _derivatives(raw, row, k, code, target, loss_kind, link_scale):
         return mu - target, mu
     if loss_kind == LOGISTIC:
         p = sigmoid(z, link_scale)  # the format's link (tree._links)
-        label = float(code) if code >= 0 else target  # code -1: a soft label
+        if code < 0:
+            label = target  # a soft label
+        elif raw.shape[1] == 1:
+            label = float(code)
+        else:  # one sigmoid per class (LightGBM's multiclassova): column k is "class k or not"
+            label = 1.0 if code == k else 0.0
         return link_scale * (p - label), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
     top, total = _softmax_parts(raw, row)
     p = np.exp(z - top) / total

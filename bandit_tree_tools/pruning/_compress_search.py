@@ -570,16 +570,16 @@ def distillable(ensemble: Ensemble) -> bool:
     """Whether ``prune`` also walks towards the model's own outputs on
     perturbed training rows: Newton leaves (:func:`refittable`) whose loss
     takes a soft target, one probability or one value per row (binary
-    log-loss, squared error, Poisson; not softmax)."""
-    return refittable(ensemble) and _loss_kind(ensemble) != kernels.SOFTMAX
+    log-loss, squared error, Poisson; not softmax or one sigmoid per class)."""
+    return refittable(ensemble) and ensemble.n_outputs == 1
 
 
 def reweightable(ensemble: Ensemble) -> bool:
-    """Whether ``prune`` walks from re-weighted trees: summed trees of one
-    raw output with log-loss (``_compress_weights``; why not squared error:
-    there)."""
-    return (ensemble.aggregation == "sum" and ensemble.n_outputs == 1 and ensemble.n_trees > 1
-            and _loss_kind(ensemble) == kernels.LOGISTIC)
+    """Whether ``prune`` walks from re-weighted trees: a binary classifier's
+    summed trees of one raw output with log-loss (``_compress_weights``; why
+    not regression: there)."""
+    return (ensemble.task == "classification" and ensemble.aggregation == "sum" and ensemble.n_outputs == 1
+            and ensemble.n_trees > 1 and _loss_kind(ensemble) == kernels.LOGISTIC)
 
 
 def _pessimistic(cost, square):
@@ -590,6 +590,11 @@ def _pessimistic(cost, square):
 
 
 def _loss_kind(ensemble: Ensemble) -> int:
+    """The loss the search ranks and re-fits with: the model's own through its
+    link (regression through the sigmoid, XGBoost's ``reg:logistic`` and
+    LightGBM's ``cross_entropy``: log-loss against targets in [0, 1]); other
+    regression objectives of the identity link (absolute error, Huber, ...)
+    by squared error, and those of the log link by Poisson deviance."""
     if ensemble.task == "regression":
-        return kernels.POISSON if ensemble.link == "exp" else kernels.SQUARED
+        return {"exp": kernels.POISSON, "sigmoid": kernels.LOGISTIC}.get(ensemble.link, kernels.SQUARED)
     return {"sigmoid": kernels.LOGISTIC, "softmax": kernels.SOFTMAX, "identity": kernels.FRACTIONS}[ensemble.link]

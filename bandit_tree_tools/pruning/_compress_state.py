@@ -82,9 +82,8 @@ def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
 
 
 def _trees_per_iteration(ensemble: Ensemble) -> int:
-    """Trees per boosting iteration when tree t feeds raw column t % K, else 1."""
-    k = ensemble.n_outputs
-    if k > 1 and ensemble.trees[0].value.shape[1] == 1 and ensemble.n_trees % k == 0 and np.array_equal(
-            ensemble.tree_output, np.arange(ensemble.n_trees) % k):
-        return k
-    return 1
+    """Trees per boosting iteration, which the libraries export whole (see
+    ``interop.trees_per_iteration``)."""
+    from ..interop import trees_per_iteration
+
+    return trees_per_iteration(ensemble)

@@ -53,6 +53,12 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
             raise DataError(f"{name} must be numeric for a regression model, got dtype {y.dtype}") from None
         if not np.all(np.isfinite(values)):
             raise DataError(f"{name} contains NaN or infinite values; drop those rows")
+        if ensemble.link == "sigmoid" and (values.min() < 0.0 or values.max() > 1.0):
+            raise DataError(
+                f"{name} holds values outside [0, 1] (from {values.min():g} to {values.max():g}), but the model "
+                "predicts probabilities through the sigmoid (XGBoost reg:logistic, LightGBM cross_entropy); pass "
+                "the targets it was trained on, in [0, 1]"
+            )
         variance = float(np.var(values))
         return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
     classes = ensemble.classes_
