@@ -39,6 +39,7 @@ the place. It is set when ``bandit_tree_tools`` is imported, before numba is
 import ctypes
 import os
 import sys
+from contextlib import contextmanager
 
 from . import _NUMBA_CACHE_DIR
 
@@ -91,3 +92,20 @@ def _choose_layer() -> str:
 
 #: the layer requested when this module was first imported ("tbb", or numba's "default")
 THREADING_LAYER = _choose_layer()
+
+
+@contextmanager
+def numba_threads(n_jobs):
+    """Run numba's parallel kernels on ``n_jobs`` threads, by the library's
+    one rule for ``n_jobs`` (``_validation.resolve_n_jobs``: None is 1, -1
+    every core), capped at numba's thread count. The count is numba's per
+    Python thread, so a panel's background run keeps its own."""
+    from ._validation import resolve_n_jobs
+
+    threads = int(min(resolve_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS))
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)

@@ -4,13 +4,10 @@ it did. Used by :class:`KMedoids` and by :func:`leaf_medoids`."""
 
 import math
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from .._validation import resolve_n_jobs
 from ..exceptions import DataError, ParameterError
 from . import _bandit_kernels, _kernels
 from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
@@ -79,20 +76,6 @@ def choose_algorithm(algorithm: str, n: int, metric: Metric) -> str:
     if n <= AUTO_MATRIX_MAX_N and matrix_fits(n):
         return "fasterpam"
     return "banditpam"
-
-
-@contextmanager
-def numba_threads(n_jobs):
-    """Run numba's parallel kernels on ``n_jobs`` threads, by the library's
-    one rule for ``n_jobs`` (``_validation.resolve_n_jobs``: None is 1, -1
-    every core), capped at numba's thread count."""
-    threads = int(min(resolve_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS))
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
 
 
 def cache_width(n: int, n_features: int, metric: Metric, batch_size: int) -> int:

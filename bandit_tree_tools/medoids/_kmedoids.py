@@ -8,9 +8,10 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, seed_from
 from ..exceptions import DataError, ParameterError
-from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids, numba_threads
+from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
 try:  # scikit-learn >= 1.6

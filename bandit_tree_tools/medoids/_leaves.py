@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 import joblib
 import numpy as np
 
+from .._numba_config import numba_threads
 from .._validation import Interval, check_params, check_random_state
 from ..exceptions import DataError, NodeError, ParameterError
-from ._core import ALGORITHMS, check_rows, distances_to, fit_medoids, numba_threads
+from ._core import ALGORITHMS, check_rows, distances_to, fit_medoids
 from ._distances import resolve_metric
 
 

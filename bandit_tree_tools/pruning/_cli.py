@@ -42,6 +42,7 @@ def register(subparsers) -> None:
                         help="compress: balanced_accuracy for classifiers and r2 for regressors by default")
     parser.add_argument("--train-data", default=None,
                         help="compress: CSV of training rows (same columns) to rank removals and re-fit leaves on")
+    parser.add_argument("--n-jobs", type=int, default=-1, help="compress: threads, -1 for every core")
     parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES), help="paper: the bandit policy")
     parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
     parser.add_argument("--eval-size", type=_eval_size, default=0.5,
@@ -134,7 +135,7 @@ def run(args) -> int:
         if args.method == "compress":
             X_train, y_train = read(args.train_data) if args.train_data else (None, None)
             result = prune(ensemble, X, y, tolerance=args.tolerance, metric=args.metric, X_train=X_train,
-                           y_train=y_train, random_state=args.random_state, progress=False)
+                           y_train=y_train, random_state=args.random_state, progress=False, n_jobs=args.n_jobs)
         else:
             result = bandit_prune(
                 ensemble, X, y, policy=args.policy, n_rounds=args.rounds, eval_size=args.eval_size,

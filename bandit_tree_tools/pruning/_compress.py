@@ -96,6 +96,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
 from ._common import to_ensemble
@@ -121,12 +122,13 @@ PRUNE_PARAMETERS = {
     "random_state": ["random_state"],
     "progress": ["boolean"],
     "callback": [callable, None],
+    "n_jobs": [None, int],
 }
 
 
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
           search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto", reweight: bool = True,
-          random_state=None, progress: bool = True, callback=None) -> PruneResult:
+          random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PruneResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
     Parameters
@@ -184,6 +186,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``walk`` (0 for the first walk, counting up: ``refit="auto"``,
         ``reweight`` and out-of-bag ranking add walks); a return value of
         True stops the search.
+    n_jobs : int or None, default -1
+        Threads of the search's parallel kernels, by joblib's rule: -1 every
+        core, None one.
 
     Returns
     -------
@@ -228,7 +233,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     """
     started = time.perf_counter()
     check_params(dict(tolerance=tolerance, metric=metric, search=search, confidence=confidence, refit=refit,
-                      reweight=reweight, random_state=random_state, progress=progress, callback=callback),
+                      reweight=reweight, random_state=random_state, progress=progress, callback=callback,
+                      n_jobs=n_jobs),
                  PRUNE_PARAMETERS, owner="prune")
     ensemble = to_ensemble(model)
     tolerance = _check_tolerance(tolerance)  # and finite
@@ -249,62 +255,64 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             raise DataError("X_train has no rows; pass the training rows, or leave X_train and y_train out")
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
-    # with training rows, re-fitting the leaves helps on some models and hurts on others, and so
-    # do starting from re-weighted trees, ranking a forest out of bag and walking towards the
-    # model's own outputs (module docstring): take every walk, keep the smallest
-    refits = [True, False] if refit == "auto" and X_train is not None and refittable(ensemble) else [refit is True]
-    val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
-    if X_train is None:
-        rankings = [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
-    else:
-        fit_leaves = ensemble.apply(X_fit, check_input=False)
-        training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
-        checking = training[1:]  # every walk checks on the same validation rows, stored once
-        rankings = [("X_train", training, refits)]
-        out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
-        if out_of_bag is not None:
-            rankings.append(("X_train, out of bag",
-                             (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
-        if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
-            X_soft = perturbed_rows(X_fit, rng)
-            rankings.append(("the model's outputs on perturbed X_train",
-                             (ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft),
-                                           rng, soft=True), *checking),
-                             [refit in ("auto", True)]))
-    walks, stopped, row_evaluations = [], False, 0
-    for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
-        start = None
-        for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
-            for walk_refit in walk_refits:
-                if stopped:
-                    break
-                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
-                baseline = engine.metric_value()
-                if reweighted:
-                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
-                    if start is None:
+    with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
+        # with training rows, re-fitting the leaves helps on some models and hurts on others, and so
+        # do starting from re-weighted trees, ranking a forest out of bag and walking towards the
+        # model's own outputs (module docstring): take every walk, keep the smallest
+        refits = [True, False] if refit == "auto" and X_train is not None and refittable(ensemble) else [refit is True]
+        val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
+        if X_train is None:
+            rankings = [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
+        else:
+            fit_leaves = ensemble.apply(X_fit, check_input=False)
+            training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
+            checking = training[1:]  # every walk checks on the same validation rows, stored once
+            rankings = [("X_train", training, refits)]
+            out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
+            if out_of_bag is not None:
+                rankings.append(("X_train, out of bag",
+                                 (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
+            if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
+                X_soft = perturbed_rows(X_fit, rng)
+                soft_rows = ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft),
+                                         rng, soft=True)
+                rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
+                                 [refit in ("auto", True)]))
+        walks, stopped, row_evaluations = [], False, 0
+        for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
+            start = None
+            for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
+                for walk_refit in walk_refits:
+                    if stopped:
                         break
-                report = None if callback is None else _WalkCallback(callback, len(walks))
-                path, states = engine.run(_bound(metric, baseline, tolerance),
-                                          _bound(metric, baseline, FAR * tolerance), progress, report, started,
-                                          start=start)
-                stopped = report is not None and report.stopped
-                walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
-                row_evaluations += engine.row_evaluations
-    result = PruneResult(
-        method="compress",
-        ensemble=ensemble,
-        original=ensemble,
-        pruned_nodes={},
-        metrics=pd.DataFrame(),
-        path=walks[0].path,
-        params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                    row_evaluations=row_evaluations),  # choose() adds the chosen walk's refit, reweighted, ranked_on
-        elapsed=time.perf_counter() - started,
-    )
-    result._walks = walks
-    result._validation = (X_val, target)
-    result = result.choose(tolerance)
+                    engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
+                    baseline = engine.metric_value()
+                    if reweighted:
+                        start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
+                        if start is None:
+                            break
+                    report = None if callback is None else _WalkCallback(callback, len(walks))
+                    path, states = engine.run(_bound(metric, baseline, tolerance),
+                                              _bound(metric, baseline, FAR * tolerance), progress, report, started,
+                                              start=start)
+                    stopped = report is not None and report.stopped
+                    walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+                    row_evaluations += engine.row_evaluations
+        result = PruneResult(
+            method="compress",
+            ensemble=ensemble,
+            original=ensemble,
+            pruned_nodes={},
+            metrics=pd.DataFrame(),
+            path=walks[0].path,
+            # choose() adds the chosen walk's refit, reweighted and ranked_on
+            params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
+                        row_evaluations=row_evaluations),
+            elapsed=time.perf_counter() - started,
+        )
+        result._walks = walks
+        result._validation = (X_val, target)
+        result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)
     return result

@@ -2,6 +2,7 @@
 
 import copy
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -271,6 +272,22 @@ def test_same_random_state_same_path(lightgbm_binary, binary_data):
         one = btt.prune(lightgbm_binary, X_val, y_val, random_state=make(), progress=False)
         two = btt.prune(lightgbm_binary, X_val, y_val, random_state=make(), progress=False)
         pd.testing.assert_frame_equal(one.path.drop(columns="elapsed"), two.path.drop(columns="elapsed"))
+
+
+def test_the_path_does_not_depend_on_the_number_of_threads(binary_data):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X_train, y_train)
+    threads = numba.get_num_threads()
+    paths = []
+    for n_jobs in (1, -1):
+        result = btt.prune(model, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False,
+                           n_jobs=n_jobs)
+        assert numba.get_num_threads() == threads  # the caller's count is restored
+        paths.append(pd.concat([walk.path.drop(columns="elapsed") for walk in result._walks], keys=range(len(result._walks))))
+    pd.testing.assert_frame_equal(*paths)
+    for n_jobs in (0, "two", 1.5):
+        with pytest.raises(ParameterError, match="n_jobs"):
+            btt.prune(model, X_val, y_val, n_jobs=n_jobs, progress=False)
 
 
 def test_regression_metrics_and_pandas_input():
