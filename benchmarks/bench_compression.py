@@ -13,6 +13,11 @@ binary version: is the house value above the median?), on the same features.
 Models: LightGBM 300 trees x 63 leaves, XGBoost 300 trees of depth 6,
 scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations.
 
+``test_se`` is the standard error of the test change from the unpruned
+model, paired by row: the test rows are a sample too, and a change within
+about two of them of the tolerance cannot tell a model past it from one
+inside it.
+
 Methods side by side: the unpruned model; ``btt.prune`` (fitting rows =
 the training rows); ``reduced_error_prune``; ``bandit_prune`` with its
 defaults; for XGBoost models XGBoost's own held-out pruner
@@ -141,6 +146,16 @@ def quality(ensemble, X, y, task):
     return r2_score(y, ensemble.predict(X)), np.nan
 
 
+def test_standard_error(ensemble, pruned, X, y, task):
+    """Standard error of the test score's change from ``ensemble`` to
+    ``pruned``, paired by row (the rule btt.prune holds on the validation
+    rows): how far the test change itself is from the model's true change."""
+    metric = "balanced_accuracy" if task == "classification" else "r2"
+    target = check_target(ensemble, y, len(y))
+    terms = [_row_terms(metric, model, model.predict_raw(X), target) for model in (pruned, ensemble)]
+    return paired_standard_error(metric, terms[0], terms[1], target)
+
+
 def exports_exactly(ensemble, X):
     native = btt.to_model(ensemble)
     back = btt.from_model(native)
@@ -195,7 +210,8 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
         score, loss = quality(pruned, X_test, y_test, task)
         rows.append({"data": name, "model": kind, "method": method, "leaves": pruned.n_leaves,
                      "trees": pruned.n_trees, "ratio": ensemble.n_leaves / pruned.n_leaves, "test_score": score,
-                     "test_log_loss": loss, "seconds": seconds,
+                     "test_se": test_standard_error(ensemble, pruned, X_test, y_test, task) if pruned is not ensemble
+                     else 0.0, "test_log_loss": loss, "seconds": seconds,
                      "export": exports_exactly(pruned, X_test) if method != "unpruned" else "", "note": note})
 
     add("unpruned", ensemble, 0.0)
@@ -283,6 +299,9 @@ def main():
     print(f"\nbtt.prune: median leaf compression {ours.ratio.median():.1f}x (mean {ours.ratio.mean():.1f}x) over "
           f"{len(ours)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}; "
           f"slowest {ours.seconds.max():.1f} s")
+    for (name, kind), fall in drop[drop > args.tolerance].items():
+        print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / ours.test_se[(name, kind)]:.1f} "
+              f"standard errors of the test change ({ours.test_se[(name, kind)]:.4f}) beyond the tolerance")
 
 
 if __name__ == "__main__":
