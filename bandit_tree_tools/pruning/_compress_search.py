@@ -222,14 +222,16 @@ class _Search:
         self.value = self.stored_value.copy()
         self.base_score = ensemble.base_score.astype(np.float64).copy()
         self.tree_output = ensemble.tree_output
+        # a writable copy: numba compiles a kernel once more for each read-only argument
+        self.tree_scale = np.array(ensemble.tree_scale, dtype=np.float64)
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
         if self.averaged:
-            return self.ensemble.tree_scale / max(int(np.count_nonzero(self.alive)), 1)
-        return self.ensemble.tree_scale
+            return self.tree_scale / max(int(np.count_nonzero(self.alive)), 1)
+        return self.tree_scale
 
     def _raw(self, rows, lo, hi):
         return kernels.raw_scores(rows.leaf[:, lo:hi], self.offset, self.current, self.value, self.tree_output,
