@@ -140,8 +140,18 @@ def _kind_of(model):
             return cls.__name__, entry[1]
     raise UnsupportedModelError(
         f"cannot import a {type(model).__module__}.{type(model).__name__}; the scikit-learn estimators "
-        f"supported are {', '.join(SUPPORTED_ESTIMATORS)}"
+        f"supported are {', '.join(SUPPORTED_ESTIMATORS)}{_wrapper_hint(model)}"
     )
+
+
+def _wrapper_hint(model) -> str:
+    """How to reach the tree model inside a wrapper the user passed instead."""
+    if hasattr(model, "steps"):
+        return (". For a Pipeline, pass its last step (pipeline[-1]) with X transformed by the steps before it "
+                "(pipeline[:-1].transform(X))")
+    if hasattr(model, "best_estimator_"):
+        return ". For a fitted search, pass its best_estimator_"
+    return ""
 
 
 def _check_fitted(model, name):

@@ -85,6 +85,23 @@ def test_unknown_library_suffix_and_object_are_refused():
         adapter_for([1, 2])
 
 
+def test_wrappers_around_a_tree_model_are_refused_with_the_way_in(data):
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = data
+    pipeline = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=3)).fit(X, y)
+    with pytest.raises(btt.UnsupportedModelError, match=r"Pipeline.*pass its last step \(pipeline\[-1\]\)"):
+        btt.from_model(pipeline)
+    search = GridSearchCV(RandomForestClassifier(3, random_state=0), {"max_depth": [2, 3]}, cv=2).fit(X, y)
+    with pytest.raises(btt.UnsupportedModelError, match="GridSearchCV.*pass its best_estimator_"):
+        btt.prune(search, X, y, progress=False)
+    # the way in works: the last step on the transformed rows predicts like the pipeline
+    ensemble = btt.from_model(pipeline[-1])
+    np.testing.assert_array_equal(ensemble.predict_proba(pipeline[:-1].transform(X)), pipeline.predict_proba(X))
+
+
 def test_bad_files_raise_the_documented_types(tmp_path):
     with pytest.raises(btt.DataError, match="does not exist"):
         adapter_for("xgboost").load(tmp_path / "absent.json")
