@@ -387,3 +387,55 @@ def cover_weighted_values(children_left, children_right, offset, collapsed, cove
             for j in range(width):
                 out[node, j] = numerator[node, j] / weight[node]
     return out
+
+
+@numba.njit(cache=True)
+def select_disjoint(order, ids, benefit, is_root, subtree_span, preorder_nodes, parent, offset, tree_of, trees_left,
+                    budget):
+    """The greedy step: candidates ``ids[order]`` one after the other, each
+    taken unless it lies in or above one taken already (or is the last live
+    tree's root), until ``budget`` leaves are gone. Returns the taken ids in
+    that order. ``subtree_span[node]`` is the ``[start, stop)`` of the
+    node's subtree in ``preorder_nodes``; ``parent`` holds local ids."""
+    taken = np.zeros(is_root.shape[0], dtype=np.bool_)  # in or above a taken subtree
+    chosen = np.empty(order.shape[0], dtype=np.int64)
+    n_chosen, removed = 0, 0.0
+    for position in order:
+        node = ids[position]
+        if taken[node] or (is_root[node] and trees_left <= 1):
+            continue
+        start, stop = subtree_span[node, 0], subtree_span[node, 1]
+        overlaps = False
+        for index in range(start, stop):
+            if taken[preorder_nodes[index]]:
+                overlaps = True
+                break
+        if overlaps:
+            continue
+        for index in range(start, stop):
+            taken[preorder_nodes[index]] = True
+        root = offset[tree_of[node]]
+        up = parent[node]
+        while up >= 0:
+            taken[root + up] = True
+            up = parent[root + up]
+        if is_root[node]:
+            trees_left -= 1
+        chosen[n_chosen] = node
+        n_chosen += 1
+        removed += benefit[position]
+        if removed >= budget:
+            break
+    return chosen[:n_chosen]
+
+
+@numba.njit(cache=True)
+def collapse_into(nodes, subtree_span, preorder_nodes, current, collapsed, value, candidate_value):
+    """Collapse each of ``nodes`` into a leaf of its candidate value: every
+    node of its subtree now stands for it (``current``)."""
+    for node in nodes:
+        for index in range(subtree_span[node, 0], subtree_span[node, 1]):
+            current[preorder_nodes[index]] = node
+        collapsed[node] = True
+        for j in range(value.shape[1]):
+            value[node, j] = candidate_value[node, j]

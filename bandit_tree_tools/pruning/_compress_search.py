@@ -226,6 +226,7 @@ class _Search:
         self.tree_scale = np.array(ensemble.tree_scale, dtype=np.float64)
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
+        self._shape = None  # of _leaf_counts_and_internal
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
@@ -238,9 +239,23 @@ class _Search:
                                   self.factor(), self.alive, self.base_score, rows.row_scale(self.alive)[lo:hi])
 
     def _changed(self):
-        """The model changed: every raw score is out of date."""
+        """The model changed: every raw score, and its shape, are out of date."""
         for rows in (self.check, self.rank, self.fit):
             rows.changed()
+        self._shape = None
+
+    def _leaf_counts_and_internal(self):
+        """(leaves below every node, the live trees' internal nodes) of the
+        model as pruned so far, computed once per change: the step's
+        candidates and the path's sizes both read them. Read-only."""
+        if self._shape is None:
+            counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset,
+                                                 self.collapsed)
+            visible = self.current == np.arange(self.current.shape[0])
+            internal = visible & (self.children_left != -1) & ~self.collapsed & self.alive[self.tree_of]
+            counts.flags.writeable = internal.flags.writeable = False
+            self._shape = counts, internal
+        return self._shape
 
     def _scored(self, rows, upto=None) -> np.ndarray:
         """``rows.raw``, brought up to date for its first ``upto`` rows (all by
@@ -260,7 +275,7 @@ class _Search:
 
     # ----------------------------------------------------------------- size
     def size(self) -> dict:
-        counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
+        counts, internal = self._leaf_counts_and_internal()
         roots = self.offset[:-1]
         alive = self.alive
         stumps = 0
@@ -271,7 +286,7 @@ class _Search:
             stumps = int(np.count_nonzero(~groups[partly]))
         n_trees = int(np.count_nonzero(alive)) + stumps
         leaves = int(counts[roots[alive]].sum()) + stumps
-        return {"leaves": leaves, "trees": n_trees, "nodes": leaves + int(np.count_nonzero(self._internal()))}
+        return {"leaves": leaves, "trees": n_trees, "nodes": leaves + int(np.count_nonzero(internal))}
 
     # ----------------------------------------------------------- candidates
     def candidate_values(self) -> np.ndarray:
@@ -289,14 +304,9 @@ class _Search:
         numerator, hessian = kernels.newton_sums(self.fit.leaf, self.offset, self.parent, self.current, self.value,
                                                  self.tree_output, factor, self.alive, grad, hess)
         values = self.value.copy()
-        internal = self._internal()
+        internal = self._leaf_counts_and_internal()[1]
         values[internal, 0] = numerator[internal] / (hessian[internal] + REG_LAMBDA) / factor[self.tree_of[internal]]
         return values
-
-    def _internal(self) -> np.ndarray:
-        """Internal nodes of the live trees as pruned so far."""
-        visible = self.current == np.arange(self.current.shape[0])
-        return visible & (self.children_left != -1) & ~self.collapsed & self.alive[self.tree_of]
 
     def costs(self, rows, candidate_value):
         """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
@@ -335,8 +345,8 @@ class _Search:
         a kept tree's leaves), averaged trees leave the mean; the last live
         tree stays (its root can still collapse into a single leaf when the
         trees are summed)."""
-        counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
-        mask = self._internal()
+        counts, internal = self._leaf_counts_and_internal()
+        mask = internal.copy()
         if not self.newton:
             mask &= self.has_value
         n_alive = int(np.count_nonzero(self.alive))
@@ -351,32 +361,12 @@ class _Search:
             benefit[self.is_root[ids]] += 1  # the whole tree goes
         return ids, benefit.astype(np.float64)
 
-    def select(self, ids, benefit, cost, budget) -> list:
+    def select(self, ids, benefit, cost, budget) -> np.ndarray:
         """Greedy: the best cost per leaf first, skipping overlaps, until ``budget`` leaves are gone."""
         order = np.argsort(cost / np.maximum(benefit, 1.0), kind="stable")
-        taken = np.zeros(self.current.shape[0], dtype=bool)  # in or above a chosen subtree
-        chosen, removed = [], 0.0
-        trees_left = int(np.count_nonzero(self.alive))
-        for position in order:
-            node = ids[position]
-            if taken[node] or (self.is_root[node] and trees_left <= 1):
-                continue
-            start, stop = self.subtree_span[node]
-            inside = self.preorder_nodes[start:stop]
-            if taken[inside].any():
-                continue
-            taken[inside] = True
-            root = self.offset[self.tree_of[node]]
-            up = self.parent[node]
-            while up >= 0:
-                taken[root + up] = True
-                up = self.parent[root + up]
-            trees_left -= int(self.is_root[node])
-            chosen.append(node)
-            removed += benefit[position]
-            if removed >= budget:
-                break
-        return chosen
+        return kernels.select_disjoint(order, ids, benefit, self.is_root, self.subtree_span, self.preorder_nodes,
+                                       self.parent, self.offset, self.tree_of, int(np.count_nonzero(self.alive)),
+                                       float(budget))
 
     def choose_step(self, budget):
         ids, benefit = self.candidates()
@@ -424,7 +414,7 @@ class _Search:
                 radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
             estimate = _pessimistic(n * mean, n * square[ids] / sampled)
             chosen = self.select(ids, benefit, estimate, budget)
-            if chosen and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
+            if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
                 return chosen
             batch = min(2 * batch, n - sampled)
         return None
@@ -477,17 +467,17 @@ class _Search:
     # ----------------------------------------------------------------- step
     def apply(self, chosen, candidate_value) -> None:
         factor = self.factor()
+        collapsing = []
         for node in chosen:
             tree = self.tree_of[node]
             if self.is_root[node] and (self.averaged or np.count_nonzero(self.alive) > 1):
                 if not self.averaged:  # the tree's constant moves into the intercept
                     self.base_score[self.tree_output[tree]] += factor[tree] * candidate_value[node, 0]
                 self.alive[tree] = False
-                continue
-            start, stop = self.subtree_span[node]
-            self.current[self.preorder_nodes[start:stop]] = node
-            self.collapsed[node] = True
-            self.value[node] = candidate_value[node]
+            else:
+                collapsing.append(node)
+        kernels.collapse_into(np.array(collapsing, dtype=np.int64), self.subtree_span, self.preorder_nodes,
+                              self.current, self.collapsed, self.value, np.asarray(candidate_value, dtype=np.float64))
         self._changed()
         if self.refit:
             self._refit(factor)
@@ -549,7 +539,7 @@ class _Search:
         with tqdm(desc="pruning", unit="step", disable=not progress, leave=False) as bar:
             while not stop and outside < PATIENCE and len(rows) < MAX_STEPS:
                 chosen, candidate_value = self.choose_step(max(1.0, STEP_FRACTION * rows[-1]["leaves"]))
-                if not chosen:
+                if len(chosen) == 0:
                     break
                 self.apply(chosen, candidate_value)
                 stop = record()
