@@ -74,8 +74,11 @@ of the unpruned model's. One step:
    model's behaviour near its training rows. The validation rows stay
    unseen until the check. (Ranking on the validation rows' own outputs
    looked far better on them and did not hold on the test rows: the walk
-   had fitted the very rows that checked it.) For binary classifiers and
-   regressors of boosted trees.
+   had fitted the very rows that checked it.) For boosted trees; a
+   multiclass model's soft labels are its probabilities of every class
+   (on a synthetic five-class set it won with XGBoost, 1.5x to 2.3x, and
+   with LightGBM and HistGB the walk on the training rows stayed ahead, as
+   on MNIST).
 9. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
    checks; without it, half of the validation rows rank and the other half
@@ -150,10 +153,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         every validation row then measures the tolerance. A bootstrapped
         scikit-learn forest's own training rows (in their order) also rank
         out of bag, each tree on the rows it did not draw, in a further walk
-        (``params["ranked_on"]`` says which walk won). For boosted binary
-        classifiers and regressors a further walk ranks and re-fits on
-        perturbed copies of the training rows towards the unpruned model's
-        own outputs there (``"the model's outputs on perturbed X_train"``).
+        (``params["ranked_on"]`` says which walk won). For boosted models a
+        further walk ranks and re-fits on perturbed copies of the training
+        rows towards the unpruned model's own outputs there (``"the model's
+        outputs on perturbed X_train"``).
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
         confidence bounds (from 40,000 ranking rows up; fewer are scored

@@ -20,6 +20,10 @@ Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
 * ``FRACTIONS``: ``-log(clip(z[y]))``, trees that output class fractions;
 * ``POISSON``: ``exp(z) - y * z`` (regression with the log link).
 
+``targets`` is float64 (n_rows, width): one column (regression values, or
+one soft probability per row), or one per raw column (soft labels of
+several classes; class code -1 marks soft labels).
+
 Candidate costs need the loss change of every (row, ancestor) pair; for the
 smooth losses (logistic, softmax, Poisson) it is taken to second order from
 the row's derivatives, and for the squared loss it is a quadratic already.
@@ -207,7 +211,7 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
                     change = 0.0
                     for j in range(width):
                         delta = row_factor * (candidate_value[node, j] - value[start, j])
-                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row], loss_kind)
+                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row, 0], loss_kind)
                     total_change[node] += change
                     total_square[node] += change * change
                     reached[node] += 1
@@ -217,7 +221,7 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
             if smooth:
                 g, h = grad[index, first], hess[index, first]
             else:  # squared error: (z + delta - y)**2 - (z - y)**2
-                g, h = 2.0 * (raw[row, first] - targets[row]), 2.0
+                g, h = 2.0 * (raw[row, first] - targets[row, 0]), 2.0
             a, b = row_factor * g, row_factor * row_factor * h
             moment[start, 0] += a
             moment[start, 1] += b
@@ -275,33 +279,36 @@ def removal_costs(rows, leaf, offset, current, value, tree_output, alive, live, 
                 after[0, k] = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k]
             change = 0.0
             for k in range(n_outputs):
-                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row], loss_kind)
+                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row, 0],
+                                       loss_kind)
             total_change[tree] += change
             total_square[tree] += change * change
     return total_change, total_square
 
 
 @numba.njit(cache=True, inline="always")
-def _derivatives(raw, row, k, code, target, loss_kind, link_scale):
-    """First and second derivative of a row's loss by raw column ``k``."""
+def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
+    """First and second derivative of a row's loss by raw column ``k``
+    (``targets``: one column, or one per raw column for soft labels of
+    several classes)."""
     z = raw[row, k]
     if loss_kind == SQUARED:
-        return z - target, 1.0
+        return z - targets[row, 0], 1.0
     if loss_kind == POISSON:
         mu = np.exp(z)
-        return mu - target, mu
+        return mu - targets[row, 0], mu
+    if code < 0:  # a soft label: the probability of column k's class
+        label = targets[row, min(k, targets.shape[1] - 1)]
+    elif raw.shape[1] == 1:
+        label = float(code)
+    else:  # one sigmoid per class (LightGBM's multiclassova) or the softmax: column k is "class k or not"
+        label = 1.0 if code == k else 0.0
     if loss_kind == LOGISTIC:
         p = sigmoid(z, link_scale)  # the format's link (tree._links)
-        if code < 0:
-            label = target  # a soft label
-        elif raw.shape[1] == 1:
-            label = float(code)
-        else:  # one sigmoid per class (LightGBM's multiclassova): column k is "class k or not"
-            label = 1.0 if code == k else 0.0
         return link_scale * (p - label), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
     top, total = _softmax_parts(raw, row)
     p = np.exp(z - top) / total
-    return p - (1.0 if code == k else 0.0), max(p * (1.0 - p), 1e-16)
+    return p - label, max(p * (1.0 - p), 1e-16)
 
 
 @numba.njit(cache=True)
@@ -322,7 +329,7 @@ def refit_leaves(leaf, offset, current, value, tree_output, factor, alive, raw, 
         root, k, scale = offset[tree], tree_output[tree], factor[tree]
         for row in range(n_rows):
             node = current[root + leaf[tree, row]]
-            g, h = _derivatives(raw, row, k, codes[row], targets[row], loss_kind, link_scale)
+            g, h = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
             grad_sum[node] += g
             hess_sum[node] += h
         for row in range(n_rows):
@@ -340,7 +347,7 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     hess = np.empty((n_rows, n_outputs), dtype=np.float64)
     for row in range(n_rows):
         for k in range(n_outputs):
-            grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets[row], loss_kind, link_scale)
+            grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
     return grad, hess
 
 

@@ -126,14 +126,18 @@ def perturbed_rows(X, rng) -> np.ndarray:
 def model_target(ensemble: Ensemble, X) -> Target:
     """The unpruned model's outputs on ``X`` as the target of a walk that
     ranks and re-fits towards the model itself: the probability of the
-    positive class (binary classifiers; class code -1 marks these soft
-    labels for the kernels) or the predicted value (regressors)."""
+    positive class (binary classifiers), every class's probability (n_rows,
+    n_classes: the softmax, or one sigmoid per class), or the predicted value
+    (regressors). Class code -1 marks these soft labels for the kernels."""
     prediction = ensemble.transform_raw(ensemble.predict_raw(X, check_input=False))
     n = X.shape[0]
+    codes = np.full(n, -1, dtype=np.int64)
     if ensemble.task == "regression":
         values = prediction[:, 0].astype(np.float64)
-        return Target(np.full(n, -1, dtype=np.int64), values, 0, -1, float(np.var(values)) or 1.0)
-    return Target(np.full(n, -1, dtype=np.int64), prediction[:, -1].astype(np.float64), 2, 1, 1.0)
+        return Target(codes, values, 0, -1, float(np.var(values)) or 1.0)
+    if ensemble.n_outputs == 1:
+        return Target(codes, prediction[:, -1].astype(np.float64), 2, 1, 1.0)
+    return Target(codes, np.ascontiguousarray(prediction, dtype=np.float64), ensemble.n_outputs, -1, 1.0)
 
 
 class _Rows:
@@ -298,7 +302,7 @@ class _Search:
                                                    self.collapsed, self.cover, self.value)
             return np.where(np.isnan(values), self.value, values)
         fit = self.fit.target
-        grad, hess = kernels.gradients(self._scored(self.fit), fit.codes, fit.values, self.loss_kind,
+        grad, hess = kernels.gradients(self._scored(self.fit), fit.codes, _columns(fit.values), self.loss_kind,
                                        float(self.ensemble.link_scale))
         factor = self.factor()
         numerator, hessian = kernels.newton_sums(self.fit.leaf, self.offset, self.parent, self.current, self.value,
@@ -317,13 +321,13 @@ class _Search:
         upto = int(rows.max()) + 1 if rows.size else 0
         raw = self._scored(on, upto)
         if self.loss_kind in (kernels.LOGISTIC, kernels.SOFTMAX, kernels.POISSON):
-            grad, hess = kernels.gradients(raw[rows], t.codes[rows], t.values[rows], self.loss_kind,
+            grad, hess = kernels.gradients(raw[rows], t.codes[rows], _columns(t.values[rows]), self.loss_kind,
                                            float(self.ensemble.link_scale))
         else:
             grad = hess = np.zeros((0, self.n_outputs))
         change, square, reached = kernels.collapse_costs(
             rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
-            self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, t.values,
+            self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, _columns(t.values),
             self.loss_kind, grad, hess)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
@@ -333,7 +337,7 @@ class _Search:
             tree_sum = (raw[:upto] - self.base_score) * holding[:upto, None]
             change[roots], square[roots] = kernels.removal_costs(
                 rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
-                holding, tree_sum, self.ensemble.base_score, t.codes, t.values, self.loss_kind)
+                holding, tree_sum, self.ensemble.base_score, t.codes, _columns(t.values), self.loss_kind)
         reached[roots] = np.count_nonzero(leaf[:, rows] >= 0, axis=1) if on.out_of_bag else rows.shape[0]
         return change, square, reached
 
@@ -486,7 +490,7 @@ class _Search:
         """Re-fit every leaf by one damped Newton pass on the training rows."""
         fit = self.fit
         kernels.refit_leaves(fit.leaf, self.offset, self.current, self.value, self.tree_output, factor, self.alive,
-                             self._scored(fit), fit.target.codes, fit.target.values, self.loss_kind,
+                             self._scored(fit), fit.target.codes, _columns(fit.target.values), self.loss_kind,
                              float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
         self._changed()  # the pass updated the training rows' scores only
 
@@ -497,8 +501,12 @@ class _Search:
         name = "log_loss" if self.ensemble.task == "classification" else "mse"
         raw, target = self._scored(self.rank, n_rows)[:n_rows], self.rank.head(n_rows)
         if self.rank.soft and name == "log_loss":  # against the unpruned model's probabilities
-            p = np.clip(self.ensemble.transform_raw(raw)[:, -1], kernels.EPS, 1.0 - kernels.EPS)
-            return float(-np.mean(target.values * np.log(p) + (1.0 - target.values) * np.log1p(-p)))
+            p = np.clip(self.ensemble.transform_raw(raw), kernels.EPS, 1.0 - kernels.EPS)
+            q = _columns(target.values)
+            if q.shape[1] == 1:  # the positive class's probability
+                p = p[:, -1:]
+                return float(-np.mean(q * np.log(p) + (1.0 - q) * np.log1p(-p)))
+            return float(-np.mean(np.sum(q * np.log(p), axis=1)))
         return metric_value(name, self.ensemble, raw, target)
 
     def state(self) -> _State:
@@ -560,10 +568,9 @@ def refittable(ensemble: Ensemble) -> bool:
 
 def distillable(ensemble: Ensemble) -> bool:
     """Whether ``prune`` also walks towards the model's own outputs on
-    perturbed training rows: Newton leaves (:func:`refittable`) whose loss
-    takes a soft target, one probability or one value per row (binary
-    log-loss, squared error, Poisson; not softmax or one sigmoid per class)."""
-    return refittable(ensemble) and ensemble.n_outputs == 1
+    perturbed training rows: Newton leaves (:func:`refittable`), whose every
+    loss takes soft targets (:func:`model_target`)."""
+    return refittable(ensemble)
 
 
 def reweightable(ensemble: Ensemble) -> bool:
@@ -572,6 +579,12 @@ def reweightable(ensemble: Ensemble) -> bool:
     not regression: there)."""
     return (ensemble.task == "classification" and ensemble.aggregation == "sum" and ensemble.n_outputs == 1
             and ensemble.n_trees > 1 and _loss_kind(ensemble) == kernels.LOGISTIC)
+
+
+def _columns(values):
+    """Targets as the kernels take them: one column, or one per class for
+    soft labels of several classes (a view, no copy)."""
+    return values.reshape(values.shape[0], -1)
 
 
 def _pessimistic(cost, square):

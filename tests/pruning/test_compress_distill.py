@@ -15,6 +15,7 @@ from bandit_tree_tools.pruning import _compress_search
 from bandit_tree_tools.pruning._evaluator import check_target
 
 DISTILLED = "the model's outputs on perturbed X_train"
+SOFT = ("soft labels", "soft softmax")  # losses against the model's own outputs
 
 
 def _classification(n_rows=3000, classes=2):
@@ -43,12 +44,12 @@ def _smooth_case(loss):
         y = np.random.default_rng(0).poisson(np.exp(1.0 + 0.3 * X[:, 0]))
         model = lgb.LGBMRegressor(objective="poisson", n_estimators=6, num_leaves=8, verbose=-1, random_state=0)
     else:
-        X, y = _classification(2600, classes=3 if loss == "softmax" else 2)
+        X, y = _classification(2600, classes=3 if "softmax" in loss else 2)
         model = lgb.LGBMClassifier(n_estimators=6, num_leaves=8, verbose=-1, random_state=0)
     model.fit(X[:1500], y[:1500])
     ensemble = btt.from_model(model)
     X_rank = X[1500:2200]
-    target = (_compress_search.model_target(ensemble, X_rank) if loss == "soft labels"
+    target = (_compress_search.model_target(ensemble, X_rank) if loss in SOFT
               else check_target(ensemble, y[1500:2200], 700))
     return ensemble, X_rank, target, X[2200:], y[2200:]
 
@@ -58,19 +59,20 @@ def _derivatives(loss, raw, target, column):
     if loss == "poisson":
         mu = np.exp(raw[:, 0])
         return mu - target.values, mu
-    if loss == "softmax":
+    if "softmax" in loss:
         p = np.exp(raw - raw.max(axis=1, keepdims=True))
         p = p[:, column] / p.sum(axis=1)
-        return p - (target.codes == column), p * (1.0 - p)
+        label = target.values[:, column] if loss == "soft softmax" else target.codes == column
+        return p - label, p * (1.0 - p)
     p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
     label = target.values if loss == "soft labels" else target.codes
     return p - label, p * (1.0 - p)
 
 
-@pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax"])
+@pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax", "soft softmax"])
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
-    soft = loss == "soft labels"
+    soft = loss in SOFT
     rows = _compress_search.row_sets(ensemble.apply(X_val), check_target(ensemble, y_val, len(y_val)), None,
                                      ensemble.apply(X_rank), target, np.random.default_rng(0), soft=soft)
     search = _compress_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
@@ -86,7 +88,8 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
     raw = ensemble.predict_raw(X_rank)[stored]
     stored_target = rows[0].target
     if soft:  # the unpruned model fits its own outputs exactly
-        np.testing.assert_allclose(_derivatives(loss, raw, stored_target, 0)[0], 0.0, atol=1e-12)
+        for column in range(raw.shape[1]):
+            np.testing.assert_allclose(_derivatives(loss, raw, stored_target, column)[0], 0.0, atol=1e-12)
     checked = 0
     for node in ids:
         tree = int(search.tree_of[node])
@@ -148,15 +151,25 @@ def test_regressors_walk_towards_their_own_predictions(objective):
         assert walk.path["leaves"].is_monotonic_decreasing
 
 
-def test_forests_and_multiclass_models_do_not():
+def test_multiclass_models_walk_towards_their_class_probabilities():
     X, y = _classification(2000, classes=3)
-    multiclass = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(X[:1000], y[:1000])
+    model = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(X[:1000], y[:1000])
+    target = _compress_search.model_target(btt.from_model(model), X[:1000])
+    assert (target.values.shape, target.n_classes) == ((1000, 3), 3)
+    np.testing.assert_allclose(target.values, model.predict_proba(X[:1000]), rtol=1e-12)
+    result = btt.prune(model, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
+                       random_state=0, progress=False)
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED]
+    np.testing.assert_array_equal(result.to_model().booster_.predict(X[:200], raw_score=True),
+                                  result.ensemble.predict_raw(X[:200]))
+
+
+def test_forests_do_not():
     Xb, yb = _classification(2000)
     forest = RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0).fit(Xb[:1000], yb[:1000])
-    for model, X_, y_ in ((multiclass, X, y), (forest, Xb, yb)):
-        result = btt.prune(model, X_[1000:], y_[1000:], tolerance=0.02, X_train=X_[:1000], y_train=y_[:1000],
-                           random_state=0, progress=False)
-        assert DISTILLED not in {walk.ranked_on for walk in result._walks}
+    result = btt.prune(forest, Xb[1000:], yb[1000:], tolerance=0.02, X_train=Xb[:1000], y_train=yb[:1000],
+                       random_state=0, progress=False)
+    assert DISTILLED not in {walk.ranked_on for walk in result._walks}
     # without training rows there is nothing to perturb
     boosted = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(Xb[:1000], yb[:1000])
     result = btt.prune(boosted, Xb[1000:], yb[1000:], tolerance=0.02, random_state=0, progress=False)

@@ -122,7 +122,7 @@ def test_regression_through_the_sigmoid_prunes_by_log_loss_and_exports_exactly(d
 def test_soft_targets_of_the_sigmoid_are_their_own_log_loss_gradients():
     raw = np.array([[-2.0], [0.0], [1.5]])
     target = np.array([0.1, 0.5, 0.9])
-    grad, hess = kernels.gradients(raw, np.full(3, -1), target, kernels.LOGISTIC, 1.0)
+    grad, hess = kernels.gradients(raw, np.full(3, -1), target[:, None], kernels.LOGISTIC, 1.0)
     p = 1 / (1 + np.exp(-raw[:, 0]))
     np.testing.assert_allclose(grad[:, 0], p - target)
     np.testing.assert_allclose(hess[:, 0], p * (1 - p))
@@ -132,10 +132,23 @@ def test_one_sigmoid_per_class_takes_each_columns_own_labels():
     """LightGBM's multiclassova: column k's loss is "class k or not"."""
     raw = np.array([[0.3, -1.0, 2.0], [1.0, 0.0, -0.5]])
     codes = np.array([2, 0])
-    grad, hess = kernels.gradients(raw, codes, np.zeros(2), kernels.LOGISTIC, 1.0)
+    grad, hess = kernels.gradients(raw, codes, np.zeros((2, 1)), kernels.LOGISTIC, 1.0)
     p = 1 / (1 + np.exp(-raw))
     np.testing.assert_allclose(grad, p - np.eye(3)[codes])
     np.testing.assert_allclose(hess, p * (1 - p))
+
+
+def test_soft_labels_of_several_classes_are_each_columns_own():
+    """The walk towards a multiclass model's outputs: column k's label is the model's probability of class k."""
+    raw = np.array([[0.3, -1.0, 2.0], [1.0, 0.0, -0.5]])
+    soft = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
+    sigmoid = 1 / (1 + np.exp(-raw))
+    grad, _ = kernels.gradients(raw, np.full(2, -1), soft, kernels.LOGISTIC, 1.0)
+    np.testing.assert_allclose(grad, sigmoid - soft)
+    softmax = np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True)
+    grad, hess = kernels.gradients(raw, np.full(2, -1), soft, kernels.SOFTMAX, 1.0)
+    np.testing.assert_allclose(grad, softmax - soft)
+    np.testing.assert_allclose(hess, softmax * (1 - softmax))
 
 
 def test_one_sigmoid_per_class_prunes_and_exports_exactly(data):
