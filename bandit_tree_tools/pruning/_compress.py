@@ -76,9 +76,9 @@ of the unpruned model's. One step:
    looked far better on them and did not hold on the test rows: the walk
    had fitted the very rows that checked it.) For boosted trees; a
    multiclass model's soft labels are its probabilities of every class
-   (on a synthetic five-class set it won with XGBoost, 1.5x to 2.3x, and
-   with LightGBM and HistGB the walk on the training rows stayed ahead, as
-   on MNIST).
+   (on a synthetic five-class set it won with XGBoost, 1.5x to 2.3x; with
+   LightGBM and HistGB there, and on MNIST, the walk on the training rows
+   stayed ahead).
 9. **Check.** The metric is measured on rows the choice has not seen: with
    ``X_train``, the training rows rank and re-fit and every validation row
    checks; without it, half of the validation rows rank and the other half
