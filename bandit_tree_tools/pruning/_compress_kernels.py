@@ -205,13 +205,19 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
             start = current[root + local]
             row_factor = scale * row_scale[row]
             if loss_kind == FRACTIONS:
+                # only the true class's column changes the loss: -log(clip(z + delta)) + log(clip(z)),
+                # the row's own log taken once for all its ancestors
+                column = codes[row] - first
+                in_tree = 0 <= column < width
+                z = raw[row, codes[row]] if in_tree else 0.0
+                own = np.log(_clip(z)) if in_tree else 0.0
                 up = parent[start]
                 node = up if up < 0 else root + up
                 while node >= 0:
                     change = 0.0
-                    for j in range(width):
-                        delta = row_factor * (candidate_value[node, j] - value[start, j])
-                        change += _loss_change(raw, row, first + j, delta, codes[row], targets[row, 0], loss_kind)
+                    if in_tree:
+                        delta = row_factor * (candidate_value[node, column] - value[start, column])
+                        change = -np.log(_clip(z + delta)) + own
                     total_change[node] += change
                     total_square[node] += change * change
                     reached[node] += 1
