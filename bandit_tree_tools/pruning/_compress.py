@@ -20,10 +20,11 @@ of the unpruned model's. One step:
    log link; other regression objectives by squared error, or Poisson
    deviance through the log link: ``_loss_kind``; smooth losses to second
    order) on the ranking rows if it alone were applied, plus one spread of
-   its per-row changes; candidates are ranked by that per leaf removed. The spread discounts candidates whose few rows
-   happen to agree: with thousands of candidates the plain sum picks exactly
-   those (on a large boosted model it raised the validation metric while the
-   test metric fell).
+   its per-row changes; candidates are ranked by that per leaf removed.
+   The spread discounts candidates whose few rows happen to agree: with
+   thousands of candidates the plain sum picks exactly those (on a large
+   boosted model it raised the validation metric while the test metric
+   fell).
 4. **Bandit.** With ``search="exact"`` every ranking row enters every cost;
    with ``search="bandit"`` the costs are estimated from a growing sample of
    the rows (stored in one fixed random order, batches doubling) with

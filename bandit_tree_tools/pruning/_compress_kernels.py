@@ -13,7 +13,7 @@ Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
 * ``SQUARED``: ``(z - y)**2`` (regression with the identity link);
 * ``LOGISTIC``: binary log-loss of ``sigmoid(scale * z)`` against the class
   code (with one sigmoid per class, whether the row is of column ``k``'s
-  class), or against the probability in ``target`` where the code is -1
+  class), or against the probability in ``targets`` where the code is -1
   (soft labels: the unpruned model's own outputs, or the targets of a
   regression through the sigmoid, which are probabilities);
 * ``SOFTMAX``: multiclass log-loss of ``softmax(z)``;

@@ -10,6 +10,7 @@ from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegr
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError, UnsupportedModelError
 from bandit_tree_tools.interop import adapter_for, trees_per_iteration
+from bandit_tree_tools.interop._adapters import OBJECTIVE_FAMILIES
 from bandit_tree_tools.pruning import _compress_kernels as kernels
 from bandit_tree_tools.pruning._compress_search import _loss_kind
 
@@ -96,6 +97,9 @@ def test_objectives_report_their_family(data):
     for model, expected in cases:
         ensemble = btt.from_model(model)
         assert adapter_for(ensemble).objective(ensemble) == expected
+    for model, _, _ in unjudged_models(X, score, rng):
+        ensemble = btt.from_model(model)
+        assert adapter_for(ensemble).objective(ensemble)[1] in OBJECTIVE_FAMILIES
 
 
 @pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
