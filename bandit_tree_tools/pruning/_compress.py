@@ -253,6 +253,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     rng = check_random_state(random_state)
     halves = _halves(target, rng) if X_train is None else None
     _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
+    X_fit = fit_target = None
     if X_train is not None:
         X_fit = ensemble.check_X(X_train)
         if X_fit.shape[0] == 0:
@@ -260,48 +261,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
-        # with training rows, re-fitting the leaves helps on some models and hurts on others, and so
-        # do starting from re-weighted trees, ranking a forest out of bag and walking towards the
-        # model's own outputs (module docstring): take every walk, keep the smallest
-        refits = [True, False] if refit == "auto" and X_train is not None and refittable(ensemble) else [refit is True]
-        val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
-        if X_train is None:
-            rankings = [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
-        else:
-            fit_leaves = ensemble.apply(X_fit, check_input=False)
-            training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
-            checking = training[1:]  # every walk checks on the same validation rows, stored once
-            rankings = [("X_train", training, refits)]
-            out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
-            if out_of_bag is not None:
-                rankings.append(("X_train, out of bag",
-                                 (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
-            if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
-                X_soft = perturbed_rows(X_fit, rng)
-                soft_rows = ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft),
-                                         rng, soft=True)
-                rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
-                                 [refit in ("auto", True)]))
-        walks, stopped, row_evaluations = [], False, 0
-        for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
-            start = None
-            for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
-                for walk_refit in walk_refits:
-                    if stopped:
-                        break
-                    engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
-                    baseline = engine.metric_value()
-                    if reweighted:
-                        start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
-                        if start is None:
-                            break
-                    report = None if callback is None else _WalkCallback(callback, len(walks))
-                    path, states = engine.run(_bound(metric, baseline, tolerance),
-                                              _bound(metric, baseline, FAR * tolerance), progress, report, started,
-                                              start=start)
-                    stopped = report is not None and report.stopped
-                    walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
-                    row_evaluations += engine.row_evaluations
+        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng)
+        walks, baseline, row_evaluations = _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight,
+                                                  progress, callback, started)
         result = PruneResult(
             method="compress",
             ensemble=ensemble,
@@ -320,6 +282,58 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)
     return result
+
+
+def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) -> list:
+    """(ranked_on, (ranking rows, checking rows, on training rows), the walks' refit values) of
+    every ranking of one ``prune``: with training rows, re-fitting the leaves helps on some models
+    and hurts on others, and so do ranking a forest out of bag and walking towards the model's own
+    outputs (module docstring), so every walk is taken and the smallest model kept."""
+    refits = [True, False] if refit == "auto" and X_fit is not None and refittable(ensemble) else [refit is True]
+    val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
+    if X_fit is None:
+        return [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
+    fit_leaves = ensemble.apply(X_fit, check_input=False)
+    training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
+    checking = training[1:]  # every walk checks on the same validation rows, stored once
+    rankings = [("X_train", training, refits)]
+    out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
+    if out_of_bag is not None:
+        rankings.append(("X_train, out of bag",
+                         (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
+    if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
+        X_soft = perturbed_rows(X_fit, rng)
+        soft_rows = ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft), rng,
+                                 soft=True)
+        rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
+                         [refit in ("auto", True)]))
+    return rankings
+
+
+def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started):
+    """Every walk of one ``prune`` (from the model, and from re-weighted trees where they apply),
+    the unpruned model's checking metric and the row evaluations of all walks."""
+    walks, stopped, row_evaluations = [], False, 0
+    for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
+        start = None
+        for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
+            for walk_refit in walk_refits:
+                if stopped:
+                    break
+                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
+                baseline = engine.metric_value()
+                if reweighted:
+                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
+                    if start is None:
+                        break
+                report = None if callback is None else _WalkCallback(callback, len(walks))
+                path, states = engine.run(_bound(metric, baseline, tolerance),
+                                          _bound(metric, baseline, FAR * tolerance), progress, report, started,
+                                          start=start)
+                stopped = report is not None and report.stopped
+                walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+                row_evaluations += engine.row_evaluations
+    return walks, baseline, row_evaluations
 
 
 class _WalkCallback:
