@@ -95,6 +95,16 @@ class Adapter:
         predictions estimate, one of :data:`OBJECTIVE_FAMILIES`."""
         return self._interop().training_objective(ensemble)
 
+    def monotone_method(self, ensemble) -> str | None:
+        """How the model enforced its monotone constraints, None without any
+        (as far as the imported object records them: an XGBoost model read
+        from a file keeps no training parameters). "basic": every split on a
+        constrained feature bounds the whole subtree on each side by the
+        middle of its two outputs, as XGBoost and scikit-learn do, so a
+        subtree collapsed into a mean of its leaves keeps the order;
+        LightGBM's "intermediate" and "advanced" bound less."""
+        return self._interop().monotone_method(ensemble)
+
     def recorded_trees_per_iteration(self, ensemble) -> int | None:
         """Trees per boosting iteration as the model recorded them, where the
         library keeps a count that the trees' outputs do not show (see

@@ -111,7 +111,8 @@ from ._lightgbm_trees import build_trees
 from ._native_errors import first_line
 from ._payload import LightGBMPayload, payload_of, with_payload
 
-__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster", "training_objective"]
+__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster", "monotone_method",
+           "training_objective"]
 
 
 def _lightgbm():
@@ -482,3 +483,15 @@ def training_objective(ensemble: Ensemble) -> tuple:
     name = line.split()[0] if line else "custom"
     family = {"quantile": "quantile", "lambdarank": "ranking", "rank_xendcg": "ranking"}.get(name, ensemble.task)
     return name, family
+
+
+def monotone_method(ensemble: Ensemble) -> str | None:
+    """The model string's ``monotone_constraints_method`` when a monotone
+    constraint is non-zero, else None (``Adapter.monotone_method``)."""
+    payload = payload_of(ensemble.source, LightGBMPayload)
+    parameters = payload.parameters if payload is not None else ""
+    found = re.search(r"\[monotone_constraints: ([^\]]*)\]", parameters)
+    if not found or all(value.strip() in ("", "0") for value in found.group(1).split(",")):
+        return None
+    method = re.search(r"\[monotone_constraints_method: ([^\]]*)\]", parameters)
+    return method.group(1).strip() if method else "basic"

@@ -106,7 +106,7 @@ from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import check_classes, feature_names, sklearn_payload, skeleton, version
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
-__all__ = ["from_sklearn", "to_sklearn", "training_objective"]
+__all__ = ["from_sklearn", "to_sklearn", "monotone_method", "training_objective"]
 
 _TREES = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor")
 _FORESTS = ("RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor")
@@ -500,3 +500,14 @@ def training_objective(ensemble: Ensemble) -> tuple:
         if isinstance(name, str):
             return name, "quantile" if name == "quantile" else ensemble.task
     return "", ensemble.task
+
+
+def monotone_method(ensemble: Ensemble) -> str | None:
+    """"basic" when the estimator's ``monotonic_cst`` holds a non-zero
+    constraint (scikit-learn bounds each side's subtree by the middle of a
+    split's outputs), else None (``Adapter.monotone_method``)."""
+    payload = sklearn_payload(ensemble)
+    constraints = getattr(payload.template, "monotonic_cst", (payload.params or {}).get("monotonic_cst"))
+    if isinstance(constraints, dict):
+        constraints = list(constraints.values())
+    return "basic" if constraints is not None and np.any(np.asarray(constraints) != 0) else None

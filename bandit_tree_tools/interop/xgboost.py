@@ -79,6 +79,7 @@ Exported trees are renumbered breadth-first with consecutive siblings (see
 import copy
 import json
 import math
+import re
 
 import numpy as np
 
@@ -547,4 +548,20 @@ def recorded_trees_per_iteration(ensemble: Ensemble) -> int | None:
     return None if payload is None else payload.trees_per_iteration
 
 
-__all__ = ["from_xgboost", "to_xgboost", "recorded_trees_per_iteration", "training_objective"]
+def monotone_method(ensemble: Ensemble) -> str | None:
+    """"basic" when the training configuration holds a non-zero monotone
+    constraint (XGBoost bounds each side's subtree by the middle of a split's
+    outputs), else None (``Adapter.monotone_method``; a model read from a
+    file keeps no configuration)."""
+    payload = payload_of(ensemble.source, XGBoostPayload)
+
+    def constraints(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield from ([value] if key == "monotone_constraints" else constraints(value))
+
+    config = json.loads(payload.config) if payload is not None else {}
+    return "basic" if any(re.search(r"-?[1-9]", str(value)) for value in constraints(config)) else None
+
+
+__all__ = ["from_xgboost", "to_xgboost", "monotone_method", "recorded_trees_per_iteration", "training_objective"]

@@ -43,6 +43,15 @@ def to_ensemble(model) -> Ensemble:
     return ensemble
 
 
+def monotone_method(ensemble: Ensemble) -> str | None:
+    """How the model enforced its monotone constraints, None without any
+    (``Adapter.monotone_method``)."""
+    from ..interop import ADAPTERS
+
+    adapter = ADAPTERS.get(ensemble.source.library)
+    return adapter.monotone_method(ensemble) if adapter is not None else None
+
+
 def check_weights(weights) -> tuple:
     try:
         if isinstance(weights, (str, bytes)):

@@ -92,6 +92,13 @@ of the unpruned model's. One step:
    edge where the metric falls off would be chosen. (Why two standard
    errors and not one: ``benchmarks/bench_compression.py``; the measured
    figures are in the README.)
+10. **Monotone constraints.** A model trained with them walks without
+    re-fitted leaves or re-weighted trees, which could break its order.
+    Where every split bounds each side's subtree by the middle of its two
+    outputs (XGBoost, scikit-learn, LightGBM's "basic" method), a node
+    collapsed into a mean of its leaves keeps the order; under LightGBM's
+    "intermediate" and "advanced" methods it need not, and only whole trees
+    go.
 """
 
 import time
@@ -103,7 +110,7 @@ import pandas as pd
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
-from ._common import to_ensemble
+from ._common import monotone_method, to_ensemble
 from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
 from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_leaves, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
@@ -172,15 +179,17 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         model within the tolerance (``params["refit"]`` says which); the
         walk on perturbed training rows re-fits unless ``refit=False``.
         Without ``X_train`` leaves keep their values (re-fitting them on
-        validation rows made test scores worse in our measurements).
+        validation rows made test scores worse in our measurements), and so
+        do the leaves of a model trained with monotone constraints, which
+        re-fitting could break (``refit=True`` then raises).
     reweight : bool, default True
         Also walk from re-weighted trees: an L1-penalised fit of the trees'
         weights on the training rows (the ranking half of the validation
         rows without them) drops trees and scales the others, up to half the
         tolerance; the search prunes on from there, and the smaller model
         wins (``params["reweighted"]`` says which). For binary classifiers
-        of the boosting libraries (summed trees, one raw output); other
-        models ignore it.
+        of the boosting libraries (summed trees, one raw output) without
+        monotone constraints; other models ignore it.
     random_state : int, RandomState, Generator or None
         Seeds the split of the validation rows and the bandit's sampling.
     progress : bool, default True
@@ -241,6 +250,16 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
                       n_jobs=n_jobs),
                  PRUNE_PARAMETERS, owner="prune")
     ensemble = to_ensemble(model)
+    monotone = monotone_method(ensemble)
+    if monotone is not None:
+        # "basic" constraints bound each side's subtree of a split, so a node collapsed into a mean of
+        # its leaves and a removed tree keep the model monotone; re-fitted leaves and re-weighted trees
+        # need not (measured: LightGBM's raw score then fell 0.27 along its increasing feature), and
+        # under LightGBM's other methods neither need collapses (0.016): there only whole trees go
+        if refit is True:
+            raise ParameterError("refit=True would move the leaves of a model trained with monotone constraints "
+                                 "out of their order; pass refit='auto' or False, which keep the constraints")
+        refit, reweight = False, False
     tolerance = _check_tolerance(tolerance)  # and finite
     metric = _check_metric(metric, ensemble)
     X_val = ensemble.check_X(X_val)
@@ -263,7 +282,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
         rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng)
         walks, baseline, row_evaluations = _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight,
-                                                  progress, callback, started)
+                                                  progress, callback, started, monotone not in (None, "basic"))
         result = PruneResult(
             method="compress",
             ensemble=ensemble,
@@ -310,9 +329,11 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) ->
     return rankings
 
 
-def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started):
+def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
+           whole_trees):
     """Every walk of one ``prune`` (from the model, and from re-weighted trees where they apply),
-    the unpruned model's checking metric and the row evaluations of all walks."""
+    the unpruned model's checking metric and the row evaluations of all walks; ``whole_trees``:
+    the walks only remove trees."""
     walks, stopped, row_evaluations = [], False, 0
     for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
         start = None
@@ -320,7 +341,7 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
             for walk_refit in walk_refits:
                 if stopped:
                     break
-                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit)
+                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit, whole_trees)
                 baseline = engine.metric_value()
                 if reweighted:
                     start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))

@@ -180,9 +180,12 @@ class _Rows:
 
 
 class _Search:
-    def __init__(self, ensemble, ranking, checking, on_training_rows, metric, search, confidence, refit):
-        """``ranking``, ``checking``, ``on_training_rows``: of :func:`row_sets`."""
+    def __init__(self, ensemble, ranking, checking, on_training_rows, metric, search, confidence, refit,
+                 whole_trees=False):
+        """``ranking``, ``checking``, ``on_training_rows``: of :func:`row_sets`;
+        ``whole_trees``: the candidates are whole trees only (no node collapses)."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
+        self.whole_trees = whole_trees
         trees = ensemble.trees
         self.n_trees = len(trees)
         self.offset = node_offsets(ensemble.trees)
@@ -350,7 +353,7 @@ class _Search:
         tree stays (its root can still collapse into a single leaf when the
         trees are summed)."""
         counts, internal = self._leaf_counts_and_internal()
-        mask = internal.copy()
+        mask = np.zeros_like(internal) if self.whole_trees else internal.copy()
         if not self.newton:
             mask &= self.has_value
         n_alive = int(np.count_nonzero(self.alive))
