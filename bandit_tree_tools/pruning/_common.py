@@ -26,14 +26,22 @@ UNJUDGED_OBJECTIVES = {
 }
 
 
+def _adapter(ensemble: Ensemble):
+    """The adapter of the ensemble's library; None for an ensemble built by
+    hand (it records no training parameters)."""
+    from ..interop import ADAPTERS
+
+    return ADAPTERS.get(ensemble.source.library)
+
+
 def to_ensemble(model) -> Ensemble:
     """Import any supported model (an Ensemble passes through unchanged).
     Raises UnsupportedModelError for a model whose training objective the
     pruning methods cannot judge (``UNJUDGED_OBJECTIVES``)."""
-    from ..interop import ADAPTERS, from_model
+    from ..interop import from_model
 
     ensemble = model if isinstance(model, Ensemble) else from_model(model)
-    adapter = ADAPTERS.get(ensemble.source.library)
+    adapter = _adapter(ensemble)
     name, family = adapter.objective(ensemble) if adapter is not None else ("", ensemble.task)
     if family in UNJUDGED_OBJECTIVES:
         raise UnsupportedModelError(
@@ -46,9 +54,7 @@ def to_ensemble(model) -> Ensemble:
 def monotone_method(ensemble: Ensemble) -> str | None:
     """How the model enforced its monotone constraints, None without any
     (``Adapter.monotone_method``)."""
-    from ..interop import ADAPTERS
-
-    adapter = ADAPTERS.get(ensemble.source.library)
+    adapter = _adapter(ensemble)
     return adapter.monotone_method(ensemble) if adapter is not None else None
 
 
