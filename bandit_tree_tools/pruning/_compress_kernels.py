@@ -245,8 +245,9 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
             while node >= 0:
                 d = candidate_value[node, 0] - value[start, 0]
                 total_change[node] += d * moment[start, 0] + 0.5 * d * d * moment[start, 1]
-                total_square[node] += d * d * (moment[start, 2] + d * moment[start, 3]
-                                               + 0.25 * d * d * moment[start, 4])
+                # a sum of squares, but from moments: cancellation can leave it a hair below 0
+                total_square[node] += max(0.0, d * d * (moment[start, 2] + d * moment[start, 3]
+                                                        + 0.25 * d * d * moment[start, 4]))
                 reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up

@@ -222,6 +222,27 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
             assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
 
 
+def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
+    """The kernel sums squared changes from per-leaf moments; where each
+    row's change is zero the moments cancel and rounding must not leave a
+    negative sum (its square root, the candidate's spread, was NaN)."""
+    rng = np.random.default_rng(0)
+    n = 50
+    offset, parent, current = np.array([0, 3]), np.array([-1, 0, 0]), np.arange(3)
+    value = np.array([[0.0], [0.3], [-0.2]])
+    leaf = np.ones((1, n), dtype=np.int32)  # every row in leaf 1
+    for _ in range(100):
+        candidate = np.array([[rng.normal()], [0.0], [0.0]])
+        raw = rng.normal(size=(n, 1))
+        targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
+        _, square, reached = _compress_kernels.collapse_costs(
+            np.arange(n), leaf, offset, parent, current, value, candidate, np.zeros(1, np.int64), np.ones(1),
+            np.ones(n), np.ones(1, bool), raw, np.zeros(n, np.int64), targets, _compress_kernels.SQUARED,
+            np.empty((n, 1)), np.empty((n, 1)))
+        assert reached[0] == n
+        assert 0.0 <= square[0] < 1e-12
+
+
 def _loss(ensemble, raw, target, rows):
     kind = _compress_search._loss_kind(ensemble)
     if kind == _compress_kernels.SQUARED:
