@@ -318,32 +318,55 @@ def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
     return p - label, max(p * (1.0 - p), 1e-16)
 
 
-@numba.njit(cache=True)
+REFIT_CHUNK = 4096  # rows per partial sum of refit_leaves: fixed, so its sums do not depend on the thread count
+
+
+@numba.njit(cache=True, parallel=True)
 def refit_leaves(leaf, offset, current, value, tree_output, factor, alive, raw, codes, targets, loss_kind,
                  link_scale, reg_lambda, step):
     """One backfitting pass: tree after tree, every current leaf takes a
     damped Newton step ``-step * G / (H + lambda)`` on the rows it holds, and
     the rows' scores follow before the next tree is fitted.
 
+    The trees go in order; the rows of each are summed in parallel, in chunks
+    of ``REFIT_CHUNK`` added up in order. One pass over the rows per tree
+    applies the step of the tree before and sums the derivatives for this one.
+
     ``value`` and ``raw`` are updated in place (the search's working copies)."""
     n_trees, n_rows = leaf.shape
-    n_nodes = value.shape[0]
-    grad_sum = np.zeros(n_nodes, dtype=np.float64)
-    hess_sum = np.zeros(n_nodes, dtype=np.float64)
-    for tree in range(n_trees):
-        if not alive[tree]:
+    n_chunks = (n_rows + REFIT_CHUNK - 1) // REFIT_CHUNK
+    step_of = np.zeros(value.shape[0], dtype=np.float64)  # each node's change of its rows' raw score
+    previous, previous_root, previous_k = -1, 0, 0
+    for tree in range(n_trees + 1):
+        last = tree == n_trees  # only the step of the tree before is left to apply
+        if not last and not alive[tree]:
             continue
-        root, k, scale = offset[tree], tree_output[tree], factor[tree]
-        for row in range(n_rows):
-            node = current[root + leaf[tree, row]]
-            g, h = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
-            grad_sum[node] += g
-            hess_sum[node] += h
-        for row in range(n_rows):
-            node = current[root + leaf[tree, row]]
-            raw[row, k] -= step * grad_sum[node] / (hess_sum[node] + reg_lambda)
-        for node in range(root, offset[tree + 1]):  # nodes that hold no row do not move
-            value[node, 0] -= step * grad_sum[node] / (hess_sum[node] + reg_lambda) / scale
+        root = 0 if last else offset[tree]
+        width = 0 if last else offset[tree + 1] - root
+        k = 0 if last else tree_output[tree]
+        grad_part = np.zeros((n_chunks, width), dtype=np.float64)
+        hess_part = np.zeros((n_chunks, width), dtype=np.float64)
+        for chunk in numba.prange(n_chunks):
+            for row in range(chunk * REFIT_CHUNK, min(n_rows, (chunk + 1) * REFIT_CHUNK)):
+                if previous >= 0:
+                    raw[row, previous_k] -= step_of[current[previous_root + leaf[previous, row]]]
+                if not last:
+                    node = current[root + leaf[tree, row]] - root
+                    g, h = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
+                    grad_part[chunk, node] += g
+                    hess_part[chunk, node] += h
+        if last:
+            break
+        scale = factor[tree]
+        for node in range(width):  # nodes that hold no row do not move
+            grad, hess = 0.0, 0.0
+            for chunk in range(n_chunks):
+                grad += grad_part[chunk, node]
+                hess += hess_part[chunk, node]
+            change = step * grad / (hess + reg_lambda)
+            step_of[root + node] = change
+            value[root + node, 0] -= change / scale
+        previous, previous_root, previous_k = tree, root, k
 
 
 @numba.njit(cache=True)

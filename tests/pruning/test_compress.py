@@ -311,6 +311,52 @@ def test_the_path_does_not_depend_on_the_number_of_threads(binary_data):
             btt.prune(model, X_val, y_val, n_jobs=n_jobs, progress=False)
 
 
+def _refit_pass_by_numpy(leaf, offset, value, tree_output, alive, raw, codes, reg_lambda, step):
+    """One backfitting pass of the logistic loss, tree after tree, row sums in plain order."""
+    for tree in np.flatnonzero(alive):
+        k, nodes = tree_output[tree], offset[tree] + leaf[tree]
+        p = 1.0 / (1.0 + np.exp(-raw[:, k]))
+        grad = np.bincount(nodes, p - codes, minlength=value.shape[0])
+        hess = np.bincount(nodes, np.maximum(p * (1 - p), 1e-16), minlength=value.shape[0])
+        change = step * grad / (hess + reg_lambda)
+        raw[:, k] -= change[nodes]
+        value[offset[tree]:offset[tree + 1], 0] -= change[offset[tree]:offset[tree + 1]]
+
+
+def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
+    """``refit_leaves`` sums each tree's rows in parallel chunks: on more rows
+    than one chunk it equals the plain pass up to rounding, and it is the same
+    bit for bit on one thread and on all of them."""
+    rng = np.random.default_rng(0)
+    n_rows, n_trees, per_tree = int(2.5 * _compress_kernels.REFIT_CHUNK), 12, 15
+    offset = np.arange(n_trees + 1) * per_tree
+    leaf = rng.integers(7, per_tree, size=(n_trees, n_rows)).astype(np.int32)
+    value = rng.normal(scale=0.3, size=(offset[-1], 1))
+    alive = np.ones(n_trees, dtype=bool)
+    alive[3] = False
+    raw = rng.normal(size=(n_rows, 1))
+    codes = rng.integers(0, 2, n_rows).astype(np.int64)
+    expected_value, expected_raw = value.copy(), raw.copy()
+    _refit_pass_by_numpy(leaf, offset, expected_value, np.zeros(n_trees, np.int64), alive, expected_raw, codes,
+                         1.0, 0.5)
+    threads, results = numba.get_num_threads(), []
+    try:
+        for count in (1, threads):
+            numba.set_num_threads(count)
+            got_value, got_raw = value.copy(), raw.copy()
+            _compress_kernels.refit_leaves(leaf, offset, np.arange(offset[-1]), got_value, np.zeros(n_trees, np.int64),
+                                           np.ones(n_trees), alive, got_raw, codes, np.zeros((n_rows, 1)),
+                                           _compress_kernels.LOGISTIC, 1.0, 1.0, 0.5)
+            results.append((got_value, got_raw))
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_allclose(results[0][0], expected_value, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(results[0][1], expected_raw, rtol=1e-12, atol=1e-14)
+    assert not np.array_equal(results[0][0], value)  # the pass moved the leaves
+    for got, first in zip(results[1], results[0]):
+        assert np.array_equal(got, first)
+
+
 def test_regression_metrics_and_pandas_input():
     Xr, yr = make_regression(1500, 5, noise=10.0, random_state=0)
     frame = pd.DataFrame(Xr, columns=[f"f{i}" for i in range(5)])
