@@ -24,7 +24,10 @@ defaults; for XGBoost models XGBoost's own held-out pruner
 (``process_type="update", updater="refresh,prune"`` on the validation rows)
 with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
 stays within the same tolerance, and again under ``btt.prune``'s own rule (two
-standard errors of the paired difference inside the tolerance). ``export``
+standard errors of the paired difference inside the tolerance); then the same
+two with the leaves refreshed and the gains measured on the training rows
+(``on X_train``: the rows ``btt.prune`` fits on), the validation rows only
+choosing ``gamma``. ``export``
 says whether the exported native model predicts like the pruned ensemble.
 
 ``--random-states``: ``btt.prune`` also with other seeds (they draw the
@@ -162,8 +165,10 @@ def exports_exactly(ensemble, X):
     return bool(np.array_equal(back.predict_raw(X), ensemble.predict_raw(X)))
 
 
-def xgboost_prune(model, X_val, y_val, task, tolerance):
-    """XGBoost's own refresh+prune on the validation rows, gamma chosen under the tolerance.
+def xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance):
+    """XGBoost's own refresh+prune: leaves refreshed and gains measured on
+    ``X_fit`` (the validation rows, or the training rows), gamma chosen on the
+    validation rows under the tolerance.
 
     Returns ({rule: (leaves, gamma, pruned model imported)}, seconds). Two rules: the plain one (validation
     metric within the tolerance) and btt.prune's own (held two standard errors of the paired
@@ -172,7 +177,7 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
 
     booster = model.get_booster()
     objective = json.loads(booster.save_config())["learner"]["objective"]["name"]
-    dval = xgb.DMatrix(X_val, label=y_val)
+    dfit = xgb.DMatrix(X_fit, label=y_fit)
     ensemble = btt.from_model(model)
     metric = "balanced_accuracy" if task == "classification" else "r2"
     target = check_target(ensemble, y_val, len(y_val))
@@ -184,7 +189,7 @@ def xgboost_prune(model, X_val, y_val, task, tolerance):
     for gamma in GAMMAS:
         params = {"objective": objective, "process_type": "update", "updater": "refresh,prune", "refresh_leaf": 1,
                   "gamma": gamma, "max_depth": 6, "nthread": 2}
-        pruned = xgb.train(params, dval, num_boost_round=booster.num_boosted_rounds(), xgb_model=booster.copy())
+        pruned = xgb.train(params, dfit, num_boost_round=booster.num_boosted_rounds(), xgb_model=booster.copy())
         imported = btt.from_model(pruned)
         raw = imported.predict_raw(X_val)
         terms = _row_terms(metric, imported, raw, target)
@@ -236,10 +241,11 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
             paper = btt.bandit_prune(model, X_val, y_val, random_state=0, progress=False)
         add("bandit_prune", paper.ensemble, time.perf_counter() - started)
     if kind == "xgboost":
-        best, seconds = xgboost_prune(model, X_val, y_val, task, tolerance)
-        for rule, method in (("plain", "xgboost refresh,prune"), ("margin", "xgboost refresh,prune, margin")):
-            if rule in best:
-                add(method, best[rule][2], seconds, f"gamma {best[rule][1]}")
+        for rows_name, X_fit, y_fit in (("", X_val, y_val), (" on X_train", X_train, y_train)):
+            best, seconds = xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance)
+            for rule, suffix in (("plain", ""), ("margin", ", margin")):
+                if rule in best:
+                    add(f"xgboost refresh,prune{rows_name}{suffix}", best[rule][2], seconds, f"gamma {best[rule][1]}")
         if name in LOP:
             rows.append({"data": name, "model": kind, "method": "LOP (published)", "ratio": LOP[name]})
     return rows
@@ -302,6 +308,14 @@ def main():
     for (name, kind), fall in drop[drop > args.tolerance].items():
         print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / ours.test_se[(name, kind)]:.1f} "
               f"standard errors of the test change ({ours.test_se[(name, kind)]:.4f}) beyond the tolerance")
+    for method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
+        peer = frame[frame.method == method].set_index(["data", "model"])
+        cases = peer.index.intersection(ours.index)
+        behind = [f"{name} {ours.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
+                  f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
+                  for name, kind in cases if ours.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
+        print(f"fewer leaves than {method}: {len(cases) - len(behind)} of {len(cases)}"
+              + (f"; not on {', '.join(behind)}" if behind else ""))
 
 
 if __name__ == "__main__":
