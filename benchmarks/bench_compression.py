@@ -19,7 +19,9 @@ about two of them of the tolerance cannot tell a model past it from one
 inside it.
 
 Methods side by side: the unpruned model; ``btt.prune`` (fitting rows =
-the training rows); ``reduced_error_prune``; ``bandit_prune`` with its
+the training rows), and the model its path holds under LOP's and XGBoost's
+rule (``choose(tolerance, margin=0)``: the validation metric itself within
+the tolerance, no rerun); ``reduced_error_prune``; ``bandit_prune`` with its
 defaults; for XGBoost models XGBoost's own held-out pruner
 (``process_type="update", updater="refresh,prune"`` on the validation rows)
 with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
@@ -230,6 +232,11 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
             f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps, "
             f"refit {result.params['refit']}, reweighted {result.params['reweighted']}, "
             f"ranked on {result.params['ranked_on']}")
+        if state == random_states[0]:  # LOP's and XGBoost's rule, from the same path: no margin
+            plain = result.choose(tolerance, margin=0.0)
+            add("btt.prune, margin 0", plain.ensemble, 0.0,
+                f"val {plain.path['metric'].iat[plain.chosen]:.4f}, refit {plain.params['refit']}, "
+                f"reweighted {plain.params['reweighted']}, ranked on {plain.params['ranked_on']}")
     if not (skip_slow and kind == "rf"):
         started = time.perf_counter()
         rep = btt.reduced_error_prune(model, X_val, y_val)
@@ -299,15 +306,18 @@ def main():
             print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
             rows += case
     frame = pd.DataFrame(rows)
-    ours = frame[frame.method == "btt.prune"].set_index(["data", "model"])
     base = frame[frame.method == "unpruned"].set_index(["data", "model"])
-    drop = base.test_score - ours.test_score
-    print(f"\nbtt.prune: median leaf compression {ours.ratio.median():.1f}x (mean {ours.ratio.mean():.1f}x) over "
-          f"{len(ours)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}; "
-          f"slowest {ours.seconds.max():.1f} s")
-    for (name, kind), fall in drop[drop > args.tolerance].items():
-        print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / ours.test_se[(name, kind)]:.1f} "
-              f"standard errors of the test change ({ours.test_se[(name, kind)]:.4f}) beyond the tolerance")
+    for method in ("btt.prune", "btt.prune, margin 0"):
+        chosen = frame[frame.method == method].set_index(["data", "model"])
+        drop = base.test_score - chosen.test_score
+        print(f"\n{method}: median leaf compression {chosen.ratio.median():.1f}x (mean {chosen.ratio.mean():.1f}x) "
+              f"over {len(chosen)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}"
+              + (f"; slowest {chosen.seconds.max():.1f} s" if method == "btt.prune" else ""))
+        for (name, kind), fall in drop[drop > args.tolerance].items():
+            se = chosen.test_se[(name, kind)]
+            print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / se:.1f} "
+                  f"standard errors of the test change ({se:.4f}) beyond the tolerance")
+    ours = frame[frame.method == "btt.prune"].set_index(["data", "model"])
     for method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
         peer = frame[frame.method == method].set_index(["data", "model"])
         cases = peer.index.intersection(ours.index)

@@ -20,7 +20,7 @@ from ..interop._native_errors import first_line, native_errors
 def register(subparsers) -> None:
     from ..bandits import POLICIES
     from ._bandit import CANDIDATES, STRATEGIES
-    from ._compress import METRICS
+    from ._compress_metrics import MARGIN, METRICS
 
     parser = subparsers.add_parser(
         "prune",
@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     parser.add_argument("--tolerance", type=float, default=0.005,
                         help="compress: how much worse than the unpruned model the pruned one may be on --data "
                              "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)")
+    parser.add_argument("--margin", type=float, default=MARGIN,
+                        help="compress: standard errors of the validation change the model must stay inside the "
+                             "tolerance by (0: the change itself within it)")
     parser.add_argument("--metric", default=None, choices=sorted(METRICS),
                         help="compress: balanced_accuracy for classifiers and r2 for regressors by default")
     parser.add_argument("--train-data", default=None,
@@ -134,8 +137,9 @@ def run(args) -> int:
         X, y = read(args.data)
         if args.method == "compress":
             X_train, y_train = read(args.train_data) if args.train_data else (None, None)
-            result = prune(ensemble, X, y, tolerance=args.tolerance, metric=args.metric, X_train=X_train,
-                           y_train=y_train, random_state=args.random_state, progress=False, n_jobs=args.n_jobs)
+            result = prune(ensemble, X, y, tolerance=args.tolerance, margin=args.margin, metric=args.metric,
+                           X_train=X_train, y_train=y_train, random_state=args.random_state, progress=False,
+                           n_jobs=args.n_jobs)
         else:
             result = bandit_prune(
                 ensemble, X, y, policy=args.policy, n_rounds=args.rounds, eval_size=args.eval_size,

@@ -86,12 +86,12 @@ of the unpruned model's. One step:
    checks. The walk goes on past models outside the tolerance (a re-fitted
    model further down can be back within it) and ends after ``PATIENCE``
    models far outside it. The chosen model is the smallest whose metric,
-   averaged with its neighbours on the path and held two standard errors of
-   its paired difference from the unpruned model inside, is within the
-   tolerance: without the averaging and the margin, one lucky point at the
-   edge where the metric falls off would be chosen. (Why two standard
-   errors and not one: ``benchmarks/bench_compression.py``; the measured
-   figures are in the README.)
+   averaged with its neighbours on the path and held ``margin`` (two)
+   standard errors of its paired difference from the unpruned model inside,
+   is within the tolerance: without the averaging and the margin, one lucky
+   point at the edge where the metric falls off would be chosen. (Why two
+   standard errors and not one or none: the figures of
+   ``benchmarks/bench_compression.py`` in ``docs/expect/pruning.md``.)
 10. **Monotone constraints.** A model trained with them walks without
     re-fitted leaves or re-weighted trees, which could break its order.
     Where every split bounds each side's subtree by the middle of its two
@@ -111,7 +111,8 @@ from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state
 from ..exceptions import DataError, ParameterError
 from ._common import monotone_method, to_ensemble
-from ._compress_metrics import METRICS, _bound, _check_metric, _check_tolerance, _check_validation, _halves
+from ._compress_metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
+                               _check_validation, _halves)
 from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_leaves, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
 from ._evaluator import check_target
@@ -125,6 +126,7 @@ START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the s
 # what each parameter of prune accepts (checked by _validation.check_params)
 PRUNE_PARAMETERS = {
     "tolerance": [Interval(float, 0, None, closed="left")],
+    "margin": [Interval(float, 0, None, closed="left")],
     "metric": [Options(METRICS), None],
     "search": [Options(SEARCHES)],
     "confidence": [Interval(float, 0, None, closed="neither")],
@@ -138,8 +140,8 @@ PRUNE_PARAMETERS = {
 
 
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
-          search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto", reweight: bool = True,
-          random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PruneResult:
+          margin: float = MARGIN, search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto",
+          reweight: bool = True, random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PruneResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
     Parameters
@@ -154,6 +156,13 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         validation rows: absolute for accuracy, balanced accuracy, ROC AUC and
         R^2 (0.005 is half a point), relative for log-loss and MSE (0.005
         allows 0.5% more).
+    margin : float, default 2.0
+        How many standard errors of its paired difference from the unpruned
+        model (on the checking rows) the chosen model's validation metric
+        must stay inside the tolerance by: the validation rows are a sample,
+        and the smallest model that merely measures within the tolerance
+        often is not on new rows. 0 holds the metric itself within the
+        tolerance (the rule of LOP and of XGBoost's pruner).
     metric : {"balanced_accuracy", "accuracy", "roc_auc", "log_loss", "r2", "mse"}, optional
         Default: balanced accuracy for classifiers, R^2 for regressors.
     X_train, y_train : optional
@@ -209,7 +218,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``method="compress"``; ``path`` (one row per visited model: step,
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
-        the validation rows), ``choose(tolerance)``, ``plot()``,
+        the validation rows), ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any.
 
     Raises
@@ -245,8 +254,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     'DecisionTreeClassifier'
     """
     started = time.perf_counter()
-    check_params(dict(tolerance=tolerance, metric=metric, search=search, confidence=confidence, refit=refit,
-                      reweight=reweight, random_state=random_state, progress=progress, callback=callback,
+    check_params(dict(tolerance=tolerance, margin=margin, metric=metric, search=search, confidence=confidence,
+                      refit=refit, reweight=reweight, random_state=random_state, progress=progress, callback=callback,
                       n_jobs=n_jobs),
                  PRUNE_PARAMETERS, owner="prune")
     ensemble = to_ensemble(model)
@@ -261,6 +270,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
                                  "out of their order; pass refit='auto' or False, which keep the constraints")
         refit, reweight = False, False
     tolerance = _check_tolerance(tolerance)  # and finite
+    margin = _check_margin(margin)
     metric = _check_metric(metric, ensemble)
     X_val = ensemble.check_X(X_val)
     if X_val.shape[0] == 0:
@@ -291,8 +301,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             metrics=pd.DataFrame(),
             path=walks[0].path,
             # choose() adds the chosen walk's refit, reweighted and ranked_on
-            params=dict(tolerance=tolerance, metric=metric, baseline=baseline, search=search, confidence=confidence,
-                        row_evaluations=row_evaluations),
+            params=dict(tolerance=tolerance, margin=margin, metric=metric, baseline=baseline, search=search,
+                        confidence=confidence, row_evaluations=row_evaluations),
             elapsed=time.perf_counter() - started,
         )
         result._walks = walks

@@ -23,7 +23,7 @@ METRICS = {
     "r2": ("regression", True, False),
     "mse": ("regression", False, True),
 }
-MARGIN = 2.0  # a model is within the tolerance when it is by this many standard errors of its difference
+MARGIN = 2.0  # prune's default margin: a model is within the tolerance by this many standard errors of its difference
 
 
 def _check_tolerance(tolerance) -> float:
@@ -32,6 +32,13 @@ def _check_tolerance(tolerance) -> float:
         raise ParameterError(f"tolerance must be a finite number >= 0 (0.005 is half a point of accuracy), "
                              f"got {tolerance!r}")
     return float(tolerance)
+
+
+def _check_margin(margin) -> float:
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not math.isfinite(margin) or margin < 0:
+        raise ParameterError(f"margin must be a finite number >= 0 of standard errors ({MARGIN:g} by default; 0 holds "
+                             f"the validation metric itself within the tolerance), got {margin!r}")
+    return float(margin)
 
 
 def _check_metric(metric, ensemble: Ensemble) -> str:
@@ -145,10 +152,10 @@ def smoothed_metric(path: pd.DataFrame, row: int) -> float:
     return float(np.mean(values[max(row - 1, 0):row + 2]))
 
 
-def within_margin(metric: str, value: float, standard_error: float, bound: float) -> bool:
-    """Within the bound by ``MARGIN`` standard errors of the paired difference."""
+def within_margin(metric: str, value: float, standard_error: float, bound: float, margin: float = MARGIN) -> bool:
+    """Within the bound by ``margin`` standard errors of the paired difference."""
     sign = 1.0 if METRICS[metric][1] else -1.0
-    return within(metric, value - sign * MARGIN * standard_error, bound)
+    return within(metric, value - sign * margin * standard_error, bound)
 
 
 def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Target, terms=None) -> float:

@@ -195,17 +195,19 @@ class PruneResult:
             raise ParameterError(f"metric_bound needs a result of btt.prune, this one comes from {self.method!r}")
         return float(_bound(self.params["metric"], self.params["baseline"], self.params["tolerance"]))
 
-    def choose(self, tolerance: float) -> "PruneResult":
+    def choose(self, tolerance: float, margin: float | None = None) -> "PruneResult":
         """``prune`` results: the smallest model of the path within another
-        tolerance (same meaning as in :func:`~bandit_tree_tools.prune`), as a
-        new result; nothing is rerun. The path holds the models the search
+        tolerance, or by another margin (same meanings as in
+        :func:`~bandit_tree_tools.prune`; None keeps this result's margin), as
+        a new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        from ._compress_metrics import MARGIN, _bound, _check_tolerance, smoothed_metric, within_margin
+        from ._compress_metrics import _bound, _check_margin, _check_tolerance, smoothed_metric, within_margin
         from ._compress_state import build_ensemble, pruned_nodes
 
         if self.method != "compress":
             raise ParameterError(f"choose() needs a result of btt.prune, this one comes from {self.method!r}")
         tolerance = _check_tolerance(tolerance)
+        margin = self.params["margin"] if margin is None else _check_margin(margin)
         metric = self.params["metric"]
         bound = _bound(metric, self.params["baseline"], tolerance)
         # every walk the search took (with and without re-fitted leaves, from the unpruned and
@@ -215,7 +217,7 @@ class PruneResult:
         for walk in self._walks:
             path = walk.path.copy()
             path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
-                                                                  path["metric_se"].iat[row], bound)
+                                                                  path["metric_se"].iat[row], bound, margin)
                                         for row in range(len(path))]  # the unpruned model always qualifies
             fits = np.flatnonzero(path["within_tolerance"].to_numpy())
             row = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
@@ -233,9 +235,9 @@ class PruneResult:
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=pd.DataFrame({"before": before, "after": after}).T,
-            path=path, params=dict(self.params, tolerance=tolerance, refit=walk.refit, reweighted=walk.reweighted,
-                                   ranked_on=walk.ranked_on, warnings=_kept_whole(self._walks, chosen, tolerance,
-                                                                                   metric, MARGIN)),
+            path=path, params=dict(self.params, tolerance=tolerance, margin=margin, refit=walk.refit,
+                                   reweighted=walk.reweighted, ranked_on=walk.ranked_on,
+                                   warnings=_kept_whole(self._walks, chosen, tolerance, metric, margin)),
             elapsed=self.elapsed, chosen=chosen)
         result._walks, result._walk, result._validation, result._before = self._walks, walk, self._validation, before
         return result

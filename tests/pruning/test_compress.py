@@ -157,6 +157,37 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert "compress" in repr(result)
 
 
+def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm_binary, binary_data):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    kwargs = dict(tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0, progress=False)
+    default = btt.prune(lightgbm_binary, X_val, y_val, **kwargs)
+    assert default.params["margin"] == 2.0
+    bound = default.metric_bound
+    leaves = []
+    for margin in (3.0, 2.0, 1.0, 0.0):
+        chosen = default.choose(0.01, margin=margin)
+        leaves.append(chosen.ensemble.n_leaves)
+        assert chosen.params["margin"] == margin
+        row = chosen.chosen
+        held = _compress_metrics.smoothed_metric(chosen.path, row) - margin * chosen.path["metric_se"].iat[row]
+        assert row == 0 or held >= bound - 1e-12
+        # the smallest such model: no smaller one of its walk is held inside the bound
+        smaller = chosen.path["leaves"] < chosen.path["leaves"].iat[row]
+        assert not chosen.path.loc[smaller, "within_tolerance"].any()
+    assert leaves == sorted(leaves, reverse=True)  # a smaller margin, a model as small or smaller
+    assert leaves[1] == default.ensemble.n_leaves
+    plain = default.choose(0.01, margin=0.0)
+    assert plain.ensemble.n_leaves < default.ensemble.n_leaves  # this case prunes further without the margin
+    rerun = btt.prune(lightgbm_binary, X_val, y_val, margin=0.0, **kwargs)
+    assert rerun.ensemble.n_leaves == plain.ensemble.n_leaves and rerun.params["margin"] == 0.0
+    assert default.choose(0.01).params["margin"] == 2.0  # None keeps the result's margin
+    for margin in (-1.0, float("nan"), float("inf"), "two", True):
+        with pytest.raises(ParameterError, match="margin"):
+            btt.prune(lightgbm_binary, X_val, y_val, margin=margin, progress=False)
+        with pytest.raises(ParameterError, match="margin"):
+            default.choose(0.01, margin=margin)
+
+
 def test_a_search_that_keeps_the_whole_model_says_why():
     X, y = classification(3000)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
