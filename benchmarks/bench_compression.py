@@ -317,15 +317,20 @@ def main():
             se = chosen.test_se[(name, kind)]
             print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / se:.1f} "
                   f"standard errors of the test change ({se:.4f}) beyond the tolerance")
-    ours = frame[frame.method == "btt.prune"].set_index(["data", "model"])
-    for method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
-        peer = frame[frame.method == method].set_index(["data", "model"])
-        cases = peer.index.intersection(ours.index)
-        behind = [f"{name} {ours.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
-                  f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
-                  for name, kind in cases if ours.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
-        print(f"fewer leaves than {method}: {len(cases) - len(behind)} of {len(cases)}"
-              + (f"; not on {', '.join(behind)}" if behind else ""))
+    for method in ("btt.prune", "btt.prune, margin 0"):
+        ours = frame[frame.method == method].set_index(["data", "model"])
+        for peer_method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
+            peer = frame[frame.method == peer_method].set_index(["data", "model"])
+            cases = peer.index.intersection(ours.index)
+            behind = [f"{name} {ours.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
+                      f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
+                      for name, kind in cases if ours.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
+            print(f"{method}: fewer leaves than {peer_method} in {len(cases) - len(behind)} of {len(cases)}"
+                  + (f"; not on {', '.join(behind)}" if behind else ""))
+        lop = [f"{name} {ours.ratio[(name, 'xgboost')]:.1f}x vs {ratio}x" for name, ratio in LOP.items()
+               if (name, "xgboost") in ours.index]
+        if lop:
+            print(f"{method} against LOP's published compression (XGBoost): {', '.join(lop)}")
 
 
 if __name__ == "__main__":
