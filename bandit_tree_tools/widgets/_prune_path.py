@@ -3,8 +3,8 @@
 ``prune`` walks from the unpruned model to smaller ones, one accepted
 removal per step, and reports each step to its ``callback``; the panel
 draws the validation metric against the number of leaves as the steps
-arrive, then lets a tolerance slider pick another point of the same path
-(``PruneResult.choose``: nothing is rerun).
+arrive, then lets a tolerance slider and a margin slider pick another point
+of the same path (``PruneResult.choose``: nothing is rerun).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from ..exceptions import NotFittedError
+from ..pruning._compress_metrics import MARGIN
 from ._common import USER_ERRORS, describe_error, ipywidgets
 from ._static_html import section, table
 
@@ -91,7 +92,8 @@ def choice_text(result) -> str:
     return (
         f"Tolerance {params['tolerance']:g}: step {int(row['step'])}, {int(row['leaves'])} leaves "
         f"(unpruned {int(result.path['leaves'].iat[0])}), {params['metric']} {float(row['metric']):.4f} "
-        f"(unpruned {float(params['baseline']):.4f}). Its walk: {walk_text(params)}."
+        f"(unpruned {float(params['baseline']):.4f}), held {params['margin']:g} standard errors inside. "
+        f"Its walk: {walk_text(params)}."
     )
 
 
@@ -128,7 +130,16 @@ class PathRuns:
             style={"description_width": "80px"}, layout=ipywidgets.Layout(width="520px"),
         )
         self.tolerance_slider.add_class("btt-tolerance-slider")
-        self.tolerance_slider.observe(lambda change: self.choose(change["new"]), names="value")
+        self.tolerance_slider.observe(lambda change: self.choose(change["new"], self.margin_slider.value),
+                                      names="value")
+        self.margin_slider = ipywidgets.FloatSlider(
+            value=MARGIN, min=0.0, max=4.0, step=0.25, readout_format=".2f", description="margin",
+            continuous_update=False, disabled=True, style={"description_width": "80px"},
+            layout=ipywidgets.Layout(width="520px"),
+        )
+        self.margin_slider.add_class("btt-margin-slider")
+        self.margin_slider.observe(lambda change: self.choose(self.tolerance_slider.value, change["new"]),
+                                   names="value")
 
     def _start_path(self) -> bool:
         self.error_box.clear()
@@ -140,12 +151,12 @@ class PathRuns:
         self.progress.max, self.progress.value = 1, 0
         self.start_button.disabled = True
         self.export_button.disabled = True
-        self.tolerance_slider.disabled = True
+        self.tolerance_slider.disabled = self.margin_slider.disabled = True
         self.tree_view.set_after(None)
         self.arm_table.value = ""
         self.metrics.value = ""
-        params = dict(tolerance=float(self.tolerance.value), search=self.search.value,
-                      random_state=int(self.path_seed.value), progress=False)
+        params = dict(tolerance=float(self.tolerance.value), margin=float(self.margin_slider.value),
+                      search=self.search.value, random_state=int(self.path_seed.value), progress=False)
         params.update(self._prune_params)
         self._set_status(f"Searching the smallest model within tolerance {params['tolerance']:g}…")
         self._started = time.perf_counter()
@@ -199,22 +210,26 @@ class PathRuns:
         self._full_result = result
         self.export_button.disabled = False
         tolerance = float(result.params["tolerance"])
-        with self.tolerance_slider.hold_trait_notifications():
+        margin = float(result.params["margin"])
+        with self.tolerance_slider.hold_trait_notifications(), self.margin_slider.hold_trait_notifications():
             self.tolerance_slider.max = max(self.tolerance_slider.max, 4 * tolerance)
             self.tolerance_slider.value = tolerance
-        self.tolerance_slider.disabled = False
+            self.margin_slider.max = max(self.margin_slider.max, margin)
+            self.margin_slider.value = margin
+        self.tolerance_slider.disabled = self.margin_slider.disabled = False
         self._show_choice(result)
         head = f"Stopped after {len(result.path) - 1} steps" if stopped else f"Done: {len(result.path) - 1} steps"
         self._set_status(with_notes(f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result),
                                     notes))
         self.chart.state = "stopped" if stopped else "done"  # last: the page waits for it
 
-    def choose(self, tolerance: float):
+    def choose(self, tolerance: float, margin: float | None = None):
         """``method="compress"``: show (and return) the smallest model of the
-        last search's path within ``tolerance``; nothing is rerun."""
+        last search's path within ``tolerance`` by ``margin`` standard errors
+        (None: the search's own, see :func:`prune`); nothing is rerun."""
         if self._full_result is None:
             raise NotFittedError("nothing to choose from yet: run the search first (press Start)")
-        result = self._full_result.choose(float(tolerance))
+        result = self._full_result.choose(float(tolerance), None if margin is None else float(margin))
         self._show_choice(result)
         self._set_status(with_notes(choice_text(result), result.params["warnings"]))
         self.refresh_static()

@@ -46,8 +46,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
 
     With ``method="compress"`` the panel runs :func:`bandit_tree_tools.prune`
     instead: the validation metric against the number of leaves, drawn step
-    by step as the search goes, then a tolerance slider that picks another
-    model of the same path (nothing is rerun).
+    by step as the search goes, then a tolerance slider and a margin slider
+    (standard errors held inside the tolerance) that pick another model of
+    the same path (nothing is rerun).
 
     Parameters
     ----------
@@ -160,7 +161,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         settings = self.path_settings if method == "compress" else self.settings
         children = [settings, self.buttons, self.error_box, self.status, self.chart]
         if method == "compress":
-            children.append(self.tolerance_slider)
+            children += [self.tolerance_slider, self.margin_slider]
             self.progress.layout.display = "none"  # steps, not rounds: the path chart shows them
         children.append(tables)
         if self.tree_view is not None:

@@ -32,6 +32,7 @@ def test_prune_path_view_and_tolerance_slider(page, lab, notebook_dir):
                            arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
     status = panel.locator(".btt-status").inner_text()
     assert status.startswith("Done:") and "Tolerance 0.03" in status
+    assert panel.locator(".btt-tolerance-slider").is_visible() and panel.locator(".btt-margin-slider").is_visible()
     assert "leaves" in chart.locator(".btt-chart-path .btt-chart-title").inner_text()
     # hover: the value under the pointer
     path_canvas = chart.locator(".btt-chart-path canvas")

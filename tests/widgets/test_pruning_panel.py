@@ -351,6 +351,14 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     # prune's note when a tolerance keeps the whole model, as the result carries it
     assert ("Note: prune kept the unpruned model" in panel.status.value) == (panel.result.chosen == 0)
     assert list(panel.result.params["warnings"]) == list(expected.choose(0.0).params["warnings"])
+    # the margin slider: the same path by another margin, at the slider's tolerance
+    assert not panel.margin_slider.disabled and panel.margin_slider.value == 2.0
+    panel.tolerance_slider.value = 0.03
+    panel.margin_slider.value = 0.0
+    plain = expected.choose(0.03, margin=0.0)
+    assert panel.result.chosen == plain.chosen and panel.result.params["margin"] == 0.0
+    assert panel.result.ensemble.n_leaves <= expected.ensemble.n_leaves
+    assert "held 0 standard errors inside" in panel.status.value
     assert "Pruning (btt.prune)" in panel.static_html()
 
 
