@@ -324,7 +324,9 @@ class PruneResult:
         (the chosen walk's; the other walks in grey)."""
         from matplotlib.ticker import ScalarFormatter
 
-        path, metric = self.path, self.params["metric"]
+        from ._compress_metrics import METRICS, smoothed_metric
+
+        path, metric, margin = self.path, self.params["metric"], self.params["margin"]
         bound = self.metric_bound
         others = [walk.path for walk in self._walks if walk is not self._walk]
         for index, other in enumerate(others):  # the walks that found no smaller model
@@ -336,6 +338,12 @@ class PruneResult:
                 label="within tolerance")
         if (~inside).any():
             ax.plot(path["leaves"][~inside], path["metric"][~inside], "x", color="tab:grey", label="outside")
+        if margin > 0:  # what choose() holds against the tolerance: the smoothed metric less the margin
+            smoothed = np.array([smoothed_metric(path, row) for row in range(len(path))])
+            sign = 1.0 if METRICS[metric][1] else -1.0
+            ax.fill_between(path["leaves"], smoothed, smoothed - sign * margin * path["metric_se"].to_numpy(),
+                            color="tab:blue", alpha=0.15, linewidth=0,
+                            label=f"margin: {margin:g} standard errors")
         ax.axhline(self.params["baseline"], color="tab:green", linestyle="--", linewidth=1, label="unpruned")
         ax.axhline(bound, color="tab:orange", linestyle=":", linewidth=1, label="tolerance")
         chosen = path.iloc[self.chosen]

@@ -151,7 +151,11 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     ax = result.plot().axes[0]
     assert ax.get_xscale() == "log"
     legend = " ".join(text.get_text() for text in ax.get_legend().get_texts())
-    assert "chosen" in legend and "other walks" in legend
+    assert "chosen" in legend and "other walks" in legend and "margin: 2 standard errors" in legend
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]  # the margin's band reaches down to what is held
+    held = [_compress_metrics.smoothed_metric(result.path, row) - 2 * result.path["metric_se"].iat[row]
+            for row in range(len(result.path))]
+    assert band.min() == pytest.approx(min(held))
     grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
     assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
     assert "compress" in repr(result)
