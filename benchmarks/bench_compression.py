@@ -20,8 +20,8 @@ inside it.
 
 Methods side by side: the unpruned model; ``btt.prune`` (fitting rows =
 the training rows), and the model its path holds under LOP's and XGBoost's
-rule (``choose(tolerance, margin=0)``: the validation metric itself within
-the tolerance, no rerun); ``reduced_error_prune``; ``bandit_prune`` with its
+rule (``choose(tolerance, margin=0)``: the validation metric itself, averaged
+with its neighbours on the path, within the tolerance; no rerun); ``reduced_error_prune``; ``bandit_prune`` with its
 defaults; for XGBoost models XGBoost's own held-out pruner
 (``process_type="update", updater="refresh,prune"`` on the validation rows)
 with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)

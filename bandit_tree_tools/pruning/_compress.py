@@ -161,8 +161,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         model (on the checking rows) the chosen model's validation metric
         must stay inside the tolerance by: the validation rows are a sample,
         and the smallest model that merely measures within the tolerance
-        often is not on new rows. 0 holds the metric itself within the
-        tolerance (the rule of LOP and of XGBoost's pruner).
+        often is not on new rows. 0 holds the metric itself (averaged with
+        its neighbours on the path, as every margin does) within the
+        tolerance: the rule of LOP and of XGBoost's pruner.
     metric : {"balanced_accuracy", "accuracy", "roc_auc", "log_loss", "r2", "mse"}, optional
         Default: balanced accuracy for classifiers, R^2 for regressors.
     X_train, y_train : optional
