@@ -19,13 +19,21 @@ xgb = pytest.importorskip("xgboost")
 
 
 @pytest.fixture(scope="module")
-def data():
+def features():
     """Six features with missing values; a score the targets below derive from."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 6))
     X[rng.random(X.shape) < 0.05] = np.nan
     score = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) ** 2 - np.nan_to_num(X[:, 2])
-    return X, score, rng
+    return X, score
+
+
+@pytest.fixture
+def data(features):
+    """The features, the score and a generator of the test's own: its targets do not depend on which tests ran
+    before it on the same worker."""
+    X, score = features
+    return X, score, np.random.default_rng(1)
 
 
 def split(X, y):
