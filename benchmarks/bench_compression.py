@@ -21,16 +21,16 @@ inside it.
 Methods side by side: the unpruned model; ``btt.prune`` (fitting rows =
 the training rows), and the model its path holds under LOP's and XGBoost's
 rule (``choose(tolerance, margin=0)``: the validation metric itself, averaged
-with its neighbours on the path, within the tolerance; no rerun); ``reduced_error_prune``; ``bandit_prune`` with its
-defaults; for XGBoost models XGBoost's own held-out pruner
+with its neighbours on the path, within the tolerance; no rerun);
+``reduced_error_prune``; ``bandit_prune`` with its defaults; for XGBoost models XGBoost's own held-out pruner
 (``process_type="update", updater="refresh,prune"`` on the validation rows)
 with the ``gamma`` of fewest leaves whose validation balanced accuracy (R^2)
 stays within the same tolerance, and again under ``btt.prune``'s own rule (two
 standard errors of the paired difference inside the tolerance); then the same
 two with the leaves refreshed and the gains measured on the training rows
 (``on X_train``: the rows ``btt.prune`` fits on), the validation rows only
-choosing ``gamma``. ``export``
-says whether the exported native model predicts like the pruned ensemble.
+choosing ``gamma``. ``export`` says whether the exported native model predicts
+like the pruned ensemble.
 
 ``--random-states``: ``btt.prune`` also with other seeds (they draw the
 perturbed training rows, the row orders and the bandit's samples), to see how
@@ -317,18 +317,16 @@ def main():
             se = chosen.test_se[(name, kind)]
             print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / se:.1f} "
                   f"standard errors of the test change ({se:.4f}) beyond the tolerance")
-    for method in ("btt.prune", "btt.prune, margin 0"):
-        ours = frame[frame.method == method].set_index(["data", "model"])
         for peer_method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
             peer = frame[frame.method == peer_method].set_index(["data", "model"])
-            cases = peer.index.intersection(ours.index)
-            behind = [f"{name} {ours.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
+            cases = peer.index.intersection(chosen.index)
+            behind = [f"{name} {chosen.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
                       f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
-                      for name, kind in cases if ours.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
+                      for name, kind in cases if chosen.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
             print(f"{method}: fewer leaves than {peer_method} in {len(cases) - len(behind)} of {len(cases)}"
                   + (f"; not on {', '.join(behind)}" if behind else ""))
-        lop = [f"{name} {ours.ratio[(name, 'xgboost')]:.1f}x vs {ratio}x" for name, ratio in LOP.items()
-               if (name, "xgboost") in ours.index]
+        lop = [f"{name} {chosen.ratio[(name, 'xgboost')]:.1f}x vs {ratio}x" for name, ratio in LOP.items()
+               if (name, "xgboost") in chosen.index]
         if lop:
             print(f"{method} against LOP's published compression (XGBoost): {', '.join(lop)}")
 
