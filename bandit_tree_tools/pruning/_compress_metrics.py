@@ -26,19 +26,21 @@ METRICS = {
 MARGIN = 2.0  # prune's default margin: a model is within the tolerance by this many standard errors of its difference
 
 
+def _finite_non_negative(value, message: str) -> float:
+    """``value`` as a float; ParameterError ``message`` (and what was given)
+    unless it is a finite real number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ParameterError(f"{message}, got {value!r}")
+    return float(value)
+
+
 def _check_tolerance(tolerance) -> float:
-    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance) \
-            or tolerance < 0:
-        raise ParameterError(f"tolerance must be a finite number >= 0 (0.005 is half a point of accuracy), "
-                             f"got {tolerance!r}")
-    return float(tolerance)
+    return _finite_non_negative(tolerance, "tolerance must be a finite number >= 0 (0.005 is half a point of accuracy)")
 
 
 def _check_margin(margin) -> float:
-    if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not math.isfinite(margin) or margin < 0:
-        raise ParameterError(f"margin must be a finite number >= 0 of standard errors ({MARGIN:g} by default; 0 holds "
-                             f"the validation metric itself within the tolerance), got {margin!r}")
-    return float(margin)
+    return _finite_non_negative(margin, f"margin must be a finite number >= 0 of standard errors ({MARGIN:g} by "
+                                        "default; 0 holds the validation metric itself within the tolerance)")
 
 
 def _check_metric(metric, ensemble: Ensemble) -> str:
