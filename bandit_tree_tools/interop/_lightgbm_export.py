@@ -37,6 +37,7 @@ def check_exportable(ensemble: Ensemble, payload) -> int:
         "split_rule": ("le", ensemble.split_rule),
         "input_dtype": ("float64", ensemble.input_dtype),
         "accumulate_float32": (False, ensemble.accumulate_float32),
+        "label_rule": ("proba", ensemble.label_rule),
         "n_outputs": (per_iteration, ensemble.n_outputs),
         "n_features_in_": (int(header["max_feature_idx"]) + 1, ensemble.n_features_in_),
         "value width": (1, ensemble.trees[0].value.shape[1]),

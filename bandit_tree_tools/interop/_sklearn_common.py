@@ -81,7 +81,7 @@ def hint_mismatch(what: str) -> ConversionError:
     )
 
 
-def check_boosting_ensemble(ensemble, name, payload: SklearnPayload) -> int:
+def check_boosting_ensemble(ensemble, name, payload: SklearnPayload, label_rule: str) -> int:
     """Trees per iteration of a boosting ensemble that can be exported as ``name``."""
     problems = []
     n_per_stage = int(payload.template.n_trees_per_iteration_)
@@ -93,6 +93,8 @@ def check_boosting_ensemble(ensemble, name, payload: SklearnPayload) -> int:
         problems.append(f"base_score must stay {np.asarray(payload.base_score).tolist()} (the estimator keeps it in its init)")
     if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
         problems.append("aggregation must be 'sum' without float32 accumulation")
+    if ensemble.label_rule != label_rule:
+        problems.append(f"label_rule must be {label_rule!r}, as a {name} labels rows")
     if problems:
         raise ConversionError(f"cannot export this ensemble as a scikit-learn {name}: " + "; ".join(problems))
     return n_per_stage

@@ -32,6 +32,8 @@ from ._sklearn_common import (
 )
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
+LABEL_RULE = "raw>=0"  # GradientBoostingClassifier.predict: raw >= 0 is the positive class
+
 _GB_HINT = (
     "This GradientBoosting model's loss ({loss!r}) re-fits leaf values by a line search that internal nodes "
     "never received. Import it again with the training data, btt.from_sklearn(model, X=X_train, y=y_train, "
@@ -95,6 +97,7 @@ def import_gradient_boosting(model, name, *, X=None, y=None, sample_weight=None)
         feature_names_in_=feature_names(model),
         split_rule="le",
         input_dtype="float32",
+        label_rule=LABEL_RULE,
     )
     if squared or X is None:
         if not squared and (y is not None or sample_weight is not None):
@@ -237,7 +240,7 @@ def _node_at_depth(indicator, depth, level):
 def export_gradient_boosting(ensemble):
     name = ensemble.source.estimator
     payload = sklearn_payload(ensemble)
-    n_per_stage = check_boosting_ensemble(ensemble, name, payload)
+    n_per_stage = check_boosting_ensemble(ensemble, name, payload, LABEL_RULE)
     template = payload.template
     if np.any(ensemble.tree_scale != template.learning_rate):
         raise ConversionError(f"every tree_scale must equal the learning rate {template.learning_rate}")

@@ -41,6 +41,7 @@ from ._sklearn_common import (
     version,
 )
 
+LABEL_RULE = "raw>0"  # HistGradientBoostingClassifier.predict: raw > 0 is the positive class
 MAX_CATEGORY_VALUE = 4096  # bitsets of 128 words per node; larger codes are refused
 
 
@@ -189,6 +190,7 @@ def import_hist_gradient_boosting(model, name, *, X=None, y=None, sample_weight=
         split_rule="le",
         input_dtype="float64",
         feature_categories=_feature_categories(model, spaces, categories),
+        label_rule=LABEL_RULE,
     )
     if X is None and y is None:
         return ensemble
@@ -298,7 +300,7 @@ def export_hist_gradient_boosting(ensemble):
 
     name = ensemble.source.estimator
     payload = sklearn_payload(ensemble)
-    n_per_stage = check_boosting_ensemble(ensemble, name, payload)
+    n_per_stage = check_boosting_ensemble(ensemble, name, payload, LABEL_RULE)
     if np.any(ensemble.tree_scale != 1.0) or ensemble.split_rule != "le" or ensemble.input_dtype != "float64":
         raise ConversionError(
             "a HistGradientBoosting model compares float64 x <= threshold and scales nothing: tree_scale must be 1, "

@@ -11,13 +11,24 @@ from ._xgboost_trees import check_exportable as check_exportable_tree
 from ._xgboost_trees import write_trees
 
 
+def label_rule(objective: str) -> str:
+    """How XGBoost labels rows: ``multi:softmax`` takes the argmax of the margins, the wrappers' ``predict``
+    otherwise thresholds or argmaxes the probabilities."""
+    return "raw>0" if objective == "multi:softmax" else "proba"
+
+
 def check_exportable(ensemble: Ensemble, payload) -> None:
     if ensemble.source.library != "xgboost" or payload is None or payload.header is None:
         raise ConversionError(
             f"to_xgboost needs an ensemble imported from XGBoost (btt.from_xgboost), got one from "
             f"{ensemble.source.library!r}"
         )
-    for name, expected in (("split_rule", "lt"), ("input_dtype", "float32"), ("aggregation", "sum")):
+    for name, expected in (
+        ("split_rule", "lt"),
+        ("input_dtype", "float32"),
+        ("aggregation", "sum"),
+        ("label_rule", label_rule(payload.objective)),
+    ):
         if getattr(ensemble, name) != expected:
             raise ConversionError(
                 f"XGBoost models need {name}={expected!r}, but the ensemble has {getattr(ensemble, name)!r}"

@@ -46,13 +46,14 @@ Imported ensembles reproduce ``predict``, ``predict_proba``,
 difference 0): every library here works in float64 after the input cast.
 Forests are exact when predicting with ``n_jobs=None`` (threads add the trees
 in a nondeterministic order). Exported estimators predict exactly like the
-ensemble. Known departures: HistGradientBoosting casts categorical values to
-``uint8`` without a range check, so categories >= 256 are undefined there (the
-ensemble sends them to the unknown side) and a fractional category such as 2.5
-is unknown there but category 2 here. Binary boosting labels: scikit-learn
-thresholds the raw score (GradientBoosting ``raw >= 0``, HistGradientBoosting
-``raw > 0``), the ensemble takes the argmax of ``[1 - p, p]``; they can differ
-only when ``expit(raw)`` rounds to exactly 0.5 (``|raw|`` below about 1e-16).
+ensemble. Boosting labels follow scikit-learn's rule (``label_rule``): the
+argmax of the raw score, and with one raw column the positive class at
+``raw >= 0`` (GradientBoosting) or ``raw > 0`` (HistGradientBoosting), so
+rows whose raw score is exactly 0 get scikit-learn's label too. Known
+departures: HistGradientBoosting casts categorical values to ``uint8``
+without a range check, so categories >= 256 are undefined there (the
+ensemble sends them to the unknown side) and a fractional category such as
+2.5 is unknown there but category 2 here.
 
 Export
 ------
@@ -362,6 +363,8 @@ def _check_tree_ensemble(ensemble, name, classifier, *, forest):
         problems.append(f"a {name} holds one tree, the ensemble has {ensemble.n_trees}")
     if ensemble.accumulate_float32:
         problems.append("accumulate_float32 must be False")
+    if ensemble.label_rule != "proba":
+        problems.append("label_rule must be 'proba' (scikit-learn's trees and forests take the argmax of predict_proba)")
     if classifier and ensemble.n_outputs != len(ensemble.classes_):
         problems.append(
             f"a classifier needs one value column per class ({len(ensemble.classes_)}), got {ensemble.n_outputs}"

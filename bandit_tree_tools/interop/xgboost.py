@@ -89,7 +89,7 @@ from . import _xgboost_ubjson as ubjson
 from ._native_errors import first_line
 from ._payload import XGBoostPayload, payload_of, with_payload
 from ._xgboost_base_score import parse_base_score, to_margin
-from ._xgboost_document import check_exportable, model_document, set_num_trees
+from ._xgboost_document import check_exportable, label_rule, model_document, set_num_trees
 from ._xgboost_trees import read_trees
 
 # objective -> (task, link, how the stored base_score becomes a margin)
@@ -462,6 +462,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         input_dtype="float32",
         accumulate_float32=True,
         feature_categories=record.training_categories,
+        label_rule=label_rule(objective),
     )
 
 

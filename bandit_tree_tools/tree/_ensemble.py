@@ -19,6 +19,7 @@ TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")
 SPLIT_RULES = ("le", "lt")
 INPUT_DTYPES = ("float32", "float64")
+LABEL_RULES = ("proba", "raw>=0", "raw>0")
 
 
 class FrozenDict(dict):
@@ -117,6 +118,15 @@ class Ensemble:
         X is cast to this dtype before comparison, as the source library does.
     accumulate_float32 : bool
         The source library sums tree outputs in float32 (XGBoost).
+    label_rule : {"proba", "raw>=0", "raw>0"}
+        How ``predict`` picks a class, as the source library does: the
+        argmax of the probabilities ("proba": forests, LightGBM, XGBoost's
+        probability objectives), or the argmax of the raw score, where one
+        raw column means the positive class at ``raw >= 0`` ("raw>=0":
+        scikit-learn's GradientBoosting) or at ``raw > 0`` ("raw>0":
+        HistGradientBoosting, XGBoost's ``multi:softmax``). Every rule takes
+        the first class on ties; the rules differ only where the
+        probabilities tie while the raw scores do not, or at ``raw == 0``.
     feature_categories : tuple or None
         Per feature, the category values seen in training (a tuple) or None.
         A pandas categorical column of X is then coded by value against them,
@@ -172,6 +182,7 @@ class Ensemble:
     input_dtype: str = "float64"
     accumulate_float32: bool = False
     feature_categories: tuple | None = None
+    label_rule: str = "proba"
 
     def __post_init__(self):
         trees = tuple(freeze_tree(tree) for tree in self.trees)  # read-only: edits build new trees
@@ -368,9 +379,18 @@ class Ensemble:
     def predict(self, X, *, check_input: bool = True) -> np.ndarray:
         """Class labels (classification) or predictions (regression)."""
         if self.task == "classification":
-            return self.classes_[np.argmax(self.predict_proba(X, check_input=check_input), axis=1)]
+            return self.classes_[self._class_index(X, check_input)]
         prediction = self.transform_raw(self.predict_raw(X, check_input=check_input))
         return prediction[:, 0] if prediction.shape[1] == 1 else prediction
+
+    def _class_index(self, X, check_input: bool) -> np.ndarray:
+        if self.label_rule == "proba":
+            return np.argmax(self.predict_proba(X, check_input=check_input), axis=1)
+        raw = self.predict_raw(X, check_input=check_input)
+        if raw.shape[1] > 1:
+            return np.argmax(raw, axis=1)
+        positive = raw[:, 0] >= 0 if self.label_rule == "raw>=0" else raw[:, 0] > 0
+        return positive.astype(np.int64)
 
     def decision_path(self, X, *, check_input: bool = True):
         """Node indicator (scipy CSR, n_rows x n_nodes over all trees) and the
@@ -451,6 +471,7 @@ def check_ensemble(ensemble: Ensemble) -> Ensemble:
         ("split_rule", SPLIT_RULES),
         ("input_dtype", INPUT_DTYPES),
         ("link", tuple(LINKS)),
+        ("label_rule", LABEL_RULES),
     ):
         if getattr(ensemble, name) not in allowed:
             raise InvalidTreeError(f"{name} must be one of {allowed}, got {getattr(ensemble, name)!r}")
