@@ -65,33 +65,36 @@ def leaf_matrix(leaves, rows):
 
 
 @numba.njit(cache=True, parallel=True)
-def raw_scores(leaf, offset, current, value, tree_output, factor, alive, base_score, row_scale):
-    """``base_score + sum over live trees of factor * row_scale * value[current leaf]``.
+def raw_scores(leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale):
+    """``base_score + sum over live trees of factor * row_scale * value[current leaf]``
+    for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one
+    contiguous signature compiles).
 
     ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids; -1 leaves
     a row out of a tree (out-of-bag rows: a tree that drew the row), and
     ``row_scale`` turns a forest's mean over its live trees into the mean
     over those that hold the row. Blocks of rows run in parallel, tree after
     tree within a block (sums in tree order)."""
-    n_trees, n_rows = leaf.shape
+    n_trees = leaf.shape[0]
+    n_rows = hi - lo
     width = value.shape[1]
     raw = np.empty((n_rows, base_score.shape[0]), dtype=np.float64)
     block = 4096
     for start in numba.prange((n_rows + block - 1) // block):
-        lo = start * block
-        hi = min(lo + block, n_rows)
-        for row in range(lo, hi):
+        first_row = start * block
+        last_row = min(first_row + block, n_rows)
+        for row in range(first_row, last_row):
             raw[row, :] = base_score
         for tree in range(n_trees):
             if not alive[tree]:
                 continue
             root, first, scale = offset[tree], tree_output[tree], factor[tree]
-            for row in range(lo, hi):
-                local = leaf[tree, row]
+            for row in range(first_row, last_row):
+                local = leaf[tree, lo + row]
                 if local < 0:
                     continue
                 node = current[root + local]
-                row_factor = scale * row_scale[row]
+                row_factor = scale * row_scale[lo + row]
                 for j in range(width):
                     raw[row, first + j] += row_factor * value[node, j]
     return raw

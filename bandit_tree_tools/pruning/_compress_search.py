@@ -242,8 +242,8 @@ class _Search:
         return self.tree_scale
 
     def _raw(self, rows, lo, hi):
-        return kernels.raw_scores(rows.leaf[:, lo:hi], self.offset, self.current, self.value, self.tree_output,
-                                  self.factor(), self.alive, self.base_score, rows.row_scale(self.alive)[lo:hi])
+        return kernels.raw_scores(rows.leaf, lo, hi, self.offset, self.current, self.value, self.tree_output,
+                                  self.factor(), self.alive, self.base_score, rows.row_scale(self.alive))
 
     def _changed(self):
         """The model changed: every raw score, and its shape, are out of date."""
@@ -456,8 +456,8 @@ class _Search:
             factor = self.factor().copy()
             factor[trees] *= weight
             base_score = np.array([intercept / link])
-            raw = kernels.raw_scores(self.check.leaf, self.offset, self.current, self.value, self.tree_output,
-                                     factor, alive, base_score, self.check.ones)
+            raw = kernels.raw_scores(self.check.leaf, 0, self.check.leaf.shape[1], self.offset, self.current,
+                                     self.value, self.tree_output, factor, alive, base_score, self.check.ones)
             if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                 value = self.value.copy()
                 for tree, scale in zip(trees, weight):
