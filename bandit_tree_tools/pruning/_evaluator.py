@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import type_of_target
 from ..exceptions import DataError, UnsupportedModelError
 from ..tree import Ensemble, node_depth, outermost_nodes
 from ..tree._edit import rebuilt_node_ids
+from ..tree._ensemble import LABEL_RULES
 from ..tree._links import LINK_CODES
 from . import _kernels
 
@@ -109,6 +110,7 @@ class IncrementalEvaluator:
         self.link = LINK_CODES[ensemble.link]
         self.link_scale = float(ensemble.link_scale)
         self.float32 = bool(ensemble.accumulate_float32)  # links in float32 where the model computes so
+        self.label_rule = LABEL_RULES.index(ensemble.label_rule)
         divisor = ensemble.n_trees if ensemble.aggregation == "mean" else 1
         self.factor = ensemble.tree_scale / divisor
         # (n_rows, n_trees): the rows are routed here once; every later score, and the
@@ -142,8 +144,8 @@ class IncrementalEvaluator:
     def _refresh(self, rows):
         t = self.target
         _kernels._row_outputs(
-            self.raw, rows, t.codes, t.values, self.link, self.link_scale, self.float32, t.n_classes, self.prediction,
-            self.loss,
+            self.raw, rows, t.codes, t.values, self.link, self.link_scale, self.float32, self.label_rule, t.n_classes,
+            self.prediction, self.loss,
         )
 
     def rows_under(self, tree: int, node: int) -> np.ndarray:
@@ -183,6 +185,7 @@ class IncrementalEvaluator:
             self.link,
             self.link_scale,
             self.float32,
+            self.label_rule,
             t.n_classes,
         )
 

@@ -78,13 +78,14 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
 
 
 @numba.njit(cache=True)
-def _row_output(raw_row, target_code, target_value, link, link_scale, float32, n_classes, proba):
+def _row_output(raw_row, target_code, target_value, link, link_scale, float32, label_rule, n_classes, proba):
     """(predicted class or -1, per-row loss) of one row; ``proba`` is a work
     buffer of at least two values.
 
-    Classification: the loss is the clipped log-loss of the true class.
-    Regression: the squared error of ``link(raw)``. The link is the format's
-    (:func:`~bandit_tree_tools.tree._links.link_row`)."""
+    Classification: the loss is the clipped log-loss of the true class, and
+    the class is the one ``Ensemble.predict`` gives (``label_rule``, coded by
+    ``LABEL_RULES``' order). Regression: the squared error of ``link(raw)``.
+    The link is the format's (:func:`~bandit_tree_tools.tree._links.link_row`)."""
     n_outputs = raw_row.shape[0]
     if n_classes == 0:
         link_row(raw_row, link, link_scale, float32, proba[:1])
@@ -96,15 +97,24 @@ def _row_output(raw_row, target_code, target_value, link, link_scale, float32, n
     else:
         link_row(raw_row, link, link_scale, float32, proba[:n_outputs])
     best = 0
-    for k in range(1, n_classes):
-        if proba[k] > proba[best]:
-            best = k
+    if label_rule == 0:  # "proba": the first class of the highest probability
+        for k in range(1, n_classes):
+            if proba[k] > proba[best]:
+                best = k
+    elif n_outputs == 1:  # "raw>=0" or "raw>0"
+        if raw_row[0] > 0.0 or (label_rule == 1 and raw_row[0] == 0.0):
+            best = 1
+    else:
+        for k in range(1, n_outputs):
+            if raw_row[k] > raw_row[best]:
+                best = k
     p = min(max(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
     return best, -np.log(p)
 
 
 @numba.njit(cache=True, parallel=True)
-def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32, n_classes, prediction, loss):
+def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32, label_rule, n_classes, prediction,
+                 loss):
     """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw`` (blocks of
     rows in parallel, each with its own scratch probabilities)."""
     n, block = rows.shape[0], 4096
@@ -113,7 +123,7 @@ def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32
         for i in range(start * block, min((start + 1) * block, n)):
             row = rows[i]
             best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, float32,
-                                         n_classes, proba)
+                                         label_rule, n_classes, proba)
             prediction[row] = best
             loss[row] = row_loss
 
@@ -162,6 +172,7 @@ def _pull_stats(
     link,
     link_scale,
     float32,
+    label_rule,
     n_classes,
 ):
     """Statistics of the subset if local node ``new_node`` of the tree rooted
@@ -187,7 +198,7 @@ def _pull_stats(
         for j in range(width):
             new_raw[first_output + j] += factor * (value[new_global, j] - value[old_global, j])
         best, row_loss = _row_output(new_raw, target_code[row], target_value[row], link, link_scale, float32,
-                                     n_classes, proba)
+                                     label_rule, n_classes, proba)
         _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
         _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
     return stats

@@ -64,3 +64,13 @@ def test_unknown_label_rule_is_refused():
     ensemble = btt.from_model(GradientBoostingClassifier(n_estimators=2).fit(X, y))
     with pytest.raises(btt.exceptions.InvalidTreeError, match="label_rule must be one of"):
         dataclasses.replace(ensemble, label_rule="argmax")
+
+
+def test_pruning_metrics_label_ties_as_the_model_does():
+    # weights balance the prior, so the raw score is 0 on every row while two thirds are class 0
+    X_tie, y_tie = np.zeros((30, 2)), np.array([0, 0, 1] * 10)
+    model = GradientBoostingClassifier(n_estimators=3).fit(X_tie, y_tie, sample_weight=np.where(y_tie == 1, 2.0, 1.0))
+    assert np.all(model.decision_function(X_tie) == 0.0) and np.all(model.predict(X_tie) == 1)
+    result = btt.reduced_error_prune(model, X_tie, y_tie)
+    assert result.metrics.loc["before", "accuracy"] == pytest.approx(1 / 3)
+    assert result.evaluate(X_tie, y_tie).loc["after", "accuracy"] == pytest.approx(1 / 3)
