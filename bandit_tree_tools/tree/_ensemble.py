@@ -121,12 +121,12 @@ class Ensemble:
     label_rule : {"proba", "raw>=0", "raw>0"}
         How ``predict`` picks a class, as the source library does: the
         argmax of the probabilities ("proba": forests, LightGBM, XGBoost's
-        probability objectives), or the argmax of the raw score, where one
-        raw column means the positive class at ``raw >= 0`` ("raw>=0":
-        scikit-learn's GradientBoosting) or at ``raw > 0`` ("raw>0":
-        HistGradientBoosting, XGBoost's ``multi:softmax``). Every rule takes
-        the first class on ties; the rules differ only where the
-        probabilities tie while the raw scores do not, or at ``raw == 0``.
+        probability objectives) or of the raw score, the first class on
+        ties; with one raw column, the positive class at ``raw >= 0``
+        ("raw>=0": scikit-learn's GradientBoosting) or at ``raw > 0``
+        ("raw>0": HistGradientBoosting; XGBoost's ``multi:softmax``, which
+        has a column per class). The rules differ only at ``raw == 0`` and
+        where the probabilities tie while the raw scores do not.
     feature_categories : tuple or None
         Per feature, the category values seen in training (a tuple) or None.
         A pandas categorical column of X is then coded by value against them,
