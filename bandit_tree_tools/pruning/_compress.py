@@ -298,7 +298,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
-        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng)
+        val_leaves = ensemble.apply(X_val, check_input=False)  # routed once, for every walk and the summary
+        val_raw = ensemble._raw_from_leaves(val_leaves)  # the unpruned model's predict_raw, bit for bit
+        rankings = _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rng)
+        del val_leaves
         walks, baseline, row_evaluations = _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight,
                                                   progress, callback, started, monotone not in (None, "basic"))
         result = PruneResult(
@@ -315,19 +318,19 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         )
         result._walks = walks
         result._validation = (X_val, target)
+        result._before = result._summary(ensemble, X_val, target, raw=val_raw)
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)
     return result
 
 
-def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) -> list:
+def _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rng) -> list:
     """(ranked_on, (ranking rows, checking rows, on training rows), the walks' refit values) of
     every ranking of one ``prune``: with training rows, re-fitting the leaves helps on some models
     and hurts on others, and so do ranking a forest out of bag and walking towards the model's own
     outputs (module docstring), so every walk is taken and the smallest model kept."""
     refits = [True, False] if refit == "auto" and X_fit is not None and refittable(ensemble) else [refit is True]
-    val_leaves = ensemble.apply(X_val, check_input=False)  # routed once for every walk
     if X_fit is None:
         return [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
     fit_leaves = ensemble.apply(X_fit, check_input=False)

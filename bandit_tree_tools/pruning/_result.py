@@ -243,12 +243,14 @@ class PruneResult:
         result._walks, result._walk, result._validation, result._before = self._walks, walk, self._validation, before
         return result
 
-    def _summary(self, ensemble, X, target) -> dict:
+    def _summary(self, ensemble, X, target, raw=None) -> dict:
         """``prune``'s before/after row: its metric, the loss, accuracy or R^2,
-        and the size, from one pass of the rows through the model."""
+        and the size, from one pass of the rows through the model (or its
+        ``raw`` scores on them, where already computed)."""
         from ._compress_metrics import metric_value
 
-        raw = ensemble.predict_raw(X, check_input=False)  # X as prune validated it
+        if raw is None:
+            raw = ensemble.predict_raw(X, check_input=False)  # X as prune validated it
         metric = self.params["metric"]
         row = {metric: metric_value(metric, ensemble, raw, target)}
         names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")
