@@ -364,7 +364,7 @@ def _check_tree_ensemble(ensemble, name, classifier, *, forest):
     if ensemble.accumulate_float32:
         problems.append("accumulate_float32 must be False")
     if ensemble.label_rule != "proba":
-        problems.append("label_rule must be 'proba' (scikit-learn's trees and forests take the argmax of predict_proba)")
+        problems.append("label_rule must be 'proba' (scikit-learn's trees and forests argmax predict_proba)")
     if classifier and ensemble.n_outputs != len(ensemble.classes_):
         problems.append(
             f"a classifier needs one value column per class ({len(ensemble.classes_)}), got {ensemble.n_outputs}"

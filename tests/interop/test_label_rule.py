@@ -14,8 +14,8 @@ from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingCla
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import ConversionError
 
-# two identical rows per label: no split can separate the classes, so every
-# tree is a leaf of value 0 and the raw score is the balanced prior, 0
+# each value of the one feature holds both labels equally: no split separates
+# them, so every tree adds 0 and the raw score stays the balanced prior, 0
 X = np.array([[0.0], [0.0], [1.0], [1.0]] * 10)
 y = np.array([0, 1, 0, 1] * 10)
 
@@ -45,7 +45,8 @@ def test_xgboost_softmax_labels_are_the_margins_argmax():
     rng = np.random.default_rng(0)
     features = rng.normal(size=(300, 3))
     labels = rng.integers(0, 3, size=300)
-    booster = xgboost.train({"objective": "multi:softmax", "num_class": 3, "max_depth": 2}, xgboost.DMatrix(features, labels), 4)
+    params = {"objective": "multi:softmax", "num_class": 3, "max_depth": 2}
+    booster = xgboost.train(params, xgboost.DMatrix(features, labels), 4)
     ensemble = btt.from_model(booster)
     assert ensemble.label_rule == "raw>0"
     np.testing.assert_array_equal(ensemble.predict(features), booster.predict(xgboost.DMatrix(features)).astype(int))
