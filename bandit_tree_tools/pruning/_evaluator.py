@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import type_of_target
 from ..exceptions import DataError, UnsupportedModelError
 from ..tree import Ensemble, node_depth, outermost_nodes
 from ..tree._edit import rebuilt_node_ids
-from ..tree._ensemble import LABEL_RULES
+from ..tree._ensemble import LABEL_RULE_CODES
 from ..tree._links import LINK_CODES
 from . import _kernels
 
@@ -110,7 +110,7 @@ class IncrementalEvaluator:
         self.link = LINK_CODES[ensemble.link]
         self.link_scale = float(ensemble.link_scale)
         self.float32 = bool(ensemble.accumulate_float32)  # links in float32 where the model computes so
-        self.label_rule = LABEL_RULES.index(ensemble.label_rule)
+        self.label_rule = LABEL_RULE_CODES[ensemble.label_rule]
         divisor = ensemble.n_trees if ensemble.aggregation == "mean" else 1
         self.factor = ensemble.tree_scale / divisor
         # (n_rows, n_trees): the rows are routed here once; every later score, and the

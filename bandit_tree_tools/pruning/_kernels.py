@@ -83,9 +83,10 @@ def _row_output(raw_row, target_code, target_value, link, link_scale, float32, l
     buffer of at least two values.
 
     Classification: the loss is the clipped log-loss of the true class, and
-    the class is the one ``Ensemble.predict`` gives (``label_rule``, coded by
-    ``LABEL_RULES``' order). Regression: the squared error of ``link(raw)``.
-    The link is the format's (:func:`~bandit_tree_tools.tree._links.link_row`)."""
+    the class is the one ``Ensemble.predict`` gives (``label_rule`` coded by
+    ``LABEL_RULE_CODES``: 0 "proba", 1 "raw>=0", 2 "raw>0"). Regression: the
+    squared error of ``link(raw)``. The link is the format's
+    (:func:`~bandit_tree_tools.tree._links.link_row`)."""
     n_outputs = raw_row.shape[0]
     if n_classes == 0:
         link_row(raw_row, link, link_scale, float32, proba[:1])

@@ -8,7 +8,7 @@ import pandas as pd
 from .._plotting import axes_for
 from ..exceptions import ParameterError
 from ..tree import Ensemble
-from ..tree._ensemble import LABEL_RULES
+from ..tree._ensemble import LABEL_RULE_CODES
 from ..tree._links import LINK_CODES
 from . import _kernels
 
@@ -53,7 +53,7 @@ def row_outputs(ensemble: Ensemble, raw: np.ndarray, target) -> tuple:
     loss = np.empty(n_rows, dtype=np.float64)
     _kernels._row_outputs(raw, np.arange(n_rows, dtype=np.int64), target.codes, target.values,
                           LINK_CODES[ensemble.link], float(ensemble.link_scale), bool(ensemble.accumulate_float32),
-                          LABEL_RULES.index(ensemble.label_rule), target.n_classes, prediction, loss)
+                          LABEL_RULE_CODES[ensemble.label_rule], target.n_classes, prediction, loss)
     return prediction, loss
 
 

@@ -20,6 +20,7 @@ AGGREGATIONS = ("sum", "mean")
 SPLIT_RULES = ("le", "lt")
 INPUT_DTYPES = ("float32", "float64")
 LABEL_RULES = ("proba", "raw>=0", "raw>0")
+LABEL_RULE_CODES = {rule: code for code, rule in enumerate(LABEL_RULES)}  # as the numba kernels read them
 
 
 class FrozenDict(dict):
