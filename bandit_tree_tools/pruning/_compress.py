@@ -227,7 +227,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the validation rows), ``choose(tolerance, margin=None)``, ``plot()``,
-        ``to_model()``; ``params["warnings"]`` holds the note below, if any.
+        ``to_model()``; ``params["warnings"]`` holds the note below, if any;
+        ``params["row_evaluations"]`` (rows x live trees the candidates'
+        costs read) and ``params["scoring_seconds"]`` (the time spent
+        choosing steps, the part ``search`` changes) measure the search.
 
     Raises
     ------
@@ -302,8 +305,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         val_raw = ensemble._raw_from_leaves(val_leaves)  # the unpruned model's predict_raw, bit for bit
         rankings = _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rng)
         del val_leaves
-        walks, baseline, row_evaluations = _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight,
-                                                  progress, callback, started, monotone not in (None, "basic"))
+        walks, baseline, row_evaluations, scoring_seconds = _walks(
+            ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
+            monotone not in (None, "basic"))
         result = PruneResult(
             method="compress",
             ensemble=ensemble,
@@ -313,7 +317,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             path=walks[0].path,
             # choose() adds the chosen walk's refit, reweighted and ranked_on
             params=dict(tolerance=tolerance, margin=margin, metric=metric, baseline=baseline, search=search,
-                        confidence=confidence, row_evaluations=row_evaluations),
+                        confidence=confidence, row_evaluations=row_evaluations, scoring_seconds=scoring_seconds),
             elapsed=time.perf_counter() - started,
         )
         result._walks = walks
@@ -353,9 +357,9 @@ def _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rn
 def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
            whole_trees):
     """Every walk of one ``prune`` (from the model, and from re-weighted trees where they apply),
-    the unpruned model's checking metric and the row evaluations of all walks; ``whole_trees``:
-    the walks only remove trees."""
-    walks, stopped, row_evaluations = [], False, 0
+    the unpruned model's checking metric, and the row evaluations and the seconds spent choosing
+    steps of all walks; ``whole_trees``: the walks only remove trees."""
+    walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
     for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
         start = None
         for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
@@ -375,7 +379,8 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
                 stopped = report is not None and report.stopped
                 walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
                 row_evaluations += engine.row_evaluations
-    return walks, baseline, row_evaluations
+                scoring_seconds += engine.scoring_seconds
+    return walks, baseline, row_evaluations, scoring_seconds
 
 
 class _WalkCallback:

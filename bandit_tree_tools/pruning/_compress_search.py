@@ -222,6 +222,7 @@ class _Search:
         self.check = _Rows(checking)
         self.n_rank = self.rank.leaf.shape[1]
         self.row_evaluations = 0
+        self.scoring_seconds = 0.0  # choosing the steps: what the bandit saves over the exact search
         # the working state
         self.collapsed = np.zeros(self.offset[-1], dtype=bool)
         self.current = np.arange(self.offset[-1], dtype=np.int64)
@@ -549,7 +550,9 @@ class _Search:
         outside = 0
         with tqdm(desc="pruning", unit="step", disable=not progress, leave=False) as bar:
             while not stop and outside < PATIENCE and len(rows) < MAX_STEPS:
+                choosing = time.perf_counter()
                 chosen, candidate_value = self.choose_step(max(1.0, STEP_FRACTION * rows[-1]["leaves"]))
+                self.scoring_seconds += time.perf_counter() - choosing
                 if len(chosen) == 0:
                     break
                 self.apply(chosen, candidate_value)

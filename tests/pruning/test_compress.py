@@ -217,6 +217,8 @@ def test_bandit_with_a_full_budget_walks_the_exact_path():
     assert bandit.params["row_evaluations"] > exact.params["row_evaluations"], "it sampled before it gave up"
     fast = btt.prune(model, X, y, random_state=3, progress=False)
     assert fast.params["row_evaluations"] < exact.params["row_evaluations"]
+    for result in (exact, bandit, fast):  # the part of the time the search took, not a speed check
+        assert 0.0 < result.params["scoring_seconds"] < result.elapsed
 
 
 def test_costs_equal_brute_force_for_squared_loss_and_fractions():
