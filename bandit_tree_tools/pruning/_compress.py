@@ -228,9 +228,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the validation rows), ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any;
-        ``params["row_evaluations"]`` (rows x live trees the candidates'
-        costs read) and ``params["scoring_seconds"]`` (the time spent
-        choosing steps, the part ``search`` changes) measure the search.
+        ``params["row_evaluations"]`` (rows x live trees read to score
+        the candidates and to fit the re-weighted start) and
+        ``params["scoring_seconds"]`` (the time spent choosing steps, the
+        part ``search`` changes) measure the search.
 
     Raises
     ------
