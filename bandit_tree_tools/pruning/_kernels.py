@@ -16,7 +16,7 @@ log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
 import numba
 import numpy as np
 
-from ..tree._links import link_row
+from ..tree._links import link_row, link_value
 LOG_LOSS_EPS = 1e-15
 # logloss of one row lies in [0, -log(eps)] once probabilities are clipped; dividing by
 # this bound is how the paper's "scaled logarithmic loss [0, 1]" is made concrete.
@@ -77,40 +77,68 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
     return mask
 
 
-@numba.njit(cache=True)
-def _row_output(raw_row, target_code, target_value, link, link_scale, float32, label_rule, n_classes, proba):
-    """(predicted class or -1, per-row loss) of one row; ``proba`` is a work
-    buffer of at least two values.
+@numba.njit(cache=True, inline="always")
+def _row_output(raw, row, target_code, target_value, link, link_scale, float32, label_rule, n_classes, proba):
+    """(predicted class or -1, per-row loss) of row ``row`` of ``raw``;
+    ``proba`` is a work buffer of at least two values.
 
     Classification: the loss is the clipped log-loss of the true class, and
-    the class is the one ``Ensemble.predict`` gives (``label_rule`` coded by
-    ``LABEL_RULE_CODES``: 0 "proba", 1 "raw>=0", 2 "raw>0"). Regression: the
-    squared error of ``link(raw)``. The link is the format's
-    (:func:`~bandit_tree_tools.tree._links.link_row`)."""
-    n_outputs = raw_row.shape[0]
+    the class is the one ``Ensemble.predict`` gives (:func:`_row_class`).
+    Regression: the squared error of ``link(raw)``. The link is the format's
+    (:mod:`~bandit_tree_tools.tree._links`)."""
     if n_classes == 0:
-        link_row(raw_row, link, link_scale, float32, proba[:1])
-        error = proba[0] - target_value
+        error = link_value(raw[row, 0], link, link_scale, float32) - target_value
         return -1, error * error
-    if n_outputs == 1:  # binary margin: P(positive class)
-        link_row(raw_row, link, link_scale, float32, proba[1:2])
+    _class_proba(raw, row, link, link_scale, float32, proba)
+    best = _row_class(raw, row, proba, label_rule, n_classes)
+    p = min(max(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
+    return best, -np.log(p)
+
+
+@numba.njit(cache=True, inline="always")
+def _class_proba(raw, row, link, link_scale, float32, proba):
+    """A classifier's class probabilities of row ``row`` of ``raw`` into
+    ``proba`` (a binary margin gives P(positive class) and its complement)."""
+    if raw.shape[1] == 1:
+        proba[1] = link_value(raw[row, 0], link, link_scale, float32)
         proba[0] = 1.0 - proba[1]
     else:
-        link_row(raw_row, link, link_scale, float32, proba[:n_outputs])
+        link_row(raw[row], link, link_scale, float32, proba[:raw.shape[1]])
+
+
+@numba.njit(cache=True, inline="always")
+def _row_class(raw, row, proba, label_rule, n_classes):
+    """The class ``Ensemble.predict`` gives row ``row`` of ``raw``, by
+    ``label_rule`` (coded by ``LABEL_RULE_CODES``): 0 "proba", the first
+    class of the highest probability (``proba`` filled by
+    :func:`_class_proba`); 1 "raw>=0" and 2 "raw>0", the sign of a binary
+    margin, else the first highest score."""
     best = 0
-    if label_rule == 0:  # "proba": the first class of the highest probability
+    if label_rule == 0:
         for k in range(1, n_classes):
             if proba[k] > proba[best]:
                 best = k
-    elif n_outputs == 1:  # "raw>=0" or "raw>0"
-        if raw_row[0] > 0.0 or (label_rule == 1 and raw_row[0] == 0.0):
+    elif raw.shape[1] == 1:
+        if raw[row, 0] > 0.0 or (label_rule == 1 and raw[row, 0] == 0.0):
             best = 1
     else:
-        for k in range(1, n_outputs):
-            if raw_row[k] > raw_row[best]:
+        for k in range(1, raw.shape[1]):
+            if raw[row, k] > raw[row, best]:
                 best = k
-    p = min(max(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
-    return best, -np.log(p)
+    return best
+
+
+@numba.njit(cache=True, parallel=True)
+def _row_classes(raw, link, link_scale, float32, label_rule, n_classes, prediction):
+    """``prediction`` of every row of a classifier's ``raw``: the classes
+    without the losses (the margin rules need no link either)."""
+    n, block = raw.shape[0], 4096
+    for start in numba.prange((n + block - 1) // block):
+        proba = np.empty(max(n_classes, 2), dtype=np.float64)
+        for row in range(start * block, min((start + 1) * block, n)):
+            if label_rule == 0:
+                _class_proba(raw, row, link, link_scale, float32, proba)
+            prediction[row] = _row_class(raw, row, proba, label_rule, n_classes)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -123,7 +151,7 @@ def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32
         proba = np.empty(max(n_classes, 2), dtype=np.float64)
         for i in range(start * block, min((start + 1) * block, n)):
             row = rows[i]
-            best, row_loss = _row_output(raw[row], target_code[row], target_value[row], link, link_scale, float32,
+            best, row_loss = _row_output(raw, row, target_code[row], target_value[row], link, link_scale, float32,
                                          label_rule, n_classes, proba)
             prediction[row] = best
             loss[row] = row_loss
@@ -184,7 +212,7 @@ def _pull_stats(
     for averaged ensembles)."""
     stats = base_stats.copy()
     width = value.shape[1]
-    new_raw = np.empty(raw.shape[1], dtype=np.float64)
+    new_raw = np.empty((1, raw.shape[1]), dtype=np.float64)  # one row, as _row_output reads rows
     proba = np.empty(max(n_classes, 2), dtype=np.float64)
     new_global = root + new_node
     for i in range(rows_under.shape[0]):
@@ -195,10 +223,10 @@ def _pull_stats(
         if old_global == new_global:
             continue
         for k in range(raw.shape[1]):
-            new_raw[k] = raw[row, k]
+            new_raw[0, k] = raw[row, k]
         for j in range(width):
-            new_raw[first_output + j] += factor * (value[new_global, j] - value[old_global, j])
-        best, row_loss = _row_output(new_raw, target_code[row], target_value[row], link, link_scale, float32,
+            new_raw[0, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
+        best, row_loss = _row_output(new_raw, 0, target_code[row], target_value[row], link, link_scale, float32,
                                      label_rule, n_classes, proba)
         _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
         _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)

@@ -43,17 +43,22 @@ def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, che
     return metrics_of_raw(ensemble, ensemble.predict_raw(X, check_input=check_input), target, weights)
 
 
-def row_outputs(ensemble: Ensemble, raw: np.ndarray, target) -> tuple:
+def row_outputs(ensemble: Ensemble, raw: np.ndarray, target, *, with_loss: bool = True) -> tuple:
     """Per row of raw scores: the predicted class code (-1 for regression)
     and the loss (clipped log-loss of the true class, or the squared error of
-    the prediction), through the model's link (``tree._links``)."""
+    the prediction), through the model's link (``tree._links``).
+    ``with_loss=False``: a classifier's classes only (loss None)."""
     raw = np.ascontiguousarray(raw, dtype=np.float64)
     n_rows = raw.shape[0]
     prediction = np.empty(n_rows, dtype=np.int64)
+    link, link_scale, float32 = LINK_CODES[ensemble.link], float(ensemble.link_scale), bool(ensemble.accumulate_float32)
+    rule = LABEL_RULE_CODES[ensemble.label_rule]
+    if not with_loss and target.n_classes:
+        _kernels._row_classes(raw, link, link_scale, float32, rule, target.n_classes, prediction)
+        return prediction, None
     loss = np.empty(n_rows, dtype=np.float64)
-    _kernels._row_outputs(raw, np.arange(n_rows, dtype=np.int64), target.codes, target.values,
-                          LINK_CODES[ensemble.link], float(ensemble.link_scale), bool(ensemble.accumulate_float32),
-                          LABEL_RULE_CODES[ensemble.label_rule], target.n_classes, prediction, loss)
+    _kernels._row_outputs(raw, np.arange(n_rows, dtype=np.int64), target.codes, target.values, link, link_scale,
+                          float32, rule, target.n_classes, prediction, loss)
     return prediction, loss
 
 

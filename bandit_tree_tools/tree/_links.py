@@ -63,64 +63,65 @@ def sigmoid(z, scale):
     return 1.0 / (1.0 + np.exp(-(scale * z)))
 
 
-@numba.njit(cache=True)
-def _link_row64(raw_row, code, scale, out):
-    n = raw_row.shape[0]
-    if code == SOFTMAX:
-        largest = raw_row.max()
-        total = 0.0
-        for k in range(n):
-            out[k] = np.exp(raw_row[k] - largest)
-            total += out[k]
-        for k in range(n):
-            out[k] /= total
-    elif code == SIGMOID:
-        for k in range(n):
-            out[k] = sigmoid(raw_row[k], scale) if scale != 1.0 else 1.0 / (1.0 + np.exp(-raw_row[k]))
-    elif code == EXP:
-        for k in range(n):
-            out[k] = np.exp(raw_row[k])
-    else:
-        for k in range(n):
-            out[k] = raw_row[k]
-
-
-@numba.njit(cache=True)
-def _link_row32(raw_row, code, scale, out):
-    n = raw_row.shape[0]
-    one = np.float32(1.0)
-    scale32 = np.float32(scale)
-    if code == SOFTMAX:
-        largest = np.float32(raw_row[0])
-        for k in range(1, n):
-            largest = max(largest, np.float32(raw_row[k]))
-        total = np.float32(0.0)
-        for k in range(n):
-            e = np.exp(np.float32(raw_row[k]) - largest)
-            out[k] = e
-            total += e
-        for k in range(n):
-            out[k] = np.float32(out[k]) / total
-    elif code == SIGMOID:
-        for k in range(n):
-            z = np.float32(raw_row[k])
+@numba.njit(cache=True, inline="always")
+def link_value(z, code, scale, float32):
+    """One raw score through an elementwise link (sigmoid, exp, identity),
+    in float32 arithmetic when ``float32``: the body of :func:`link_row` for
+    those links, taken alone where a kernel has one raw score per row (a
+    scalar, not a row: per-row views cost several times the arithmetic)."""
+    if float32:
+        z32 = np.float32(z)
+        if code == SIGMOID:
             if scale != 1.0:
-                z = scale32 * z
-            out[k] = one / (one + np.exp(-z))
-    elif code == EXP:
-        for k in range(n):
-            out[k] = np.exp(np.float32(raw_row[k]))
-    else:
-        for k in range(n):
-            out[k] = np.float32(raw_row[k])
+                z32 = np.float32(scale) * z32
+            return np.float64(np.float32(1.0) / (np.float32(1.0) + np.exp(-z32)))
+        if code == EXP:
+            return np.float64(np.exp(z32))
+        return np.float64(z32)
+    if code == SIGMOID:
+        return sigmoid(z, scale) if scale != 1.0 else 1.0 / (1.0 + np.exp(-z))
+    if code == EXP:
+        return np.exp(z)
+    return z
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
+def _softmax_row64(raw_row, out):
+    n = raw_row.shape[0]
+    largest = raw_row.max()
+    total = 0.0
+    for k in range(n):
+        out[k] = np.exp(raw_row[k] - largest)
+        total += out[k]
+    for k in range(n):
+        out[k] /= total
+
+
+@numba.njit(cache=True, inline="always")
+def _softmax_row32(raw_row, out):
+    n = raw_row.shape[0]
+    largest = np.float32(raw_row[0])
+    for k in range(1, n):
+        largest = max(largest, np.float32(raw_row[k]))
+    total = np.float32(0.0)
+    for k in range(n):
+        e = np.exp(np.float32(raw_row[k]) - largest)
+        out[k] = e
+        total += e
+    for k in range(n):
+        out[k] = np.float32(out[k]) / total
+
+
+@numba.njit(cache=True, inline="always")
 def link_row(raw_row, code, scale, float32, out):
     """``link(raw_row)`` into ``out`` (float64, same length): the numba body of
     :data:`LINKS` (``code`` from :data:`LINK_CODES`), in float32 arithmetic
     when ``float32`` (as :func:`apply_link`)."""
-    if float32:
-        _link_row32(raw_row, code, scale, out)
+    if code == SOFTMAX:
+        if float32:
+            _softmax_row32(raw_row, out)
+        else:
+            _softmax_row64(raw_row, out)
     else:
-        _link_row64(raw_row, code, scale, out)
+        for k in range(raw_row.shape[0]):
+            out[k] = link_value(raw_row[k], code, scale, float32)

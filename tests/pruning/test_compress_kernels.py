@@ -1,0 +1,84 @@
+"""The search's per-step arithmetic against plain numpy: raw scores of the
+pruned model (bit for bit, in tree order), the classes without the losses,
+and the paired standard error of balanced accuracy."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from bandit_tree_tools.pruning import _compress_kernels as kernels
+from bandit_tree_tools.pruning._compress_metrics import paired_standard_error
+from bandit_tree_tools.pruning._evaluator import Target, check_target
+from bandit_tree_tools.pruning._result import row_outputs
+from bandit_tree_tools.tree._ensemble import LABEL_RULES
+
+from .models import model_zoo
+
+
+def reference_raw(leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale):
+    """``kernels.raw_scores`` one row and one tree at a time, in the same order."""
+    raw = np.empty((hi - lo, base_score.shape[0]))
+    for i, row in enumerate(range(lo, hi)):
+        total = base_score.astype(np.float64).copy()
+        for tree in np.flatnonzero(alive):
+            local = leaf[tree, row]
+            if local < 0:
+                continue
+            node = current[offset[tree] + local]
+            for j in range(value.shape[1]):
+                total[tree_output[tree] + j] += factor[tree] * row_scale[row] * value[node, j]
+        raw[i] = total
+    return raw
+
+
+@pytest.mark.parametrize("n_outputs, width", [(1, 1), (3, 1), (3, 3)])
+def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
+    rng = np.random.default_rng(n_outputs + width)
+    n_trees, n_rows, nodes = 9, 2_500, 13  # more rows than one block, fewer than two full ones
+    leaf = rng.integers(-1, nodes, (n_trees, n_rows)).astype(np.int32)  # -1: a tree that drew the row
+    offset = np.arange(0, (n_trees + 1) * nodes, nodes)
+    current = np.minimum(np.arange(offset[-1]) + rng.integers(0, 2, offset[-1]), offset[-1] - 1)  # some collapsed
+    value = rng.normal(size=(offset[-1], width))
+    tree_output = rng.integers(0, n_outputs - width + 1, n_trees)
+    factor, row_scale = rng.normal(size=n_trees), rng.random(n_rows) * 3
+    alive = rng.random(n_trees) < 0.7
+    base_score = rng.normal(size=n_outputs)
+    for lo, hi in [(0, n_rows), (1, n_rows - 1), (1_024, 2_049), (7, 7)]:
+        args = (leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale)
+        np.testing.assert_array_equal(kernels.raw_scores(*args), reference_raw(*args))
+
+
+@pytest.mark.parametrize("name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax"])
+@pytest.mark.parametrize("rule", LABEL_RULES)
+def test_classes_without_losses_are_the_predicted_classes(name, rule):
+    ensemble, X, y = model_zoo()[name]
+    ensemble = dataclasses.replace(ensemble, label_rule=rule)
+    raw = ensemble.predict_raw(X)
+    raw[::7] = 0.0  # ties of the margin rules
+    target = check_target(ensemble, y, len(y))
+    classes, loss = row_outputs(ensemble, raw, target, with_loss=False)
+    with_loss, _ = row_outputs(ensemble, raw, target)
+    assert loss is None
+    np.testing.assert_array_equal(classes, with_loss)
+    if rule == "proba":
+        expected = np.argmax(np.column_stack([1 - p, p]) if (p := ensemble.transform_raw(raw)).shape[1] == 1 else p,
+                             axis=1)
+    elif raw.shape[1] == 1:
+        expected = (raw[:, 0] >= 0 if rule == "raw>=0" else raw[:, 0] > 0).astype(int)
+    else:
+        expected = np.argmax(raw, axis=1)
+    np.testing.assert_array_equal(classes, expected)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_paired_standard_error_of_balanced_accuracy_is_the_per_class_formula(n_classes):
+    rng = np.random.default_rng(n_classes)
+    codes = rng.integers(0, n_classes, 3_000)
+    codes[codes == n_classes - 1] = 0  # one class absent from the rows
+    target = Target(codes, codes.astype(np.float64), n_classes, 1, 1.0)
+    terms, base = (rng.random(3_000) < 0.8).astype(float), (rng.random(3_000) < 0.85).astype(float)
+    difference = terms - base
+    parts = [difference[codes == c] for c in range(n_classes) if np.any(codes == c)]
+    expected = np.sqrt(sum(np.var(part) / part.size for part in parts) / len(parts) ** 2)
+    assert paired_standard_error("balanced_accuracy", terms, base, target) == pytest.approx(expected, rel=1e-12)
