@@ -2,7 +2,8 @@
 
 One table, :data:`LINKS`: every link's name, its code for numba kernels and
 its numpy body. :func:`link_row` is the numba body of the same links, for
-kernels that transform one row at a time (the pruning evaluator). Both
+kernels that transform one row at a time (the pruning evaluator), and
+:func:`link_value` that of the elementwise links on one raw score. Both
 mirror the arithmetic of the libraries we import, so probabilities match
 theirs: scipy's ``expit``/``softmax`` as scikit-learn uses them, in float32
 when the source library works in float32 (XGBoost; ``float32=True``). The
