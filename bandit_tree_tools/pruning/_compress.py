@@ -35,7 +35,8 @@ of the unpruned model's. One step:
    first, the exact costs are computed, so with a full budget
    (``confidence=inf``) both searches walk the same path.
 5. **Step.** The best-ranked candidates that do not overlap are applied until
-   a tenth of the current leaves is gone; then, with training rows, every
+   a tenth of the current leaves is gone (a twentieth took 1.5x the time and
+   moved the benchmark's median from 6.4x to 6.1x); then, with training rows, every
    leaf of a boosted model is re-fitted by one backfitting pass of Newton
    steps damped to 0.1 (a boosting learning rate), so what remains takes over
    the removed parts' work. (Re-fitting on the validation rows, or with a step
