@@ -347,13 +347,13 @@ class Ensemble:
         """``predict_raw`` of the rows whose leaves ``apply`` gave, without routing
         them again (the same sums in the same order, so the same bits)."""
         packed = self.packed
-        leaves = np.asarray(leaves, dtype=np.int64)
+        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
             raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")
-        if leaves.size and (leaves.min() < 0 or np.any(leaves >= np.diff(packed.node_offset))):
+        if _kernels._leaves_out_of_range(leaves, np.diff(packed.node_offset)):
             raise ValueError("leaves must be node ids of their trees, as apply returns them")
         return _kernels._raw_from_leaves(
-            np.ascontiguousarray(leaves),
+            leaves,
             packed.tree_root,
             packed.new_of_old,
             packed.leaf_value,

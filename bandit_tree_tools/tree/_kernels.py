@@ -422,6 +422,20 @@ def _raw_from_leaves(leaves, tree_root, new_of_old, leaf_value, leaf_value32, tr
     return raw
 
 
+@numba.njit(cache=True, parallel=True)
+def _leaves_out_of_range(leaves, n_nodes):
+    """How many entries of ``leaves`` (n_rows, n_trees) lie outside their
+    tree's node ids ``[0, n_nodes[tree])``: one pass, no temporary arrays."""
+    n_rows, n_trees = leaves.shape
+    outside = 0
+    for row in numba.prange(n_rows):
+        for tree in range(n_trees):
+            leaf = leaves[row, tree]
+            if leaf < 0 or leaf >= n_nodes[tree]:
+                outside += 1
+    return outside
+
+
 @numba.njit(cache=True)
 def _walk(X, row, root, records, cuts, general, origin, out, position):
     """Write the original global ids on a row's path through one tree into

@@ -135,3 +135,9 @@ def test_bad_tree_indices_are_refused():
         ensemble._raw_from_leaves(np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(ValueError, match="node ids"):
         ensemble._raw_from_leaves(np.full((2, 3), 10_000, dtype=np.int64))
+    leaves = ensemble.apply(X)
+    for tree, bad in ((0, -1), (2, ensemble.trees[2].n_nodes)):  # one entry just outside one tree
+        wrong = leaves.copy()
+        wrong[-1, tree] = bad
+        with pytest.raises(ValueError, match="node ids"):
+            ensemble._raw_from_leaves(wrong)
