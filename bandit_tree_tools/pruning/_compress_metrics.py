@@ -179,8 +179,7 @@ def metric_value(metric: str, ensemble: Ensemble, raw: np.ndarray, target: Targe
         return float(roc_auc_score(codes, columns, multi_class="ovr", labels=present))
     terms = _row_terms(metric, ensemble, raw, target) if terms is None else terms
     if metric == "balanced_accuracy":
-        hits = np.bincount(target.codes, weights=terms, minlength=target.n_classes)
-        counts = np.bincount(target.codes, minlength=target.n_classes)
+        counts, hits, _ = class_moments(target.codes, terms, target.n_classes)
         present = counts > 0
         return float(np.mean(hits[present] / counts[present]))
     mean = float(np.mean(terms))
