@@ -122,7 +122,7 @@ from ..exceptions import DataError, ParameterError
 from ._common import monotone_method, to_ensemble
 from ._compress_metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
                                _check_validation, _halves)
-from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_leaves, perturbed_rows,
+from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
 from ._evaluator import check_target
 from ._result import HALF_OF_VALIDATION, PruneResult, Walk
@@ -304,10 +304,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
-        val_leaves = ensemble.apply(X_val, check_input=False)  # routed once, for every walk and the summary
-        val_raw = ensemble._raw_from_leaves(val_leaves)  # the unpruned model's predict_raw, bit for bit
-        rankings = _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rng)
-        del val_leaves
+        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng)
         walks, baseline, row_evaluations, scoring_seconds = _walks(
             ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
             monotone not in (None, "basic"))
@@ -325,36 +322,45 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         )
         result._walks = walks
         result._validation = (X_val, target)
-        result._before = result._summary(ensemble, X_val, target, raw=val_raw)
+        result._before = result._summary(ensemble, X_val, target, raw=_validation_raw(rankings, X_val.shape[0]))
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)
     return result
 
 
-def _rankings(ensemble, val_leaves, target, halves, X_fit, fit_target, refit, rng) -> list:
+def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) -> list:
     """(ranked_on, (ranking rows, checking rows, on training rows), the walks' refit values) of
     every ranking of one ``prune``: with training rows, re-fitting the leaves helps on some models
     and hurts on others, and so do ranking a forest out of bag and walking towards the model's own
     outputs (module docstring), so every walk is taken and the smallest model kept."""
     refits = [True, False] if refit == "auto" and X_fit is not None and refittable(ensemble) else [refit is True]
     if X_fit is None:
-        return [(HALF_OF_VALIDATION, row_sets(val_leaves, target, halves, val_leaves, target, rng), refits)]
-    fit_leaves = ensemble.apply(X_fit, check_input=False)
-    training = row_sets(val_leaves, target, None, fit_leaves, fit_target, rng)
+        return [(HALF_OF_VALIDATION, row_sets(ensemble, X_val, target, halves, None, None, rng), refits)]
+    training = row_sets(ensemble, X_val, target, None, X_fit, fit_target, rng)
     checking = training[1:]  # every walk checks on the same validation rows, stored once
     rankings = [("X_train", training, refits)]
-    out_of_bag = out_of_bag_leaves(ensemble, fit_leaves)
+    out_of_bag = out_of_bag_rows(ensemble, training[0], fit_target, rng)
     if out_of_bag is not None:
-        rankings.append(("X_train, out of bag",
-                         (ranking_rows(out_of_bag, fit_target, rng, out_of_bag=True), *checking), refits))
+        rankings.append(("X_train, out of bag", (out_of_bag, *checking), refits))
     if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
         X_soft = perturbed_rows(X_fit, rng)
-        soft_rows = ranking_rows(ensemble.apply(X_soft, check_input=False), model_target(ensemble, X_soft), rng,
-                                 soft=True)
+        soft_rows = ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
         rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
                          [refit in ("auto", True)]))
     return rankings
+
+
+def _validation_raw(rankings, n_rows) -> np.ndarray:
+    """The unpruned model's ``predict_raw`` of every validation row, bit for
+    bit, from the leaves the walks routed (the rest routed once more): the
+    checking rows, and without training rows the ranking half as well."""
+    ranking, checking, on_training_rows = rankings[0][1]
+    raw = np.empty((n_rows, checking.ensemble.n_outputs))
+    raw[checking.order] = checking.predict_raw()
+    if not on_training_rows:
+        raw[ranking.order] = ranking.predict_raw()
+    return raw
 
 
 def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,

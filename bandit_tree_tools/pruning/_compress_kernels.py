@@ -48,23 +48,6 @@ def _clip(p):
 
 
 @numba.njit(cache=True, parallel=True)
-def leaf_matrix(leaves, rows):
-    """int32 (n_trees, len(rows)): ``leaves[rows].T``, the leaf of each of
-    ``rows`` per tree, tree-major (``leaves``: int64 (n_rows, n_trees), as
-    ``Ensemble.apply`` returns). One parallel pass, not a transpose and a
-    gather."""
-    n_trees, n = leaves.shape[1], rows.shape[0]
-    out = np.empty((n_trees, n), dtype=np.int32)
-    block = 4096
-    for start in numba.prange((n + block - 1) // block):
-        for i in range(start * block, min((start + 1) * block, n)):
-            row = rows[i]
-            for tree in range(n_trees):
-                out[tree, i] = leaves[row, tree]
-    return out
-
-
-@numba.njit(cache=True, parallel=True)
 def raw_scores(leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale):
     """``base_score + sum over live trees of factor * row_scale * value[current leaf]``
     for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one

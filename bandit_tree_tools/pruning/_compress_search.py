@@ -3,7 +3,6 @@ the candidates of a step, their costs (exact or sampled by the bandit), the
 step and the walk along the path (see :mod:`._compress` for the method)."""
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,34 +30,63 @@ MAX_STEPS = 1_000
 PERTURBED_SHARE = 0.2  # share of a perturbed training row's features taken from another training row
 
 
-@dataclass(frozen=True)
 class _RowSet:
-    """Rows of one role (ranking or checking), the same for every walk: their
-    original leaf per tree (int32 (n_trees, n_rows), tree-major for the
-    kernels; -1 where a forest's tree drew the row, when the rows rank out
-    of bag) and their target (``soft``: the unpruned model's outputs, see
-    :func:`model_target`)."""
+    """Rows of one role (ranking or checking), the same for every walk: the
+    rows ``order`` of ``X``, their target (``soft``: the unpruned model's
+    outputs, see :func:`model_target`) and their original leaf per tree
+    (int16, or int32 for trees of more than 32,767 nodes: (n_trees, n_rows),
+    tree-major for the kernels; -1 where a forest's tree drew the row, when
+    the rows rank out of bag).
 
-    leaf: np.ndarray
-    target: Target
-    out_of_bag: bool = False
-    soft: bool = False
+    The leaves are routed on first use, the first rows first (:meth:`leaves`):
+    the bandit reads only the first of the ranking rows, so on a large set
+    most of them are never routed. Narrow ids halve the memory the kernels
+    read per row (the checks after every step took two thirds of the time
+    with int16 ids as with int32)."""
 
-    @classmethod
-    def of(cls, leaves, rows, target, out_of_bag=False, soft=False) -> "_RowSet":
-        # leaves: int64 (n_all_rows, n_trees) from Ensemble.apply; rows: which of them, in this order
+    def __init__(self, ensemble, X, order, target, *, soft=False, out_of_bag=None):
+        # out_of_bag: the rows' leaves, already routed, with -1 where a tree drew the row
+        self.ensemble, self.X, self.order, self.soft = ensemble, X, order, soft
+        self.n = order.shape[0]
         t = target
-        return cls(kernels.leaf_matrix(leaves, rows),
-                   Target(t.codes[rows], t.values[rows], t.n_classes, t.positive,
-                          float(np.var(t.values[rows])) if t.n_classes == 0 else 1.0), out_of_bag, soft)
+        self.target = Target(t.codes[order], t.values[order], t.n_classes, t.positive,
+                             float(np.var(t.values[order])) if t.n_classes == 0 else 1.0)
+        self.out_of_bag = out_of_bag is not None
+        if self.out_of_bag:
+            self._leaf, self.routed = out_of_bag, self.n
+        else:
+            self._leaf, self.routed = np.empty((ensemble.n_trees, self.n), dtype=leaf_dtype(ensemble)), 0
+
+    def leaves(self, upto=None) -> np.ndarray:
+        """The leaf matrix, routed for (at least) its first ``upto`` rows (all by default)."""
+        upto = self.n if upto is None else upto
+        if self.routed < upto:
+            self.ensemble._apply_columns(self.X, self.order, self._leaf, self.routed, upto)
+            self.routed = upto
+        return self._leaf
+
+    def predict_raw(self) -> np.ndarray:
+        """The unpruned model's ``predict_raw`` of the rows, in their order, bit
+        for bit: from the leaves routed so far, the rest routed without
+        storing their leaves."""
+        ensemble = self.ensemble
+        raw = np.empty((self.n, ensemble.n_outputs))
+        raw[:self.routed] = ensemble._raw_from_leaves(self._leaf[:, :self.routed].T)
+        if self.routed < self.n:
+            raw[self.routed:] = ensemble.predict_raw(self.X[self.order[self.routed:]], check_input=False)
+        return raw
 
 
-def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag=False, soft=False) -> tuple:
+def leaf_dtype(ensemble: Ensemble):
+    """The narrowest type :class:`_RowSet` stores the model's leaf ids in."""
+    return np.int16 if max(tree.n_nodes for tree in ensemble.trees) <= np.iinfo(np.int16).max else np.int32
+
+
+def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:
     """(ranking rows, checking rows, whether the ranking rows are training
-    rows) for every walk of one ``prune``; ``val_leaves``, ``fit_leaves``:
-    ``ensemble.apply`` of the validation and training rows (the same array
-    without training rows; ``out_of_bag``: with -1 where a tree drew the row,
-    see :func:`out_of_bag_leaves`).
+    rows) for every walk of one ``prune``; ``X_val``, ``X_fit``: the
+    validation and training rows as ``ensemble.check_X`` returns them
+    (``X_fit`` None without training rows).
 
     The tolerance is checked on rows the choice of removals has not seen:
     with training rows those rank and re-fit, and every validation row
@@ -67,24 +95,25 @@ def row_sets(val_leaves, target, halves, fit_leaves, fit_target, rng, out_of_bag
     the bandit's samples are contiguous batches (random access to the leaf
     matrix cost 4x the time per row). ``soft``: ``fit_target`` holds the
     unpruned model's outputs (:func:`model_target`)."""
-    if fit_leaves is val_leaves:
+    if X_fit is None:
         ranking = halves[0][rng.permutation(halves[0].shape[0])]
-        return _RowSet.of(val_leaves, ranking, target), _RowSet.of(val_leaves, halves[1], target), False
-    return (ranking_rows(fit_leaves, fit_target, rng, out_of_bag, soft),
-            _RowSet.of(val_leaves, np.arange(val_leaves.shape[0]), target), True)
+        return _RowSet(ensemble, X_val, ranking, target), _RowSet(ensemble, X_val, halves[1], target), False
+    return (ranking_rows(ensemble, X_fit, fit_target, rng, soft),
+            _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target), True)
 
 
-def ranking_rows(fit_leaves, fit_target, rng, out_of_bag=False, soft=False) -> _RowSet:
+def ranking_rows(ensemble, X_fit, fit_target, rng, soft=False) -> _RowSet:
     """Training rows (or rows made from them) that rank, in one fixed random
     order; the first element of :func:`row_sets`, for further walks that
     check on the same validation rows."""
-    return _RowSet.of(fit_leaves, rng.permutation(fit_leaves.shape[0]), fit_target, out_of_bag, soft)
+    return _RowSet(ensemble, X_fit, rng.permutation(X_fit.shape[0]), fit_target, soft=soft)
 
 
-def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
-    """``fit_leaves`` (``ensemble.apply`` of the training rows) with -1 where
-    a tree drew the row into its bootstrap sample, for a bootstrapped
-    scikit-learn forest whose training rows these are; None otherwise.
+def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | None:
+    """The training rows of ``training`` (all of them, as ``ranking_rows``
+    stores them), in a new random order, with -1 where a tree drew the row
+    into its bootstrap sample, for a bootstrapped scikit-learn forest whose
+    training rows these are; None otherwise.
 
     A forest's trees fit the rows they drew to their last row, so those rows
     cannot tell which of its nodes generalise; each tree is ranked on the
@@ -93,17 +122,21 @@ def out_of_bag_leaves(ensemble, fit_leaves) -> np.ndarray | None:
     rows, another order or sample weights give None."""
     from ..interop.sklearn import forest_in_bag
 
-    counts = forest_in_bag(ensemble, fit_leaves.shape[0])
+    counts = forest_in_bag(ensemble, training.n)
     if counts is None:
         return None
+    leaf = training.leaves()
     for index, tree in enumerate(ensemble.trees):
         leaves = tree.children_left == -1
-        cover = np.bincount(fit_leaves[:, index], weights=counts[index], minlength=tree.n_nodes)
+        cover = np.bincount(leaf[index], weights=counts[index, training.order], minlength=tree.n_nodes)
         if not np.allclose(cover[leaves], np.asarray(tree.weighted_n_node_samples)[leaves], rtol=0.0, atol=1e-6):
             return None
-    out_of_bag = fit_leaves.copy()
-    out_of_bag[counts.T > 0] = -1
-    return out_of_bag
+    order = rng.permutation(training.n)
+    position = np.empty(training.n, dtype=np.int64)
+    position[training.order] = np.arange(training.n)
+    out_of_bag = leaf[:, position[order]]
+    out_of_bag[counts[:, order] > 0] = -1
+    return _RowSet(ensemble, training.X, order, fit_target, out_of_bag=out_of_bag)
 
 
 def perturbed_rows(X, rng) -> np.ndarray:
@@ -145,8 +178,9 @@ class _Rows:
     of the walk's current model."""
 
     def __init__(self, rows: _RowSet):
-        self.leaf, self.target, self.out_of_bag, self.soft = rows.leaf, rows.target, rows.out_of_bag, rows.soft
-        self.ones = np.ones(self.leaf.shape[1])
+        self.rows, self.n = rows, rows.n
+        self.target, self.out_of_bag, self.soft = rows.target, rows.out_of_bag, rows.soft
+        self.ones = np.ones(self.n)
         self.raw = None  # raw scores of the current model, valid for the first ``ready`` rows
         self.changed()
 
@@ -155,11 +189,15 @@ class _Rows:
         self.ready = 0
         self._holding = self._scale = None
 
+    def leaves(self, upto=None) -> np.ndarray:
+        """The rows' leaf matrix, routed for its first ``upto`` rows (all by default)."""
+        return self.rows.leaves(upto)
+
     def holding(self, alive) -> np.ndarray:
         """Per row: how many live trees hold it (every live tree, unless the
         rows rank out of bag)."""
         if self._holding is None:
-            self._holding = kernels.live_trees_per_row(self.leaf, alive)
+            self._holding = kernels.live_trees_per_row(self.leaves(), alive)
         return self._holding
 
     def row_scale(self, alive) -> np.ndarray:
@@ -220,7 +258,7 @@ class _Search:
             raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
         self.rank = self.fit = _Rows(ranking)
         self.check = _Rows(checking)
-        self.n_rank = self.rank.leaf.shape[1]
+        self.n_rank = self.rank.n
         self.row_evaluations = 0
         self.scoring_seconds = 0.0  # choosing the steps: what the bandit saves over the exact search
         # the working state
@@ -243,7 +281,7 @@ class _Search:
         return self.tree_scale
 
     def _raw(self, rows, lo, hi):
-        return kernels.raw_scores(rows.leaf, lo, hi, self.offset, self.current, self.value, self.tree_output,
+        return kernels.raw_scores(rows.leaves(hi), lo, hi, self.offset, self.current, self.value, self.tree_output,
                                   self.factor(), self.alive, self.base_score, rows.row_scale(self.alive))
 
     def _changed(self):
@@ -269,7 +307,7 @@ class _Search:
         """``rows.raw``, brought up to date for its first ``upto`` rows (all by
         default). Computed on first use after a change: the bandit reads only
         the ranking rows it samples, which come first in their stored order."""
-        n = rows.leaf.shape[1]
+        n = rows.n
         upto = n if upto is None else upto
         if rows.raw is None:
             rows.raw = np.empty((n, self.n_outputs))
@@ -309,7 +347,7 @@ class _Search:
         grad, hess = kernels.gradients(self._scored(self.fit), fit.codes, _columns(fit.values), self.loss_kind,
                                        float(self.ensemble.link_scale))
         factor = self.factor()
-        numerator, hessian = kernels.newton_sums(self.fit.leaf, self.offset, self.parent, self.current, self.value,
+        numerator, hessian = kernels.newton_sums(self.fit.leaves(), self.offset, self.parent, self.current, self.value,
                                                  self.tree_output, factor, self.alive, grad, hess)
         values = self.value.copy()
         internal = self._leaf_counts_and_internal()[1]
@@ -320,9 +358,10 @@ class _Search:
         """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
         sum of squares, rows reached."""
         on = self.rank
-        t, leaf = on.target, on.leaf
+        t = on.target
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
         upto = int(rows.max()) + 1 if rows.size else 0
+        leaf = on.leaves(upto)
         raw = self._scored(on, upto)
         if self.loss_kind in (kernels.LOGISTIC, kernels.SOFTMAX, kernels.POISSON):
             grad, hess = kernels.gradients(raw[rows], t.codes[rows], _columns(t.values[rows]), self.loss_kind,
@@ -439,8 +478,8 @@ class _Search:
         link = float(self.ensemble.link_scale)  # the fit works on the sigmoid's own scale
         trees = np.flatnonzero(self.alive)
         fit = self.fit
-        n = min(fit.leaf.shape[1], weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
-        outputs = weights.tree_outputs(fit.leaf, self.offset, self.current, self.value, self.factor() * link, trees,
+        n = min(fit.n, weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
+        outputs = weights.tree_outputs(fit.leaves(n), self.offset, self.current, self.value, self.factor() * link, trees,
                                        n)
         y = (fit.target.values if fit.soft else fit.target.codes)[:n].astype(np.float64)
         self.row_evaluations += n * trees.size  # the outputs the fit reads (checks count nowhere, as in run)
@@ -457,7 +496,7 @@ class _Search:
             factor = self.factor().copy()
             factor[trees] *= weight
             base_score = np.array([intercept / link])
-            raw = kernels.raw_scores(self.check.leaf, 0, self.check.leaf.shape[1], self.offset, self.current,
+            raw = kernels.raw_scores(self.check.leaves(), 0, self.check.n, self.offset, self.current,
                                      self.value, self.tree_output, factor, alive, base_score, self.check.ones)
             if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                 value = self.value.copy()
@@ -493,7 +532,7 @@ class _Search:
     def _refit(self, factor) -> None:
         """Re-fit every leaf by one damped Newton pass on the training rows."""
         fit = self.fit
-        kernels.refit_leaves(fit.leaf, self.offset, self.current, self.value, self.tree_output, factor, self.alive,
+        kernels.refit_leaves(fit.leaves(), self.offset, self.current, self.value, self.tree_output, factor, self.alive,
                              self._scored(fit), fit.target.codes, _columns(fit.target.values), self.loss_kind,
                              float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
         self._changed()  # the pass updated the training rows' scores only

@@ -246,15 +246,17 @@ class Ensemble:
     def packed(self) -> PackedEnsemble:
         return _pack(self)
 
-    def _routing_args(self, X, trees=None):
+    def _routing_args(self, X, trees=None, finite=None):
         """(X, roots, depths, lockstep steps, records, cuts, what the layout
         reads besides: ``PackedEnsemble.general``) for the engine; ``trees``
-        routes only those trees (in that order)."""
+        routes only those trees (in that order); ``finite``: whether the rows
+        to route hold no NaN (looked up in all of ``X`` by default)."""
         packed = self.packed
         roots, depths, lockstep = packed.tree_root, packed.tree_depth, packed.tree_lockstep
         if trees is not None:
             roots, depths, lockstep = (np.ascontiguousarray(a[trees]) for a in (roots, depths, lockstep))
-        general = packed.general(self.split_rule, finite=not _kernels._has_nan(X))
+        finite = not _kernels._has_nan(X) if finite is None else finite
+        general = packed.general(self.split_rule, finite=finite)
         return (X, roots, depths, lockstep, packed.records, packed.cuts, general)
 
     def subset(self, trees) -> "Ensemble":
@@ -327,6 +329,28 @@ class Ensemble:
         rows = _kernels.block_rows(X.shape[0], int(self.packed.tree_depth.max()))
         return _kernels._apply(*self._routing_args(X, trees), self.packed.leaf_id, rows)
 
+    def _apply_columns(self, X, order, out, lo=0, hi=None) -> None:
+        """``apply(X[order[lo:hi]]).T`` written into ``out[:, lo:hi]``: the
+        leaves of the rows ``order`` of ``X`` (as :meth:`check_X` returns it)
+        tree-major, in that order, in ``out``'s signed integer type, which
+        must hold every node id; routed a slice at a time by callers that need
+        only the first rows."""
+        hi = order.shape[0] if hi is None else hi
+        X = self._input(X, check_input=False)
+        n_nodes = int(np.diff(self.packed.node_offset).max())
+        if out.dtype.kind != "i" or np.iinfo(out.dtype).max < n_nodes - 1 or out.shape != (self.n_trees, order.size):
+            raise ValueError(f"out must be a signed integer array of shape ({self.n_trees}, {order.size}) holding "
+                             f"node ids up to {n_nodes - 1}, got {out.dtype} {out.shape}")
+        if not 0 <= lo <= hi <= order.shape[0]:
+            raise ValueError(f"need 0 <= lo <= hi <= {order.shape[0]}, got lo={lo}, hi={hi}")
+        if order.size and (order.min() < 0 or order.max() >= X.shape[0]):
+            raise ValueError(f"order must hold row indices of X (0 to {X.shape[0] - 1})")
+        order = np.asarray(order, dtype=np.int64)
+        finite = not _kernels._has_nan_in(X, order, lo, hi)  # of the rows routed now only
+        X, *routing = self._routing_args(X, finite=finite)
+        rows = _kernels.block_rows(hi - lo, int(self.packed.tree_depth.max()))
+        _kernels._apply_columns(X, order, lo, hi, *routing, self.packed.leaf_id, out, rows)
+
     def predict_raw(self, X, *, check_input: bool = True) -> np.ndarray:
         """Raw scores (margins), float64 (n_rows, n_outputs). ``check_input=False``:
         see :meth:`apply`."""
@@ -345,9 +369,13 @@ class Ensemble:
 
     def _raw_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
         """``predict_raw`` of the rows whose leaves ``apply`` gave, without routing
-        them again (the same sums in the same order, so the same bits)."""
+        them again (the same sums in the same order, so the same bits).
+        ``leaves`` may also be int16 or int32, and a view in any layout (the
+        transpose of a tree-major matrix of :meth:`_apply_columns`)."""
         packed = self.packed
-        leaves = np.ascontiguousarray(leaves, dtype=np.int64)
+        leaves = np.asarray(leaves)
+        if leaves.dtype not in (np.int16, np.int32, np.int64):
+            leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
             raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")
         if _kernels._leaves_out_of_range(leaves, np.diff(packed.node_offset)):

@@ -305,6 +305,16 @@ def _has_nan(X):
     return False
 
 
+@numba.njit(cache=True)
+def _has_nan_in(X, order, lo, hi):
+    """Whether the rows ``X[order[lo:hi]]`` hold a NaN."""
+    for i in range(lo, hi):
+        for value in X[order[i]]:
+            if value != value:
+                return True
+    return False
+
+
 def block_rows(n_rows: int, depth: int = 0) -> int:
     """Rows per parallel task: ``BLOCK`` (``DEEP_BLOCK`` when the deepest tree
     is deeper than ``LOCKSTEP_DEPTH``), or fewer so that a small batch still
@@ -337,6 +347,34 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
                 for lane in range(count):
                     leaves[start + lane, tree] = leaf_id[at[lane]]
     return leaves
+
+
+@numba.njit(cache=True, parallel=True)
+def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out,
+                   rows):
+    """:func:`_apply` of the rows ``X[order[lo:hi]]``, written tree-major into
+    ``out[:, lo:hi]`` (``out``'s integer type). Each block's rows are gathered
+    from ``X`` first, so rows in a random order route as fast as rows in a row,
+    and no row-major copy of the leaves is made."""
+    n_trees = tree_root.shape[0]
+    n_features = X.shape[1]
+    for block in numba.prange((hi - lo + rows - 1) // rows):
+        first = lo + block * rows
+        count_block = min(rows, hi - first)
+        X_block = np.empty((count_block, n_features), dtype=X.dtype)
+        for i in range(count_block):
+            X_block[i] = X[order[first + i]]
+        at = np.empty(LANES, dtype=np.int32)
+        lanes = np.empty((2, LANES), dtype=np.int32)
+        for tree in range(n_trees):
+            for start in range(0, count_block, LANES):
+                count = min(LANES, count_block - start)
+                _route_lanes(
+                    X_block, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts,
+                    general, at, lanes,
+                )
+                for lane in range(count):
+                    out[tree, first + start + lane] = leaf_id[at[lane]]
 
 
 @numba.njit(cache=True, parallel=True)

@@ -219,6 +219,26 @@ def test_bandit_with_a_full_budget_walks_the_exact_path():
     assert fast.params["row_evaluations"] < exact.params["row_evaluations"]
     for result in (exact, bandit, fast):  # the part of the time the search took, not a speed check
         assert 0.0 < result.params["scoring_seconds"] < result.elapsed
+    # the unpruned model's summary, from the leaves the walks routed, is the one predict_raw gives
+    assert fast._before == exact._before == fast._summary(exact.original, *exact._validation)
+
+
+def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_data):
+    ensemble = btt.from_model(lightgbm_binary)
+    X_val = ensemble.check_X(binary_data[2])
+    target = check_target(ensemble, binary_data[3], X_val.shape[0])
+    order = np.random.default_rng(0).permutation(X_val.shape[0])
+    rows = _compress_search._RowSet(ensemble, X_val, order, target)
+    np.testing.assert_array_equal(rows.target.codes, target.codes[order])
+    assert rows.routed == 0
+    assert rows.leaves(10).dtype == np.int16 and rows.routed == 10
+    np.testing.assert_array_equal(rows.leaves(5)[:, :10], ensemble.apply(X_val[order[:10]]).T)
+    assert rows.routed == 10
+    # ten rows from their leaves, the rest routed without being stored: the same bits
+    np.testing.assert_array_equal(rows.predict_raw(), ensemble.predict_raw(X_val[order]))
+    assert rows.routed == 10
+    np.testing.assert_array_equal(rows.leaves(), ensemble.apply(X_val[order]).T)
+    np.testing.assert_array_equal(rows.predict_raw(), ensemble.predict_raw(X_val[order]))
 
 
 def test_costs_equal_brute_force_for_squared_loss_and_fractions():
@@ -233,8 +253,9 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        rows = _compress_search.row_sets(ensemble.apply(X_val), target, None, ensemble.apply(X_val[:150]),
-                                         check_target(ensemble, y_val[:150], 150), np.random.default_rng(0))
+        rows = _compress_search.row_sets(ensemble, ensemble.check_X(X_val), target, None,
+                                         ensemble.check_X(X_val[:150]), check_target(ensemble, y_val[:150], 150),
+                                         np.random.default_rng(0))
         search = _compress_search._Search(ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact",
                                           3.0, False)
         ids, _ = search.candidates()

@@ -73,8 +73,8 @@ def _derivatives(loss, raw, target, column):
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
     soft = loss in SOFT
-    rows = _compress_search.row_sets(ensemble.apply(X_val), check_target(ensemble, y_val, len(y_val)), None,
-                                     ensemble.apply(X_rank), target, np.random.default_rng(0), soft=soft)
+    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X_val), check_target(ensemble, y_val, len(y_val)),
+                                     None, ensemble.check_X(X_rank), target, np.random.default_rng(0), soft=soft)
     search = _compress_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
                                       False)
     values = search.candidate_values()
@@ -83,8 +83,8 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
 
     # brute force from the model's own raw scores, in the order row_sets stored the rows in
     stored = np.random.default_rng(0).permutation(len(X_rank))
-    np.testing.assert_array_equal(rows[0].leaf.T, ensemble.apply(X_rank)[stored])
-    leaves = rows[0].leaf.T
+    np.testing.assert_array_equal(rows[0].leaves().T, ensemble.apply(X_rank)[stored])
+    leaves = rows[0].leaves().T
     raw = ensemble.predict_raw(X_rank)[stored]
     stored_target = rows[0].target
     if soft:  # the unpruned model fits its own outputs exactly
@@ -182,7 +182,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     ensemble = btt.from_model(model)
     X_soft = _compress_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
     target = check_target(ensemble, y[42_000:], 2000)
-    rows = _compress_search.row_sets(ensemble.apply(X[42_000:]), target, None, ensemble.apply(X_soft),
+    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X[42_000:]), target, None, ensemble.check_X(X_soft),
                                      _compress_search.model_target(ensemble, X_soft), np.random.default_rng(0),
                                      soft=True)
     paths, evaluations = {}, {}

@@ -32,16 +32,32 @@ def test_forest_in_bag_redraws_the_samples_scikit_learn_drew():
             assert drawn.sum() == len(samples)
 
 
-def _out_of_bag_search(model, X, y, metric):
-    ensemble = btt.from_model(model)
-    leaves = ensemble.apply(X)
-    out_of_bag = _compress_search.out_of_bag_leaves(ensemble, leaves)
-    assert out_of_bag is not None
+def _out_of_bag_rows(ensemble, X, y):
+    """The forest's training rows ``X``, ``y`` as ``prune`` stores them, and
+    ranked out of bag (None when they are not its training rows)."""
     target = check_target(ensemble, y, len(y))
-    ranking = _compress_search._RowSet.of(out_of_bag, np.arange(len(y)), target, out_of_bag=True)
-    checking = _compress_search._RowSet.of(leaves, np.arange(len(y)), target)
+    training = _compress_search._RowSet(ensemble, ensemble.check_X(X), np.arange(len(y)), target)
+    return training, _compress_search.out_of_bag_rows(ensemble, training, target, np.random.default_rng(0))
+
+
+def _out_of_bag_search(model, X, y, metric):
+    """The search ranking out of bag, and its leaves (-1: the tree drew the row) and raw scores (a
+    function of the search) back in the order of ``X``, (n_rows, n_trees)."""
+    ensemble = btt.from_model(model)
+    checking, ranking = _out_of_bag_rows(ensemble, X, y)
+    assert ranking is not None
+    out_of_bag = np.empty((len(y), ensemble.n_trees), dtype=np.int64)
+    out_of_bag[ranking.order] = ranking.leaves().T
+    np.testing.assert_array_equal(out_of_bag[out_of_bag >= 0], ensemble.apply(X)[out_of_bag >= 0])
+    target = check_target(ensemble, y, len(y))
     search = _compress_search._Search(ensemble, ranking, checking, True, metric, "exact", 3.0, False)
-    return ensemble, out_of_bag, target, search
+
+    def ranking_raw():
+        raw = np.empty((len(y), ensemble.n_outputs))
+        raw[ranking.order] = search._scored(search.rank)
+        return raw
+
+    return ensemble, out_of_bag, target, search, ranking_raw
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
@@ -55,8 +71,9 @@ def test_out_of_bag_scores_equal_scikit_learns(task):
     with warnings.catch_warnings():  # the few rows every tree drew have no out-of-bag score
         warnings.simplefilter("ignore", UserWarning)
         model.fit(X, y)
-    _, out_of_bag, _, search = _out_of_bag_search(model, X, y, "accuracy" if task == "classification" else "r2")
-    raw = search._scored(search.rank)
+    _, out_of_bag, _, _, ranking_raw = _out_of_bag_search(model, X, y,
+                                                          "accuracy" if task == "classification" else "r2")
+    raw = ranking_raw()
     held = (out_of_bag >= 0).any(axis=1)  # rows some tree did not draw
     assert held.mean() > 0.99
     expected = model.oob_decision_function_ if task == "classification" else model.oob_prediction_[:, None]
@@ -70,7 +87,7 @@ def _fractions_loss(probability, codes):
 def test_out_of_bag_costs_equal_brute_force():
     X, y = _classification(800)
     model = RandomForestClassifier(n_estimators=6, max_depth=5, random_state=0).fit(X, y)
-    ensemble, out_of_bag, target, search = _out_of_bag_search(model, X, y, "accuracy")
+    ensemble, out_of_bag, target, search, _ = _out_of_bag_search(model, X, y, "accuracy")
     held = out_of_bag >= 0  # (rows, trees): the tree did not draw the row
     per_tree = np.stack([np.asarray(tree.value)[out_of_bag[:, t].clip(0)] for t, tree in enumerate(ensemble.trees)])
     ids, _ = search.candidates()
@@ -130,7 +147,7 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
                                   (weighted, slice(0, 1000), False), (extra, slice(0, 1000), False),
                                   (boosted, slice(0, 1000), False)]:
         ensemble = btt.from_model(model)
-        found = _compress_search.out_of_bag_leaves(ensemble, ensemble.apply(X[rows]))
+        found = _out_of_bag_rows(ensemble, X[rows], y[rows])[1]
         assert (found is not None) is expected, (type(model).__name__, rows)
 
     result = btt.prune(forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],

@@ -20,18 +20,27 @@ ZOO = model_zoo()
 @pytest.fixture
 def calls(monkeypatch):
     """Counts of X conversions (check_X) and of routings (the engine's entry
-    points), counted around the real functions."""
-    counts = {"check_X": 0, "route": 0}
+    points), counted around the real functions; ``routed_rows`` (not in the
+    counts) sums the rows each routing took."""
+    class Counts(dict):
+        routed_rows = 0
 
-    def counting(name, original):
+    counts = Counts(check_X=0, route=0)
+
+    def counting(name, original, rows=None):
         def wrapper(*args, **kwargs):
             counts[name] += 1
+            if rows is not None:
+                counts.routed_rows += rows(*args)
             return original(*args, **kwargs)
         return wrapper
 
     monkeypatch.setattr(_ensemble, "check_X", counting("check_X", _ensemble.check_X))
     for kernel in ("_apply", "_predict_raw", "_path_lengths"):
-        monkeypatch.setattr(_kernels, kernel, counting("route", getattr(_kernels, kernel)))
+        monkeypatch.setattr(_kernels, kernel, counting("route", getattr(_kernels, kernel), lambda X, *_: X.shape[0]))
+    # rows X[order[lo:hi]]
+    monkeypatch.setattr(_kernels, "_apply_columns", counting("route", _kernels._apply_columns,
+                                                             lambda X, order, lo, hi, *_: hi - lo))
     return counts
 
 
@@ -76,8 +85,11 @@ def test_reported_metrics_are_the_models_own(name):
 def test_prune_validates_once_and_choose_routes_only_the_chosen_model(calls):
     ensemble, X, y = ZOO["tree_binary"]
     result = btt.prune(ensemble, X, y, tolerance=0.05, random_state=0, progress=False)
-    # the search routes the rows once, and the unpruned model's row of the before/after table
-    # comes from those leaves; the table routes only the chosen model
-    assert calls == {"check_X": 1, "route": 2}
+    # the search routes every row once (its ranking half and its checking half), and the unpruned
+    # model's row of the before/after table comes from those leaves; the table routes only the
+    # chosen model
+    assert calls == {"check_X": 1, "route": 3}
+    assert calls.routed_rows == 2 * len(X)
     result.choose(0.01)
-    assert calls == {"check_X": 1, "route": 3}  # the unpruned model's row is kept
+    assert calls == {"check_X": 1, "route": 4}  # the unpruned model's row is kept
+    assert calls.routed_rows == 3 * len(X)

@@ -109,6 +109,45 @@ def test_subsets_of_trees_and_raw_from_leaves(seed):
     np.testing.assert_array_equal(ensemble._raw_from_leaves(leaves), reference_predict_raw(ensemble, X))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_apply_columns_routes_rows_in_any_order_a_slice_at_a_time(seed):
+    rng = np.random.default_rng(seed)
+    ensemble = random_ensemble(rng, n_trees=4, n_outputs=int(rng.choice([1, 3])))
+    n_rows = 2 * _kernels.BLOCK + 37
+    X = ensemble.check_X(probe_rows(rng, ensemble, n_rows=n_rows))
+    X[n_rows - 5:, 0] = np.nan  # NaN in the last slice only: the first slices route without the NaN rule
+    order = rng.permutation(n_rows)
+    order = np.concatenate([order[order < n_rows - 5], order[order >= n_rows - 5]])
+    expected = reference_apply(ensemble, X[order]).T
+    for dtype in (np.int16, np.int32, np.int64):
+        out = np.full((ensemble.n_trees, n_rows), -7, dtype=dtype)
+        for lo, hi in ((0, 1), (1, _kernels.LANES + 3), (_kernels.LANES + 3, n_rows - 5), (n_rows - 5, n_rows)):
+            ensemble._apply_columns(X, order, out, lo, hi)
+            np.testing.assert_array_equal(out[:, :hi], expected[:, :hi])
+            assert np.all(out[:, hi:] == -7)  # nothing past the slice is written
+        # the transposed int16/int32 view gives predict_raw bit for bit
+        np.testing.assert_array_equal(ensemble._raw_from_leaves(out.T), ensemble.predict_raw(X[order]))
+
+
+def test_apply_columns_refuses_ids_its_type_cannot_hold():
+    rng = np.random.default_rng(5)
+    ensemble = _ensemble([_chain(70, rng), _stump(0.5)], 3)  # 141 nodes: more than int8 holds
+    X = ensemble.check_X(rng.normal(size=(10, 3)))
+    order = np.arange(10)
+    for out, match in ((np.zeros((2, 10), dtype=np.uint16), "signed integer"),
+                       (np.zeros((3, 10), dtype=np.int32), r"shape \(2, 10\)"),
+                       (np.zeros((2, 10), dtype=np.int8), "node ids up to 140")):
+        with pytest.raises(ValueError, match=match):
+            ensemble._apply_columns(X, order, out)
+    with pytest.raises(ValueError, match="row indices of X"):
+        ensemble._apply_columns(X, np.array([0, 10]), np.zeros((2, 2), dtype=np.int32))
+    with pytest.raises(ValueError, match="lo <= hi"):
+        ensemble._apply_columns(X, order, np.zeros((2, 10), dtype=np.int32), 5, 3)
+    out = np.zeros((2, 10), dtype=np.int16)
+    ensemble._apply_columns(X, order, out)
+    np.testing.assert_array_equal(out.T, reference_apply(ensemble, X))
+
+
 def test_decision_path_lists_original_ids_in_path_order():
     rng = np.random.default_rng(7)
     ensemble = random_ensemble(rng, n_trees=4)
