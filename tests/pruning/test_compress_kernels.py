@@ -10,6 +10,7 @@ import pytest
 from bandit_tree_tools.pruning import _compress_kernels as kernels
 from bandit_tree_tools.pruning._compress_metrics import paired_standard_error
 from bandit_tree_tools.pruning._evaluator import Target, check_target
+from bandit_tree_tools.pruning._kernels import CLEAR_MARGIN
 from bandit_tree_tools.pruning._result import row_outputs
 from bandit_tree_tools.tree._ensemble import LABEL_RULES
 
@@ -49,13 +50,20 @@ def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
         np.testing.assert_array_equal(kernels.raw_scores(*args), reference_raw(*args))
 
 
-@pytest.mark.parametrize("name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax"])
+@pytest.mark.parametrize("name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax",
+                                  "boosted_binary float32"])
 @pytest.mark.parametrize("rule", LABEL_RULES)
 def test_classes_without_losses_are_the_predicted_classes(name, rule):
-    ensemble, X, y = model_zoo()[name]
-    ensemble = dataclasses.replace(ensemble, label_rule=rule)
+    ensemble, X, y = model_zoo()[name.split()[0]]
+    ensemble = dataclasses.replace(ensemble, label_rule=rule, accumulate_float32=name.endswith("float32"))
     raw = ensemble.predict_raw(X)
     raw[::7] = 0.0  # ties of the margin rules
+    # margins about CLEAR_MARGIN (past it a binary sigmoid's class is the margin's sign) and so
+    # small that the probability rounds to 1/2 (a tie: the first class)
+    near = np.array([1e-17, 1e-9, 5e-4, 1e-3, 1e-3 * (1 + 1e-12), 2e-3, 0.1])
+    assert near[0] < CLEAR_MARGIN < near[-1]
+    near = np.concatenate([near, -near, np.nextafter(near, 0), -np.nextafter(near, 0)])
+    raw[3:3 + 7 * near.size:7] = near[:, None]
     target = check_target(ensemble, y, len(y))
     classes, loss = row_outputs(ensemble, raw, target, with_loss=False)
     with_loss, _ = row_outputs(ensemble, raw, target)
