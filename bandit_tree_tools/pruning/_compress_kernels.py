@@ -53,15 +53,15 @@ def raw_scores(leaf, lo, hi, offset, current, value, tree_output, factor, alive,
     for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one
     contiguous signature compiles).
 
-    ``leaf`` is int32 (n_trees, n_rows) of original local leaf ids; -1 leaves
-    a row out of a tree (out-of-bag rows: a tree that drew the row), and
-    ``row_scale`` turns a forest's mean over its live trees into the mean
-    over those that hold the row. Blocks of rows run in parallel, tree after
-    tree within a block (sums in tree order, from the base score). Every
-    node's current value is looked up once, into a table per output column,
-    and each block sums into its own small buffer: half the time of reading
-    ``value[current[...]]`` per row into ``raw`` (measured at 500,000 rows x
-    100 trees)."""
+    ``leaf`` is int16 or int32 (n_trees, n_rows) of original local leaf
+    ids; -1 leaves a row out of a tree (out-of-bag rows: a tree that drew
+    the row), and ``row_scale`` turns a forest's mean over its live trees
+    into the mean over those that hold the row. Blocks of rows run in
+    parallel, tree after tree within a block (sums in tree order, from the
+    base score). Every node's current value is looked up once, into a table
+    per output column, and each block sums into its own small buffer: half
+    the time of reading ``value[current[...]]`` per row into ``raw``
+    (measured at 500,000 rows x 100 trees)."""
     n_trees = leaf.shape[0]
     n_rows = hi - lo
     width = value.shape[1]
