@@ -53,6 +53,8 @@ class _RowSet:
                              float(np.var(t.values[order])) if t.n_classes == 0 else 1.0)
         self.out_of_bag = out_of_bag is not None
         if self.out_of_bag:
+            if not out_of_bag.flags.c_contiguous:
+                raise ValueError("out_of_bag leaves must be C-contiguous: the kernels walk them row by row")
             self._leaf, self.routed = out_of_bag, self.n
         else:
             self._leaf, self.routed = np.empty((ensemble.n_trees, self.n), dtype=leaf_dtype(ensemble)), 0
@@ -134,7 +136,7 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     order = rng.permutation(training.n)
     position = np.empty(training.n, dtype=np.int64)
     position[training.order] = np.arange(training.n)
-    out_of_bag = leaf[:, position[order]]
+    out_of_bag = np.take(leaf, position[order], axis=1)  # C order (leaf[:, ...] is Fortran order: slow kernels)
     out_of_bag[counts[:, order] > 0] = -1
     return _RowSet(ensemble, training.X, order, fit_target, out_of_bag=out_of_bag)
 
@@ -479,8 +481,8 @@ class _Search:
         trees = np.flatnonzero(self.alive)
         fit = self.fit
         n = min(fit.n, weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
-        outputs = weights.tree_outputs(fit.leaves(n), self.offset, self.current, self.value, self.factor() * link, trees,
-                                       n)
+        outputs = weights.tree_outputs(fit.leaves(n), self.offset, self.current, self.value, self.factor() * link,
+                                       trees, n)
         y = (fit.target.values if fit.soft else fit.target.codes)[:n].astype(np.float64)
         self.row_evaluations += n * trees.size  # the outputs the fit reads (checks count nowhere, as in run)
         tried = 0

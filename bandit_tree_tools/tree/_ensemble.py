@@ -335,6 +335,7 @@ class Ensemble:
         tree-major, in that order, in ``out``'s signed integer type, which
         must hold every node id; routed a slice at a time by callers that need
         only the first rows."""
+        order = np.asarray(order, dtype=np.int64)
         hi = order.shape[0] if hi is None else hi
         X = self._input(X, check_input=False)
         n_nodes = int(np.diff(self.packed.node_offset).max())
@@ -345,7 +346,6 @@ class Ensemble:
             raise ValueError(f"need 0 <= lo <= hi <= {order.shape[0]}, got lo={lo}, hi={hi}")
         if order.size and (order.min() < 0 or order.max() >= X.shape[0]):
             raise ValueError(f"order must hold row indices of X (0 to {X.shape[0] - 1})")
-        order = np.asarray(order, dtype=np.int64)
         finite = not _kernels._has_nan_in(X, order, lo, hi)  # of the rows routed now only
         X, *routing = self._routing_args(X, finite=finite)
         rows = _kernels.block_rows(hi - lo, int(self.packed.tree_depth.max()))

@@ -360,15 +360,15 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
     n_features = X.shape[1]
     for block in numba.prange((hi - lo + rows - 1) // rows):
         first = lo + block * rows
-        count_block = min(rows, hi - first)
-        X_block = np.empty((count_block, n_features), dtype=X.dtype)
-        for i in range(count_block):
+        in_block = min(rows, hi - first)
+        X_block = np.empty((in_block, n_features), dtype=X.dtype)
+        for i in range(in_block):
             X_block[i] = X[order[first + i]]
         at = np.empty(LANES, dtype=np.int32)
         lanes = np.empty((2, LANES), dtype=np.int32)
         for tree in range(n_trees):
-            for start in range(0, count_block, LANES):
-                count = min(LANES, count_block - start)
+            for start in range(0, in_block, LANES):
+                count = min(LANES, in_block - start)
                 _route_lanes(
                     X_block, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts,
                     general, at, lanes,
