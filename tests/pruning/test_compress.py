@@ -241,6 +241,27 @@ def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_da
     np.testing.assert_array_equal(rows.predict_raw(), ensemble.predict_raw(X_val[order]))
 
 
+def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = make_regression(24_000, 4, noise=30.0, random_state=0)
+    deep = DecisionTreeRegressor(random_state=0).fit(X[:20_000], y[:20_000])  # a leaf per row or two
+    shallow = DecisionTreeRegressor(max_depth=8, random_state=0).fit(X[:20_000], y[:20_000])
+    assert deep.tree_.node_count > np.iinfo(np.int16).max
+    assert _compress_search.leaf_dtype(btt.from_model(deep)) == np.int32
+    assert _compress_search.leaf_dtype(btt.from_model(shallow)) == np.int16
+    ensemble = btt.from_model(deep)
+    X_val = ensemble.check_X(X[20_000:])
+    target = check_target(ensemble, y[20_000:], X_val.shape[0])
+    rows = _compress_search._RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
+    assert rows.leaves().dtype == np.int32
+    np.testing.assert_array_equal(rows.leaves().T, ensemble.apply(X_val))
+    result = btt.prune(deep, X[20_000:], y[20_000:], X_train=X[:20_000], y_train=y[:20_000], tolerance=0.05,
+                       random_state=0, progress=False)
+    assert result.ensemble.n_leaves < ensemble.n_leaves
+    np.testing.assert_array_equal(result.to_model().predict(X[20_000:]), result.ensemble.predict(X[20_000:]))
+
+
 def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     from sklearn.ensemble import RandomForestClassifier
 
