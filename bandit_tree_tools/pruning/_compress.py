@@ -24,7 +24,8 @@ of the unpruned model's. One step:
    The spread discounts candidates whose few rows happen to agree: with
    thousands of candidates the plain sum picks exactly those (on a large
    boosted model it raised the validation metric while the test metric
-   fell).
+   fell). Half a spread and two spreads moved the benchmark's median from
+   6.4x to 6.2x and 4.3x.
 4. **Bandit.** With ``search="exact"`` every ranking row enters every cost;
    with ``search="bandit"`` the costs are estimated from a growing sample of
    the rows (stored in one fixed random order, batches doubling) with
