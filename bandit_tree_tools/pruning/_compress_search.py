@@ -44,18 +44,18 @@ class _RowSet:
     read per row (the checks after every step took two thirds of the time
     with int16 ids as with int32)."""
 
-    def __init__(self, ensemble, X, order, target, *, soft=False, out_of_bag=None):
-        # out_of_bag: the rows' leaves, already routed, with -1 where a tree drew the row
+    def __init__(self, ensemble, X, order, target, *, soft=False, out_of_bag_leaves=None):
+        # out_of_bag_leaves: the rows' leaves, already routed, with -1 where a tree drew the row
         self.ensemble, self.X, self.order, self.soft = ensemble, X, order, soft
         self.n = order.shape[0]
         t = target
         self.target = Target(t.codes[order], t.values[order], t.n_classes, t.positive,
                              float(np.var(t.values[order])) if t.n_classes == 0 else 1.0)
-        self.out_of_bag = out_of_bag is not None
+        self.out_of_bag = out_of_bag_leaves is not None
         if self.out_of_bag:
-            if not out_of_bag.flags.c_contiguous:
-                raise ValueError("out_of_bag leaves must be C-contiguous: the kernels walk them row by row")
-            self._leaf, self.routed = out_of_bag, self.n
+            if not out_of_bag_leaves.flags.c_contiguous:
+                raise ValueError("out_of_bag_leaves must be C-contiguous: the kernels walk them row by row")
+            self._leaf, self.routed = out_of_bag_leaves, self.n
         else:
             self._leaf, self.routed = np.empty((ensemble.n_trees, self.n), dtype=leaf_dtype(ensemble)), 0
 
@@ -138,7 +138,7 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     position[training.order] = np.arange(training.n)
     out_of_bag = np.take(leaf, position[order], axis=1)  # C order (leaf[:, ...] is Fortran order: slow kernels)
     out_of_bag[counts[:, order] > 0] = -1
-    return _RowSet(ensemble, training.X, order, fit_target, out_of_bag=out_of_bag)
+    return _RowSet(ensemble, training.X, order, fit_target, out_of_bag_leaves=out_of_bag)
 
 
 def perturbed_rows(X, rng) -> np.ndarray:

@@ -344,7 +344,8 @@ class Ensemble:
                              f"node ids up to {n_nodes - 1}, got {out.dtype} {out.shape}")
         if not 0 <= lo <= hi <= order.shape[0]:
             raise ValueError(f"need 0 <= lo <= hi <= {order.shape[0]}, got lo={lo}, hi={hi}")
-        if order.size and (order.min() < 0 or order.max() >= X.shape[0]):
+        routed = order[lo:hi]  # only these are read: prefix routing checks each slice once
+        if routed.size and (routed.min() < 0 or routed.max() >= X.shape[0]):
             raise ValueError(f"order must hold row indices of X (0 to {X.shape[0] - 1})")
         finite = not _kernels._has_nan_in(X, order, lo, hi)  # of the rows routed now only
         X, *routing = self._routing_args(X, finite=finite)
