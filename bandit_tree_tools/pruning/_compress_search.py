@@ -275,6 +275,11 @@ class _Search:
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
         self._shape = None  # of _leaf_counts_and_internal
+        # buffers the kernels fill on every call, kept: fresh ones cost a page fault per 4 KB
+        self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
+        self._table_ready = False
+        scratch = 0 if self.loss_kind == kernels.FRACTIONS else self.offset[-1]  # collapse_costs' per-leaf sums
+        self._moment, self._held = np.empty((scratch, 5)), np.empty(scratch, dtype=np.int64)
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
@@ -282,15 +287,23 @@ class _Search:
             return self.tree_scale / max(int(np.count_nonzero(self.alive)), 1)
         return self.tree_scale
 
+    def _value_table(self) -> np.ndarray:
+        """Every node's current value (``kernels.value_table``), filled once per change."""
+        if not self._table_ready:
+            kernels.value_table(self.current, self.value, self._table)
+            self._table_ready = True
+        return self._table
+
     def _raw(self, rows, lo, hi):
-        return kernels.raw_scores(rows.leaves(hi), lo, hi, self.offset, self.current, self.value, self.tree_output,
+        return kernels.raw_scores(rows.leaves(hi), lo, hi, self.offset, self._value_table(), self.tree_output,
                                   self.factor(), self.alive, self.base_score, rows.row_scale(self.alive))
 
     def _changed(self):
-        """The model changed: every raw score, and its shape, are out of date."""
+        """The model changed: every raw score, its shape and the value table are out of date."""
         for rows in (self.check, self.rank, self.fit):
             rows.changed()
         self._shape = None
+        self._table_ready = False
 
     def _leaf_counts_and_internal(self):
         """(leaves below every node, the live trees' internal nodes) of the
@@ -373,7 +386,7 @@ class _Search:
         change, square, reached = kernels.collapse_costs(
             rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
             self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, _columns(t.values),
-            self.loss_kind, grad, hess)
+            self.loss_kind, grad, hess, self._moment, self._held)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             # the sum of the live trees' values per row, from the scores already computed: a
@@ -498,8 +511,8 @@ class _Search:
             factor = self.factor().copy()
             factor[trees] *= weight
             base_score = np.array([intercept / link])
-            raw = kernels.raw_scores(self.check.leaves(), 0, self.check.n, self.offset, self.current,
-                                     self.value, self.tree_output, factor, alive, base_score, self.check.ones)
+            raw = kernels.raw_scores(self.check.leaves(), 0, self.check.n, self.offset, self._value_table(),
+                                     self.tree_output, factor, alive, base_score, self.check.ones)
             if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                 value = self.value.copy()
                 for tree, scale in zip(trees, weight):

@@ -45,9 +45,11 @@ def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
     factor, row_scale = rng.normal(size=n_trees), rng.random(n_rows) * 3
     alive = rng.random(n_trees) < 0.7
     base_score = rng.normal(size=n_outputs)
+    table = kernels.value_table(current, value, np.full((width, offset[-1]), np.nan))
     for lo, hi in [(0, n_rows), (1, n_rows - 1), (1_024, 2_049), (7, 7)]:
-        args = (leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale)
-        np.testing.assert_array_equal(kernels.raw_scores(*args), reference_raw(*args))
+        args = (tree_output, factor, alive, base_score, row_scale)
+        np.testing.assert_array_equal(kernels.raw_scores(leaf, lo, hi, offset, table, *args),
+                                      reference_raw(leaf, lo, hi, offset, current, value, *args))
 
 
 @pytest.mark.parametrize("name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax",
