@@ -81,7 +81,8 @@ class _RowSet:
 
 def leaf_dtype(ensemble: Ensemble):
     """The narrowest type :class:`_RowSet` stores the model's leaf ids in."""
-    return np.int16 if max(tree.n_nodes for tree in ensemble.trees) <= np.iinfo(np.int16).max else np.int32
+    n_nodes = max(tree.n_nodes for tree in ensemble.trees)
+    return next(dtype for dtype in (np.int8, np.int16, np.int32) if n_nodes <= np.iinfo(dtype).max)
 
 
 def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:

@@ -371,11 +371,11 @@ class Ensemble:
     def _raw_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
         """``predict_raw`` of the rows whose leaves ``apply`` gave, without routing
         them again (the same sums in the same order, so the same bits).
-        ``leaves`` may also be int16 or int32, and a view in any layout (the
+        ``leaves`` may also be int8, int16 or int32, and a view in any layout (the
         transpose of a tree-major matrix of :meth:`_apply_columns`)."""
         packed = self.packed
         leaves = np.asarray(leaves)
-        if leaves.dtype not in (np.int16, np.int32, np.int64):
+        if leaves.dtype not in (np.int8, np.int16, np.int32, np.int64):
             leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
             raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")

@@ -231,7 +231,7 @@ def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_da
     rows = _compress_search._RowSet(ensemble, X_val, order, target)
     np.testing.assert_array_equal(rows.target.codes, target.codes[order])
     assert rows.routed == 0
-    assert rows.leaves(10).dtype == np.int16 and rows.routed == 10
+    assert rows.leaves(10).dtype == np.int8 and rows.routed == 10  # trees of at most 127 nodes
     np.testing.assert_array_equal(rows.leaves(5)[:, :10], ensemble.apply(X_val[order[:10]]).T)
     assert rows.routed == 10
     # ten rows from their leaves, the rest routed without being stored: the same bits
@@ -250,6 +250,8 @@ def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
     assert deep.tree_.node_count > np.iinfo(np.int16).max
     assert _compress_search.leaf_dtype(btt.from_model(deep)) == np.int32
     assert _compress_search.leaf_dtype(btt.from_model(shallow)) == np.int16
+    stump_like = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X[:20_000], y[:20_000])  # 127 nodes
+    assert _compress_search.leaf_dtype(btt.from_model(stump_like)) == np.int8
     ensemble = btt.from_model(deep)
     X_val = ensemble.check_X(X[20_000:])
     target = check_target(ensemble, y[20_000:], X_val.shape[0])

@@ -103,7 +103,7 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
             if below[local] and left[local] != -1:
                 below[left[local]] = below[right[local]] = True
         grad, hess = _derivatives(loss, raw, stored_target, int(ensemble.tree_output[tree]))
-        leaf = leaves[:, tree]
+        leaf = leaves[:, tree].astype(np.int64)  # int8 ids: root + leaf would wrap
         held = below[leaf]
         delta = ensemble.tree_scale[tree] * (values[node, 0] - search.value[root + leaf[held], 0])
         change = delta * (grad[held] + 0.5 * hess[held] * delta)

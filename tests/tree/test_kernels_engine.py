@@ -119,13 +119,13 @@ def test_apply_columns_routes_rows_in_any_order_a_slice_at_a_time(seed):
     order = rng.permutation(n_rows)
     order = np.concatenate([order[order < n_rows - 5], order[order >= n_rows - 5]])
     expected = reference_apply(ensemble, X[order]).T
-    for dtype in (np.int16, np.int32, np.int64):
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
         out = np.full((ensemble.n_trees, n_rows), -7, dtype=dtype)
         for lo, hi in ((0, 1), (1, _kernels.LANES + 3), (_kernels.LANES + 3, n_rows - 5), (n_rows - 5, n_rows)):
             ensemble._apply_columns(X, order, out, lo, hi)
             np.testing.assert_array_equal(out[:, :hi], expected[:, :hi])
             assert np.all(out[:, hi:] == -7)  # nothing past the slice is written
-        # the transposed int16/int32 view gives predict_raw bit for bit
+        # the transposed int8/int16/int32 view gives predict_raw bit for bit
         np.testing.assert_array_equal(ensemble._raw_from_leaves(out.T), ensemble.predict_raw(X[order]))
 
 
