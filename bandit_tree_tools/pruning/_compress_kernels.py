@@ -65,7 +65,7 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
     for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one
     contiguous signature compiles); ``table``: of :func:`value_table`.
 
-    ``leaf`` is int16 or int32 (n_trees, n_rows) of original local leaf
+    ``leaf`` is int8, int16 or int32 (n_trees, n_rows) of original local leaf
     ids; -1 leaves a row out of a tree (out-of-bag rows: a tree that drew
     the row), and ``row_scale`` turns a forest's mean over its live trees
     into the mean over those that hold the row. Blocks of rows run in

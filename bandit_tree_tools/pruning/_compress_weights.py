@@ -38,7 +38,7 @@ MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
 @numba.njit(cache=True)
 def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     """float64 (len(trees), n_rows): each listed tree's current output on the
-    first ``n_rows`` rows of ``leaf`` (int16 or int32 (n_trees, n_rows))."""
+    first ``n_rows`` rows of ``leaf`` (int8, int16 or int32 (n_trees, n_rows))."""
     out = np.empty((trees.shape[0], n_rows), dtype=np.float64)
     for j in range(trees.shape[0]):
         tree = trees[j]
