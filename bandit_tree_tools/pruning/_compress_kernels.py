@@ -405,13 +405,14 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     return grad, hess
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def current_leaf_counts(children_left, children_right, offset, collapsed):
     """Leaves below every node of the model as pruned so far (a collapsed
-    node counts one); nodes below a collapsed node get meaningless counts."""
+    node counts one); nodes below a collapsed node get meaningless counts.
+    Trees in parallel: each writes its own range of nodes."""
     n_nodes = children_left.shape[0]
     count = np.ones(n_nodes, dtype=np.int64)
-    for tree in range(offset.shape[0] - 1):
+    for tree in numba.prange(offset.shape[0] - 1):
         root = offset[tree]
         for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
             left = children_left[node]
@@ -456,7 +457,7 @@ def select_disjoint(order, ids, benefit, is_root, subtree_span, preorder_nodes, 
     """The greedy step: candidates ``ids[order]`` one after the other, each
     taken unless it lies in or above one taken already (or is the last live
     tree's root), until ``budget`` leaves are gone. Returns the taken ids in
-    that order. ``subtree_span[node]`` is the ``[start, stop)`` of the
+    that order, and whether they reach the budget. ``subtree_span[node]`` is the ``[start, stop)`` of the
     node's subtree in ``preorder_nodes``; ``parent`` holds local ids."""
     taken = np.zeros(is_root.shape[0], dtype=np.bool_)  # in or above a taken subtree
     chosen = np.empty(order.shape[0], dtype=np.int64)
@@ -487,7 +488,7 @@ def select_disjoint(order, ids, benefit, is_root, subtree_span, preorder_nodes, 
         removed += benefit[position]
         if removed >= budget:
             break
-    return chosen[:n_chosen]
+    return chosen[:n_chosen], removed >= budget
 
 
 @numba.njit(cache=True)

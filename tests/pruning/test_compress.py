@@ -241,6 +241,47 @@ def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_da
     np.testing.assert_array_equal(rows.predict_raw(), ensemble.predict_raw(X_val[order]))
 
 
+def test_sorted_prefixes_start_the_full_stable_order_ties_and_nan_included():
+    rng = np.random.default_rng(3)
+    key = rng.integers(0, 40, 5_000).astype(np.float64)  # many ties
+    key[rng.random(5_000) < 0.1] = np.nan
+    full = np.argsort(key, kind="stable")
+    numbers = int(np.count_nonzero(~np.isnan(key)))
+    for k in (0, 1, 17, 999, numbers - 1, numbers, 4_999, 5_000, 9_000):
+        orders = list(_compress_search._stable_order_prefixes(key, k))
+        np.testing.assert_array_equal(orders[-1], full)
+        if k < numbers:  # the k-th smallest key is a number: a prefix comes first
+            assert len(orders) == 2 and orders[0].shape[0] > k
+            np.testing.assert_array_equal(orders[0], full[:orders[0].shape[0]])
+        else:
+            assert len(orders) == 1
+
+
+@pytest.mark.parametrize("prefix", [0, 4])
+def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, monkeypatch):
+    """A prefix too short for the step falls back to the full order; both choose the same removals."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = classification(4_400, seed=2)
+    ensemble = btt.from_model(RandomForestClassifier(n_estimators=6, random_state=0).fit(X[:4_000], y[:4_000]))
+    target = check_target(ensemble, y[4_000:], 400)
+    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X[4_000:]), target, None,
+                                     ensemble.check_X(X[:4_000]), check_target(ensemble, y[:4_000], 4_000),
+                                     np.random.default_rng(0))
+    search = _compress_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
+    ids, benefit = search.candidates()
+    assert ids.size > 1_000  # more candidates than the shortest prefix sorts
+    cost, square, _ = search.costs(np.arange(search.n_rank), search.candidate_values())
+    key = _compress_search._pessimistic(cost[ids], square[ids])
+    for budget in (1, 25, 0.4 * benefit.sum(), 10 * benefit.sum()):
+        expected, _ = _compress_kernels.select_disjoint(
+            np.argsort(key / np.maximum(benefit, 1.0), kind="stable"), ids, benefit, search.is_root,
+            search.subtree_span, search.preorder_nodes, search.parent, search.offset, search.tree_of,
+            ensemble.n_trees, float(budget))
+        monkeypatch.setattr(_compress_search, "SORTED_PREFIX", prefix)
+        np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
+
+
 def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
     from sklearn.tree import DecisionTreeRegressor
 
