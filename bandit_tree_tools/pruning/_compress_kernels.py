@@ -50,9 +50,9 @@ def _clip(p):
 @numba.njit(cache=True, parallel=True)
 def value_table(current, value, out):
     """``out[j, node] = value[current[node], j]``: every node's current value,
-    one row per output column, for :func:`raw_scores` (``out`` is reused:
-    a fresh table per call, 14 MB for a forest of 860,000 nodes, cost a page
-    fault per 4 KB touched)."""
+    one row per output column, for :func:`raw_scores`. ``out`` is a buffer
+    the caller keeps: a fresh table per call (14 MB for a forest of 860,000
+    nodes) cost a page fault per 4 KB."""
     for node in numba.prange(current.shape[0]):
         for j in range(value.shape[1]):
             out[j, node] = value[current[node], j]
@@ -457,8 +457,9 @@ def select_disjoint(order, ids, benefit, is_root, subtree_span, preorder_nodes, 
     """The greedy step: candidates ``ids[order]`` one after the other, each
     taken unless it lies in or above one taken already (or is the last live
     tree's root), until ``budget`` leaves are gone. Returns the taken ids in
-    that order, and whether they reach the budget. ``subtree_span[node]`` is the ``[start, stop)`` of the
-    node's subtree in ``preorder_nodes``; ``parent`` holds local ids."""
+    that order, and whether they reach the budget. ``subtree_span[node]`` is
+    the ``[start, stop)`` of the node's subtree in ``preorder_nodes``;
+    ``parent`` holds local ids."""
     taken = np.zeros(is_root.shape[0], dtype=np.bool_)  # in or above a taken subtree
     chosen = np.empty(order.shape[0], dtype=np.int64)
     n_chosen, removed = 0, 0.0

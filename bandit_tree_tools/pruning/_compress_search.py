@@ -36,8 +36,8 @@ class _RowSet:
     rows ``order`` of ``X``, their target (``soft``: the unpruned model's
     outputs, see :func:`model_target`) and their original leaf per tree
     (the narrowest of int8, int16 and int32 that holds every node id, see
-    :func:`leaf_dtype`: (n_trees, n_rows), tree-major for the kernels; -1 where a forest's tree drew the row, when
-    the rows rank out of bag).
+    :func:`leaf_dtype`: (n_trees, n_rows), tree-major for the kernels; -1
+    where a forest's tree drew the row, when the rows rank out of bag).
 
     The leaves are routed on first use, the first rows first (:meth:`leaves`):
     the bandit reads only the first of the ranking rows, so on a large set
@@ -83,12 +83,13 @@ class _RowSet:
 
 
 def _stable_order_prefixes(key, k):
-    """``np.argsort(key, kind="stable")``, first cut to (at least) its first
-    ``k`` positions, then whole: the prefix is every position whose key is
-    at most the ``k``-th smallest, in that order, so it is the full order's
-    start bit for bit, ties and all (NaN keys sort last, as in the full
-    order). On California's forest, a million candidates at first, the
-    prefixes took the walk's sorting from 1.35 s to 0.44 s."""
+    """``np.argsort(key, kind="stable")``, first cut to more than its first
+    ``k`` positions, then whole. The prefix is every position whose key is
+    at most the one at position ``k`` of the sorted keys, in their stable
+    order: the full order's start bit for bit, ties and all (NaN keys sort
+    last, as in the full order). On California's forest, a million
+    candidates at first, the prefixes took the walk's sorting from 1.35 s
+    to 0.44 s."""
     if k < key.shape[0]:
         threshold = np.partition(key, k)[k]
         if not np.isnan(threshold):
