@@ -136,6 +136,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
     start_residual = np.empty(n)  # the working residuals at the start of the Newton step
     residual = np.empty(n)
     curvature = np.empty(n_weights)
+    known = np.zeros(n_weights, dtype=np.bool_)
     previous = weight.copy()
     for _ in range(max_newton):
         # the quadratic model of the loss at eta: rows weighted by hess, working residuals
@@ -147,11 +148,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             else:
                 start_residual[i] = y[i] - eta[i]
         hess_sum = hess.sum()
-        for j in range(n_weights):
-            total = 0.0
-            for i in range(n):
-                total += hess[i] * outputs[j, i] * outputs[j, i]
-            curvature[j] = total / n
+        known[:] = False  # curvatures of this Newton step, computed where first needed
         previous[:] = weight
         start_intercept = intercept
         residual[:] = start_residual
@@ -185,11 +182,21 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 residual[i] -= shift
             largest = shift * shift * hess_sum / n
             for j in range(n_weights):
-                if (active_only and weight[j] == 0.0) or curvature[j] <= 0.0:
+                if active_only and weight[j] == 0.0:
                     continue
                 total = 0.0
                 for i in range(n):
                     total += hess[i] * outputs[j, i] * residual[i]
+                if weight[j] == 0.0 and abs(total / n) <= penalty:
+                    continue  # it stays 0 whatever its curvature: most weights, most sweeps
+                if not known[j]:
+                    curvature_sum = 0.0
+                    for i in range(n):
+                        curvature_sum += hess[i] * outputs[j, i] * outputs[j, i]
+                    curvature[j] = curvature_sum / n
+                    known[j] = True
+                if curvature[j] <= 0.0:
+                    continue
                 gradient = total / n + curvature[j] * weight[j]
                 new = np.sign(gradient) * max(abs(gradient) - penalty, 0.0) / curvature[j]
                 step = new - weight[j]
