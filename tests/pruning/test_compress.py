@@ -273,12 +273,12 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     assert ids.size > 1_000  # more candidates than the shortest prefix sorts
     cost, square, _ = search.costs(np.arange(search.n_rank), search.candidate_values())
     key = _compress_search._pessimistic(cost[ids], square[ids])
+    monkeypatch.setattr(_compress_search, "SORTED_PREFIX", prefix)
     for budget in (1, 25, 0.4 * benefit.sum(), 10 * benefit.sum()):
         expected, _ = _compress_kernels.select_disjoint(
             np.argsort(key / np.maximum(benefit, 1.0), kind="stable"), ids, benefit, search.is_root,
             search.subtree_span, search.preorder_nodes, search.parent, search.offset, search.tree_of,
             ensemble.n_trees, float(budget))
-        monkeypatch.setattr(_compress_search, "SORTED_PREFIX", prefix)
         np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
 
 
