@@ -99,9 +99,10 @@ def _stable_order_prefixes(key, k):
 
 
 def leaf_dtype(ensemble: Ensemble):
-    """The narrowest type :class:`_RowSet` stores the model's leaf ids in."""
-    n_nodes = max(tree.n_nodes for tree in ensemble.trees)
-    return next(dtype for dtype in (np.int8, np.int16, np.int32) if n_nodes <= np.iinfo(dtype).max)
+    """The narrowest type :class:`_RowSet` stores the model's leaf ids in: one
+    that holds every node id, the bound ``Ensemble._apply_columns`` checks."""
+    largest_id = max(tree.n_nodes for tree in ensemble.trees) - 1
+    return next(dtype for dtype in (np.int8, np.int16, np.int32) if largest_id <= np.iinfo(dtype).max)
 
 
 def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:
