@@ -3,7 +3,8 @@
 MODEL is a LightGBM text model (``.txt``), an XGBoost model (``.json`` or
 ``.ubj``) or a pickled scikit-learn / LightGBM / XGBoost estimator
 (``.pkl``, ``.pickle``, ``.joblib``). The pruned model is written in the same
-format, and the before/after metrics on the CSV's rows are printed. By
+format, and the before/after metrics on the CSV's rows (with ``btt.prune``,
+those that checked the tolerance) are printed. By
 default the smallest model within ``--tolerance`` (``btt.prune``; give the
 training rows with ``--train-data`` where you have them); ``--method paper``
 runs the paper's bandit pruning (``btt.bandit_prune``) instead.
@@ -154,7 +155,7 @@ def run(args) -> int:
         print(f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
               f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
               f"{result.params['metric']}, {len(result.path)} models visited ({result.elapsed:.2f} s); metrics on "
-              f"{len(y)} rows of {args.data}:")
+              f"the {int(result.metrics.loc['after', 'rows']):,} rows of {args.data} that checked the tolerance:")
     else:
         print(f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
               f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:")

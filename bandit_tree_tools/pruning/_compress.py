@@ -230,7 +230,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         ``method="compress"``; ``path`` (one row per visited model: step,
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
-        the validation rows), ``choose(tolerance, margin=None)``, ``plot()``,
+        the checking rows, those ``path``'s metric is measured on: every
+        validation row with ``X_train``, else the half that did not rank; the
+        ``rows`` column says how many, and ``evaluate`` measures on others),
+        ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any;
         ``params["row_evaluations"]`` (rows x live trees read to score
         the candidates and to fit the re-weighted start) and
@@ -323,8 +326,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             elapsed=time.perf_counter() - started,
         )
         result._walks = walks
-        result._validation = (X_val, target)
-        result._before = result._summary(ensemble, X_val, target, raw=_validation_raw(rankings, X_val.shape[0]))
+        checking, on_training_rows = rankings[0][1][1:]  # every walk checks on the same rows
+        result._checking = (X_val, None if on_training_rows else checking.order, checking.target)
+        result._before = result._summary(ensemble, *result._checking, raw=checking.predict_raw())
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)
@@ -351,18 +355,6 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) ->
         rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
                          [refit in ("auto", True)]))
     return rankings
-
-
-def _validation_raw(rankings, n_rows) -> np.ndarray:
-    """The unpruned model's ``predict_raw`` of every validation row, bit for
-    bit, from the leaves the walks routed (the rest routed once more): the
-    checking rows, and without training rows the ranking half as well."""
-    ranking, checking, on_training_rows = rankings[0][1]
-    raw = np.empty((n_rows, checking.ensemble.n_outputs))
-    raw[checking.order] = checking.predict_raw()
-    if not on_training_rows:
-        raw[ranking.order] = ranking.predict_raw()
-    return raw
 
 
 def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,

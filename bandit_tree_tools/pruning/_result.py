@@ -118,7 +118,11 @@ class PruneResult:
     metrics : DataFrame
         Rows "before" and "after", on the validation data: accuracy, f1,
         log_loss, score, leaves, depth (classification) or mse, r2, score,
-        leaves, depth (regression).
+        leaves, depth (regression). For ``prune``: its metric, accuracy and
+        log_loss (or r2 and mse), leaves, trees, depth and rows, on the rows
+        that checked the tolerance (every validation row with ``X_train``,
+        else the half that did not rank the removals): "before" is
+        ``params["baseline"]`` and "after" the chosen point of ``path``.
     history : DataFrame
         One row per bandit round: round, phase, arm, tree, node, reward,
         score_delta. Empty for the baselines.
@@ -232,36 +236,35 @@ class PruneResult:
         path, chosen, walk = best
         state = walk.states[chosen]
         pruned = build_ensemble(self.original, state)
-        X_val, target = self._validation
-        before = getattr(self, "_before", None)  # the unpruned model's row: the same for every choice
-        if before is None:
-            before = self._summary(self.original, X_val, target)
-        after = self._summary(pruned, X_val, target)
+        after = self._summary(pruned, *self._checking)  # self._before: the unpruned model's, set by prune
         result = PruneResult(
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
-            metrics=pd.DataFrame({"before": before, "after": after}).T,
+            metrics=pd.DataFrame({"before": self._before, "after": after}).T,
             path=path, params=dict(self.params, tolerance=tolerance, margin=margin, refit=walk.refit,
                                    reweighted=walk.reweighted, ranked_on=walk.ranked_on,
                                    warnings=_kept_whole(self._walks, chosen, tolerance, metric, margin)),
             elapsed=self.elapsed, chosen=chosen)
-        result._walks, result._walk, result._validation, result._before = self._walks, walk, self._validation, before
+        result._walks, result._walk, result._checking, result._before = (self._walks, walk, self._checking,
+                                                                         self._before)
         return result
 
-    def _summary(self, ensemble, X, target, raw=None) -> dict:
-        """``prune``'s before/after row: its metric, the loss, accuracy or R^2,
-        and the size, from one pass of the rows through the model (or its
-        ``raw`` scores on them, where already computed)."""
+    def _summary(self, ensemble, X_val, rows, target, raw=None) -> dict:
+        """``prune``'s before/after row on the checking rows (``rows`` of
+        ``X_val``, None for all of them; ``target`` theirs): its metric, the
+        loss, accuracy or R^2, the size and the number of rows, from one pass
+        of the rows through the model (or its ``raw`` scores on them, where
+        already computed)."""
         from ._compress_metrics import metric_value
 
-        if raw is None:
-            raw = ensemble.predict_raw(X, check_input=False)  # X as prune validated it
+        if raw is None:  # X_val as prune validated it
+            raw = ensemble.predict_raw(X_val if rows is None else X_val[rows], check_input=False)
         metric = self.params["metric"]
         row = {metric: metric_value(metric, ensemble, raw, target)}
         names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")
         for name in names:
             row.setdefault(name, metric_value(name, ensemble, raw, target))
-        row.update(leaves=ensemble.n_leaves, trees=ensemble.n_trees, depth=ensemble.max_depth)
+        row.update(leaves=ensemble.n_leaves, trees=ensemble.n_trees, depth=ensemble.max_depth, rows=raw.shape[0])
         return row
 
     def evaluate(self, X, y, weights=None) -> pd.DataFrame:

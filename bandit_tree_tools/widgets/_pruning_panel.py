@@ -441,7 +441,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         frame = result.metrics
 
         def shown(value, name):
-            return f"{value:g}" if name in ("leaves", "depth") else f"{value:.4f}"
+            return f"{value:,.0f}" if name in ("leaves", "trees", "depth", "rows") else f"{value:.4f}"
 
         rows = [(name, shown(frame.loc["before", name], name), shown(frame.loc["after", name], name))
                 for name in frame.columns]

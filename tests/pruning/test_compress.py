@@ -123,6 +123,24 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     assert len(without_training_rows._walks) == 1 and without_training_rows.params["refit"] is False
 
 
+@pytest.mark.parametrize("with_training_rows", [True, False], ids=["X_train", "no X_train"])
+def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data, with_training_rows):
+    # the before/after table is on the rows that checked the tolerance: "before" is the baseline,
+    # "after" the chosen point of the path, on every validation row with training rows and on
+    # the half that did not rank without them (the ranking half would flatter the pruned model)
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    training = dict(X_train=X_train, y_train=y_train) if with_training_rows else {}
+    result = btt.prune(lightgbm_binary, X_val, y_val, random_state=0, progress=False, **training)
+    metric = result.params["metric"]
+    checking = len(X_val) if with_training_rows else sum(np.unique(y_val, return_counts=True)[1] // 2)
+    assert result.metrics["rows"].tolist() == [checking, checking]
+    assert result.metrics.loc["before", metric] == pytest.approx(result.params["baseline"], rel=1e-12)
+    for chosen in (result, result.choose(0.05)):
+        assert chosen.metrics.loc["after", metric] == pytest.approx(chosen.path["metric"].iat[chosen.chosen],
+                                                                    rel=1e-12)
+        assert chosen.metrics.loc["after", "trees"] == chosen.ensemble.n_trees
+
+
 def test_path_choose_and_plot(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
     result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0,
@@ -220,7 +238,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path():
     for result in (exact, bandit, fast):  # the part of the time the search took, not a speed check
         assert 0.0 < result.params["scoring_seconds"] < result.elapsed
     # the unpruned model's summary, from the leaves the walks routed, is the one predict_raw gives
-    assert fast._before == exact._before == fast._summary(exact.original, *exact._validation)
+    assert fast._before == exact._before == fast._summary(exact.original, *exact._checking)
 
 
 def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_data):
