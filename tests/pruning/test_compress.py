@@ -130,12 +130,13 @@ def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data,
     # the half that did not rank without them (the ranking half would flatter the pruned model)
     X_train, y_train, X_val, y_val, _, _ = binary_data
     training = dict(X_train=X_train, y_train=y_train) if with_training_rows else {}
-    result = btt.prune(lightgbm_binary, X_val, y_val, random_state=0, progress=False, **training)
+    result = btt.prune(lightgbm_binary, X_val, y_val, tolerance=0.02, random_state=0, progress=False, **training)
     metric = result.params["metric"]
     checking = len(X_val) if with_training_rows else sum(np.unique(y_val, return_counts=True)[1] // 2)
     assert result.metrics["rows"].tolist() == [checking, checking]
     assert result.metrics.loc["before", metric] == pytest.approx(result.params["baseline"], rel=1e-12)
     for chosen in (result, result.choose(0.05)):
+        assert chosen.chosen > 0, "a pruned model, not the unpruned one, is measured"
         assert chosen.metrics.loc["after", metric] == pytest.approx(chosen.path["metric"].iat[chosen.chosen],
                                                                     rel=1e-12)
         assert chosen.metrics.loc["after", "trees"] == chosen.ensemble.n_trees
