@@ -10,7 +10,7 @@ from .._validation import resolve_n_rows
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, collapse
 from ._evaluator import IncrementalEvaluator, check_target
-from ._result import PruneResult, metrics_of_raw
+from ._result import PruneResult, before_after, metrics_of_raw
 
 
 # training objectives whose predictions the pruning methods cannot judge (their families, from
@@ -128,10 +128,8 @@ def finish(method, ensemble, X, target, evaluator, weights, started, **parts) ->
     pruned_nodes = evaluator.collapsed_nodes()
     pruned = collapse(ensemble, pruned_nodes) if pruned_nodes else ensemble
     after_raw = pruned._raw_from_leaves(evaluator.pruned_leaves(pruned_nodes))
-    metrics = pd.DataFrame(
-        {"before": metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
-         "after": metrics_of_raw(pruned, after_raw, target, weights)}
-    ).T
+    metrics = before_after(metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
+                           metrics_of_raw(pruned, after_raw, target, weights))
     return PruneResult(
         method=method,
         ensemble=pruned,

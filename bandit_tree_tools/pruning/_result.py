@@ -12,7 +12,7 @@ from ..tree._ensemble import LABEL_RULE_CODES
 from ..tree._links import LINK_CODES
 from . import _kernels
 
-__all__ = ["PruneResult", "Walk", "model_metrics"]
+__all__ = ["PruneResult", "Walk", "before_after", "model_metrics"]
 
 
 HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows
@@ -41,6 +41,16 @@ def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, che
     R^2 and score = R^2 (against the variance of these rows). Both report
     the number of leaves and the maximum depth."""
     return metrics_of_raw(ensemble, ensemble.predict_raw(X, check_input=check_input), target, weights)
+
+
+COUNTS = ("leaves", "trees", "depth", "rows")  # columns of a before/after table that count
+
+
+def before_after(before: dict, after: dict) -> pd.DataFrame:
+    """The before/after table of a result (rows "before" and "after"), its
+    counts as integers: printed with the metrics' decimals they read 19.0000."""
+    frame = pd.DataFrame({"before": before, "after": after}).T
+    return frame.astype({name: np.int64 for name in COUNTS if name in frame.columns})
 
 
 def row_outputs(ensemble: Ensemble, raw: np.ndarray, target, *, with_loss: bool = True) -> tuple:
@@ -240,7 +250,7 @@ class PruneResult:
         result = PruneResult(
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
-            metrics=pd.DataFrame({"before": self._before, "after": after}).T,
+            metrics=before_after(self._before, after),
             path=path, params=dict(self.params, tolerance=tolerance, margin=margin, refit=walk.refit,
                                    reweighted=walk.reweighted, ranked_on=walk.ranked_on,
                                    warnings=_kept_whole(self._walks, chosen, tolerance, metric, margin)),
@@ -274,11 +284,8 @@ class PruneResult:
         X = self.original.check_X(X)  # once for both models: they read the same columns
         target = check_target(self.original, y, X.shape[0], name="y")
         weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else weights
-        rows = {
-            "before": model_metrics(self.original, X, target, weights, check_input=False),
-            "after": model_metrics(self.ensemble, X, target, weights, check_input=False),
-        }
-        return pd.DataFrame(rows).T
+        return before_after(model_metrics(self.original, X, target, weights, check_input=False),
+                            model_metrics(self.ensemble, X, target, weights, check_input=False))
 
     # ----------------------------------------------------------------- display
     def plot(self, ax=None, *, axes=None):

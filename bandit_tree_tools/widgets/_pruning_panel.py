@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import DataError
+from ..pruning._result import COUNTS
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
 from ._live import RoundLog
@@ -441,7 +442,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         frame = result.metrics
 
         def shown(value, name):
-            return f"{value:,.0f}" if name in ("leaves", "trees", "depth", "rows") else f"{value:.4f}"
+            return f"{value:,.0f}" if name in COUNTS else f"{value:.4f}"
 
         rows = [(name, shown(frame.loc["before", name], name), shown(frame.loc["after", name], name))
                 for name in frame.columns]

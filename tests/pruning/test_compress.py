@@ -134,6 +134,9 @@ def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data,
     metric = result.params["metric"]
     checking = len(X_val) if with_training_rows else sum(np.unique(y_val, return_counts=True)[1] // 2)
     assert result.metrics["rows"].tolist() == [checking, checking]
+    # counts print as counts: integer columns, beside the metrics' floats (also in evaluate's table)
+    assert (result.metrics[["leaves", "trees", "depth", "rows"]].dtypes == np.int64).all()
+    assert (result.evaluate(X_val, y_val)[["leaves", "depth"]].dtypes == np.int64).all()
     assert result.metrics.loc["before", metric] == pytest.approx(result.params["baseline"], rel=1e-12)
     for chosen in (result, result.choose(0.05)):
         assert chosen.chosen > 0, "a pruned model, not the unpruned one, is measured"
