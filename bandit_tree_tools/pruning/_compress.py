@@ -363,9 +363,11 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
     the unpruned model's checking metric, and the row evaluations and the seconds spent choosing
     steps of all walks; ``whole_trees``: the walks only remove trees."""
     walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
+    starts = (False, True) if reweight and reweightable(ensemble) else (False,)
+    planned = len(starts) * sum(len(walk_refits) for _, _, walk_refits in rankings)  # less where no start is found
     for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
         start = None
-        for reweighted in (False, True) if reweight and reweightable(ensemble) else (False,):
+        for reweighted in starts:
             for walk_refit in walk_refits:
                 if stopped:
                     break
@@ -376,9 +378,11 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
                     if start is None:
                         break
                 report = None if callback is None else _WalkCallback(callback, len(walks))
+                label = (f"pruning, walk {len(walks) + 1} of up to {planned}: ranked on {ranked_on}"
+                         f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if walk_refit else ''}")
                 path, states = engine.run(_bound(metric, baseline, tolerance),
                                           _bound(metric, baseline, FAR * tolerance), progress, report, started,
-                                          start=start)
+                                          start=start, label=label)
                 stopped = report is not None and report.stopped
                 walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
                 row_evaluations += engine.row_evaluations

@@ -598,11 +598,12 @@ class _Search:
         value = self.value.copy() if self.newton else self.value
         return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
 
-    def run(self, bound, far_bound, progress, callback, started, start=None):
+    def run(self, bound, far_bound, progress, callback, started, start=None, label="pruning"):
         """Walk the path; return it (a DataFrame) and the state of every point.
 
         ``start``: a state (of ``reweighted_start``) that is the path's first
-        step from the unpruned model.
+        step from the unpruned model; ``label``: the progress bar's, which
+        says which walk this is.
 
         Every step is taken, also those that leave the tolerance: the metric
         of the checking rows is noisy, and a later, re-fitted model can be
@@ -628,7 +629,7 @@ class _Search:
             self.start_from(start)
             stop = record()
         outside = 0
-        with tqdm(desc="pruning", unit="step", disable=not progress, leave=False) as bar:
+        with tqdm(desc=label, unit="step", disable=not progress, leave=False) as bar:
             while not stop and outside < PATIENCE and len(rows) < MAX_STEPS:
                 choosing = time.perf_counter()
                 chosen, candidate_value = self.choose_step(max(1.0, STEP_FRACTION * rows[-1]["leaves"]))

@@ -145,6 +145,20 @@ def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data,
         assert chosen.metrics.loc["after", "trees"] == chosen.ensemble.n_trees
 
 
+def test_progress_bars_say_which_walk(lightgbm_binary, binary_data, capsys):
+    X_train, y_train, X_val, y_val, _, _ = binary_data
+    btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=True)
+    err = capsys.readouterr().err
+    # X_train with and without re-fits, then the perturbed rows (re-fitted), each from the model
+    # and from re-weighted trees; tqdm follows each label with ": "
+    for label in ("walk 1 of up to 6: ranked on X_train, re-fitted",
+                  "walk 2 of up to 6: ranked on X_train",
+                  "walk 4 of up to 6: ranked on X_train, from re-weighted trees",
+                  "walk 6 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, "
+                  "re-fitted"):
+        assert f"pruning, {label}: " in err
+
+
 def test_path_choose_and_plot(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
     result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0,
