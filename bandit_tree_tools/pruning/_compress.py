@@ -374,7 +374,9 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
                 engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit, whole_trees)
                 baseline = engine.metric_value()
                 if reweighted:
-                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance))
+                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance),
+                                                             progress, f"pruning, ranked on {ranked_on}: the trees' "
+                                                                       "weights, L1 path")
                     if start is None:
                         break
                 report = None if callback is None else _WalkCallback(callback, len(walks))

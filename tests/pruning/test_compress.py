@@ -157,6 +157,7 @@ def test_progress_bars_say_which_walk(lightgbm_binary, binary_data, capsys):
                   "walk 6 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, "
                   "re-fitted"):
         assert f"pruning, {label}: " in err
+    assert "pruning, ranked on X_train: the trees' weights, L1 path: " in err  # the re-weighted start's fits
 
 
 def test_path_choose_and_plot(lightgbm_binary, binary_data):
