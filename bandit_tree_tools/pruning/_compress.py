@@ -373,10 +373,10 @@ def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, 
                     break
                 engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit, whole_trees)
                 baseline = engine.metric_value()
-                if reweighted:
+                if reweighted:  # one start per ranking, for both of its re-weighted walks
+                    fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
                     start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance),
-                                                             progress, f"pruning, ranked on {ranked_on}: the trees' "
-                                                                       "weights, L1 path")
+                                                             progress, fitting)
                     if start is None:
                         break
                 report = None if callback is None else _WalkCallback(callback, len(walks))
