@@ -72,14 +72,8 @@ class _RowSet:
 
     def predict_raw(self) -> np.ndarray:
         """The unpruned model's ``predict_raw`` of the rows, in their order, bit
-        for bit: from the leaves routed so far, the rest routed without
-        storing their leaves."""
-        ensemble = self.ensemble
-        raw = np.empty((self.n, ensemble.n_outputs))
-        raw[:self.routed] = ensemble._raw_from_leaves(self._leaf[:, :self.routed].T)
-        if self.routed < self.n:
-            raw[self.routed:] = ensemble.predict_raw(self.X[self.order[self.routed:]], check_input=False)
-        return raw
+        for bit, from their leaves (the rows not yet routed are routed now)."""
+        return self.ensemble._raw_from_leaves(self.leaves().T)
 
 
 def _stable_order_prefixes(key, k):
