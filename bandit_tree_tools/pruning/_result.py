@@ -110,6 +110,20 @@ def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
             "prune; result.path holds every model it measured.",)
 
 
+def _walk_choice(walk: Walk, metric: str, bound: float, margin: float) -> tuple:
+    """(the walk's path with ``within_tolerance``, the row of its smallest
+    model within ``bound`` by ``margin``): the rule of ``PruneResult.choose``
+    on one walk."""
+    from ._compress_metrics import smoothed_metric, within_margin
+
+    path = walk.path.copy()
+    path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
+                                                          path["metric_se"].iat[row], bound, margin)
+                                for row in range(len(path))]  # the unpruned model always qualifies
+    fits = np.flatnonzero(path["within_tolerance"].to_numpy())
+    return path, int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
+
+
 @dataclass(repr=False, eq=False)
 class PruneResult:
     """A pruned model and how it was found.
@@ -152,6 +166,10 @@ class PruneResult:
         pruned so far), ``alpha``/``n_pruned``/``score`` for cost-complexity.
     chosen : int or None
         ``prune``: the row of ``path`` that ``ensemble`` is.
+    walks : DataFrame
+        ``prune``: one row per walk of the search, with the smallest model
+        each reached within the tolerance and which walk was chosen
+        (a property; ``path`` is the chosen walk's).
     params : dict
         The parameters the method was called with.
     elapsed : float
@@ -221,7 +239,7 @@ class PruneResult:
         :func:`~bandit_tree_tools.prune`; None keeps this result's margin), as
         a new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        from ._compress_metrics import _bound, _check_margin, _check_tolerance, smoothed_metric, within_margin
+        from ._compress_metrics import _bound, _check_margin, _check_tolerance
         from ._compress_state import build_ensemble, pruned_nodes
 
         if self.method != "compress":
@@ -232,18 +250,10 @@ class PruneResult:
         bound = _bound(metric, self.params["baseline"], tolerance)
         # every walk the search took (with and without re-fitted leaves, from the unpruned and
         # from the re-weighted trees, ranked on every training row or out of bag); the smallest
-        # model within the tolerance wins, and ``path`` is the walk it is on
-        best = None
-        for walk in self._walks:
-            path = walk.path.copy()
-            path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
-                                                                  path["metric_se"].iat[row], bound, margin)
-                                        for row in range(len(path))]  # the unpruned model always qualifies
-            fits = np.flatnonzero(path["within_tolerance"].to_numpy())
-            row = int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
-            if best is None or path["leaves"].iat[row] < best[0]["leaves"].iat[best[1]]:
-                best = (path, row, walk)
-        path, chosen, walk = best
+        # model within the tolerance wins (the first walk of a tie), and ``path`` is the walk it is on
+        choices = [_walk_choice(walk, metric, bound, margin) for walk in self._walks]
+        best = min(range(len(choices)), key=lambda k: choices[k][0]["leaves"].iat[choices[k][1]])
+        (path, chosen), walk = choices[best], self._walks[best]
         state = walk.states[chosen]
         pruned = build_ensemble(self.original, state)
         after = self._summary(pruned, *self._checking)  # self._before: the unpruned model's, set by prune
@@ -258,6 +268,29 @@ class PruneResult:
         result._walks, result._walk, result._checking, result._before = (self._walks, walk, self._checking,
                                                                          self._before)
         return result
+
+    @property
+    def walks(self) -> pd.DataFrame:
+        """``prune`` results: one row per walk the search took (``walk``, its
+        number as ``callback`` gives it, from 0; the progress bar counts from
+        1; ``ranked_on``, ``reweighted``, ``refit``; ``steps``), with the
+        smallest model each reached within this result's tolerance and margin
+        (``leaves``, ``trees`` and ``metric`` of that point of its path) and
+        which one was ``chosen``: the smallest of all, the first of a tie."""
+        from ._compress_metrics import _bound
+
+        if self.method != "compress":
+            raise ParameterError(f"walks needs a result of btt.prune, this one comes from {self.method!r}")
+        metric = self.params["metric"]
+        bound = _bound(metric, self.params["baseline"], self.params["tolerance"])
+        rows = []
+        for index, walk in enumerate(self._walks):
+            path, row = _walk_choice(walk, metric, bound, self.params["margin"])
+            rows.append({"walk": index, "ranked_on": walk.ranked_on, "reweighted": walk.reweighted,
+                         "refit": walk.refit, "steps": len(path) - 1, "leaves": int(path["leaves"].iat[row]),
+                         "trees": int(path["trees"].iat[row]), "metric": float(path["metric"].iat[row]),
+                         "chosen": walk is self._walk})
+        return pd.DataFrame(rows)
 
     def _summary(self, ensemble, X_val, rows, target, raw=None) -> dict:
         """``prune``'s before/after row on the checking rows (``rows`` of

@@ -182,6 +182,17 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
         >= bound - 1e-12
     assert set(result.metrics.index) == {"before", "after"}
     assert result.metrics.loc["after", "leaves"] == result.ensemble.n_leaves
+    # one row per walk, each with its own smallest model within the tolerance; the chosen one is the smallest
+    walks = result.walks
+    assert len(walks) == len(result._walks) > 1 and walks["chosen"].sum() == 1
+    chosen_walk = walks[walks["chosen"]].iloc[0]
+    assert chosen_walk["leaves"] == result.ensemble.n_leaves == walks["leaves"].min()
+    assert chosen_walk["trees"] == result.ensemble.n_trees and chosen_walk["metric"] == path["metric"].iat[result.chosen]
+    assert (chosen_walk["ranked_on"], chosen_walk["refit"], chosen_walk["reweighted"]) == (
+        result.params["ranked_on"], result.params["refit"], result.params["reweighted"])
+    assert walks["steps"].tolist() == [len(walk.path) - 1 for walk in result._walks]
+    looser_walks = looser.walks  # at the looser result's own tolerance: no walk's smallest model grows
+    assert (looser_walks["leaves"] <= walks["leaves"]).all()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -567,3 +578,5 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.prune(prune, X_val, y_val, random_state=-1, progress=False)
     with pytest.raises(ValueError, match="choose\\(\\) needs a result of btt.prune"):
         btt.reduced_error_prune(prune, X_val, y_val).choose(0.01)
+    with pytest.raises(ParameterError, match="walks needs a result of btt.prune, this one comes from 'reduced_error'"):
+        btt.reduced_error_prune(prune, X_val, y_val).walks
