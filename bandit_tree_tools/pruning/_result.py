@@ -277,15 +277,11 @@ class PruneResult:
         smallest model each reached within this result's tolerance and margin
         (``leaves``, ``trees`` and ``metric`` of that point of its path) and
         which one was ``chosen``: the smallest of all, the first of a tie."""
-        from ._compress_metrics import _bound
-
         if self.method != "compress":
             raise ParameterError(f"walks needs a result of btt.prune, this one comes from {self.method!r}")
-        metric = self.params["metric"]
-        bound = _bound(metric, self.params["baseline"], self.params["tolerance"])
         rows = []
         for index, walk in enumerate(self._walks):
-            path, row = _walk_choice(walk, metric, bound, self.params["margin"])
+            path, row = _walk_choice(walk, self.params["metric"], self.metric_bound, self.params["margin"])
             rows.append({"walk": index, "ranked_on": walk.ranked_on, "reweighted": walk.reweighted,
                          "refit": walk.refit, "steps": len(path) - 1, "leaves": int(path["leaves"].iat[row]),
                          "trees": int(path["trees"].iat[row]), "metric": float(path["metric"].iat[row]),
