@@ -38,7 +38,7 @@ def demo() -> str:
     from sklearn.metrics import balanced_accuracy_score
 
     from . import prune
-    from ._compress_metrics import paired_standard_error
+    from ._compress_metrics import _row_terms, paired_standard_error
     from ._evaluator import check_target
 
     X, y = make_classification(20_000, 20, n_informative=8, flip_y=0.03, class_sep=0.8, random_state=0)
@@ -63,9 +63,10 @@ def demo() -> str:
         metric = result.metrics["balanced_accuracy"]
         before = balanced_accuracy_score(y_test, model.predict(X_test))
         after = balanced_accuracy_score(y_test, native.predict(X_test))
+        # the standard error of the test change, by the rule of the search's margin (its per-row terms)
         target = check_target(result.original, y_test, len(y_test), name="y_test")
-        hits = [(check_target(result.original, m.predict(X_test), len(y_test)).codes == target.codes).astype(float)
-                for m in (model, native)]
+        hits = [_row_terms("balanced_accuracy", ensemble, ensemble.predict_raw(X_test), target)
+                for ensemble in (result.original, result.ensemble)]
         se = paired_standard_error("balanced_accuracy", hits[1], hits[0], target)
         lines.append(
             f"{name:38s} {result.original.n_leaves:>6,d} -> {result.ensemble.n_leaves:<6,d} "

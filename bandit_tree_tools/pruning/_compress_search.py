@@ -441,12 +441,13 @@ class _Search:
     def select(self, ids, benefit, cost, budget) -> np.ndarray:
         """Greedy: the best cost per leaf first, skipping overlaps, until ``budget`` leaves are gone."""
         key = cost / np.maximum(benefit, 1.0)
+        n_alive = int(np.count_nonzero(self.alive))
         # the greedy pass rarely reads past the first few times ``budget`` candidates: sort those
         # first (a prefix of the full stable order), and all of them only if the prefix runs out
         for order in _stable_order_prefixes(key, SORTED_PREFIX * int(np.ceil(budget)) + 1_000):
             chosen, reached = kernels.select_disjoint(order, ids, benefit, self.is_root, self.subtree_span,
                                                       self.preorder_nodes, self.parent, self.offset, self.tree_of,
-                                                      int(np.count_nonzero(self.alive)), float(budget))
+                                                      n_alive, float(budget))
             if reached or order.shape[0] == key.shape[0]:
                 return chosen
 
