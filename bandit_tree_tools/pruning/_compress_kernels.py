@@ -68,19 +68,16 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
     ``leaf`` is int8, int16 or int32 (n_trees, n_rows) of original local leaf
     ids; -1 leaves a row out of a tree (out-of-bag rows: a tree that drew
     the row), and ``row_scale`` turns a forest's mean over its live trees
-    into the mean over those that hold the row. Empty ``row_scale``: every
-    tree holds every row (a scale of 1, which changes no bit), and the loop
-    reads neither the scale nor a sign (1.5-1.8x faster at 500,000 rows x
-    100 trees). Blocks of rows run in parallel, tree after tree within a
-    block (sums in tree order, from the base score). Every node's current
-    value is looked up once, into the table, and each block sums into its
-    own small buffer: half the time of reading ``value[current[...]]`` per
-    row into ``raw`` (measured at 500,000 rows x 100 trees)."""
+    into the mean over those that hold the row. Blocks of rows run in
+    parallel, tree after tree within a block (sums in tree order, from the
+    base score). Every node's current value is looked up once, into the
+    table, and each block sums into its own small buffer: half the time of
+    reading ``value[current[...]]`` per row into ``raw`` (measured at
+    500,000 rows x 100 trees)."""
     n_trees = leaf.shape[0]
     n_rows = hi - lo
     width = table.shape[0]
     n_outputs = base_score.shape[0]
-    out_of_bag = row_scale.shape[0] > 0
     raw = np.empty((n_rows, n_outputs), dtype=np.float64)
     block = 1024
     for start in numba.prange((n_rows + block - 1) // block):
@@ -94,15 +91,11 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
                 continue
             root, first, scale = offset[tree], tree_output[tree], factor[tree]
             for j in range(width):
-                column, values = acc[first + j], table[j, root:]
-                if out_of_bag:
-                    for i in range(count):
-                        local = leaf[tree, first_row + i]
-                        if local >= 0:
-                            column[i] += scale * row_scale[first_row + i] * values[local]
-                else:
-                    for i in range(count):
-                        column[i] += scale * values[leaf[tree, first_row + i]]
+                column, values = acc[first + j], table[j]
+                for i in range(count):
+                    local = leaf[tree, first_row + i]
+                    if local >= 0:
+                        column[i] += scale * row_scale[first_row + i] * values[root + local]
         for i in range(count):
             for k in range(n_outputs):
                 raw[first_row - lo + i, k] = acc[k, i]

@@ -29,7 +29,6 @@ DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is
 MAX_STEPS = 1_000
 SORTED_PREFIX = 4  # a step's greedy pass sorts first this many times its budget of candidates (plus 1,000)
 PERTURBED_SHARE = 0.2  # share of a perturbed training row's features taken from another training row
-NO_ROWS = np.empty(0)  # row_scale of kernels.raw_scores where every tree holds every row
 
 
 class _RowSet:
@@ -311,9 +310,8 @@ class _Search:
         return self._table
 
     def _raw(self, rows, lo, hi):
-        scale = rows.row_scale(self.alive) if rows.out_of_bag else NO_ROWS  # empty: every tree holds every row
         return kernels.raw_scores(rows.leaves(hi), lo, hi, self.offset, self._value_table(), self.tree_output,
-                                  self.factor(), self.alive, self.base_score, scale)
+                                  self.factor(), self.alive, self.base_score, rows.row_scale(self.alive))
 
     def _changed(self):
         """The model changed: every raw score, its shape and the value table are out of date."""
@@ -538,7 +536,7 @@ class _Search:
                 factor[trees] *= weight
                 base_score = np.array([intercept / link])
                 raw = kernels.raw_scores(self.check.leaves(), 0, self.check.n, self.offset, self._value_table(),
-                                         self.tree_output, factor, alive, base_score, NO_ROWS)
+                                         self.tree_output, factor, alive, base_score, self.check.ones)
                 if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                     value = self.value.copy()
                     for tree, scale in zip(trees, weight):
