@@ -1,6 +1,6 @@
 """Numba kernels of MABSplit: the tree builder, here, with the kernels it
-calls in :mod:`._kernel_edges` (candidate features and thresholds) and
-:mod:`._kernel_split` (histograms, arm scores, the node-split solver); their
+calls in :mod:`._kernels_edges` (candidate features and thresholds) and
+:mod:`._kernels_split` (histograms, arm scores, the node-split solver); their
 names are importable from here too.
 
 Conventions shared by every kernel
@@ -39,7 +39,7 @@ import numba
 import numpy as np
 
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)
-from ._kernel_edges import (  # noqa: F401 (re-exported)
+from ._kernels_edges import (  # noqa: F401 (re-exported)
     BINS_LINSPACE,
     BINS_QUANTILE,
     BINS_RANDOM,
@@ -51,7 +51,7 @@ from ._kernel_edges import (  # noqa: F401 (re-exported)
     _round_edge,
     _uniform,
 )
-from ._kernel_split import (  # noqa: F401 (re-exported)
+from ._kernels_split import (  # noqa: F401 (re-exported)
     _TIE_EPS,
     NO_SPLIT,
     _best_arm,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
-from . import _bandit_kernels, _kernels
+from . import _kernels_bandit, _kernels
 from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
 
 ALGORITHMS = ("auto", "pam", "fasterpam", "banditpam")
@@ -137,8 +137,8 @@ def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100
     counts = np.zeros(n, dtype=np.int64)
     build = float(build_confidence)
     swap = float(swap_confidence)
-    medoids = _bandit_kernels._bandit_build(X, k, *metric.args, perm, position, cache, counts, int(batch_size), build)
-    medoids, n_iter, converged = _bandit_kernels._bandit_swap(
+    medoids = _kernels_bandit._bandit_build(X, k, *metric.args, perm, position, cache, counts, int(batch_size), build)
+    medoids, n_iter, converged = _kernels_bandit._bandit_swap(
         X, medoids, *metric.args, perm, position, cache, counts, int(batch_size), swap, int(max_iter)
     )
     return MedoidFit(medoids, int(n_iter), int(counts.sum()), bool(converged), chosen)

@@ -8,7 +8,7 @@ every element). For the symmetric built-in metrics ``DT`` is the matrix
 itself.
 Medoids live in slots ``0..k-1``; a swap replaces one slot. Ties are broken
 towards the lowest candidate index, then the lowest slot, everywhere, so the
-bandit version in ``_bandit_kernels`` can reproduce every step bitwise: the
+bandit version in ``_kernels_bandit`` can reproduce every step bitwise: the
 sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 """
 

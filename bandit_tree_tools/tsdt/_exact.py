@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import Interval, check_params
 from ..exceptions import DataError
 from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
-from ._kernel_exact import ABORTED, _solve
+from ._kernels_exact import ABORTED, _solve
 
 
 def _solve_all(X, y, n_categories, n_classes, lambda_, max_subproblems):

@@ -23,9 +23,9 @@ the kernel returns ``NEEDS_SPACE`` before touching anything and the Python side
 grows the arrays and calls again.
 
 This module holds the search itself (simulation, expansion, the main loop);
-the state is in :mod:`._kernel_state`, the posteriors of trees in
-:mod:`._kernel_posterior` and what is computed after the search in
-:mod:`._kernel_result`. Their names are importable from here.
+the state is in :mod:`._kernels_state`, the posteriors of trees in
+:mod:`._kernels_posterior` and what is computed after the search in
+:mod:`._kernels_result`. Their names are importable from here.
 """
 
 import numba
@@ -34,7 +34,7 @@ import numpy as np
 from ..bandits._random import normal as _normal
 from ..bandits._random import shuffle as _shuffle
 from ..tree._impurity import GINI, class_impurity
-from ._kernel_posterior import (  # noqa: F401 (re-exported)
+from ._kernels_posterior import (  # noqa: F401 (re-exported)
     _combine_children,
     _evaluate_child,
     _mark,
@@ -44,7 +44,7 @@ from ._kernel_posterior import (  # noqa: F401 (re-exported)
     clark_max,
     evaluate_marked_tree,
 )
-from ._kernel_result import (  # noqa: F401 (re-exported)
+from ._kernels_result import (  # noqa: F401 (re-exported)
     apply_categorical,
     best_assembled_tree,
     counting_work,
@@ -55,7 +55,7 @@ from ._kernel_result import (  # noqa: F401 (re-exported)
     exact_objectives,
     tried_splits,
 )
-from ._kernel_state import (  # noqa: F401 (re-exported)
+from ._kernels_state import (  # noqa: F401 (re-exported)
     C_DT,
     C_PENDING,
     C_POOL,

@@ -85,7 +85,7 @@ from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
 from ..exceptions import DataError
 from . import _kernels as K
-from ._kernel_exact import _find, new_table
+from ._kernels_exact import _find, new_table
 from ._categorical_tree import (
     CategoricalTree,
     CategoricalTreeModel,

@@ -8,9 +8,9 @@ import pytest
 
 from bandit_tree_tools.exceptions import ParameterError
 from bandit_tree_tools.tsdt import TSDTClassifier, optimal_categorical_tree
-from bandit_tree_tools.tsdt import _kernel_result as R
+from bandit_tree_tools.tsdt import _kernels_result as R
 from bandit_tree_tools.tsdt import _kernels as K
-from bandit_tree_tools.tsdt._kernel_exact import ABORTED, _find, _solve_node, new_table
+from bandit_tree_tools.tsdt._kernels_exact import ABORTED, _find, _solve_node, new_table
 from bandit_tree_tools.tsdt._search import _exact_radix
 from tests.oracles.tsdt import reference_optimal_value
 

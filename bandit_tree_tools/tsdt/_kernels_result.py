@@ -5,9 +5,9 @@ dynamic programming, and multiway prediction."""
 import numba
 import numpy as np
 
-from ._kernel_exact import ABORTED, _find, _solve_node
-from ._kernel_posterior import _mark, evaluate_marked_tree
-from ._kernel_state import C_DT, C_SEARCH, C_SLOTS
+from ._kernels_exact import ABORTED, _find, _solve_node
+from ._kernels_posterior import _mark, evaluate_marked_tree
+from ._kernels_state import C_DT, C_SEARCH, C_SLOTS
 
 
 @numba.njit(cache=True)

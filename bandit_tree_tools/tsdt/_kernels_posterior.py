@@ -6,7 +6,7 @@ import math
 
 import numba
 
-from ._kernel_state import MIN_SAMPLES, _leaf_counts
+from ._kernels_state import MIN_SAMPLES, _leaf_counts
 
 
 @numba.njit(cache=True)
