@@ -6,14 +6,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: demo test docs lab bench clean
+.PHONY: demo test test-fast lint format docs lab bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[all,test,docs]'
+	$(PY) -m pip install --quiet -e '.[all,test,docs,lint]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -22,6 +22,20 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+# the lane for working: everything but the browser and the slow tests (CONTRIBUTING.md)
+test-fast: $(STAMP)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --dist loadgroup -m "not slow and not browser" $(PYTEST_ARGS)
+
+# ruff (lint and format check) and mypy on the format and the adapters; .ci/run runs it
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 # the site, into docs/_build/html; warnings (broken references included) fail
 # the build. The tour notebooks are executed, with their outputs cached in

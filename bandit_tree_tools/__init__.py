@@ -160,6 +160,7 @@ _PUBLIC = {
     "reduced_error_prune": "bandit_tree_tools.pruning",
     "cost_complexity_path": "bandit_tree_tools.pruning",
     "PruneResult": "bandit_tree_tools.pruning",
+    "PrunePathResult": "bandit_tree_tools.pruning",
     # MABSplit
     "MABSplitTreeClassifier": "bandit_tree_tools.mabsplit",
     "MABSplitTreeRegressor": "bandit_tree_tools.mabsplit",

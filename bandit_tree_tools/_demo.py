@@ -23,7 +23,7 @@ import numpy as np
 
 # capability -> module whose demo() returns the text to print
 SECTIONS = {
-    "Compression (btt.prune)": "bandit_tree_tools.pruning._compress_demo",
+    "Compression (btt.prune)": "bandit_tree_tools.pruning._engine._demo",
     "Bandit pruning (the paper's method)": "bandit_tree_tools.pruning._demo",
     "Leaf medoids (BanditPAM)": "bandit_tree_tools.medoids._demo",
     "MABSplit": "bandit_tree_tools.mabsplit._demo",
@@ -133,7 +133,7 @@ def _demo_models(small=False) -> dict:
 
 def _warm_compress():
     from .pruning import prune
-    from .pruning._compress_demo import _models
+    from .pruning._engine._demo import _models
 
     X, y = _tiny_classification(600)
     for model in _models().values():

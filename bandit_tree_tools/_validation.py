@@ -1,9 +1,14 @@
 """Parameter checks shared by every folder: one exception, one random-state rule.
 
-Modelled on scikit-learn's ``_parameter_constraints``: a public function or
-estimator declares what each parameter accepts in a small table, and
-:func:`check_params` raises :class:`~bandit_tree_tools.ParameterError` naming
-the parameter, the value it got and what it accepts.
+Modelled on scikit-learn's ``sklearn/utils/_param_validation.py``: a public
+function or estimator declares what each parameter accepts in one table, its
+``_parameter_constraints`` (an estimator's class attribute; a function's is
+given to :func:`validate_params`, which checks at definition time that the
+table names every parameter but the data), and :func:`check_params` raises
+:class:`~bandit_tree_tools.ParameterError` naming the parameter, the value it
+got and what it accepts. A parameter whose rule needs the data (a tree index
+below the number of trees, a metric name or a numba function) is declared by
+type here and checked further where the data is known.
 
 Constraints:
 
@@ -26,6 +31,8 @@ threads numba has.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import os
 from dataclasses import dataclass
@@ -45,6 +52,7 @@ __all__ = [
     "resolve_n_jobs",
     "resolve_n_rows",
     "seed_from",
+    "validate_params",
 ]
 
 _MAX_SEED = 2**31 - 1
@@ -144,16 +152,47 @@ def _describe(constraint) -> str:
 
 def check_params(params: dict, constraints: dict, *, owner: str = "") -> None:
     """Raise :class:`ParameterError` for the first value of ``params`` that
-    meets none of its constraints (a list in ``constraints``); parameters
-    without an entry in ``constraints`` are not checked."""
+    meets none of its constraints (a list in ``constraints``). A parameter
+    without an entry is a mistake of the table, a TypeError: every parameter
+    is declared."""
     for name, value in params.items():
-        allowed = constraints.get(name)
-        if allowed is None:
-            continue
+        if name not in constraints:
+            raise TypeError(f"the constraint table of {owner or 'this call'} does not declare the parameter {name!r}")
+        allowed = constraints[name]
         if not any(_accepts(c, value) for c in allowed):
             where = f" of {owner}" if owner else ""
             options = " or ".join(_describe(c) for c in allowed)
             raise ParameterError(f"{name}{where} must be {options}, got {value!r}")
+
+
+def validate_params(constraints: dict, *, data: tuple = ()):
+    """Decorate a public function so that every call checks its parameters
+    against ``constraints`` (:func:`check_params`) before any work. The table
+    must name every parameter of the function but those in ``data`` (models,
+    rows, targets: validated by the function itself); a table that does not
+    is a TypeError when the module is imported. The table stays readable as
+    the function's ``_parameter_constraints``."""
+
+    def decorate(function):
+        signature = inspect.signature(function)
+        names = [name for name in signature.parameters if name not in data]
+        missing, unknown = set(names) - set(constraints), set(constraints) - set(names)
+        if missing or unknown or not set(data) <= set(signature.parameters):
+            raise TypeError(f"the constraint table of {function.__qualname__} must name every parameter but the data "
+                            f"{data}: missing {sorted(missing)}, unknown {sorted(unknown)}")
+
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            arguments = signature.bind(*args, **kwargs)
+            arguments.apply_defaults()
+            check_params({name: arguments.arguments[name] for name in names}, constraints, owner=function.__name__)
+            return function(*args, **kwargs)
+
+        checked._parameter_constraints = constraints
+        checked._data_parameters = tuple(data)
+        return checked
+
+    return decorate
 
 
 def _random_state_ok(value) -> bool:

@@ -59,7 +59,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..bandits import Policy, WinStayLoseShift, make_policy
-from .._validation import Interval, Options, check_params, check_random_state
+from .._validation import Interval, Options, check_random_state, validate_params
 from ..exceptions import ParameterError
 from ._common import eval_rows as eval_rows_of
 from ._common import finish, prepare
@@ -75,7 +75,10 @@ TIE = 1e-12
 
 # what each parameter of bandit_prune accepts (policy: make_policy; eval_size:
 # the shared eval_rows rule; weights: the evaluator)
-_PARAMETER_CONSTRAINTS = {
+CONSTRAINTS = {
+    "policy": [str, Policy],
+    "eval_size": [Interval(int, 1, None), Interval(float, 0, None, "neither")],
+    "weights": ["array-like"],
     "n_rounds": [Interval(int, 1, None)],
     "min_depth": [Interval(int, 0, None)],
     "candidates": [Options(CANDIDATES)],
@@ -233,6 +236,7 @@ def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, hist
     return policy.counts_.copy(), means, mean_delta, stopped
 
 
+@validate_params(CONSTRAINTS, data=("model", "X_val", "y_val"))
 def bandit_prune(
     model,
     X_val,
@@ -326,10 +330,6 @@ def bandit_prune(
     (50, True)
     """
     started = time.perf_counter()
-    check_params(dict(n_rounds=n_rounds, min_depth=min_depth, candidates=candidates, strategy=strategy,
-                      reward_threshold=reward_threshold, reward_scale=reward_scale, policy_params=policy_params,
-                      random_state=random_state, progress=progress, callback=callback),
-                 _PARAMETER_CONSTRAINTS, owner="bandit_prune")
     if not np.isfinite(reward_threshold) or (reward_scale is not None and not np.isfinite(reward_scale)):
         raise ParameterError(f"reward_threshold and reward_scale of bandit_prune must be finite, got "
                              f"{reward_threshold!r} and {reward_scale!r}")

@@ -14,19 +14,19 @@ import numba
 import numpy as np
 import pandas as pd
 
-from .._validation import Options, check_params
+from .._validation import Options, validate_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, node_parent, subtree_sums
 from ..tree._impurity import impurity_of_counts
-from ._common import check_weights, finish, prepare, to_ensemble
-from ._evaluator import check_target
+from ._common import check_weights, finish, prepare
+from ._inputs import check_target, to_ensemble
+from ._metrics import SCORINGS
 
 CRITERIA = ("gini", "entropy", "log_loss", "squared_error")
-SCORINGS = ("score", "accuracy")
 
 # what the parameters of cost_complexity_path / cost_complexity_prune accept (_validation.check_params)
-PATH_PARAMETERS = {"criterion": [Options(CRITERIA), None]}
-PRUNE_PARAMETERS = {**PATH_PARAMETERS, "scoring": [Options(SCORINGS)], "weights": ["array-like"]}
+PATH_CONSTRAINTS = {"criterion": [Options(CRITERIA), None]}
+PRUNE_CONSTRAINTS = {**PATH_CONSTRAINTS, "scoring": [Options(SCORINGS)], "weights": ["array-like"]}
 
 
 def _node_statistics(tree, leaves, target):
@@ -113,6 +113,7 @@ def _refuse_boosted(ensemble: Ensemble):
         )
 
 
+@validate_params(PATH_CONSTRAINTS, data=("model", "X_train", "y_train"))
 def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     """The minimal cost-complexity pruning path of every tree, from data.
 
@@ -142,7 +143,6 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     >>> bool(np.allclose(path["ccp_alphas"], sklearn_path.ccp_alphas))
     True
     """
-    check_params(dict(criterion=criterion), PATH_PARAMETERS, owner="cost_complexity_path")
     ensemble = to_ensemble(model)
     criterion = _check_criterion(criterion, ensemble)
     X = ensemble.check_X(X_train)
@@ -160,6 +160,7 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     return paths
 
 
+@validate_params(PRUNE_CONSTRAINTS, data=("model", "X_train", "y_train", "X_val", "y_val"))
 def cost_complexity_prune(
     model,
     X_train,
@@ -212,8 +213,6 @@ def cost_complexity_prune(
     0.0285
     """
     started = time.perf_counter()
-    check_params(dict(criterion=criterion, scoring=scoring, weights=weights), PRUNE_PARAMETERS,
-                 owner="cost_complexity_prune")
     weights = check_weights(weights)
     ensemble = to_ensemble(model)
     _refuse_boosted(ensemble)

@@ -21,7 +21,7 @@ from ..interop._native_errors import first_line, native_errors
 def register(subparsers) -> None:
     from ..bandits import POLICIES
     from ._bandit import CANDIDATES, STRATEGIES
-    from ._compress_metrics import MARGIN, METRICS
+    from ._engine import MARGIN, METRICS
 
     parser = subparsers.add_parser(
         "prune",
@@ -119,7 +119,7 @@ def run(args) -> int:
 
     from ..interop import from_model
     from ._bandit import bandit_prune
-    from ._compress import prune
+    from ._engine import prune
 
     def read(path):
         frame = pd.read_csv(path)

@@ -1,4 +1,6 @@
-"""Input handling shared by the pruning methods."""
+"""What the paper's bandit pruning and the two baselines share: their
+inputs (the model imported, validation rows routed once by the evaluator)
+and how their result is built."""
 
 import numbers
 import time
@@ -7,55 +9,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import resolve_n_rows
-from ..exceptions import DataError, ParameterError, UnsupportedModelError
-from ..tree import Ensemble, collapse
-from ._evaluator import IncrementalEvaluator, check_target
-from ._result import PruneResult, before_after, metrics_of_raw
-
-
-# training objectives whose predictions the pruning methods cannot judge (their families, from
-# Adapter.objective), and why
-UNJUDGED_OBJECTIVES = {
-    "quantile": "its predictions estimate a quantile of y, but pruning measures them (R^2, MSE) and re-fits them as "
-                "estimates of the mean, so the pruned model would drift towards the mean",
-    "ranking": "its scores order the rows of each query, and pruning has no ranking metric: it would judge the scores "
-               "as predictions of the relevance labels",
-    "survival": "its predictions are hazard ratios, which pruning's metrics cannot compare with survival times",
-    "margin": "it predicts margins, not probabilities, so pruning would judge it as a regression of the class labels; "
-              "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
-}
-
-
-def _adapter(ensemble: Ensemble):
-    """The adapter of the ensemble's library; None for an ensemble built by
-    hand (it records no training parameters)."""
-    from ..interop import ADAPTERS
-
-    return ADAPTERS.get(ensemble.source.library)
-
-
-def to_ensemble(model) -> Ensemble:
-    """Import any supported model (an Ensemble passes through unchanged).
-    Raises UnsupportedModelError for a model whose training objective the
-    pruning methods cannot judge (``UNJUDGED_OBJECTIVES``)."""
-    from ..interop import from_model
-
-    ensemble = model if isinstance(model, Ensemble) else from_model(model)
-    adapter = _adapter(ensemble)
-    name, family = adapter.objective(ensemble) if adapter is not None else ("", ensemble.task)
-    if family in UNJUDGED_OBJECTIVES:
-        raise UnsupportedModelError(
-            f"pruning does not support this {ensemble.source.estimator} trained with the objective {name!r}: "
-            f"{UNJUDGED_OBJECTIVES[family]}"
-        )
-    return ensemble
-
-
-def monotone_method(ensemble: Ensemble) -> str | None:
-    """How the model enforced its monotone constraints, None without any
-    (``Adapter.monotone_method``)."""
-    adapter = _adapter(ensemble)
-    return adapter.monotone_method(ensemble) if adapter is not None else None
+from ..exceptions import DataError, ParameterError
+from ..tree import collapse
+from ._evaluator import IncrementalEvaluator
+from ._inputs import check_no_missing_target, check_target, to_ensemble
+from ._metrics import before_after, metrics_of_raw
+from ._result import PruneResult
 
 
 def check_weights(weights) -> tuple:
@@ -73,18 +32,6 @@ def check_weights(weights) -> tuple:
             f"got {weights!r}"
         )
     return weights
-
-
-def check_no_missing_target(y, name: str) -> None:
-    """Refuse NaN / None targets with a message that names the argument."""
-    values = np.asarray(getattr(y, "to_numpy", lambda: y)())
-    if values.dtype.kind in "fcO":
-        missing = np.flatnonzero(pd.isna(values).ravel())
-        if missing.size:
-            raise DataError(
-                f"{name} has {missing.size} missing targets (NaN or None), the first at row {int(missing[0])}; "
-                "drop those rows before pruning"
-            )
 
 
 def prepare(model, X, y, weights, *, name: str = "X_val"):

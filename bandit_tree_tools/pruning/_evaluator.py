@@ -6,84 +6,18 @@ is recorded in a per-tree mask and applied to the validation rows'
 predictions, never by rebuilding trees, so arms keep their ids throughout.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
-from sklearn.utils.multiclass import type_of_target
 
-from ..exceptions import DataError, UnsupportedModelError
+from ..exceptions import DataError
 from ..tree import Ensemble, node_depth, outermost_nodes
 from ..tree._edit import rebuilt_node_ids
 from ..tree._ensemble import LABEL_RULE_CODES
 from ..tree._links import LINK_CODES
 from . import _kernels
+from ._inputs import Target
 
 WEIGHT_NAMES = ("accuracy", "f1", "log_loss")
-
-
-@dataclass(frozen=True)
-class Target:
-    """Validated targets: class codes (classification) or values."""
-
-    codes: np.ndarray  # int64 (n,), -1 for regression
-    values: np.ndarray  # float64 (n,), 0 for classification
-    n_classes: int  # 0 for regression
-    positive: int  # class whose F1 counts; -1 for macro-F1 (and regression)
-    variance: float  # Var(y) for regression (1.0 if constant), 1.0 otherwise
-
-
-def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Target:
-    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1:
-        raise DataError(f"{name} must be 1-D with one target per row, got shape {y.shape}")
-    if y.shape[0] != n_rows:
-        raise DataError(f"{name} has {y.shape[0]} rows, but X has {n_rows}; pass one target per row of X")
-    if n_rows == 0:
-        raise DataError(f"{name} is empty; pruning needs validation rows")
-    if ensemble.task == "regression":
-        if ensemble.n_outputs != 1:
-            raise UnsupportedModelError(
-                f"pruning supports single-output regression; this ensemble has {ensemble.n_outputs} outputs"
-            )
-        try:
-            values = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise DataError(f"{name} must be numeric for a regression model, got dtype {y.dtype}") from None
-        if not np.all(np.isfinite(values)):
-            raise DataError(f"{name} contains NaN or infinite values; drop those rows")
-        if ensemble.link == "sigmoid" and (values.min() < 0.0 or values.max() > 1.0):
-            raise DataError(
-                f"{name} holds values outside [0, 1] (from {values.min():g} to {values.max():g}), but the model "
-                "predicts probabilities through the sigmoid (XGBoost reg:logistic, LightGBM cross_entropy); pass "
-                "the targets it was trained on, in [0, 1]"
-            )
-        variance = float(np.var(values))
-        return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
-    classes = ensemble.classes_
-    try:
-        continuous = type_of_target(y) == "continuous"
-    except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
-        continuous = False
-    if continuous and not np.issubdtype(classes.dtype, np.floating):
-        raise DataError(
-            f"{name} holds continuous values (e.g. {y[0]!r}), but the model is a classifier with classes "
-            f"{classes.tolist()[:10]}; pass class labels, or prune a regression model"
-        )
-    lookup = {label: code for code, label in enumerate(classes.tolist())}
-    # one dict lookup per distinct label (the dict's equality: 1, 1.0 and True are one label)
-    position, distinct = pd.factorize(y)
-    codes = np.array([lookup.get(label, -1) for label in distinct.tolist()] + [-1], dtype=np.int64)[position]
-    if np.any(codes < 0):
-        unknown = sorted({repr(label) for label in np.asarray(y)[codes < 0].tolist()})
-        raise DataError(
-            f"{name} contains labels the model never saw: {', '.join(unknown[:10])}; the model's classes are "
-            f"{classes.tolist()[:20]}. Drop those rows or map them to known labels"
-        )
-    positive = 1 if len(classes) == 2 else -1
-    return Target(codes, np.zeros(n_rows), len(classes), positive, 1.0)
 
 
 class IncrementalEvaluator:

@@ -14,14 +14,15 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import Options, check_params
+from .._validation import Options, validate_params
 from ._common import check_weights, finish, prepare
+from ._metrics import SCORINGS
 
-SCORINGS = ("accuracy", "score")
 # what the parameters of reduced_error_prune accept (_validation.check_params)
-PARAMETERS = {"scoring": [Options(SCORINGS)], "weights": ["array-like"]}
+CONSTRAINTS = {"scoring": [Options(SCORINGS)], "weights": ["array-like"]}
 
 
+@validate_params(CONSTRAINTS, data=("model", "X_val", "y_val"))
 def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weights=(1.0, 2.5, 1.0)):
     """Classic reduced-error pruning.
 
@@ -55,7 +56,6 @@ def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weigh
     True
     """
     started = time.perf_counter()
-    check_params(dict(scoring=scoring, weights=weights), PARAMETERS, owner="reduced_error_prune")
     weights = check_weights(weights)
     select_weights = (1.0, 0.0, 0.0) if scoring == "accuracy" else weights
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, select_weights)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..exceptions import NotFittedError
-from ..pruning._compress_metrics import MARGIN
+from ..pruning._engine import MARGIN
 from ._common import USER_ERRORS, describe_error, ipywidgets
 from ._static_html import section, table
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import DataError
-from ..pruning._result import COUNTS
+from ..pruning._metrics import COUNTS
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
 from ._live import RoundLog

@@ -9,7 +9,7 @@ import pytest
 from bandit_tree_tools.bandits import POLICIES
 from bandit_tree_tools.exceptions import DataError, ParameterError
 from bandit_tree_tools.pruning import bandit_prune
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._inputs import check_target
 from bandit_tree_tools.tree import make_tree
 from tests.oracles.pruning import exact_rank_prune, exact_sequential_prune, reference_arms, reference_score
 

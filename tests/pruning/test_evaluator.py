@@ -4,7 +4,8 @@ models (tests/oracles/pruning.py), for every link, aggregation and task."""
 import numpy as np
 import pytest
 
-from bandit_tree_tools.pruning._evaluator import IncrementalEvaluator, check_target
+from bandit_tree_tools.pruning._evaluator import IncrementalEvaluator
+from bandit_tree_tools.pruning._inputs import check_target
 from tests.oracles.pruning import collapsed, reference_arms, reference_delta, reference_score
 
 from .models import model_zoo

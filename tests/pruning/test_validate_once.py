@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning._evaluator import check_target
-from bandit_tree_tools.pruning._result import model_metrics
+from bandit_tree_tools.pruning._inputs import check_target
+from bandit_tree_tools.pruning._metrics import model_metrics
 from bandit_tree_tools.tree import _ensemble, _kernels
 from tests.oracles.pruning import reference_metrics
 

@@ -35,8 +35,8 @@ summed into moments per current leaf once (``collapse_costs``).
 import numba
 import numpy as np
 
-from ..tree._links import sigmoid
-from ._kernels import LOG_LOSS_EPS
+from ...tree._links import sigmoid
+from .._kernels import LOG_LOSS_EPS
 
 SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
 EPS = LOG_LOSS_EPS  # probabilities are clipped as every pruning method clips them

@@ -11,8 +11,8 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier, Rando
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop.sklearn import forest_in_bag
-from bandit_tree_tools.pruning import _compress_search
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._engine import _search as engine_search
+from bandit_tree_tools.pruning._inputs import check_target
 
 
 def _classification(n_rows=1500):
@@ -36,8 +36,8 @@ def _out_of_bag_rows(ensemble, X, y):
     """The forest's training rows ``X``, ``y`` as ``prune`` stores them, and
     ranked out of bag (None when they are not its training rows)."""
     target = check_target(ensemble, y, len(y))
-    training = _compress_search._RowSet(ensemble, ensemble.check_X(X), np.arange(len(y)), target)
-    return training, _compress_search.out_of_bag_rows(ensemble, training, target, np.random.default_rng(0))
+    training = engine_search._RowSet(ensemble, ensemble.check_X(X), np.arange(len(y)), target)
+    return training, engine_search.out_of_bag_rows(ensemble, training, target, np.random.default_rng(0))
 
 
 def _out_of_bag_search(model, X, y, metric):
@@ -50,7 +50,7 @@ def _out_of_bag_search(model, X, y, metric):
     out_of_bag[ranking.order] = ranking.leaves().T
     np.testing.assert_array_equal(out_of_bag[out_of_bag >= 0], ensemble.apply(X)[out_of_bag >= 0])
     target = check_target(ensemble, y, len(y))
-    search = _compress_search._Search(ensemble, ranking, checking, True, metric, "exact", 3.0, False)
+    search = engine_search._Search(ensemble, ranking, checking, True, metric, "exact", 3.0, False)
 
     def ranking_raw():
         raw = np.empty((len(y), ensemble.n_outputs))

@@ -11,8 +11,8 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import RandomForestClassifier
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning import _compress_search
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._engine import _search as engine_search
+from bandit_tree_tools.pruning._inputs import check_target
 
 DISTILLED = "the model's outputs on perturbed X_train"
 SOFT = ("soft labels", "soft softmax")  # losses against the model's own outputs
@@ -26,14 +26,14 @@ def test_perturbed_rows_take_each_value_from_the_same_column():
     X, _ = _classification(2000)
     X = np.round(X, 2)  # few distinct values per column, so a swap can be traced
     before = X.copy()
-    out = _compress_search.perturbed_rows(X, np.random.default_rng(0))
+    out = engine_search.perturbed_rows(X, np.random.default_rng(0))
     np.testing.assert_array_equal(X, before)  # the training rows are not modified
     assert out.shape == X.shape
     for column in range(X.shape[1]):
         assert np.isin(out[:, column], X[:, column]).all()
     changed = np.mean(out != X)  # a swap may draw the row's own value
-    assert 0.15 < changed <= _compress_search.PERTURBED_SHARE + 0.01
-    again = _compress_search.perturbed_rows(X, np.random.default_rng(0))
+    assert 0.15 < changed <= engine_search.PERTURBED_SHARE + 0.01
+    again = engine_search.perturbed_rows(X, np.random.default_rng(0))
     np.testing.assert_array_equal(out, again)
 
 
@@ -49,7 +49,7 @@ def _smooth_case(loss):
     model.fit(X[:1500], y[:1500])
     ensemble = btt.from_model(model)
     X_rank = X[1500:2200]
-    target = (_compress_search.model_target(ensemble, X_rank) if loss in SOFT
+    target = (engine_search.model_target(ensemble, X_rank) if loss in SOFT
               else check_target(ensemble, y[1500:2200], 700))
     return ensemble, X_rank, target, X[2200:], y[2200:]
 
@@ -73,9 +73,9 @@ def _derivatives(loss, raw, target, column):
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
     soft = loss in SOFT
-    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X_val), check_target(ensemble, y_val, len(y_val)),
+    rows = engine_search.row_sets(ensemble, ensemble.check_X(X_val), check_target(ensemble, y_val, len(y_val)),
                                      None, ensemble.check_X(X_rank), target, np.random.default_rng(0), soft=soft)
-    search = _compress_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
+    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
                                       False)
     values = search.candidate_values()
     ids, _ = search.candidates()
@@ -124,7 +124,7 @@ def test_boosted_models_walk_towards_their_own_outputs():
                        progress=False)
     assert model.booster_.dump_model() == before
     walks = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
-    assert walks[4] == (DISTILLED, True, False)  # after the four walks on X_train (test_compress_weights)
+    assert walks[4] == (DISTILLED, True, False)  # after the four walks on X_train (test_weights.py)
     assert walks[5:] in ([], [(DISTILLED, True, True)])  # with a re-weighted start when there is one
     assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
     np.testing.assert_allclose(result.to_model().predict_proba(X[2500:]), result.ensemble.predict_proba(X[2500:]),
@@ -142,7 +142,7 @@ def test_regressors_walk_towards_their_own_predictions(objective):
     model = lgb.LGBMRegressor(objective=objective, n_estimators=20, num_leaves=8, verbose=-1, random_state=0)
     model.fit(X[:1000], y[:1000])
     ensemble = btt.from_model(model)
-    target = _compress_search.model_target(ensemble, X[:1000])
+    target = engine_search.model_target(ensemble, X[:1000])
     np.testing.assert_allclose(target.values, model.predict(X[:1000]), rtol=1e-9)
     result = btt.prune(model, X[1000:1500], y[1000:1500], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
                        random_state=0, progress=False)
@@ -154,7 +154,7 @@ def test_regressors_walk_towards_their_own_predictions(objective):
 def test_multiclass_models_walk_towards_their_class_probabilities():
     X, y = _classification(2000, classes=3)
     model = lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1, random_state=0).fit(X[:1000], y[:1000])
-    target = _compress_search.model_target(btt.from_model(model), X[:1000])
+    target = engine_search.model_target(btt.from_model(model), X[:1000])
     assert (target.values.shape, target.n_classes) == ((1000, 3), 3)
     np.testing.assert_allclose(target.values, model.predict_proba(X[:1000]), rtol=1e-12)
     result = btt.prune(model, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
@@ -180,14 +180,14 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     X, y = make_classification(44_000, 8, n_informative=5, flip_y=0.05, random_state=5)
     model = lgb.LGBMClassifier(n_estimators=15, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
     ensemble = btt.from_model(model)
-    X_soft = _compress_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
+    X_soft = engine_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
     target = check_target(ensemble, y[42_000:], 2000)
-    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X[42_000:]), target, None, ensemble.check_X(X_soft),
-                                     _compress_search.model_target(ensemble, X_soft), np.random.default_rng(0),
+    rows = engine_search.row_sets(ensemble, ensemble.check_X(X[42_000:]), target, None, ensemble.check_X(X_soft),
+                                     engine_search.model_target(ensemble, X_soft), np.random.default_rng(0),
                                      soft=True)
     paths, evaluations = {}, {}
     for search, confidence in (("exact", 3.0), ("bandit", np.inf), ("bandit", 3.0)):
-        engine = _compress_search._Search(ensemble, *rows, "balanced_accuracy", search, confidence, True)
+        engine = engine_search._Search(ensemble, *rows, "balanced_accuracy", search, confidence, True)
         bound = engine.metric_value() - 0.02
         path, _ = engine.run(bound, bound - 0.06, False, None, 0.0)
         paths[search, confidence] = path.drop(columns="elapsed")

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..tree import Ensemble, node_offsets, outermost_nodes, rebuild_tree
+from ...tree import Ensemble, node_offsets, outermost_nodes, rebuild_tree
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,6 @@ def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
 def _trees_per_iteration(ensemble: Ensemble) -> int:
     """Trees per boosting iteration, which the libraries export whole (see
     ``interop.trees_per_iteration``)."""
-    from ..interop import trees_per_iteration
+    from ...interop import trees_per_iteration
 
     return trees_per_iteration(ensemble)

@@ -7,14 +7,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from bandit_tree_tools.pruning import _compress_kernels as kernels
-from bandit_tree_tools.pruning._compress_metrics import paired_standard_error
-from bandit_tree_tools.pruning._evaluator import Target, check_target
+from bandit_tree_tools.pruning._engine import _kernels as kernels
+from bandit_tree_tools.pruning._engine._metrics import paired_standard_error
+from bandit_tree_tools.pruning._inputs import Target, check_target
 from bandit_tree_tools.pruning._kernels import CLEAR_MARGIN
-from bandit_tree_tools.pruning._result import row_outputs
+from bandit_tree_tools.pruning._metrics import row_outputs
 from bandit_tree_tools.tree._ensemble import LABEL_RULES
 
-from .models import model_zoo
+from ..models import model_zoo
 
 
 def reference_raw(leaf, lo, hi, offset, current, value, tree_output, factor, alive, base_score, row_scale):

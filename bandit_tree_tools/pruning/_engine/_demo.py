@@ -37,9 +37,9 @@ def demo() -> str:
     from sklearn.datasets import make_classification
     from sklearn.metrics import balanced_accuracy_score
 
-    from . import prune
-    from ._compress_metrics import _row_terms, paired_standard_error
-    from ._evaluator import check_target
+    from .._inputs import check_target
+    from ._metrics import _row_terms, paired_standard_error
+    from ._prune import prune
 
     X, y = make_classification(20_000, 20, n_informative=8, flip_y=0.03, class_sep=0.8, random_state=0)
     X_train, y_train = X[:12_000], y[:12_000]

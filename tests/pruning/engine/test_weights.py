@@ -6,8 +6,10 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning import _compress_metrics, _compress_state, _compress_weights
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._engine import _metrics as engine_metrics
+from bandit_tree_tools.pruning._engine import _state as engine_state
+from bandit_tree_tools.pruning._engine import _weights as engine_weights
+from bandit_tree_tools.pruning._inputs import check_target
 
 lgb = pytest.importorskip("lightgbm")
 
@@ -34,7 +36,7 @@ def test_without_penalty_the_fit_is_the_plain_glm(logistic):
     outputs, labels, values = _outputs()
     y = labels if logistic else values
     weight = np.zeros(outputs.shape[0])
-    intercept = _compress_weights.l1_fit(outputs, y, logistic, 0.0, weight, 0.0)
+    intercept = engine_weights.l1_fit(outputs, y, logistic, 0.0, weight, 0.0)
     reference = (LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000) if logistic else
                  LinearRegression()).fit(outputs.T, y)
     np.testing.assert_allclose(weight, np.ravel(reference.coef_), rtol=1e-4, atol=5e-5)
@@ -47,7 +49,7 @@ def test_the_fit_meets_the_l1_optimality_conditions(logistic):
     y = labels if logistic else values
     penalty = 0.02
     weight = np.zeros(outputs.shape[0])
-    intercept = _compress_weights.l1_fit(outputs, y, logistic, penalty, weight, 0.0)
+    intercept = engine_weights.l1_fit(outputs, y, logistic, penalty, weight, 0.0)
     gradient = _gradient(outputs, y, logistic, weight, intercept)
     nonzero = weight != 0
     assert nonzero.any() and not nonzero.all(), "this penalty keeps some weights and drops others"
@@ -58,14 +60,14 @@ def test_the_fit_meets_the_l1_optimality_conditions(logistic):
 
 def test_the_path_starts_empty_and_fills_up():
     outputs, labels, _ = _outputs(seed=2)
-    kept = [int(np.count_nonzero(weight)) for weight, _ in _compress_weights.l1_path(outputs, labels, True)]
-    assert len(kept) == _compress_weights.PATH_LENGTH
+    kept = [int(np.count_nonzero(weight)) for weight, _ in engine_weights.l1_path(outputs, labels, True)]
+    assert len(kept) == engine_weights.PATH_LENGTH
     assert kept[0] <= 1 and kept[-1] == outputs.shape[0]
     # warm starts down the path: each point is the fit at its penalty, as from a cold start
     largest = np.max(np.abs(outputs @ (labels - labels.mean()))) / outputs.shape[1]
-    weight, intercept = list(_compress_weights.l1_path(outputs, labels, True))[9]
+    weight, intercept = list(engine_weights.l1_path(outputs, labels, True))[9]
     cold = np.zeros(outputs.shape[0])
-    _compress_weights.l1_fit(outputs, labels, True, largest * _compress_weights.PATH_RATIO ** 10, cold, 0.0)
+    engine_weights.l1_fit(outputs, labels, True, largest * engine_weights.PATH_RATIO ** 10, cold, 0.0)
     np.testing.assert_allclose(weight, cold, atol=1e-5)
 
 
@@ -84,7 +86,7 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
                        progress=False)
     kinds = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
-    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_compress_distill)
+    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
     assert kinds == [("X_train", True, False), ("X_train", False, False), ("X_train", True, True),
                      ("X_train", False, True), (distilled, True, False), (distilled, True, True)]
     target = check_target(result.original, y_val, len(y_val))
@@ -93,9 +95,9 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
         if walk.reweighted:  # step 1 is the start: fewer trees, scaled
             assert path["trees"].iat[1] < path["trees"].iat[0]
         for row, state in enumerate(walk.states):
-            ensemble = _compress_state.build_ensemble(result.original, state)
+            ensemble = engine_state.build_ensemble(result.original, state)
             assert ensemble.n_leaves == path["leaves"].iat[row]
-            metric = _compress_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val),
+            metric = engine_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val),
                                                     target)
             assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
     plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
@@ -120,7 +122,7 @@ def test_only_binary_boosted_classifiers_are_reweighted():
     Xr, yr = make_regression(1500, 6, noise=5.0, random_state=0)
     cases = [(lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1), X, y),
              (RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0), X, y),
-             (lgb.LGBMRegressor(n_estimators=10, num_leaves=7, verbose=-1), Xr, yr)]  # why: _compress_weights
+             (lgb.LGBMRegressor(n_estimators=10, num_leaves=7, verbose=-1), Xr, yr)]  # why: engine_weights
     for model, X, y in cases:
         model.fit(X[:800], y[:800])
         result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0,

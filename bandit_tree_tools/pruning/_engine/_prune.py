@@ -1,141 +1,30 @@
-"""``btt.prune``: the smallest model the user's tolerance allows.
-
-The search walks a path of ever smaller models, from the imported one down,
-and returns the smallest whose validation metric stays within ``tolerance``
-of the unpruned model's. One step:
-
-1. **Candidates.** Every internal node of every tree can become a leaf; the
-   root of a tree of a summed (boosted) ensemble stands for removing the
-   whole tree, its constant folded into the other trees' leaves; a tree of an
-   averaged ensemble (random forest) can be dropped from the mean.
-2. **Values.** A collapsed node of a boosted model takes the mean of the
-   current leaf values below it, weighted by the covers the library recorded
-   (hessian sums; hessians of the fitting rows where none are recorded): the
-   constant closest to what the subtree outputs now. A Newton correction per
-   candidate was measured and dropped: applied to many candidates at once the
-   corrections add up and overshoot. Averaged models keep their stored values
-   (class fractions, means), so exported scikit-learn trees stay plain trees.
-3. **Costs.** Each candidate's cost is the change of the loss (the model's own:
-   log-loss through the sigmoid or softmax, squared error, Poisson for the
-   log link; other regression objectives by squared error, or Poisson
-   deviance through the log link: ``_loss_kind``; smooth losses to second
-   order) on the ranking rows if it alone were applied, plus one spread of
-   its per-row changes; candidates are ranked by that per leaf removed.
-   The spread discounts candidates whose few rows happen to agree: with
-   thousands of candidates the plain sum picks exactly those (on a large
-   boosted model it raised the validation metric while the test metric
-   fell). Half a spread and two spreads moved the benchmark's median from
-   6.4x to 6.2x and 4.3x.
-4. **Bandit.** With ``search="exact"`` every ranking row enters every cost;
-   with ``search="bandit"`` the costs are estimated from a growing sample of
-   the rows (stored in one fixed random order, batches doubling) with
-   confidence intervals (normal, finite-population correction), and sampling
-   stops as soon as the chosen set's cost is known to ``DECISION_ACCURACY``
-   of the model's loss (on the first batch): best-arm identification over
-   removals, the way MABSplit identifies splits. When the rows run out
-   first, the exact costs are computed, so with a full budget
-   (``confidence=inf``) both searches walk the same path.
-5. **Step.** The best-ranked candidates that do not overlap are applied until
-   a tenth of the current leaves is gone (a twentieth took 1.5x the time and
-   moved the benchmark's median from 6.4x to 6.1x, 15% to 4.5x); then, with
-   training rows, every leaf of a boosted model is re-fitted by one
-   backfitting pass of Newton steps damped to 0.1 (a boosting learning rate),
-   so what remains takes over the removed parts' work. (Re-fitting on the
-   validation rows, or with a step of 0.5, made test scores worse; a step of
-   0.2 moved the benchmark's median from 6.4x to 6.3x.) Re-fitting
-   on the training rows wins where the model has not memorised them (Adult
-   LightGBM: 48x against 4.5x without) and loses where it has (California as a
-   binary task, XGBoost: 1.4x against 4.9x, and its test log-loss grows): the
-   fitted leaves grow more confident on rows they already fit. So
-   ``refit="auto"`` walks twice, with and without, and keeps the smaller model
-   within the tolerance.
-   LOP's scale and shift of whole trees (two numbers per tree, one Newton
-   step each) or of the subtrees below depth 2, in place of the per-leaf
-   pass or before it, was measured and not kept: over the benchmark's 18
-   boosted cases the median went from 4.5x to 4.3x (trees) and 4.2x
-   (subtrees) in place of it, and to 4.9x before it, but over all 24 cases
-   from 6.4x to 6.2x; as a further walk beside it, 6.45x to 6.5x for two
-   thirds more walks (``docs/expect/pruning.md``).
-6. **Re-weighted start.** Removing trees one at a time never raises the
-   weight of the trees that stay. So, for boosted binary classifiers,
-   further walks start from an L1-penalised fit of every tree's weight and
-   the intercept on the fitting rows (``_compress_weights``, the first
-   level of LOP): the sparsest point of its penalty path within half the
-   tolerance drops most trees and scales the rest, and the search prunes on
-   from there. It wins where many trees are redundant (Adult, COMPAS) and
-   finds no start where the weights fitted on memorised training rows are
-   off (California as a binary task).
-7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
-   they drew to the last row, so on the training rows every node looks
-   useful. When ``X_train`` are the forest's own training rows (the draws,
-   redrawn from the seeds the forest kept, reproduce every leaf's recorded
-   cover), a further walk ranks each tree's removals on the rows it did not
-   draw, under the mean of the trees that did not draw them either: the
-   forest's out-of-bag prediction. It wins on Adult (2.0x to 35x), California
-   (6.4x to 8.4x), California as a binary task (1.9x to 7.4x) and
-   Electricity (4.1x to 6.2x, where the test rows fall 0.56 points against
-   the validation rows' 0.11); on the small COMPAS set (60x against 378x)
-   and the noisy synthetic one the walk on every training row stays ahead.
-8. **Towards the model's own outputs.** On its training rows a boosted
-   model's outputs are as sure as the labels, so those rows rank and re-fit
-   towards the labels it memorised. A further walk (re-fitted, from the
-   model and from re-weighted trees) ranks and re-fits on perturbed copies
-   of the training rows instead (each value, with probability 0.2, another
-   training row's value of that feature), towards the unpruned model's own
-   probabilities or predictions there: a step costs what it changes of the
-   model's behaviour near its training rows. The validation rows stay
-   unseen until the check. (Ranking on the validation rows' own outputs
-   looked far better on them and did not hold on the test rows: the walk
-   had fitted the very rows that checked it.) For boosted trees; a
-   multiclass model's soft labels are its probabilities of every class
-   (on a synthetic five-class set it won with XGBoost, 1.5x to 2.3x; with
-   LightGBM and HistGB there, and on MNIST, the walk on the training rows
-   stayed ahead).
-9. **Check.** The metric is measured on rows the choice has not seen: with
-   ``X_train``, the training rows rank and re-fit and every validation row
-   checks; without it, half of the validation rows rank and the other half
-   checks. The walk goes on past models outside the tolerance (a re-fitted
-   model further down can be back within it) and ends after ``PATIENCE``
-   models far outside it. The chosen model is the smallest whose metric,
-   averaged with its neighbours on the path and held ``margin`` (two)
-   standard errors of its paired difference from the unpruned model inside,
-   is within the tolerance: without the averaging and the margin, one lucky
-   point at the edge where the metric falls off would be chosen. (Why two
-   standard errors and not one or none: the figures of
-   ``benchmarks/bench_compression.py`` in ``docs/expect/pruning.md``.)
-10. **Monotone constraints.** A model trained with them walks without
-    re-fitted leaves or re-weighted trees, which could break its order.
-    Where every split bounds each side's subtree by the middle of its two
-    outputs (XGBoost, scikit-learn, LightGBM's "basic" method), a node
-    collapsed into a mean of its leaves keeps the order; under LightGBM's
-    "intermediate" and "advanced" methods it need not, and only whole trees
-    go.
-"""
+"""``btt.prune``: the public function, its parameters and the walks it takes
+(the engine's map: ``pruning/_engine/__init__.py``)."""
 
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from .._numba_config import numba_threads
-from .._validation import Interval, Options, check_params, check_random_state
-from ..exceptions import DataError, ParameterError
-from ._common import monotone_method, to_ensemble
-from ._compress_metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
+from ..._numba_config import numba_threads
+from ..._validation import Interval, Options, check_random_state, validate_params
+from ...exceptions import DataError, ParameterError
+from .._inputs import check_target, monotone_method, to_ensemble
+from ._metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
                                _check_validation, _halves)
-from ._compress_search import (FAR, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
+from ._search import (FAR, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
-from ._evaluator import check_target
-from ._result import HALF_OF_VALIDATION, PruneResult, Walk
+from ._result import HALF_OF_VALIDATION, PrunePathResult, Walk
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
 
-# what each parameter of prune accepts (checked by _validation.check_params)
-PRUNE_PARAMETERS = {
+# what each parameter of prune accepts (_validation.validate_params)
+PRUNE_CONSTRAINTS = {
     "tolerance": [Interval(float, 0, None, closed="left")],
     "margin": [Interval(float, 0, None, closed="left")],
     "metric": [Options(METRICS), None],
@@ -150,9 +39,10 @@ PRUNE_PARAMETERS = {
 }
 
 
+@validate_params(PRUNE_CONSTRAINTS, data=("model", "X_val", "y_val", "X_train", "y_train"))
 def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
           margin: float = MARGIN, search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto",
-          reweight: bool = True, random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PruneResult:
+          reweight: bool = True, random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PrunePathResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
     Parameters
@@ -226,8 +116,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
 
     Returns
     -------
-    PruneResult
-        ``method="compress"``; ``path`` (one row per visited model: step,
+    PrunePathResult
+        ``method="prune"``; ``path`` (one row per visited model: step,
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the checking rows, those ``path``'s metric is measured on: every
@@ -243,13 +133,13 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     Raises
     ------
     ParameterError
-        A parameter outside what ``PRUNE_PARAMETERS`` allows.
+        A parameter outside what ``PRUNE_CONSTRAINTS`` allows.
     DataError
         Validation rows that cannot measure the metric at the tolerance.
     UnsupportedModelError
         A model whose training objective the metrics cannot judge:
         quantile regression, ranking, survival, XGBoost's
-        ``binary:logitraw`` (see ``pruning._common.UNJUDGED_OBJECTIVES``).
+        ``binary:logitraw`` (see ``pruning._inputs.UNJUDGED_OBJECTIVES``).
 
     Warns
     -----
@@ -273,10 +163,6 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     'DecisionTreeClassifier'
     """
     started = time.perf_counter()
-    check_params(dict(tolerance=tolerance, margin=margin, metric=metric, search=search, confidence=confidence,
-                      refit=refit, reweight=reweight, random_state=random_state, progress=progress, callback=callback,
-                      n_jobs=n_jobs),
-                 PRUNE_PARAMETERS, owner="prune")
     ensemble = to_ensemble(model)
     monotone = monotone_method(ensemble)
     if monotone is not None:
@@ -313,8 +199,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         walks, baseline, row_evaluations, scoring_seconds = _walks(
             ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
             monotone not in (None, "basic"))
-        result = PruneResult(
-            method="compress",
+        checking, on_training_rows = rankings[0][1][1:]  # every walk checks on the same rows
+        result = PrunePathResult(
+            method="prune",
             ensemble=ensemble,
             original=ensemble,
             pruned_nodes={},
@@ -324,11 +211,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             params=dict(tolerance=tolerance, margin=margin, metric=metric, baseline=baseline, search=search,
                         confidence=confidence, row_evaluations=row_evaluations, scoring_seconds=scoring_seconds),
             elapsed=time.perf_counter() - started,
+            _walks=tuple(walks),
+            _checking=(X_val, None if on_training_rows else checking.order, checking.target),
         )
-        result._walks = walks
-        checking, on_training_rows = rankings[0][1][1:]  # every walk checks on the same rows
-        result._checking = (X_val, None if on_training_rows else checking.order, checking.target)
-        result._before = result._summary(ensemble, *result._checking, raw=checking.predict_raw())
+        result = replace(result, _before=result._summary(ensemble, *result._checking, raw=checking.predict_raw()))
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=2)

@@ -11,8 +11,8 @@ import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError, UnsupportedModelError
 from bandit_tree_tools.interop import adapter_for, trees_per_iteration
 from bandit_tree_tools.interop._adapters import OBJECTIVE_FAMILIES
-from bandit_tree_tools.pruning import _compress_kernels as kernels
-from bandit_tree_tools.pruning._compress_search import _loss_kind
+from bandit_tree_tools.pruning._engine import _kernels as kernels
+from bandit_tree_tools.pruning._engine._search import _loss_kind
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")

@@ -1,6 +1,6 @@
 """The search of :func:`bandit_tree_tools.prune`: the rows it works on,
 the candidates of a step, their costs (exact or sampled by the bandit), the
-step and the walk along the path (see :mod:`._compress` for the method)."""
+step and the walk along the path (the method: this package's map, ``_engine/__init__.py``)."""
 
 import time
 
@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..exceptions import UnsupportedModelError
-from ..tree import Ensemble, node_offsets, node_parent
-from . import _compress_kernels as kernels
-from . import _compress_weights as weights
-from ._compress_metrics import _row_terms, metric_value, paired_standard_error, within
-from ._compress_state import _State, _trees_per_iteration
-from ._evaluator import Target
-from ._kernels import _preorder
+from ...exceptions import UnsupportedModelError
+from ...tree import Ensemble, node_offsets, node_parent
+from .._kernels import _preorder
+from .._inputs import Target
+from . import _kernels as kernels
+from . import _weights as weights
+from ._metrics import _row_terms, metric_value, paired_standard_error, within
+from ._state import _State, _trees_per_iteration
 
 STEP_FRACTION = 0.10  # share of the current leaves one step removes
 PATIENCE = 3  # the walk ends after this many models in a row far outside the tolerance:
@@ -137,7 +137,7 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     rows it did not draw. The draws are redrawn from the forest's seeds and
     trusted only when they reproduce every leaf's recorded cover: other
     rows, another order or sample weights give None."""
-    from ..interop.sklearn import forest_in_bag
+    from ...interop.sklearn import forest_in_bag
 
     counts = forest_in_bag(ensemble, training.n)
     if counts is None:
@@ -660,7 +660,7 @@ def distillable(ensemble: Ensemble) -> bool:
 
 def reweightable(ensemble: Ensemble) -> bool:
     """Whether ``prune`` walks from re-weighted trees: a binary classifier's
-    summed trees of one raw output with log-loss (``_compress_weights``; why
+    summed trees of one raw output with log-loss (``_weights``; why
     not regression: there)."""
     return (ensemble.task == "classification" and ensemble.aggregation == "sum" and ensemble.n_outputs == 1
             and ensemble.n_trees > 1 and _loss_kind(ensemble) == kernels.LOGISTIC)

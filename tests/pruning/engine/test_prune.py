@@ -1,6 +1,7 @@
 """btt.prune: the path, exact export, bandit against exact search, bad input."""
 
 import copy
+import dataclasses
 
 import numba
 import numpy as np
@@ -10,8 +11,11 @@ from sklearn.datasets import make_classification, make_regression
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError, ParameterError
-from bandit_tree_tools.pruning import _compress_kernels, _compress_metrics, _compress_search, _compress_state
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._engine import _kernels as engine_kernels
+from bandit_tree_tools.pruning._engine import _metrics as engine_metrics
+from bandit_tree_tools.pruning._engine import _search as engine_search
+from bandit_tree_tools.pruning._engine import _state as engine_state
+from bandit_tree_tools.pruning._inputs import check_target
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
@@ -61,7 +65,7 @@ def test_every_library_prunes_and_exports_exactly(name):
     result = btt.prune(model, X_val, y_val, tolerance=0.02, X_train=X[:1200], y_train=y[:1200], random_state=0,
                        progress=False)
     pruned = result.ensemble
-    assert result.method == "compress"
+    assert result.method == "prune" and isinstance(result, btt.PrunePathResult)
     assert pruned.n_leaves < result.original.n_leaves, "a 2-point tolerance leaves room to prune"
     # the exported model is a plain model of its library that predicts like the pruned ensemble
     native = result.to_model()
@@ -86,10 +90,10 @@ def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
     target = check_target(result.original, y_val, len(y_val))
     for walk in result._walks:
         for row, state in enumerate(walk.states):
-            ensemble = _compress_state.build_ensemble(result.original, state)
+            ensemble = engine_state.build_ensemble(result.original, state)
             assert ensemble.n_leaves == walk.path["leaves"].iat[row]
             assert ensemble.n_trees == walk.path["trees"].iat[row]
-            metric = _compress_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val),
+            metric = engine_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val),
                                                     target)
             assert metric == pytest.approx(walk.path["metric"].iat[row], abs=1e-9)
 
@@ -99,7 +103,7 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     runs = {refit: btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, refit=refit,
                              reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
     auto = runs["auto"]
-    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_compress_distill)
+    distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
     assert [(walk.ranked_on, walk.refit) for walk in auto._walks] == [("X_train", True), ("X_train", False),
                                                                        (distilled, True)]
     for walk, refit in zip(auto._walks, (True, False)):
@@ -108,8 +112,7 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     assert runs[True]._walks[0].path["leaves"].iat[-1] != runs[False]._walks[0].path["leaves"].iat[-1], \
         "the walks differ"
     # auto walks every walk of refit=True and refit=False's walk on X_train: it keeps the smallest of their models
-    kept_values = copy.copy(runs[False])
-    kept_values._walks = runs[False]._walks[:1]
+    kept_values = dataclasses.replace(runs[False], _walks=runs[False]._walks[:1])
     assert auto.ensemble.n_leaves == min(runs[True].ensemble.n_leaves,
                                          kept_values.choose(auto.params["tolerance"]).ensemble.n_leaves)
     chosen = [walk for walk in auto._walks if (walk.ranked_on, walk.refit) == (auto.params["ranked_on"],
@@ -178,7 +181,7 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert any(looser.path[["leaves", "metric"]].equals(walk) for walk in walks), "no rerun"
     strict = result.choose(0.0)
     bound = result.params["baseline"]
-    assert _compress_metrics.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
+    assert engine_metrics.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
         >= bound - 1e-12
     assert set(result.metrics.index) == {"before", "after"}
     assert result.metrics.loc["after", "leaves"] == result.ensemble.n_leaves
@@ -201,12 +204,12 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     legend = " ".join(text.get_text() for text in ax.get_legend().get_texts())
     assert "chosen" in legend and "other walks" in legend and "margin: 2 standard errors" in legend
     band = ax.collections[0].get_paths()[0].vertices[:, 1]  # the margin's band reaches down to what is held
-    held = [_compress_metrics.smoothed_metric(result.path, row) - 2 * result.path["metric_se"].iat[row]
+    held = [engine_metrics.smoothed_metric(result.path, row) - 2 * result.path["metric_se"].iat[row]
             for row in range(len(result.path))]
     assert band.min() == pytest.approx(min(held))
     grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
     assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
-    assert "compress" in repr(result)
+    assert repr(result).startswith("PrunePathResult(method='prune'")
 
 
 def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm_binary, binary_data):
@@ -221,7 +224,7 @@ def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm
         leaves.append(chosen.ensemble.n_leaves)
         assert chosen.params["margin"] == margin
         row = chosen.chosen
-        held = _compress_metrics.smoothed_metric(chosen.path, row) - margin * chosen.path["metric_se"].iat[row]
+        held = engine_metrics.smoothed_metric(chosen.path, row) - margin * chosen.path["metric_se"].iat[row]
         assert row == 0 or held >= bound - 1e-12
         # the smallest such model: no smaller one of its walk is held inside the bound
         smaller = chosen.path["leaves"] < chosen.path["leaves"].iat[row]
@@ -276,7 +279,7 @@ def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_da
     X_val = ensemble.check_X(binary_data[2])
     target = check_target(ensemble, binary_data[3], X_val.shape[0])
     order = np.random.default_rng(0).permutation(X_val.shape[0])
-    rows = _compress_search._RowSet(ensemble, X_val, order, target)
+    rows = engine_search._RowSet(ensemble, X_val, order, target)
     np.testing.assert_array_equal(rows.target.codes, target.codes[order])
     assert rows.routed == 0
     assert rows.leaves(10).dtype == np.int8 and rows.routed == 10  # trees of at most 127 nodes
@@ -295,7 +298,7 @@ def test_sorted_prefixes_start_the_full_stable_order_ties_and_nan_included():
     full = np.argsort(key, kind="stable")
     numbers = int(np.count_nonzero(~np.isnan(key)))
     for k in (0, 1, 17, 999, numbers - 1, numbers, 4_999, 5_000, 9_000):
-        orders = list(_compress_search._stable_order_prefixes(key, k))
+        orders = list(engine_search._stable_order_prefixes(key, k))
         np.testing.assert_array_equal(orders[-1], full)
         if k < numbers:  # the k-th smallest key is a number: a prefix comes first
             assert len(orders) == 2 and orders[0].shape[0] > k
@@ -312,17 +315,17 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     X, y = classification(4_400, seed=2)
     ensemble = btt.from_model(RandomForestClassifier(n_estimators=6, random_state=0).fit(X[:4_000], y[:4_000]))
     target = check_target(ensemble, y[4_000:], 400)
-    rows = _compress_search.row_sets(ensemble, ensemble.check_X(X[4_000:]), target, None,
+    rows = engine_search.row_sets(ensemble, ensemble.check_X(X[4_000:]), target, None,
                                      ensemble.check_X(X[:4_000]), check_target(ensemble, y[:4_000], 4_000),
                                      np.random.default_rng(0))
-    search = _compress_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
+    search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
     ids, benefit = search.candidates()
     assert ids.size > 1_000  # more candidates than the shortest prefix sorts
     cost, square, _ = search.costs(np.arange(search.n_rank), search.candidate_values())
-    key = _compress_search._pessimistic(cost[ids], square[ids])
-    monkeypatch.setattr(_compress_search, "SORTED_PREFIX", prefix)
+    key = engine_search._pessimistic(cost[ids], square[ids])
+    monkeypatch.setattr(engine_search, "SORTED_PREFIX", prefix)
     for budget in (1, 25, 0.4 * benefit.sum(), 10 * benefit.sum()):
-        expected, _ = _compress_kernels.select_disjoint(
+        expected, _ = engine_kernels.select_disjoint(
             np.argsort(key / np.maximum(benefit, 1.0), kind="stable"), ids, benefit, search.is_root,
             search.subtree_span, search.preorder_nodes, search.parent, search.offset, search.tree_of,
             ensemble.n_trees, float(budget))
@@ -336,14 +339,14 @@ def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
     deep = DecisionTreeRegressor(random_state=0).fit(X[:20_000], y[:20_000])  # a leaf per row or two
     shallow = DecisionTreeRegressor(max_depth=8, random_state=0).fit(X[:20_000], y[:20_000])
     assert deep.tree_.node_count > np.iinfo(np.int16).max
-    assert _compress_search.leaf_dtype(btt.from_model(deep)) == np.int32
-    assert _compress_search.leaf_dtype(btt.from_model(shallow)) == np.int16
+    assert engine_search.leaf_dtype(btt.from_model(deep)) == np.int32
+    assert engine_search.leaf_dtype(btt.from_model(shallow)) == np.int16
     stump_like = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X[:20_000], y[:20_000])  # 127 nodes
-    assert _compress_search.leaf_dtype(btt.from_model(stump_like)) == np.int8
+    assert engine_search.leaf_dtype(btt.from_model(stump_like)) == np.int8
     ensemble = btt.from_model(deep)
     X_val = ensemble.check_X(X[20_000:])
     target = check_target(ensemble, y[20_000:], X_val.shape[0])
-    rows = _compress_search._RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
+    rows = engine_search._RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
     assert rows.leaves().dtype == np.int32
     np.testing.assert_array_equal(rows.leaves().T, ensemble.apply(X_val))
     result = btt.prune(deep, X[20_000:], y[20_000:], X_train=X[:20_000], y_train=y[:20_000], tolerance=0.05,
@@ -364,10 +367,10 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        rows = _compress_search.row_sets(ensemble, ensemble.check_X(X_val), target, None,
+        rows = engine_search.row_sets(ensemble, ensemble.check_X(X_val), target, None,
                                          ensemble.check_X(X_val[:150]), check_target(ensemble, y_val[:150], 150),
                                          np.random.default_rng(0))
-        search = _compress_search._Search(ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact",
+        search = engine_search._Search(ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact",
                                           3.0, False)
         ids, _ = search.candidates()
         values = search.candidate_values()
@@ -405,17 +408,17 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
         candidate = np.array([[rng.normal()], [0.0], [0.0]])
         raw = rng.normal(size=(n, 1))
         targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
-        _, square, reached = _compress_kernels.collapse_costs(
+        _, square, reached = engine_kernels.collapse_costs(
             np.arange(n), leaf, offset, parent, current, value, candidate, np.zeros(1, np.int64), np.ones(1),
-            np.ones(n), np.ones(1, bool), raw, np.zeros(n, np.int64), targets, _compress_kernels.SQUARED,
+            np.ones(n), np.ones(1, bool), raw, np.zeros(n, np.int64), targets, engine_kernels.SQUARED,
             np.empty((n, 1)), np.empty((n, 1)), np.empty((3, 5)), np.empty(3, np.int64))
         assert reached[0] == n
         assert 0.0 <= square[0] < 1e-12
 
 
 def _loss(ensemble, raw, target, rows):
-    kind = _compress_search._loss_kind(ensemble)
-    if kind == _compress_kernels.SQUARED:
+    kind = engine_search._loss_kind(ensemble)
+    if kind == engine_kernels.SQUARED:
         return float(np.sum((raw[:, 0] - target.values[rows]) ** 2))
     codes = target.codes[rows]
     return float(-np.sum(np.log(np.clip(raw[np.arange(len(codes)), codes], 1e-15, 1 - 1e-15))))
@@ -498,7 +501,7 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
     than one chunk it equals the plain pass up to rounding, and it is the same
     bit for bit on one thread and on all of them."""
     rng = np.random.default_rng(0)
-    n_rows, n_trees, per_tree = int(2.5 * _compress_kernels.REFIT_CHUNK), 12, 15
+    n_rows, n_trees, per_tree = int(2.5 * engine_kernels.REFIT_CHUNK), 12, 15
     offset = np.arange(n_trees + 1) * per_tree
     leaf = rng.integers(7, per_tree, size=(n_trees, n_rows)).astype(np.int32)
     value = rng.normal(scale=0.3, size=(offset[-1], 1))
@@ -514,9 +517,9 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
         for count in (1, threads):
             numba.set_num_threads(count)
             got_value, got_raw = value.copy(), raw.copy()
-            _compress_kernels.refit_leaves(leaf, offset, np.arange(offset[-1]), got_value, np.zeros(n_trees, np.int64),
+            engine_kernels.refit_leaves(leaf, offset, np.arange(offset[-1]), got_value, np.zeros(n_trees, np.int64),
                                            np.ones(n_trees), alive, got_raw, codes, np.zeros((n_rows, 1)),
-                                           _compress_kernels.LOGISTIC, 1.0, 1.0, 0.5)
+                                           engine_kernels.LOGISTIC, 1.0, 1.0, 0.5)
             results.append((got_value, got_raw))
     finally:
         numba.set_num_threads(threads)
@@ -580,3 +583,17 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.reduced_error_prune(prune, X_val, y_val).choose(0.01)
     with pytest.raises(ParameterError, match="walks needs a result of btt.prune, this one comes from 'reduced_error'"):
         btt.reduced_error_prune(prune, X_val, y_val).walks
+
+
+def test_the_result_is_frozen_with_every_field_declared_and_choose_returns_a_new_one():
+    X, y = make_classification(n_samples=600, random_state=0)
+    from sklearn.tree import DecisionTreeClassifier
+
+    model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X[:300], y[:300])
+    result = btt.prune(model, X[300:], y[300:], tolerance=0.05, random_state=0, progress=False)
+    declared = {field.name for field in dataclasses.fields(result)}
+    assert {"_walks", "_walk", "_checking", "_before"} <= declared and set(vars(result)) == declared
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.chosen = 0
+    other = result.choose(0.0)
+    assert other is not result and isinstance(other, btt.PrunePathResult) and other._walks is result._walks

@@ -9,11 +9,11 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataError, ParameterError
-from ..tree import Ensemble
-from ._compress_kernels import class_moments
-from ._evaluator import Target
-from ._result import row_outputs
+from ...exceptions import DataError, ParameterError
+from ...tree import Ensemble
+from .._inputs import Target
+from .._metrics import row_outputs
+from ._kernels import class_moments
 
 # name -> (task, higher is better, tolerance is relative)
 METRICS = {

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from bandit_tree_tools.pruning._compress_demo import _models, demo
+from bandit_tree_tools.pruning._engine._demo import _models, demo
 
 
 @pytest.mark.slow  # prunes four 100-300-tree models; `make demo` runs the same code

@@ -1,0 +1,102 @@
+"""The engine behind :func:`bandit_tree_tools.prune`: the smallest model the
+user's tolerance allows.
+
+Map
+---
+``_prune.py``
+    The public function: validates the parameters and rows, builds the row
+    sets, takes the walks and returns the chosen model.
+``_search.py``
+    One walk: the rows it works on (``_RowSet``), the candidates of a step,
+    their costs (exact, or sampled by the bandit), the step and the path.
+``_state.py``
+    A point of a walk (which nodes are collapsed, which trees are gone, the
+    leaf values and tree weights) and the ensemble it stands for.
+``_kernels.py``
+    The numba kernels of the search: per-row losses, candidate costs,
+    collapses, re-fitted leaves.
+``_weights.py``
+    The L1-penalised fit of the trees' weights (the re-weighted start).
+``_metrics.py``
+    The metrics ``prune`` measures, what "within the tolerance" means, paired
+    standard errors and the smoothing of the path.
+``_result.py``
+    :class:`PrunePathResult` and :class:`Walk`: every walk kept, so that
+    ``choose`` picks another point without rerunning anything.
+``_demo.py``
+    The demo's compression section.
+
+What is shared with the paper's method and the baselines (targets, the
+metrics every result reports, the base result) lives one level up, in
+``pruning/_inputs.py``, ``pruning/_metrics.py`` and ``pruning/_result.py``.
+
+The method
+----------
+The search walks a path of ever smaller models, from the imported one down,
+and returns the smallest whose metric on the checking rows stays within
+``tolerance`` of the unpruned model's. One step:
+
+1. **Candidates.** Every internal node of every tree can become a leaf; the
+   root of a tree of a summed (boosted) ensemble stands for removing the
+   whole tree, its constant folded into the other trees' leaves; a tree of an
+   averaged ensemble (random forest) can be dropped from the mean.
+2. **Values.** A collapsed node of a boosted model takes the mean of the
+   current leaf values below it, weighted by the covers the library recorded
+   (hessian sums; hessians of the fitting rows where none are recorded): the
+   constant closest to what the subtree outputs now. Averaged models keep
+   their stored values (class fractions, means), so exported scikit-learn
+   trees stay plain trees.
+3. **Costs.** Each candidate's cost is the change of the model's own loss on
+   the ranking rows if it alone were applied (smooth losses to second
+   order), plus one spread of its per-row changes, per leaf removed. The
+   spread discounts candidates whose few rows happen to agree: with thousands
+   of candidates the plain sum picks exactly those.
+4. **Bandit.** ``search="exact"`` reads every ranking row for every cost;
+   ``search="bandit"`` estimates the costs from a growing sample of the rows
+   with confidence intervals, and stops sampling as soon as the chosen set's
+   cost is known well enough (best-arm identification over removals, the way
+   MABSplit identifies splits). When the rows run out first the costs are
+   exact, so with a full budget (``confidence=inf``) both searches walk the
+   same path.
+5. **Step.** The best-ranked candidates that do not overlap are applied until
+   a tenth of the current leaves is gone; then, with training rows, every
+   leaf of a boosted model is re-fitted by one damped backfitting pass of
+   Newton steps, so what remains takes over the removed parts' work.
+   Re-fitting wins where the model has not memorised its training rows and
+   loses where it has, so ``refit="auto"`` walks both ways.
+6. **Re-weighted start.** Removing trees one at a time never raises the
+   weight of the trees that stay. For boosted binary classifiers further
+   walks start from an L1-penalised fit of every tree's weight (``_weights``,
+   the first level of LOP) and prune on from there.
+7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
+   they drew to the last row, so on those rows every node looks useful. When
+   ``X_train`` are the forest's own training rows, a further walk ranks each
+   tree's removals on the rows it did not draw.
+8. **Towards the model's own outputs.** On its training rows a boosted
+   model's outputs are as sure as the labels it memorised. A further walk
+   ranks and re-fits on perturbed copies of the training rows, towards the
+   unpruned model's own outputs there: a step costs what it changes of the
+   model's behaviour near its training rows, and the validation rows stay
+   unseen until the check.
+9. **Check.** The metric is measured on rows the choice has not seen: with
+   ``X_train`` every validation row checks; without it, half of the
+   validation rows rank and the other half checks. A walk goes on past
+   models outside the tolerance (a re-fitted model further down can be back
+   within it) and ends after a few models far outside it. The chosen model
+   is the smallest whose metric, averaged with its neighbours on the path and
+   held ``margin`` standard errors of its paired difference inside, is within
+   the tolerance: otherwise one lucky point at the edge would be chosen.
+10. **Monotone constraints.** A model trained with them walks without
+    re-fitted leaves or re-weighted trees, which could break its order; under
+    LightGBM's "intermediate" and "advanced" methods only whole trees go.
+
+Every walk is kept and the smallest model within the tolerance wins. What
+each walk and each constant bought on real data, and the alternatives
+measured and not kept: ``docs/expect/pruning.md``.
+"""
+
+from ._metrics import MARGIN, METRICS
+from ._prune import prune
+from ._result import PrunePathResult, Walk
+
+__all__ = ["MARGIN", "METRICS", "PrunePathResult", "Walk", "prune"]

@@ -1,0 +1,133 @@
+"""The validated inputs every pruning method starts from: the model
+imported (and refused where pruning cannot judge its objective), the
+targets as class codes or values, and how the model kept its monotone
+constraints."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.multiclass import type_of_target
+
+from ..exceptions import DataError, UnsupportedModelError
+from ..tree import Ensemble
+
+@dataclass(frozen=True)
+class Target:
+    """Validated targets: class codes (classification) or values."""
+
+    codes: np.ndarray  # int64 (n,), -1 for regression
+    values: np.ndarray  # float64 (n,), 0 for classification
+    n_classes: int  # 0 for regression
+    positive: int  # class whose F1 counts; -1 for macro-F1 (and regression)
+    variance: float  # Var(y) for regression (1.0 if constant), 1.0 otherwise
+
+
+def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Target:
+    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise DataError(f"{name} must be 1-D with one target per row, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise DataError(f"{name} has {y.shape[0]} rows, but X has {n_rows}; pass one target per row of X")
+    if n_rows == 0:
+        raise DataError(f"{name} is empty; pruning needs validation rows")
+    if ensemble.task == "regression":
+        if ensemble.n_outputs != 1:
+            raise UnsupportedModelError(
+                f"pruning supports single-output regression; this ensemble has {ensemble.n_outputs} outputs"
+            )
+        try:
+            values = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"{name} must be numeric for a regression model, got dtype {y.dtype}") from None
+        if not np.all(np.isfinite(values)):
+            raise DataError(f"{name} contains NaN or infinite values; drop those rows")
+        if ensemble.link == "sigmoid" and (values.min() < 0.0 or values.max() > 1.0):
+            raise DataError(
+                f"{name} holds values outside [0, 1] (from {values.min():g} to {values.max():g}), but the model "
+                "predicts probabilities through the sigmoid (XGBoost reg:logistic, LightGBM cross_entropy); pass "
+                "the targets it was trained on, in [0, 1]"
+            )
+        variance = float(np.var(values))
+        return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
+    classes = ensemble.classes_
+    try:
+        continuous = type_of_target(y) == "continuous"
+    except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
+        continuous = False
+    if continuous and not np.issubdtype(classes.dtype, np.floating):
+        raise DataError(
+            f"{name} holds continuous values (e.g. {y[0]!r}), but the model is a classifier with classes "
+            f"{classes.tolist()[:10]}; pass class labels, or prune a regression model"
+        )
+    lookup = {label: code for code, label in enumerate(classes.tolist())}
+    # one dict lookup per distinct label (the dict's equality: 1, 1.0 and True are one label)
+    position, distinct = pd.factorize(y)
+    codes = np.array([lookup.get(label, -1) for label in distinct.tolist()] + [-1], dtype=np.int64)[position]
+    if np.any(codes < 0):
+        unknown = sorted({repr(label) for label in np.asarray(y)[codes < 0].tolist()})
+        raise DataError(
+            f"{name} contains labels the model never saw: {', '.join(unknown[:10])}; the model's classes are "
+            f"{classes.tolist()[:20]}. Drop those rows or map them to known labels"
+        )
+    positive = 1 if len(classes) == 2 else -1
+    return Target(codes, np.zeros(n_rows), len(classes), positive, 1.0)
+
+
+# training objectives whose predictions the pruning methods cannot judge (their families, from
+# Adapter.objective), and why
+UNJUDGED_OBJECTIVES = {
+    "quantile": "its predictions estimate a quantile of y, but pruning measures them (R^2, MSE) and re-fits them as "
+                "estimates of the mean, so the pruned model would drift towards the mean",
+    "ranking": "its scores order the rows of each query, and pruning has no ranking metric: it would judge the scores "
+               "as predictions of the relevance labels",
+    "survival": "its predictions are hazard ratios, which pruning's metrics cannot compare with survival times",
+    "margin": "it predicts margins, not probabilities, so pruning would judge it as a regression of the class labels; "
+              "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
+}
+
+
+def _adapter(ensemble: Ensemble):
+    """The adapter of the ensemble's library; None for an ensemble built by
+    hand (it records no training parameters)."""
+    from ..interop import ADAPTERS
+
+    return ADAPTERS.get(ensemble.source.library)
+
+
+def to_ensemble(model) -> Ensemble:
+    """Import any supported model (an Ensemble passes through unchanged).
+    Raises UnsupportedModelError for a model whose training objective the
+    pruning methods cannot judge (``UNJUDGED_OBJECTIVES``)."""
+    from ..interop import from_model
+
+    ensemble = model if isinstance(model, Ensemble) else from_model(model)
+    adapter = _adapter(ensemble)
+    name, family = adapter.objective(ensemble) if adapter is not None else ("", ensemble.task)
+    if family in UNJUDGED_OBJECTIVES:
+        raise UnsupportedModelError(
+            f"pruning does not support this {ensemble.source.estimator} trained with the objective {name!r}: "
+            f"{UNJUDGED_OBJECTIVES[family]}"
+        )
+    return ensemble
+
+
+def monotone_method(ensemble: Ensemble) -> str | None:
+    """How the model enforced its monotone constraints, None without any
+    (``Adapter.monotone_method``)."""
+    adapter = _adapter(ensemble)
+    return adapter.monotone_method(ensemble) if adapter is not None else None
+
+
+def check_no_missing_target(y, name: str) -> None:
+    """Refuse NaN / None targets with a message that names the argument."""
+    values = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if values.dtype.kind in "fcO":
+        missing = np.flatnonzero(pd.isna(values).ravel())
+        if missing.size:
+            raise DataError(
+                f"{name} has {missing.size} missing targets (NaN or None), the first at row {int(missing[0])}; "
+                "drop those rows before pruning"
+            )
