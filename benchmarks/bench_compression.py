@@ -55,9 +55,9 @@ from sklearn.metrics import balanced_accuracy_score, log_loss, r2_score
 from sklearn.model_selection import train_test_split
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning._compress_metrics import (
+from bandit_tree_tools.pruning._engine._metrics import (
     _bound, _row_terms, metric_value, paired_standard_error, within, within_margin)
-from bandit_tree_tools.pruning._evaluator import check_target
+from bandit_tree_tools.pruning._inputs import check_target
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 # LOP's published leaf compression of XGBoost models (Devos et al., ICML 2025)

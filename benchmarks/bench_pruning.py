@@ -28,8 +28,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning._evaluator import check_target
-from bandit_tree_tools.pruning._result import model_metrics
+from bandit_tree_tools.pruning._inputs import check_target
+from bandit_tree_tools.pruning._metrics import model_metrics
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 POLICIES = ["ucb1", "thompson", "softmax", "wsls", "bayes_ucb", "kl_ucb", "epsilon_greedy"]
