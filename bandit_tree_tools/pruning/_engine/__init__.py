@@ -92,7 +92,7 @@ and returns the smallest whose metric on the checking rows stays within
 
 Every walk is kept and the smallest model within the tolerance wins. What
 each walk and each constant bought on real data, and the alternatives
-measured and not kept: ``docs/expect/pruning.md``.
+measured and not kept: ``docs/expect/pruning.md`` and its notes page.
 """
 
 from ._metrics import MARGIN, METRICS

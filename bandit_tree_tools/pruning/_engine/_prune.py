@@ -168,7 +168,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     if monotone is not None:
         # "basic" constraints bound each side's subtree of a split, so a node collapsed into a mean of
         # its leaves and a removed tree keep the model monotone; re-fitted leaves and re-weighted trees
-        # need not (measured: LightGBM's raw score then fell 0.27 along its increasing feature), and
+        # need not (LightGBM's raw score then fell along its increasing feature), and
         # under LightGBM's other methods neither need collapses (0.016): there only whole trees go
         if refit is True:
             raise ParameterError("refit=True would move the leaves of a model trained with monotone constraints "
@@ -235,7 +235,7 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) ->
     out_of_bag = out_of_bag_rows(ensemble, training[0], fit_target, rng)
     if out_of_bag is not None:
         rankings.append(("X_train, out of bag", (out_of_bag, *checking), refits))
-    if distillable(ensemble):  # re-fitted only: kept leaf values won none of the benchmark's cases
+    if distillable(ensemble):  # re-fitted only: kept leaf values did not win on real data (docs/expect)
         X_soft = perturbed_rows(X_fit, rng)
         soft_rows = ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
         rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),

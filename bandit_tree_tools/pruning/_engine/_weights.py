@@ -10,14 +10,10 @@ smallest that zeroes every weight; the walk starts from the sparsest point
 whose checking metric is within half the tolerance, and the usual search
 prunes on from there with the other half.
 
-``prune`` re-weights binary classifiers only. On regression the fit works
-as well, but a re-weighted walk on California housing (LightGBM) chose a
-model whose R^2 measured 0.0004 below the unpruned model's on the validation
-rows and 0.0069 below on the test rows, past the tolerance of 0.005 that no
-other walk broke. Multiclass softmax models were measured too (each class's
-trees a block, fitted as a binary problem with the other classes' scores as
-its offset, the blocks cycled): it won in one of five cases and took each
-prune 1.6-3.3x the time (``docs/expect/pruning.md``).
+``prune`` re-weights binary classifiers only: on regression a re-weighted
+walk chose a model that held the tolerance on the validation rows and broke
+it on the test rows, and a softmax fit for multiclass models rarely won and
+cost much time (the figures: ``docs/expect/notes/pruning.md``).
 
 The fit is glmnet's: Newton steps on the loss (iteratively re-weighted least
 squares for log-loss, one step for squared error), each solved by cyclic

@@ -13,9 +13,8 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
 
 import bandit_tree_tools as btt
+from tests.optional import lgb, xgb
 
-lgb = pytest.importorskip("lightgbm")
-xgb = pytest.importorskip("xgboost")
 
 COLOURS = list("abcdefgh")
 

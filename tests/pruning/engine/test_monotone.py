@@ -12,9 +12,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import ParameterError
 from bandit_tree_tools.interop import adapter_for
-
-lgb = pytest.importorskip("lightgbm")
-xgb = pytest.importorskip("xgboost")
+from tests.optional import lgb, xgb
 
 
 @pytest.fixture(scope="module")

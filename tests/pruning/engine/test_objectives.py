@@ -13,9 +13,7 @@ from bandit_tree_tools.interop import adapter_for, trees_per_iteration
 from bandit_tree_tools.interop._adapters import OBJECTIVE_FAMILIES
 from bandit_tree_tools.pruning._engine import _kernels as kernels
 from bandit_tree_tools.pruning._engine._search import _loss_kind
-
-lgb = pytest.importorskip("lightgbm")
-xgb = pytest.importorskip("xgboost")
+from tests.optional import lgb, xgb
 
 
 @pytest.fixture(scope="module")

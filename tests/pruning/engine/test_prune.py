@@ -16,9 +16,7 @@ from bandit_tree_tools.pruning._engine import _metrics as engine_metrics
 from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine import _state as engine_state
 from bandit_tree_tools.pruning._inputs import check_target
-
-lgb = pytest.importorskip("lightgbm")
-xgb = pytest.importorskip("xgboost")
+from tests.optional import lgb, xgb
 
 
 def classification(n=3000, seed=0, classes=2):

@@ -10,8 +10,7 @@ from bandit_tree_tools.pruning._engine import _metrics as engine_metrics
 from bandit_tree_tools.pruning._engine import _state as engine_state
 from bandit_tree_tools.pruning._engine import _weights as engine_weights
 from bandit_tree_tools.pruning._inputs import check_target
-
-lgb = pytest.importorskip("lightgbm")
+from tests.optional import lgb
 
 
 def _outputs(seed=0, n=600, k=6):
