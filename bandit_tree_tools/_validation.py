@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 import os
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 _MAX_SEED = 2**31 - 1
+_MAX_INT_SEED = 2**32 - 1  # scikit-learn's and RandomState's largest int seed
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,10 @@ class Interval:
             return False
         if self.kind is int and not isinstance(value, numbers.Integral):
             return False
-        if not isinstance(value, numbers.Real) or np.isnan(value):
+        if not isinstance(value, numbers.Real):
             return False
-        if self.finite and not np.isfinite(value):
+        # an int can be beyond float64 and numpy's reach (10**30): it is neither NaN nor infinite
+        if not isinstance(value, numbers.Integral) and (math.isnan(value) or (self.finite and math.isinf(value))):
             return False
         left = self.closed in ("both", "left")
         right = self.closed in ("both", "right")
@@ -146,7 +149,7 @@ def _describe(constraint) -> str:
     if isinstance(constraint, type):
         return {int: "an int", float: "a float", str: "a str"}.get(constraint, f"a {constraint.__name__}")
     if constraint == "random_state":
-        return "a random state (None, an int >= 0, a numpy Generator or RandomState)"
+        return "a random state (None, an int in [0, 2**32 - 1], a numpy Generator or RandomState)"
     return str(constraint)
 
 
@@ -200,7 +203,7 @@ def _random_state_ok(value) -> bool:
         value, (np.random.Generator, np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence)
     ):
         return True
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= _MAX_INT_SEED
 
 
 def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:
@@ -211,7 +214,7 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ge
     a ``SeedSequence``."""
     if not _random_state_ok(random_state):
         raise ParameterError(
-            f"{name} must be None, an int >= 0, a numpy Generator or a RandomState, got {random_state!r}"
+            f"{name} must be None, an int in [0, 2**32 - 1], a numpy Generator or a RandomState, got {random_state!r}"
         )
     if isinstance(random_state, np.random.Generator):
         return random_state

@@ -30,8 +30,8 @@ def test_random_state_rule_is_one_rule():
     assert check_random_state(generator) is generator
     legacy_a, legacy_b = np.random.RandomState(5), np.random.RandomState(5)
     assert seed_from(legacy_a) == seed_from(legacy_b)
-    for bad in (-1, 1.5, "0", True):
-        with pytest.raises(ParameterError, match="random_state must be None, an int >= 0"):
+    for bad in (-1, 1.5, "0", True, 2**32, 2**70):
+        with pytest.raises(ParameterError, match=r"random_state must be None, an int in \[0, 2\*\*32 - 1\]"):
             check_random_state(bad)
 
 

@@ -127,10 +127,14 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.pairwise = self.metric == "precomputed"
         return tags
 
-    # what each parameter accepts (metric and p: resolve_metric; the
-    # confidences: check_confidence, which also takes math.inf)
+    # what each parameter accepts (metric and p further by resolve_metric: a known name or a
+    # numba function, a finite p > 0 for minkowski; the confidences take math.inf)
     _parameter_constraints: dict = {
         "n_clusters": [Interval(int, 1, None)],
+        "metric": [str, callable],
+        "p": [float],
+        "build_confidence": [Interval(float, 0, None, closed="left")],
+        "swap_confidence": [Interval(float, 0, None, closed="left")],
         "algorithm": [Options(ALGORITHMS)],
         "max_iter": [Interval(int, 0, None)],
         "batch_size": [Interval(int, 1, None)],

@@ -119,9 +119,9 @@ def test_bad_input_is_explained():
         btt.KMedoids(2, metric=lambda a, b: 0.0).fit(X)
     with pytest.raises(ParameterError, match="batch_size"):
         btt.KMedoids(2, batch_size=0).fit(X)
-    with pytest.raises(ParameterError, match="build_confidence must be a number >= 0"):
+    with pytest.raises(ParameterError, match=r"build_confidence of KMedoids must be a float in \[0, inf\)"):
         btt.KMedoids(2, build_confidence=math.nan).fit(X)
-    with pytest.raises(ParameterError, match="swap_confidence must be a number >= 0"):
+    with pytest.raises(ParameterError, match=r"swap_confidence of KMedoids must be a float in \[0, inf\)"):
         btt.KMedoids(2, swap_confidence=-1).fit(X)
 
 

@@ -39,10 +39,10 @@ CASES = {
         lambda: btt.leaf_medoids(TREE, X, n_medoids=2, random_state="x"), btt.ParameterError, r"random_state of leaf_medoids must be a random state"
     ),
     "bandit_prune eval_size": (
-        lambda: btt.bandit_prune(TREE, X, y, eval_size="half", progress=False), btt.ParameterError, r"eval_size must be"
+        lambda: btt.bandit_prune(TREE, X, y, eval_size="half", progress=False), btt.ParameterError, r"eval_size of bandit_prune must be"
     ),
     "bandit_prune weights": (
-        lambda: btt.bandit_prune(TREE, X, y, weights="abc", progress=False), btt.ParameterError, r"weights must be three"
+        lambda: btt.bandit_prune(TREE, X, y, weights="abc", progress=False), btt.ParameterError, r"weights of bandit_prune must be array-like"
     ),
     "bandit_prune reward_threshold": (
         lambda: btt.bandit_prune(TREE, X, y, reward_threshold=float("nan"), progress=False), btt.ParameterError,
