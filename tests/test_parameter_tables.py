@@ -19,7 +19,8 @@ CANDIDATES = (object(), "not-a-valid-value", -3, 2.5, -0.5, True, 10**30, float(
 ESTIMATORS = ("MABSplitTreeClassifier", "MABSplitTreeRegressor", "MABSplitForestClassifier",
               "MABSplitForestRegressor", "TSDTClassifier", "KMedoids")
 # the public functions whose keyword parameters are checked against a table
-FUNCTIONS = ("prune", "bandit_prune", "cost_complexity_path", "cost_complexity_prune", "reduced_error_prune")
+FUNCTIONS = ("prune", "bandit_prune", "cost_complexity_path", "cost_complexity_prune", "reduced_error_prune",
+             "resplit", "leaf_medoids")
 
 
 def _invalid_values(constraints) -> list:

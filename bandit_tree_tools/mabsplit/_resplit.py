@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._plotting import axes_for
-from .._validation import Interval, Options, check_params, check_random_state, seed_from
+from .._validation import Interval, Options, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, node_depth
 from ..tree._impurity import impurity_of_counts
@@ -296,11 +296,14 @@ def splice(tree: TreeArrays, replacements: Mapping[int, TreeArrays]) -> TreeArra
 
 RESPLIT_CONSTRAINTS = {
     **SEARCH_CONSTRAINTS,
+    "nodes": [None, "array-like"],
+    "criterion": [None, str],
     "bins": [Options(set(BINS))],
     "max_depth": [Interval(int, 0, None), None],
 }
 
 
+@validate_params(RESPLIT_CONSTRAINTS, data=("model", "X", "y"))
 def resplit(
     model,
     X,
@@ -385,9 +388,6 @@ def resplit(
     classification = ensemble.task == "classification"
     if criterion is None:
         criterion = "gini" if classification else "squared_error"
-    params = {"solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
-              "max_depth": max_depth, "min_samples_leaf": min_samples_leaf, "random_state": random_state}
-    check_params(params, RESPLIT_CONSTRAINTS, owner="resplit")
     allowed = ("gini", "entropy") if classification else ("squared_error",)
     if criterion not in allowed:
         raise ParameterError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")
@@ -395,11 +395,16 @@ def resplit(
     check_finite(X, ensemble.feature_names_in_)
     X = np.require(X, X.dtype, ["C", "W"])
     y_code, y_value = _encode(ensemble, y, X.shape[0])
-    n_classes = len(ensemble.classes_) if classification else 1
+    target = (y_code, y_value, len(ensemble.classes_) if classification else 1, criterion)
     selected = _select_nodes(ensemble, nodes)
     random = check_random_state(random_state)
     indicator, offsets = ensemble.decision_path(X)
     indicator = indicator.tocsr()
+
+    def settings(depth: int) -> GrowthSettings:
+        return GrowthSettings(criterion=criterion, solver=solver, bins=bins, n_bins=int(n_bins),
+                              batch_size=int(batch_size), z=float(z), max_depth=depth,
+                              min_samples_leaf=int(min_samples_leaf))
 
     report = {name: [] for name in REPORT_FIELDS}
     trees = list(ensemble.trees)
@@ -410,75 +415,94 @@ def resplit(
             continue
         tree = trees[tree_index]
         rows_at = _rows_per_node(indicator, int(offsets[tree_index]), tree.n_nodes)
-        parent_of = np.full(tree.n_nodes, -1)
-        internal = np.flatnonzero(tree.children_left != TREE_LEAF)
-        parent_of[tree.children_left[internal]] = internal
-        parent_of[tree.children_right[internal]] = internal
-        chosen = set(ids.tolist())
-        replacements, grown_at, top_of = {}, {}, {}
-        for node in ids.tolist():  # increasing ids: ancestors come first
-            ancestor, path, walker = node, [], node
-            while parent_of[walker] >= 0:
-                parent = int(parent_of[walker])
-                path.append(walker == tree.children_left[parent])
-                walker = parent
-                if walker in chosen and walker in grown_at:
-                    ancestor = walker
-                    top_path = path[::-1]
-            top_of[node] = (ancestor, [] if ancestor == node else top_path)
-            if ancestor != node:
+        top_of = _topmost_selected(tree, ids)
+        grown_at = {}
+        for node in ids.tolist():
+            if top_of[node][0] != node:  # regrown with the selected ancestor above it
                 continue
-            rows = rows_at[node]
-            depth = _subtree_height(tree, node) if max_depth is None else int(max_depth)
-            settings = GrowthSettings(
-                criterion=criterion, solver=solver, bins=bins, n_bins=int(n_bins), batch_size=int(batch_size),
-                z=float(z), max_depth=depth, min_samples_leaf=int(min_samples_leaf),
-            )
-            if rows.size == 0:
+            if rows_at[node].size == 0:
                 grown_at[node] = None  # no rows reach it: nothing to learn, the old subtree stays
                 continue
-            grown = grow_tree(X, rows, y_code, y_value, n_classes, settings, seed_from(random))
-            new_tree = grown.tree
-            if ensemble.split_rule == "lt":
-                moved = np.nextafter(new_tree.threshold.astype(X.dtype), np.array(np.inf, dtype=X.dtype))
-                new_tree = new_tree._replace(
-                    threshold=np.where(new_tree.children_left != TREE_LEAF, moved.astype(np.float64), new_tree.threshold)
-                )
-            grown_at[node] = (new_tree, grown)
-            replacements[node] = new_tree
+            depth = _subtree_height(tree, node) if max_depth is None else int(max_depth)
+            grown = grow_tree(X, rows_at[node], y_code, y_value, target[2], settings(depth), seed_from(random))
+            grown_at[node] = (_routed_as_learned(grown.tree, ensemble.split_rule, X.dtype), grown)
             total_insertions += grown.n_insertions
         for node in ids.tolist():
-            ancestor, path = top_of[node]
-            rows = rows_at[node]
-            left = rows_at[int(tree.children_left[node])]
-            right = rows_at[int(tree.children_right[node])]
-            report["tree"].append(tree_index)
-            report["node"].append(node)
-            report["regrown_from"].append(ancestor)
-            report["n_rows"].append(rows.size)
-            report["old_feature"].append(int(tree.feature[node]))
-            report["old_threshold"].append(float(tree.threshold[node]))
-            report["old_reduction"].append(_reduction(y_code, y_value, rows, left, right, n_classes, criterion))
-            entry = grown_at.get(ancestor)
-            new_node = -1 if entry is None else _follow(entry[0], 0, path)
-            if new_node < 0 or entry[0].children_left[new_node] == TREE_LEAF:
-                for name, empty in (("new_feature", -1), ("new_threshold", np.nan), ("new_reduction", np.nan),
-                                    ("n_insertions", 0), ("rows_used", 0)):
-                    report[name].append(empty)
-                continue
-            new_tree, grown = entry
-            n = new_tree.n_node_samples
-            imp = new_tree.impurity
-            child_l, child_r = new_tree.children_left[new_node], new_tree.children_right[new_node]
-            report["new_feature"].append(int(new_tree.feature[new_node]))
-            report["new_threshold"].append(float(new_tree.threshold[new_node]))
-            report["new_reduction"].append(
-                float(imp[new_node] - (n[child_l] * imp[child_l] + n[child_r] * imp[child_r]) / n[new_node])
-            )
-            report["n_insertions"].append(int(grown.insertions[new_node]))
-            report["rows_used"].append(int(grown.rows_used[new_node]))
+            _report_node(report, tree_index, tree, node, top_of[node], grown_at, rows_at, target)
+        replacements = {node: entry[0] for node, entry in grown_at.items() if entry is not None}
         if replacements:
             trees[tree_index] = splice(tree, replacements)
     dtypes = {"old_threshold": float, "new_threshold": float, "old_reduction": float, "new_reduction": float}
     report = {name: np.array(values, dtype=dtypes.get(name, np.int64)) for name, values in report.items()}
     return ResplitResult(ensemble=ensemble.replace_trees(trees), report=report, n_insertions=int(total_insertions))
+
+
+def _topmost_selected(tree: TreeArrays, ids: np.ndarray) -> dict:
+    """For every selected node: (the topmost selected node at or above it,
+    the left (True) / right turns from that ancestor down to it). A selected
+    node below another is regrown with it; its report reads the new split at
+    the same turns."""
+    parent_of = np.full(tree.n_nodes, -1)
+    internal = np.flatnonzero(tree.children_left != TREE_LEAF)
+    parent_of[tree.children_left[internal]] = internal
+    parent_of[tree.children_right[internal]] = internal
+    chosen = set(ids.tolist())
+    top_of = {}
+    for node in ids.tolist():  # increasing ids: ancestors come first
+        ancestor, turns, walker, top_turns = node, [], node, []
+        while parent_of[walker] >= 0:
+            parent = int(parent_of[walker])
+            turns.append(walker == tree.children_left[parent])
+            walker = parent
+            if walker in chosen and top_of.get(walker, (None,))[0] == walker:
+                ancestor, top_turns = walker, turns[::-1]
+        top_of[node] = (ancestor, [] if ancestor == node else top_turns)
+    return top_of
+
+
+def _routed_as_learned(new_tree: TreeArrays, split_rule: str, dtype) -> TreeArrays:
+    """A model that sends ``x < threshold`` left routes a row on the learned
+    threshold (``x <= threshold``) the same way only with the threshold moved
+    to the next representable value of its input dtype."""
+    if split_rule != "lt":
+        return new_tree
+    moved = np.nextafter(new_tree.threshold.astype(dtype), np.array(np.inf, dtype=dtype))
+    return new_tree._replace(
+        threshold=np.where(new_tree.children_left != TREE_LEAF, moved.astype(np.float64), new_tree.threshold)
+    )
+
+
+def _report_node(report: dict, tree_index: int, tree: TreeArrays, node: int, top, grown_at: dict, rows_at,
+                 target) -> None:
+    """Append one selected node's row to ``report``: its old split and, from
+    the subtree regrown at its topmost selected ancestor (``top``: that node
+    and the turns down), the new split at the same place (empty where the new
+    subtree has a leaf there or nothing was regrown)."""
+    y_code, y_value, n_classes, criterion = target
+    ancestor, turns = top
+    rows = rows_at[node]
+    left, right = rows_at[int(tree.children_left[node])], rows_at[int(tree.children_right[node])]
+    report["tree"].append(tree_index)
+    report["node"].append(node)
+    report["regrown_from"].append(ancestor)
+    report["n_rows"].append(rows.size)
+    report["old_feature"].append(int(tree.feature[node]))
+    report["old_threshold"].append(float(tree.threshold[node]))
+    report["old_reduction"].append(_reduction(y_code, y_value, rows, left, right, n_classes, criterion))
+    entry = grown_at.get(ancestor)
+    new_node = -1 if entry is None else _follow(entry[0], 0, turns)
+    if new_node < 0 or entry[0].children_left[new_node] == TREE_LEAF:
+        for name, empty in (("new_feature", -1), ("new_threshold", np.nan), ("new_reduction", np.nan),
+                            ("n_insertions", 0), ("rows_used", 0)):
+            report[name].append(empty)
+        return
+    new_tree, grown = entry
+    n, impurity = new_tree.n_node_samples, new_tree.impurity
+    child_l, child_r = new_tree.children_left[new_node], new_tree.children_right[new_node]
+    report["new_feature"].append(int(new_tree.feature[new_node]))
+    report["new_threshold"].append(float(new_tree.threshold[new_node]))
+    report["new_reduction"].append(
+        float(impurity[new_node] - (n[child_l] * impurity[child_l] + n[child_r] * impurity[child_r]) / n[new_node])
+    )
+    report["n_insertions"].append(int(grown.insertions[new_node]))
+    report["rows_used"].append(int(grown.rows_used[new_node]))

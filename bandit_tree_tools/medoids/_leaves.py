@@ -8,7 +8,7 @@ import joblib
 import numpy as np
 
 from .._numba_config import numba_threads
-from .._validation import Interval, check_params, check_random_state
+from .._validation import Interval, Options, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
 from ._core import ALGORITHMS, check_rows, distances_to, fit_medoids
 from ._distances import resolve_metric
@@ -319,17 +319,22 @@ def _one_leaf(rows, values, n_medoids, metric_spec, p, algorithm, seed, max_iter
     return rows[medoids], sizes, loss, int(calls), used
 
 
-# what each parameter of leaf_medoids accepts (metric: a name or a numba
-# function, checked by resolve_metric; leaves: leaf ids, checked below)
-_PARAMETER_CONSTRAINTS = {
+# what each parameter of leaf_medoids accepts (tree: an index below the number of trees, and
+# leaves: leaf ids of that tree, checked against the model; metric further by resolve_metric)
+LEAF_MEDOIDS_CONSTRAINTS = {
     "n_medoids": [Interval(int, 1, None)],
-    "tree": [Interval(int, 0, None)],
+    "tree": [int],
+    "leaves": [None, "array-like"],
+    "metric": [str, callable],
     "p": [Interval(float, 0, None, "neither")],
+    "algorithm": [Options(ALGORITHMS)],
     "max_iter": [Interval(int, 0, None)],
     "random_state": ["random_state"],
+    "n_jobs": [None, int],
 }
 
 
+@validate_params(LEAF_MEDOIDS_CONSTRAINTS, data=("model_or_ensemble", "X"))
 def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metric="euclidean", p=2.0,
                  algorithm="auto", max_iter=100, random_state=0, n_jobs=None) -> LeafMedoids:
     """Medoid rows of every leaf of one tree.
@@ -400,12 +405,8 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
     from ..tree import check_X
 
     ensemble = from_model(model_or_ensemble)
-    check_params(dict(n_medoids=n_medoids, p=p, max_iter=max_iter, random_state=random_state),
-                 _PARAMETER_CONSTRAINTS, owner="leaf_medoids")
     if isinstance(tree, (bool, np.bool_)) or not isinstance(tree, (int, np.integer)) or not 0 <= tree < ensemble.n_trees:
         raise NodeError(f"tree must be an index in [0, {ensemble.n_trees}), got {tree!r}")
-    if algorithm not in ALGORITHMS:
-        raise ParameterError(f"algorithm of leaf_medoids must be one of {ALGORITHMS}, got {algorithm!r}")
     if isinstance(metric, str) and metric.lower() == "precomputed":
         raise ParameterError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
     resolve_metric(metric, p)  # fail early, with the metric's own message
