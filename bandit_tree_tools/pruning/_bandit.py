@@ -355,7 +355,7 @@ def bandit_prune(
 
     def warn(message):
         notes.append(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=4)  # past bandit_prune and validate_params
 
     rng = check_random_state(random_state)
     history = []

@@ -6,7 +6,6 @@ import numbers
 import time
 
 import numpy as np
-import pandas as pd
 
 from .._validation import resolve_n_rows
 from ..exceptions import DataError, ParameterError

@@ -7,9 +7,7 @@ predictions, never by rebuilding trees, so arms keep their ids throughout.
 """
 
 import numpy as np
-import pandas as pd
 
-from ..exceptions import DataError
 from ..tree import Ensemble, node_depth, outermost_nodes
 from ..tree._edit import rebuilt_node_ids
 from ..tree._ensemble import LABEL_RULE_CODES

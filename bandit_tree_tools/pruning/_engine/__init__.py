@@ -78,9 +78,13 @@ and returns the smallest whose metric on the checking rows stays within
    unpruned model's own outputs there: a step costs what it changes of the
    model's behaviour near its training rows, and the validation rows stay
    unseen until the check.
-9. **Check.** The metric is measured on rows the choice has not seen: with
-   ``X_train`` every validation row checks; without it, half of the
-   validation rows rank and the other half checks. A walk goes on past
+9. **Check.** The metric is measured on labels the choice has not seen: with
+   ``X_train`` every validation row checks. Without it, a boosted model
+   ranks (and re-fits) on its own outputs on perturbed copies of the
+   validation rows, as step 8 does with the training rows: no label is
+   spent on ranking, so every labelled validation row checks; a forest,
+   whose leaves take no soft targets, ranks on half of the validation rows
+   and checks on the other half. A walk goes on past
    models outside the tolerance (a re-fitted model further down can be back
    within it) and ends after a few models far outside it. The chosen model
    is the smallest whose metric, averaged with its neighbours on the path and

@@ -14,13 +14,14 @@ from ...exceptions import DataError, ParameterError
 from .._inputs import check_target, monotone_method, to_ensemble
 from ._metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
                                _check_validation, _halves)
-from ._search import (FAR, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
+from ._search import (FAR, _RowSet, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
-from ._result import HALF_OF_VALIDATION, PrunePathResult, Walk
+from ._result import HALF_OF_VALIDATION, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
+PERTURBED_COPIES = 4  # without training rows: perturbed copies of the validation rows that rank
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
 
 # what each parameter of prune accepts (_validation.validate_params)
@@ -50,8 +51,12 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     model : fitted scikit-learn, LightGBM or XGBoost tree model, or Ensemble
         Never modified.
     X_val, y_val : validation rows (not used in training)
-        Measure the tolerance; without ``X_train``, half of them rank the
-        removals and the other half measures.
+        Measure the tolerance. Without ``X_train``, a boosted model's
+        removals are ranked (and its leaves re-fitted) on its own outputs on
+        perturbed copies of the validation rows: no label ranks, so every
+        labelled validation row checks the tolerance (``"the model's outputs
+        on perturbed X_val"``). A forest's leaves take no such targets: half
+        of the validation rows rank and the other half checks.
     tolerance : float, default 0.005
         How much worse than the unpruned model the pruned one may be on the
         validation rows: absolute for accuracy, balanced accuracy, ROC AUC and
@@ -89,20 +94,20 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         the values (False). ``"auto"`` walks both ways and keeps the smaller
         model within the tolerance (``params["refit"]`` says which); the
         walk on perturbed training rows re-fits unless ``refit=False``.
-        Without ``X_train`` leaves keep their values (re-fitting them on
-        validation rows made test scores worse in our measurements), and so
-        do the leaves of a model trained with monotone constraints, which
-        re-fitting could break (``refit=True`` then raises).
+        Without ``X_train``, the re-fit targets the model's own outputs on
+        the perturbed validation rows (never their labels). The leaves of a
+        model trained with monotone constraints keep their values, which
+        re-fitting could move out of order (``refit=True`` then raises).
     reweight : bool, default True
         Also walk from re-weighted trees: an L1-penalised fit of the trees'
-        weights on the training rows (the ranking half of the validation
-        rows without them) drops trees and scales the others, up to half the
+        weights on the ranking rows drops trees and scales the others, up to half the
         tolerance; the search prunes on from there, and the smaller model
         wins (``params["reweighted"]`` says which). For binary classifiers
         of the boosting libraries (summed trees, one raw output) without
         monotone constraints; other models ignore it.
     random_state : int, RandomState, Generator or None
-        Seeds the split of the validation rows and the bandit's sampling.
+        Seeds the perturbed rows, the split of the validation rows and the
+        bandit's sampling.
     progress : bool, default True
         Show a progress bar of the steps.
     callback : callable, optional
@@ -185,7 +190,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         raise ParameterError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
                              "or neither")
     rng = check_random_state(random_state)
-    halves = _halves(target, rng) if X_train is None else None
+    halves = _halves(target, rng) if X_train is None and not _ranks_on_outputs(ensemble) else None
     _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
     X_fit = fit_target = None
     if X_train is not None:
@@ -217,7 +222,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         result = replace(result, _before=result._summary(ensemble, *result._checking, raw=checking.predict_raw()))
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
-        warnings.warn(note, UserWarning, stacklevel=2)
+        warnings.warn(note, UserWarning, stacklevel=3)  # past validate_params: at the caller
     return result
 
 
@@ -227,8 +232,14 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) ->
     and hurts on others, and so do ranking a forest out of bag and walking towards the model's own
     outputs (module docstring), so every walk is taken and the smallest model kept."""
     refits = [True, False] if refit == "auto" and X_fit is not None and refittable(ensemble) else [refit is True]
-    if X_fit is None:
+    if X_fit is None and halves is not None:
         return [(HALF_OF_VALIDATION, row_sets(ensemble, X_val, target, halves, None, None, rng), refits)]
+    if X_fit is None:  # no label ranks: the model's own outputs on perturbed copies of the validation rows
+        X_soft = np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)])
+        soft_rows = ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
+        checking = _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
+        return [(OUTPUTS_ON_PERTURBED_VALIDATION, (soft_rows, checking, True),
+                 [True, False] if refit == "auto" else [refit is True])]
     training = row_sets(ensemble, X_val, target, None, X_fit, fit_target, rng)
     checking = training[1:]  # every walk checks on the same validation rows, stored once
     rankings = [("X_train", training, refits)]
@@ -241,6 +252,13 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) ->
         rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
                          [refit in ("auto", True)]))
     return rankings
+
+
+def _ranks_on_outputs(ensemble) -> bool:
+    """Without training rows: whether the removals are ranked on the model's
+    own outputs (boosted models, whose leaves take soft targets), so that
+    every validation row checks, rather than on half of the validation rows."""
+    return distillable(ensemble)
 
 
 def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,

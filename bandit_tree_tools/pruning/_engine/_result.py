@@ -14,9 +14,10 @@ from .._result import PruneResult
 from ._metrics import METRICS, _bound, _check_margin, _check_tolerance, metric_value, smoothed_metric, within_margin
 from ._state import build_ensemble, pruned_nodes
 
-__all__ = ["HALF_OF_VALIDATION", "PrunePathResult", "Walk"]
+__all__ = ["HALF_OF_VALIDATION", "OUTPUTS_ON_PERTURBED_VALIDATION", "PrunePathResult", "Walk"]
 
-HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows
+HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows, for forests
+OUTPUTS_ON_PERTURBED_VALIDATION = "the model's outputs on perturbed X_val"  # the same, for boosted models
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
         return ()
     first = stepped[0].iloc[1]
     change = first["metric"] - stepped[0]["metric"].iat[0]
-    with_training_rows = any(walk.ranked_on != HALF_OF_VALIDATION for walk in walks)
+    with_training_rows = any("X_train" in walk.ranked_on for walk in walks)
     remedies = ("More validation rows or a larger tolerance" if with_training_rows else
                 "More validation rows, X_train and y_train (then every validation row checks) or a larger tolerance")
     return (f"prune kept the unpruned model: no smaller model of its path is within the tolerance ({tolerance:g}) "
@@ -154,6 +155,31 @@ class PrunePathResult(PruneResult):
                          "chosen": walk is self._walk})
         return pd.DataFrame(rows)
 
+    @property
+    def validation_change(self) -> pd.DataFrame:
+        """How sure the choice is, in one row: the chosen model's change of the
+        metric from the unpruned model's on the checking rows (``change``), its
+        paired standard error (``standard_error``), the change held ``margin``
+        standard errors towards the worse side (``worst_plausible``: a
+        one-sided bound on the change on new rows, at about 98% for the default
+        margin of 2), the change the tolerance allows (``allowed``; relative
+        metrics: as a change of the metric) and whether the bound is within it
+        (``held``). ``rows``: how many rows checked. A ``held`` of False
+        happens only where the choice held the path's average (the point and
+        its neighbours) while the point itself falls short, or where
+        nothing smaller was found (the unpruned model, change 0)."""
+        metric, margin = self.params["metric"], self.params["margin"]
+        point = self.path.iloc[self.chosen]
+        change = float(point["metric"] - self.params["baseline"])
+        standard_error = float(point["metric_se"])
+        sign = 1.0 if METRICS[metric][1] else -1.0
+        worst = change - sign * margin * standard_error
+        allowed = float(self.metric_bound - self.params["baseline"])
+        held = self.chosen == 0 or (worst >= allowed - 1e-12 if sign > 0 else worst <= allowed + 1e-12)
+        return pd.DataFrame([{"metric": metric, "change": change, "standard_error": standard_error,
+                              "margin": margin, "worst_plausible": worst, "allowed": allowed, "held": bool(held),
+                              "rows": int(self.metrics.loc["after", "rows"])}], index=["chosen"])
+
     def _summary(self, ensemble, X_val, rows, target, raw=None) -> dict:
         """``prune``'s before/after row on the checking rows (``rows`` of
         ``X_val``, None for all of them; ``target`` theirs): its metric, the
@@ -227,4 +253,6 @@ class PrunePathResult(PruneResult):
             f"metric={self.params['metric']!r}, tolerance={self.params['tolerance']}, "
             f"leaves={self.original.n_leaves}->{int(chosen['leaves'])}, path={len(self.path)} models)\n"
             + self._table()
+            + "\n"
+            + self.validation_change.to_string(float_format=lambda v: f"{v:.4f}")
         )

@@ -121,19 +121,21 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
               progress=False, callback=lambda row: steps.append((row["walk"], row["step"])))
     assert steps[0] == (0, 0) and (1, 0) in steps and steps[-1][0] == 2
     without_training_rows = btt.prune(lightgbm_binary, X_val, y_val, reweight=False, random_state=0, progress=False)
-    assert len(without_training_rows._walks) == 1 and without_training_rows.params["refit"] is False
+    # without them, auto walks both ways too, towards the model's own outputs on perturbed validation rows
+    assert [(walk.ranked_on, walk.refit) for walk in without_training_rows._walks] == [
+        ("the model's outputs on perturbed X_val", True), ("the model's outputs on perturbed X_val", False)]
 
 
 @pytest.mark.parametrize("with_training_rows", [True, False], ids=["X_train", "no X_train"])
 def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data, with_training_rows):
     # the before/after table is on the rows that checked the tolerance: "before" is the baseline,
     # "after" the chosen point of the path, on every validation row with training rows and on
-    # the half that did not rank without them (the ranking half would flatter the pruned model)
+    # without them too for a boosted model, which ranks on its own outputs (no label ranks)
     X_train, y_train, X_val, y_val, _, _ = binary_data
     training = dict(X_train=X_train, y_train=y_train) if with_training_rows else {}
     result = btt.prune(lightgbm_binary, X_val, y_val, tolerance=0.02, random_state=0, progress=False, **training)
     metric = result.params["metric"]
-    checking = len(X_val) if with_training_rows else sum(np.unique(y_val, return_counts=True)[1] // 2)
+    checking = len(X_val)
     assert result.metrics["rows"].tolist() == [checking, checking]
     # counts print as counts: integer columns, beside the metrics' floats (also in evaluate's table)
     assert (result.metrics[["leaves", "trees", "depth", "rows"]].dtypes == np.int64).all()

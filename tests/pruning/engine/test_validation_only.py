@@ -1,0 +1,76 @@
+"""``btt.prune`` without training rows: a boosted model's removals are ranked
+on its own outputs on perturbed copies of the validation rows, so no label
+ranks, and every labelled validation row checks the tolerance."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
+
+import bandit_tree_tools as btt
+from bandit_tree_tools.pruning._engine._result import HALF_OF_VALIDATION, OUTPUTS_ON_PERTURBED_VALIDATION
+
+
+@pytest.fixture(scope="module")
+def boosted():
+    X, y = make_classification(3000, 10, n_informative=6, flip_y=0.05, random_state=0)
+    model = HistGradientBoostingClassifier(max_iter=40, max_leaf_nodes=15, random_state=0).fit(X[:1500], y[:1500])
+    return model, X[1500:], y[1500:]
+
+
+def test_no_label_ranks_the_removals(boosted):
+    model, X_val, y_val = boosted
+    result = btt.prune(model, X_val, y_val, tolerance=0.01, random_state=0, progress=False)
+    assert {walk.ranked_on for walk in result._walks} == {OUTPUTS_ON_PERTURBED_VALIDATION}
+    assert int(result.metrics.loc["after", "rows"]) == len(y_val)  # every validation row checks
+    assert result.ensemble.n_leaves < result.original.n_leaves
+    # other labels, the same steps: only the checks (the choice, and where a walk far outside the
+    # tolerance ends) read the labels
+    shuffled = np.random.default_rng(1).permutation(y_val)
+    other = btt.prune(model, X_val, shuffled, tolerance=0.01, random_state=0, progress=False)
+    for mine, theirs in zip(result._walks, other._walks):
+        if mine.reweighted:  # its start is the sparsest re-weighting within the tolerance: a check
+            continue
+        steps = min(len(mine.path), len(theirs.path))
+        assert steps > 3 and mine.path["leaves"].iloc[:steps].tolist() == theirs.path["leaves"].iloc[:steps].tolist()
+        assert not np.allclose(mine.path["metric"].iloc[:steps], theirs.path["metric"].iloc[:steps])
+
+
+def test_regression_and_forests(boosted):
+    X, y = make_regression(2000, 8, noise=10.0, random_state=0)
+    regressor = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X[:1000], y[:1000])
+    result = btt.prune(regressor, X[1000:], y[1000:], tolerance=0.01, random_state=0, progress=False)
+    assert result.params["ranked_on"] == OUTPUTS_ON_PERTURBED_VALIDATION
+    # a forest's class fractions take no soft targets: half of the validation rows rank
+    model, X_val, y_val = boosted
+    forest = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X_val[:700], y_val[:700])
+    result = btt.prune(forest, X_val[700:], y_val[700:], tolerance=0.02, random_state=0, progress=False)
+    assert result.params["ranked_on"] == HALF_OF_VALIDATION
+    assert int(result.metrics.loc["after", "rows"]) < len(y_val[700:]) * 0.6  # the other half checks
+
+
+def test_validation_change_says_how_sure_the_choice_is(boosted):
+    model, X_val, y_val = boosted
+    result = btt.prune(model, X_val, y_val, tolerance=0.01, random_state=0, progress=False)
+    row = result.validation_change.iloc[0]
+    metrics = result.metrics["balanced_accuracy"]
+    assert row["change"] == pytest.approx(metrics["after"] - metrics["before"])
+    assert row["worst_plausible"] == pytest.approx(row["change"] - 2.0 * row["standard_error"])
+    assert row["allowed"] == pytest.approx(-0.01) and row["held"] and row["rows"] == len(y_val)
+    assert row["worst_plausible"] >= row["allowed"] - 1e-12
+    assert "worst_plausible" in repr(result)
+    loose = result.choose(0.01, margin=0.0).validation_change.iloc[0]
+    assert loose["worst_plausible"] == pytest.approx(loose["change"])
+
+
+def test_the_notes_point_at_the_callers_line(boosted):
+    from sklearn.tree import DecisionTreeClassifier
+
+    _, X_val, y_val = boosted
+    stump = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X_val, y_val)  # every split is worth keeping
+    with pytest.warns(UserWarning, match="prune kept the unpruned model") as record:
+        btt.prune(stump, X_val, y_val, tolerance=0.0, random_state=0, progress=False)
+    assert record[0].filename == __file__
+    with pytest.warns(UserWarning) as record:
+        btt.bandit_prune(stump, X_val, y_val, min_depth=5, random_state=0, progress=False)
+    assert record[0].filename == __file__
