@@ -16,12 +16,12 @@ from ._metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _c
                                _check_validation, _halves)
 from ._search import (FAR, _RowSet, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
                                ranking_rows, refittable, reweightable, row_sets)
-from ._result import HALF_OF_VALIDATION, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
+from ._result import DISTILLED, HALF_OF_VALIDATION, OUT_OF_BAG, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
-PERTURBED_COPIES = 4  # without training rows: perturbed copies of the validation rows that rank
+PERTURBED_COPIES = 4  # copies of the validation rows, perturbed, that rank on the model's outputs
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
 
 # what each parameter of prune accepts (_validation.validate_params)
@@ -190,7 +190,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         raise ParameterError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
                              "or neither")
     rng = check_random_state(random_state)
-    halves = _halves(target, rng) if X_train is None and not _ranks_on_outputs(ensemble) else None
+    plan = _plan(ensemble, X_train is not None, refit, reweight)
+    halves = _halves(target, rng) if plan[0][0] == HALF_OF_VALIDATION else None
     _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
     X_fit = fit_target = None
     if X_train is not None:
@@ -200,11 +201,11 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
-        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng)
+        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng)
         walks, baseline, row_evaluations, scoring_seconds = _walks(
-            ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
+            ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started,
             monotone not in (None, "basic"))
-        checking, on_training_rows = rankings[0][1][1:]  # every walk checks on the same rows
+        checking = next(iter(rankings.values()))[1]  # every walk checks on the same rows
         result = PrunePathResult(
             method="prune",
             ensemble=ensemble,
@@ -217,7 +218,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
                         confidence=confidence, row_evaluations=row_evaluations, scoring_seconds=scoring_seconds),
             elapsed=time.perf_counter() - started,
             _walks=tuple(walks),
-            _checking=(X_val, None if on_training_rows else checking.order, checking.target),
+            _checking=(X_val, None if halves is None else checking.order, checking.target),
         )
         result = replace(result, _before=result._summary(ensemble, *result._checking, raw=checking.predict_raw()))
         result = result.choose(tolerance)
@@ -226,73 +227,114 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     return result
 
 
-def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, refit, rng) -> list:
-    """(ranked_on, (ranking rows, checking rows, on training rows), the walks' refit values) of
-    every ranking of one ``prune``: with training rows, re-fitting the leaves helps on some models
-    and hurts on others, and so do ranking a forest out of bag and walking towards the model's own
-    outputs (module docstring), so every walk is taken and the smallest model kept."""
-    refits = [True, False] if refit == "auto" and X_fit is not None and refittable(ensemble) else [refit is True]
-    if X_fit is None and halves is not None:
-        return [(HALF_OF_VALIDATION, row_sets(ensemble, X_val, target, halves, None, None, rng), refits)]
-    if X_fit is None:  # no label ranks: the model's own outputs on perturbed copies of the validation rows
-        X_soft = np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)])
-        soft_rows = ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
-        checking = _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
-        return [(OUTPUTS_ON_PERTURBED_VALIDATION, (soft_rows, checking, True),
-                 [True, False] if refit == "auto" else [refit is True])]
-    training = row_sets(ensemble, X_val, target, None, X_fit, fit_target, rng)
-    checking = training[1:]  # every walk checks on the same validation rows, stored once
-    rankings = [("X_train", training, refits)]
-    out_of_bag = out_of_bag_rows(ensemble, training[0], fit_target, rng)
-    if out_of_bag is not None:
-        rankings.append(("X_train, out of bag", (out_of_bag, *checking), refits))
-    if distillable(ensemble):  # re-fitted only: kept leaf values did not win on real data (docs/expect)
-        X_soft = perturbed_rows(X_fit, rng)
-        soft_rows = ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
-        rankings.append(("the model's outputs on perturbed X_train", (soft_rows, *checking),
-                         [refit in ("auto", True)]))
+# The walks of one prune: (the rows that rank, from re-weighted trees, re-fitted leaves). Every
+# walk is taken and the smallest model within the tolerance kept; each of these is the only one to
+# reach the smallest model on some case of the benchmark (docs/expect/pruning.md), and a walk that
+# never did was dropped. With training rows:
+WALKS_WITH_TRAINING_ROWS = (
+    ("X_train", False, True),  # re-fitting wins where the model has not memorised its training rows
+    ("X_train", False, False),  # and loses where it has; forests and class fractions keep their values
+    ("X_train", True, True),  # re-weighted trees: many redundant trees (binary boosted models)
+    ("X_train", True, False),
+    (OUT_OF_BAG, False, False),  # a bootstrapped forest's trees, each on the rows it did not draw
+    (DISTILLED, True, True),  # the model's outputs near its memorised training rows (from the model
+    # itself where no re-weighting applies: regression, multiclass)
+    (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # its outputs near the rows it will meet
+)
+# Without training rows no label ranks (boosted models); a forest ranks on half of the validation rows.
+WALKS_WITHOUT_TRAINING_ROWS = (
+    (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),
+    (OUTPUTS_ON_PERTURBED_VALIDATION, False, False),
+    (OUTPUTS_ON_PERTURBED_VALIDATION, True, True),
+    (OUTPUTS_ON_PERTURBED_VALIDATION, True, False),
+    (HALF_OF_VALIDATION, False, False),
+)
+
+
+def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
+    """The walks this model takes: ``WALKS_*`` less those that do not apply
+    (re-fitted leaves need Newton values, re-weighted trees a binary boosted
+    model, soft targets Newton leaves), with ``refit`` forced where the user
+    set it (True or False for every walk; "auto": as planned)."""
+    soft = distillable(ensemble)
+    plan = []
+    for ranked_on, reweighted, refitted in (WALKS_WITH_TRAINING_ROWS if with_training_rows
+                                            else WALKS_WITHOUT_TRAINING_ROWS):
+        if not with_training_rows and (ranked_on == HALF_OF_VALIDATION) == soft:
+            continue
+        if ranked_on in (DISTILLED, OUTPUTS_ON_PERTURBED_VALIDATION) and not soft:
+            continue
+        if reweighted and not (reweight and reweightable(ensemble)):
+            if ranked_on != DISTILLED:
+                continue
+            reweighted = False
+        refitted = (refitted and refittable(ensemble)) if isinstance(refit, str) else bool(refit)
+        if (ranked_on, reweighted, refitted) not in plan:
+            plan.append((ranked_on, reweighted, refitted))
+    return plan
+
+
+def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> dict:
+    """The rows of every ranking the ``plan`` walks on: ``ranked_on`` ->
+    (ranking rows, checking rows, whether the ranking rows may re-fit
+    leaves). The checking rows are the same for every walk: every
+    validation row, or the half that does not rank."""
+    if halves is not None:
+        return {HALF_OF_VALIDATION: row_sets(ensemble, X_val, target, halves, None, None, rng)}
+    checking = _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
+    rankings = {}
+    for ranked_on in dict.fromkeys(name for name, _, _ in plan):  # in the plan's order
+        if ranked_on == "X_train":
+            rows = ranking_rows(ensemble, X_fit, fit_target, rng)
+        elif ranked_on == OUT_OF_BAG:
+            rows = out_of_bag_rows(ensemble, rankings["X_train"][0], fit_target, rng)
+            if rows is None:  # not the forest's own training rows
+                continue
+        elif ranked_on == DISTILLED:
+            rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
+        else:
+            rows = _model_outputs(ensemble, np.concatenate([perturbed_rows(X_val, rng)
+                                                            for _ in range(PERTURBED_COPIES)]), rng)
+        rankings[ranked_on] = (rows, checking, True)
     return rankings
 
 
-def _ranks_on_outputs(ensemble) -> bool:
-    """Without training rows: whether the removals are ranked on the model's
-    own outputs (boosted models, whose leaves take soft targets), so that
-    every validation row checks, rather than on half of the validation rows."""
-    return distillable(ensemble)
+def _model_outputs(ensemble, X_soft, rng):
+    """Ranking rows that spend no label: ``X_soft`` with the unpruned model's
+    own outputs there as their targets."""
+    return ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
 
 
-def _walks(ensemble, rankings, metric, tolerance, search, confidence, reweight, progress, callback, started,
+def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started,
            whole_trees):
-    """Every walk of one ``prune`` (from the model, and from re-weighted trees where they apply),
-    the unpruned model's checking metric, and the row evaluations and the seconds spent choosing
+    """Every walk of the ``plan`` whose rows exist, the unpruned model's
+    checking metric, and the row evaluations and the seconds spent choosing
     steps of all walks; ``whole_trees``: the walks only remove trees."""
-    walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
-    starts = (False, True) if reweight and reweightable(ensemble) else (False,)
-    planned = len(starts) * sum(len(walk_refits) for _, _, walk_refits in rankings)  # less where no start is found
-    for ranked_on, rows, walk_refits in rankings:  # the rows are stored once for the walks they serve
+    walks, stopped, row_evaluations, scoring_seconds, starts = [], False, 0, 0.0, {}
+    plan = [walk for walk in plan if walk[0] in rankings]
+    for ranked_on, reweighted, refit in plan:
+        if stopped:
+            break
+        engine = _Search(ensemble, *rankings[ranked_on], metric, search, float(confidence), refit, whole_trees)
+        baseline = engine.metric_value()
         start = None
-        for reweighted in starts:
-            for walk_refit in walk_refits:
-                if stopped:
-                    break
-                engine = _Search(ensemble, *rows, metric, search, float(confidence), walk_refit, whole_trees)
-                baseline = engine.metric_value()
-                if reweighted:  # one start per ranking, for both of its re-weighted walks
-                    fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
-                    start = start or engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance),
-                                                             progress, fitting)
-                    if start is None:
-                        break
-                report = None if callback is None else _WalkCallback(callback, len(walks))
-                label = (f"pruning, walk {len(walks) + 1} of up to {planned}: ranked on {ranked_on}"
-                         f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if walk_refit else ''}")
-                path, states = engine.run(_bound(metric, baseline, tolerance),
-                                          _bound(metric, baseline, FAR * tolerance), progress, report, started,
-                                          start=start, label=label)
-                stopped = report is not None and report.stopped
-                walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
-                row_evaluations += engine.row_evaluations
-                scoring_seconds += engine.scoring_seconds
+        if reweighted:  # one start per ranking, for all of its re-weighted walks
+            if ranked_on not in starts:
+                fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
+                starts[ranked_on] = engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance),
+                                                            progress, fitting)
+            start = starts[ranked_on]
+            if start is None:  # no point of the L1 path leaves a tree out within the tolerance
+                continue
+        report = None if callback is None else _WalkCallback(callback, len(walks))
+        label = (f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
+                 f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}")
+        path, states = engine.run(_bound(metric, baseline, tolerance), _bound(metric, baseline, FAR * tolerance),
+                                  progress, report, started, start=start, label=label)
+        stopped = report is not None and report.stopped
+        walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+        row_evaluations += engine.row_evaluations
+        scoring_seconds += engine.scoring_seconds
     return walks, baseline, row_evaluations, scoring_seconds
 
 
@@ -304,5 +346,6 @@ class _WalkCallback:
         self.callback, self.walk, self.stopped = callback, walk, False
 
     def __call__(self, row: dict) -> bool:
-        self.stopped = self.callback(dict(row, walk=self.walk)) is True
+        answer = self.callback(dict(row, walk=self.walk))
+        self.stopped = isinstance(answer, (bool, np.bool_)) and bool(answer)
         return self.stopped

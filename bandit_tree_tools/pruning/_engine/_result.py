@@ -14,10 +14,12 @@ from .._result import PruneResult
 from ._metrics import METRICS, _bound, _check_margin, _check_tolerance, metric_value, smoothed_metric, within_margin
 from ._state import build_ensemble, pruned_nodes
 
-__all__ = ["HALF_OF_VALIDATION", "OUTPUTS_ON_PERTURBED_VALIDATION", "PrunePathResult", "Walk"]
+__all__ = ["DISTILLED", "HALF_OF_VALIDATION", "OUT_OF_BAG", "OUTPUTS_ON_PERTURBED_VALIDATION", "PrunePathResult", "Walk"]
 
 HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows, for forests
 OUTPUTS_ON_PERTURBED_VALIDATION = "the model's outputs on perturbed X_val"  # the same, for boosted models
+OUT_OF_BAG = "X_train, out of bag"
+DISTILLED = "the model's outputs on perturbed X_train"
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,8 @@ def leaf_dtype(ensemble: Ensemble):
 
 
 def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:
-    """(ranking rows, checking rows, whether the ranking rows are training
-    rows) for every walk of one ``prune``; ``X_val``, ``X_fit``: the
+    """(ranking rows, checking rows, whether the ranking rows may re-fit the
+    leaves: not labelled validation rows) for every walk of one ``prune``; ``X_val``, ``X_fit``: the
     validation and training rows as ``ensemble.check_X`` returns them
     (``X_fit`` None without training rows).
 
@@ -232,9 +232,9 @@ class _Rows:
 
 
 class _Search:
-    def __init__(self, ensemble, ranking, checking, on_training_rows, metric, search, confidence, refit,
+    def __init__(self, ensemble, ranking, checking, may_refit, metric, search, confidence, refit,
                  whole_trees=False):
-        """``ranking``, ``checking``, ``on_training_rows``: of :func:`row_sets`;
+        """``ranking``, ``checking``, ``may_refit``: of :func:`row_sets`;
         ``whole_trees``: the candidates are whole trees only (no node collapses)."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         self.whole_trees = whole_trees
@@ -267,7 +267,7 @@ class _Search:
         self.loss_kind = _loss_kind(ensemble)
         self.averaged = ensemble.aggregation == "mean"
         self.newton = refittable(ensemble)
-        self.refit = refit and self.newton and on_training_rows
+        self.refit = refit and self.newton and may_refit
         if self.averaged and np.any(ensemble.tree_scale != 1.0):
             raise UnsupportedModelError("prune supports averaged ensembles (forests) whose trees all have weight 1")
         self.rank = self.fit = _Rows(ranking)

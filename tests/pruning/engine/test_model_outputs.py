@@ -15,6 +15,7 @@ from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._inputs import check_target
 
 DISTILLED = "the model's outputs on perturbed X_train"
+VALIDATION_OUTPUTS = "the model's outputs on perturbed X_val"
 SOFT = ("soft labels", "soft softmax")  # losses against the model's own outputs
 
 
@@ -124,14 +125,16 @@ def test_boosted_models_walk_towards_their_own_outputs():
                        progress=False)
     assert model.booster_.dump_model() == before
     walks = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
-    assert walks[4] == (DISTILLED, True, False)  # after the four walks on X_train (test_weights.py)
-    assert walks[5:] in ([], [(DISTILLED, True, True)])  # with a re-weighted start when there is one
+    # after the walks on X_train (test_weights.py): from re-weighted trees when a start is found
+    assert walks[-1] == (VALIDATION_OUTPUTS, True, False)
+    assert [walk for walk in walks if walk[0] == DISTILLED] in ([], [(DISTILLED, True, True)])
     assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
     np.testing.assert_allclose(result.to_model().predict_proba(X[2500:]), result.ensemble.predict_proba(X[2500:]),
                                rtol=0, atol=1e-12)
     kept = btt.prune(model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], refit=False,
                      reweight=False, random_state=0, progress=False)
-    assert [(walk.ranked_on, walk.refit) for walk in kept._walks] == [("X_train", False), (DISTILLED, False)]
+    assert [(walk.ranked_on, walk.refit) for walk in kept._walks] == [("X_train", False), (DISTILLED, False),
+                                                                       (VALIDATION_OUTPUTS, False)]
 
 
 @pytest.mark.parametrize("objective", ["regression", "poisson"])
@@ -146,7 +149,7 @@ def test_regressors_walk_towards_their_own_predictions(objective):
     np.testing.assert_allclose(target.values, model.predict(X[:1000]), rtol=1e-9)
     result = btt.prune(model, X[1000:1500], y[1000:1500], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
                        random_state=0, progress=False)
-    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED]
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED, VALIDATION_OUTPUTS]
     for walk in result._walks:
         assert walk.path["leaves"].is_monotonic_decreasing
 
@@ -159,7 +162,7 @@ def test_multiclass_models_walk_towards_their_class_probabilities():
     np.testing.assert_allclose(target.values, model.predict_proba(X[:1000]), rtol=1e-12)
     result = btt.prune(model, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
                        random_state=0, progress=False)
-    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED]
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED, VALIDATION_OUTPUTS]
     np.testing.assert_array_equal(result.to_model().booster_.predict(X[:200], raw_score=True),
                                   result.ensemble.predict_raw(X[:200]))
 

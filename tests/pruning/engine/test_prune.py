@@ -102,8 +102,9 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
                              reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
     auto = runs["auto"]
     distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
+    outputs = "the model's outputs on perturbed X_val"
     assert [(walk.ranked_on, walk.refit) for walk in auto._walks] == [("X_train", True), ("X_train", False),
-                                                                       (distilled, True)]
+                                                                       (distilled, True), (outputs, True)]
     for walk, refit in zip(auto._walks, (True, False)):
         assert walk.path[["leaves", "metric"]].equals(runs[refit]._walks[0].path[["leaves", "metric"]])
     assert auto._walks[2].path[["leaves", "metric"]].equals(runs[True]._walks[1].path[["leaves", "metric"]])
@@ -119,7 +120,7 @@ def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data
     steps = []
     btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, reweight=False, random_state=0,
               progress=False, callback=lambda row: steps.append((row["walk"], row["step"])))
-    assert steps[0] == (0, 0) and (1, 0) in steps and steps[-1][0] == 2
+    assert steps[0] == (0, 0) and (1, 0) in steps and steps[-1][0] == 3
     without_training_rows = btt.prune(lightgbm_binary, X_val, y_val, reweight=False, random_state=0, progress=False)
     # without them, auto walks both ways too, towards the model's own outputs on perturbed validation rows
     assert [(walk.ranked_on, walk.refit) for walk in without_training_rows._walks] == [
@@ -152,13 +153,15 @@ def test_progress_bars_say_which_walk(lightgbm_binary, binary_data, capsys):
     X_train, y_train, X_val, y_val, _, _ = binary_data
     btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=True)
     err = capsys.readouterr().err
-    # X_train with and without re-fits, then the perturbed rows (re-fitted), each from the model
-    # and from re-weighted trees; tqdm follows each label with ": "
+    # X_train with and without re-fits, from the model and from re-weighted trees, then the
+    # perturbed training rows (from re-weighted trees) and validation rows, re-fitted; tqdm follows
+    # each label with ": "
     for label in ("walk 1 of up to 6: ranked on X_train, re-fitted",
                   "walk 2 of up to 6: ranked on X_train",
                   "walk 4 of up to 6: ranked on X_train, from re-weighted trees",
-                  "walk 6 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, "
-                  "re-fitted"):
+                  "walk 5 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, "
+                  "re-fitted",
+                  "walk 6 of up to 6: ranked on the model's outputs on perturbed X_val, re-fitted"):
         assert f"pruning, {label}: " in err
     assert "pruning, ranked on X_train: the trees' weights, L1 path: " in err  # the re-weighted start's fits
 

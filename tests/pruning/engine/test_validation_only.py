@@ -74,3 +74,18 @@ def test_the_notes_point_at_the_callers_line(boosted):
     with pytest.warns(UserWarning) as record:
         btt.bandit_prune(stump, X_val, y_val, min_depth=5, random_state=0, progress=False)
     assert record[0].filename == __file__
+
+
+def test_the_plan_of_walks_by_model_kind(boosted):
+    from bandit_tree_tools.pruning._engine._prune import _plan
+
+    model, X_val, y_val = boosted
+    forest = btt.from_model(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val))
+    assert _plan(forest, True, "auto", True) == [("X_train", False, False), ("X_train, out of bag", False, False)]
+    assert _plan(forest, False, "auto", True) == [(HALF_OF_VALIDATION, False, False)]
+    binary = btt.from_model(model)
+    assert len(_plan(binary, True, "auto", True)) == 7 and len(_plan(binary, False, "auto", True)) == 4
+    # refit and reweight as the user sets them, for every walk
+    assert {refit for _, _, refit in _plan(binary, True, False, True)} == {False}
+    assert [walk for walk in _plan(binary, True, "auto", False) if walk[1]] == []
+    assert _plan(binary, False, True, False) == [(OUTPUTS_ON_PERTURBED_VALIDATION, False, True)]

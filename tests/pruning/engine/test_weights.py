@@ -86,8 +86,9 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
                        progress=False)
     kinds = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
     distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
+    outputs = "the model's outputs on perturbed X_val"
     assert kinds == [("X_train", True, False), ("X_train", False, False), ("X_train", True, True),
-                     ("X_train", False, True), (distilled, True, False), (distilled, True, True)]
+                     ("X_train", False, True), (distilled, True, True), (outputs, True, False)]
     target = check_target(result.original, y_val, len(y_val))
     for walk in result._walks:
         path = walk.path
@@ -101,7 +102,7 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
             assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
     plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
                       random_state=0, progress=False)
-    assert [walk.reweighted for walk in plain._walks] == [False, False, False]
+    assert [walk.reweighted for walk in plain._walks] == [False, False, False, False]
     assert result.ensemble.n_leaves <= plain.ensemble.n_leaves
     assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, \
         "on a redundant model the re-weighted walk wins"
