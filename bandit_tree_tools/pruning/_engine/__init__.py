@@ -94,9 +94,24 @@ and returns the smallest whose metric on the checking rows stays within
     re-fitted leaves or re-weighted trees, which could break its order; under
     LightGBM's "intermediate" and "advanced" methods only whole trees go.
 
-Every walk is kept and the smallest model within the tolerance wins. What
-each walk and each constant bought on real data, and the alternatives
-measured and not kept: ``docs/expect/pruning.md`` and its notes page.
+The walks
+---------
+Steps 5-8 are walks, each from the unpruned model (or a re-weighted start) to
+ever smaller models; every walk is taken and the smallest model within the
+tolerance wins. ``_prune.WALKS_WITH_TRAINING_ROWS`` and
+``WALKS_WITHOUT_TRAINING_ROWS`` list them, each with why it is there: on the
+training rows with and without re-fitted leaves (re-fitting wins where a
+model has not memorised its training rows and loses where it has), from
+re-weighted trees (many redundant trees), out of bag (bootstrapped
+forests), and towards the model's own outputs near its training rows and
+near the rows it will meet (perturbed validation rows: no label spent). Each
+is the only walk to reach the smallest model on some case of the benchmark;
+walks that never were (towards the outputs on perturbed training rows from
+the model itself where a re-weighted start applies; on perturbed validation
+rows with kept leaves or from re-weighted trees, when training rows are
+given) were dropped. What each walk and each constant bought on real data,
+and the alternatives measured and not kept: ``docs/expect/pruning.md`` and
+its notes page.
 """
 
 from ._metrics import MARGIN, METRICS
