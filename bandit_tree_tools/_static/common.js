@@ -104,8 +104,11 @@ function bttCanvas(container, height, draw) {
   const state = { width: 0, height };
   function paint() {
     pending = false;
+    // a hidden canvas (display: none somewhere above) has no width: paint
+    // nothing at a guessed one, the ResizeObserver calls again once it shows
+    if (!canvas.clientWidth) return;
     const ratio = window.devicePixelRatio || 1;
-    const width = Math.max(50, canvas.clientWidth || container.clientWidth || 600);
+    const width = Math.max(50, canvas.clientWidth);
     if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(state.height * ratio)) {
       canvas.width = Math.round(width * ratio);
       canvas.height = Math.round(state.height * ratio);

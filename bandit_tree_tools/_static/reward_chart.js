@@ -226,7 +226,8 @@ export default {
       ctx.strokeStyle = "#4e79a7";
       ctx.lineWidth = 1.5;
       ctx.beginPath();
-      xs.forEach((xv, k) => (k ? ctx.lineTo(px(xv), py(ys[k])) : ctx.moveTo(px(xv), py(ys[k]))));
+      // a walk goes towards fewer leaves: a step back up starts a further walk (its own line)
+      xs.forEach((xv, k) => (k && xv <= xs[k - 1] ? ctx.lineTo(px(xv), py(ys[k])) : ctx.moveTo(px(xv), py(ys[k]))));
       ctx.stroke();
       ctx.fillStyle = "#4e79a7";
       xs.forEach((xv, k) => ctx.fillRect(px(xv) - 2, py(ys[k]) - 2, 4, 4));

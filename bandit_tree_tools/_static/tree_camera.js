@@ -87,9 +87,11 @@ function treeCamera(scene) {
     if (!Number.isFinite(minX)) return;
     const spanH = (maxD - minD) * tree.level + tree.boxH + 20;
     let s = Math.min(1.2, width / (maxX - minX + tree.slot), (height - 10) / spanH);
-    view.sx = view.sy = Math.max(s, READABLE);
+    // a whole set that fits legibly is framed whole; else readable, around the focus
+    const whole = s >= LEGIBLE;
+    view.sx = view.sy = whole ? s : Math.max(s, READABLE);
     s = view.sx;
-    if (s > READABLE || focus === undefined) {
+    if (whole || focus === undefined) {
       view.tx = (width - (maxX + minX) * s) / 2;
       view.ty = 8 - minD * tree.level * s;
     } else {
@@ -111,7 +113,6 @@ function treeCamera(scene) {
   function nodeAt(px, py) {
     const { tree, x, visible } = scene;
     if (!tree) return -1;
-    const halfW = Math.max(5, (tree.boxW * view.sx) / 2);
     const halfH = Math.max(5, (tree.boxH * view.sy) / 2);
     const levelH = tree.level * view.sy;
     let best = -1;
@@ -119,7 +120,7 @@ function treeCamera(scene) {
     for (let k = 0; k < visible.length; k++) {
       const i = visible[k];
       const dx = Math.abs(px - (x[i] * view.sx + view.tx));
-      if (dx > halfW) continue;
+      if (dx > Math.max(5, (tree.boxWidths[i] * view.sx) / 2)) continue;
       const dy = Math.abs(py - (tree.depth[i] * levelH + view.ty + halfH));
       if (dy > halfH) continue;
       if (dx + dy < bestDistance) {
@@ -130,14 +131,14 @@ function treeCamera(scene) {
     return best;
   }
 
-  // bring node i on screen (at a readable zoom) unless it already is
+  // bring node i on screen (at a readable zoom) unless it already is: a
+  // click on a node in view never moves the view, whatever the zoom
   function centreOn(i, always = false) {
     const { tree, x } = scene;
     const [width, height] = viewport();
     const [cx, top] = screenOf(i);
     const inside = cx > 20 && cx < width - 20 && top > 0 && top + tree.boxH * view.sy < height;
-    const readable = Math.min(view.sx, view.sy) >= READABLE;
-    if (inside && readable && !always) return;
+    if (inside && !always) return;
     view.sx = view.sy = Math.max(READABLE, Math.min(view.sx, view.sy, 1.2));
     view.tx = width / 2 - x[i] * view.sx;
     view.ty = height / 2 - (tree.depth[i] * tree.level + tree.boxH / 2) * view.sy;
@@ -145,9 +146,21 @@ function treeCamera(scene) {
     canvas.redraw();
   }
 
+  // The wheel zooms towards boxes of their own proportions: after a Fit that
+  // stretched one axis, zooming in grows only the smaller scale (zooming out
+  // shrinks only the larger one) until the two meet, then both together.
   function zoomAt(px, py, factor) {
-    const sx = Math.max(view.minSx, Math.min(MAX_SCALE, view.sx * factor));
-    const sy = Math.max(view.minSy, Math.min(MAX_SCALE, view.sy * factor));
+    let sx = view.sx * factor;
+    let sy = view.sy * factor;
+    if (factor > 1) {
+      if (view.sx < view.sy) sy = Math.max(view.sy, sx);
+      else if (view.sy < view.sx) sx = Math.max(view.sx, sy);
+    } else if (factor < 1) {
+      if (view.sx < view.sy) sx = Math.min(view.sx, sy);
+      else if (view.sy < view.sx) sy = Math.min(view.sy, sx);
+    }
+    sx = Math.max(view.minSx, Math.min(MAX_SCALE, sx));
+    sy = Math.max(view.minSy, Math.min(MAX_SCALE, sy));
     view.tx = px - ((px - view.tx) * sx) / view.sx;
     view.ty = py - ((py - view.ty) * sy) / view.sy;
     view.sx = sx;

@@ -121,8 +121,9 @@ function drawTreeFrame(s, ctx, width, height) {
       ctx.fillRect(cx - Math.max(2, boxW) / 2, top, Math.max(2, boxW), Math.max(2, boxH));
       continue;
     }
-    const left = cx - boxW / 2;
-    ctx.fillRect(left, top, boxW, boxH);
+    const w = tree.boxWidths[i] * sx;
+    const left = cx - w / 2;
+    ctx.fillRect(left, top, w, boxH);
     let border = "#6b6b6b";
     let lineWidth = 1;
     if (mark === MARK_PRUNED) {
@@ -147,7 +148,7 @@ function drawTreeFrame(s, ctx, width, height) {
     }
     ctx.strokeStyle = border;
     ctx.lineWidth = lineWidth;
-    ctx.strokeRect(left, top, boxW, boxH);
+    ctx.strokeRect(left, top, w, boxH);
     ctx.setLineDash([]);
     if (tree.left[i] >= 0 && collapsed[i]) {
       // a collapsed subtree: a small "+" tab below the box
@@ -164,11 +165,40 @@ function drawTreeFrame(s, ctx, width, height) {
       const lineH = LINE_H * ts;
       const first = top + boxH / 2 - ((lines.length - 1) * lineH) / 2;
       for (let k2 = 0; k2 < lines.length; k2++) ctx.fillText(lines[k2], cx, first + k2 * lineH);
-      if (drawn.length < 4000) drawn.push({ node: i, lines, font: FONT_PX * ts, fg, bg: fill, faded: isFaded, scale: ts, width: boxW });
+      if (drawn.length < 4000) drawn.push({ node: i, lines, font: FONT_PX * ts, fg, bg: fill, faded: isFaded, scale: ts, width: w });
     }
   }
   ctx.globalAlpha = 1;
+  if (withText && onPath) drawPathValues(s, ctx, ts, boxH);
   drawTreeMinimap(s, ctx, width, height);
+}
+
+// The end of a row's path: a box under its last node with the row's values
+// of the features split on along the path.
+function drawPathValues(s, ctx, ts, boxH) {
+  const { model, tree, x, theme, screenOf, drawn } = s;
+  const path = model.get("path") || [];
+  const values = model.get("path_values") || [];
+  const end = path.length ? path[path.length - 1] : -1;
+  if (!values.length || end < 0 || end >= tree.n || Number.isNaN(x[end])) return;
+  const lines = ["this row:", ...values.map(([name, value]) => `${name} = ${value === null ? "missing" : bttFormat(value, 4)}`)];
+  const lineH = LINE_H * ts;
+  const widest = Math.max(...lines.map((line) => ctx.measureText(line).width));
+  const w = widest + 12 * ts;
+  const h = lines.length * lineH + 8 * ts;
+  const [cx, top] = screenOf(end);
+  const left = cx - w / 2;
+  const y0 = top + boxH + 8 * ts;
+  ctx.fillStyle = theme.background;
+  ctx.fillRect(left, y0, w, h);
+  ctx.strokeStyle = theme.path;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(left, y0, w, h);
+  ctx.fillStyle = theme.text;
+  ctx.textAlign = "left";
+  lines.forEach((line, k) => ctx.fillText(line, left + 6 * ts, y0 + 4 * ts + (k + 0.5) * lineH));
+  ctx.textAlign = "center";
+  if (drawn.length < 4000) drawn.push({ pathValues: true, lines, font: FONT_PX * ts, fg: theme.text, bg: theme.background, scale: ts, width: w });
 }
 
 function drawTreeDense(s, ctx, width, height) {
@@ -202,6 +232,29 @@ function drawTreeDense(s, ctx, width, height) {
   ctx.putImageData(image, 0, 0);
 }
 
+// The first corner (bottom right, bottom left, top right, top left) where a
+// minimap of mw x mh pixels hides no node box; null when each would.
+function minimapCorner(s, width, height, mw, mh) {
+  const { tree, view, visible, x } = s;
+  const halfW = (tree.boxW * view.sx) / 2 + 2; // the widest box: a bound for every node
+  const boxH = tree.boxH * view.sy + 2;
+  const levelH = tree.level * view.sy;
+  const corners = [[width - mw - 8, height - mh - 8], [8, height - mh - 8], [width - mw - 8, 8], [8, 8]];
+  for (const [ox, oy] of corners) {
+    let free = true;
+    for (let k = 0; k < visible.length && free; k++) {
+      const i = visible[k];
+      const cx = x[i] * view.sx + view.tx;
+      if (cx + halfW < ox || cx - halfW > ox + mw) continue;
+      const top = tree.depth[i] * levelH + view.ty;
+      if (top + boxH < oy || top > oy + mh) continue;
+      free = false;
+    }
+    if (free) return [ox, oy];
+  }
+  return null;
+}
+
 // "You are here": the whole visible tree in a corner, the view as a frame.
 function drawTreeMinimap(s, ctx, width, height) {
   const { root, tree, view, bounds, visible, x, theme, worldHeight } = s;
@@ -211,11 +264,15 @@ function drawTreeMinimap(s, ctx, width, height) {
   const top = view.ty;
   const shownAll = left >= -1 && left + worldW * view.sx <= width + 1 && top >= -1 && top + worldH * view.sy <= height + 1;
   root.dataset.minimap = shownAll ? "0" : "1";
+  s.minimap = null;
   if (shownAll) return;
   const mw = Math.min(160, width * 0.25);
   const mh = Math.max(24, Math.min(90, (mw * worldH) / worldW));
-  const ox = width - mw - 8;
-  const oy = height - mh - 8;
+  const corner = minimapCorner(s, width, height, mw, mh);
+  root.dataset.minimap = corner ? "1" : "hidden";
+  if (!corner) return; // every corner would hide a node: no minimap
+  const [ox, oy] = corner;
+  s.minimap = { left: ox, top: oy, right: ox + mw, bottom: oy + mh };
   ctx.globalAlpha = 0.92;
   ctx.fillStyle = theme.background;
   ctx.fillRect(ox, oy, mw, mh);

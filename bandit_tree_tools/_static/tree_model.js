@@ -154,12 +154,19 @@ function measureTree(model, tree) {
   let widest = 0;
   let most = 1;
   const n = Math.min(tree.n, MEASURED_NODES);
+  const own = new Float32Array(tree.n);
   for (let i = 0; i < n; i++) {
     const lines = nodeLines(model, tree, i);
     most = Math.max(most, lines.length);
-    for (const line of lines) widest = Math.max(widest, textWidth(line));
+    let wide = 0;
+    for (const line of lines) wide = Math.max(wide, textWidth(line));
+    own[i] = Math.ceil(Math.max(MIN_BOX_W, wide + 12));
+    widest = Math.max(widest, wide);
   }
   tree.boxW = Math.ceil(Math.max(MIN_BOX_W, widest + 12));
+  // each box as wide as its own text (nodes past MEASURED_NODES: the widest)
+  if (n < tree.n) own.fill(tree.boxW, n);
+  tree.boxWidths = own;
   tree.boxH = most * LINE_H + 8;
   tree.slot = tree.boxW + GAP_X;
   tree.level = tree.boxH + GAP_Y;
@@ -442,17 +449,21 @@ function histogramView(model, h) {
   return box;
 }
 
-// Leaves (and collapsed nodes) take consecutive slots in preorder; a
-// parent sits midway between its children. Returns the world x of every
-// visible node (NaN for hidden ones), the visible nodes in preorder, the
-// largest x and the deepest visible level.
+// Every visible node reserves an interval of world x as wide as its own box
+// or its children's intervals side by side (GAP_X apart), whichever is wider;
+// leaves (and collapsed nodes) follow each other in preorder, and a parent
+// sits midway between its first and last child, kept inside its interval.
+// The first interval starts at -boxW / 2, so that, as with equal boxes, the
+// world spans [minX - boxW / 2, maxX + boxW / 2] for minX = 0. Returns the
+// world x of every visible node (NaN for hidden ones), the visible nodes in
+// preorder, maxX and the deepest visible level.
 function layoutTree(tree, collapsed) {
   const x = new Float64Array(tree.n).fill(NaN);
   const order = new Int32Array(tree.n);
   const stack = new Int32Array(tree.n + 1);
+  const width = tree.boxWidths;
   let top = 0;
   let count = 0;
-  let slot = 0;
   let maxDepth = 0;
   stack[top++] = 0;
   while (top > 0) {
@@ -462,33 +473,64 @@ function layoutTree(tree, collapsed) {
     if (tree.left[i] >= 0 && !collapsed[i]) {
       const kids = tree.kids(i);
       for (let k = kids.length - 1; k >= 0; k--) stack[top++] = kids[k];
-    } else {
-      x[i] = slot * tree.slot;
-      slot += 1;
     }
+  }
+  // bottom-up: the width each subtree reserves
+  const reserved = new Float64Array(tree.n);
+  for (let k = count - 1; k >= 0; k--) {
+    const i = order[k];
+    if (tree.left[i] >= 0 && !collapsed[i]) {
+      const kids = tree.kids(i);
+      let sum = GAP_X * (kids.length - 1);
+      for (const kid of kids) sum += reserved[kid];
+      reserved[i] = Math.max(width[i], sum);
+    } else reserved[i] = width[i];
+  }
+  // top-down: each node's interval starts at start[i]; children centred in it
+  const start = new Float64Array(tree.n);
+  start[0] = -tree.boxW / 2;
+  for (let k = 0; k < count; k++) {
+    const i = order[k];
+    if (tree.left[i] >= 0 && !collapsed[i]) {
+      const kids = tree.kids(i);
+      let sum = GAP_X * (kids.length - 1);
+      for (const kid of kids) sum += reserved[kid];
+      let at = start[i] + (reserved[i] - sum) / 2;
+      for (const kid of kids) {
+        start[kid] = at;
+        at += reserved[kid] + GAP_X;
+      }
+    } else x[i] = start[i] + reserved[i] / 2;
   }
   for (let k = count - 1; k >= 0; k--) {
     const i = order[k];
     if (tree.left[i] >= 0 && !collapsed[i]) {
       const kids = tree.kids(i);
-      x[i] = (x[kids[0]] + x[kids[kids.length - 1]]) / 2;
+      const mid = (x[kids[0]] + x[kids[kids.length - 1]]) / 2;
+      const half = width[i] / 2;
+      x[i] = Math.min(Math.max(mid, start[i] + half), start[i] + reserved[i] - half);
     }
   }
-  return { x, visible: order.subarray(0, count), maxX: (slot - 1) * tree.slot, maxDepth };
+  return { x, visible: order.subarray(0, count), maxX: start[0] + reserved[0] - tree.boxW / 2, maxDepth };
 }
 
-// Nodes a search finds: "12" or "#12" is node 12; other text, every split
-// whose feature name contains it (any case), shallowest first.
+// Nodes a search finds: "12" or "#12" is node 12; other text, every node
+// whose label holds it (any case): a split's feature name or threshold
+// ("0.93"), a leaf's class or value; shallowest first. The count line
+// ("train 40") is not searched.
 function findNodes(model, tree, text) {
-  const id = /^#?(\d+)$/.exec(text);
+  const id = /^#(\d+)$/.exec(text);
   if (id && Number(id[1]) < tree.n) return [Number(id[1])];
   const found = [];
-  const wanted = text.toLowerCase();
+  const wanted = text.toLowerCase().replace(/<=/g, "≤");
   const names = (model.get("feature_names") || []).map((name) => String(name).toLowerCase());
   for (let i = 0; i < tree.n; i++) {
-    if (tree.left[i] < 0) continue;
-    const name = names[tree.feature[i]] || `x[${tree.feature[i]}]`;
-    if (name.includes(wanted)) found.push(i);
+    if (tree.hidden[i]) continue;
+    if (tree.left[i] >= 0) {
+      const name = names[tree.feature[i]] || `x[${tree.feature[i]}]`;
+      if (name.includes(wanted) || conditionText(model, tree, i).toLowerCase().includes(wanted)) found.push(i);
+    } else if (leafText(model, tree, i).toLowerCase().includes(wanted)) found.push(i);
   }
+  if (!found.length && /^\d+$/.test(text) && Number(text) < tree.n) return [Number(text)];
   return found.sort((a, b) => tree.depth[a] - tree.depth[b] || a - b);
 }

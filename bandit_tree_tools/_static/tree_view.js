@@ -15,6 +15,7 @@
 // coordinates), tree_draw.js (the canvas frame, minimap, overview, legend).
 
 const READABLE = 0.8; // first views never zoom below this (12 px text -> 9.6 px)
+const LEGIBLE = 0.75; // a whole tree is framed at this scale or above (9 px text)
 const TEXT_MIN_SCALE = 0.55; // below this, boxes without text
 const MAX_SCALE = 3;
 const AUTO_HEIGHT = [240, 720]; // canvas height range when it follows the tree
@@ -28,8 +29,8 @@ export default {
     const toolbar = bttElement("span", "btt-toolbar");
     const search = bttElement("input", "btt-search");
     search.type = "search";
-    search.placeholder = "find feature or #node";
-    search.title = "Find nodes by feature name or node id (Enter: next match)";
+    search.placeholder = "find feature, threshold, class or #node";
+    search.title = "Find nodes by feature name, threshold, class, leaf value or #node id (Enter: next match)";
     toolbar.appendChild(search);
     const buttons = {};
     for (const [name, label, tip] of [
@@ -47,6 +48,14 @@ export default {
     root.appendChild(header);
     const errorBox = bttElement("div", "btt-error");
     root.appendChild(errorBox);
+    // the chosen row's path read in one line (TreeView.explain)
+    const pathReading = bttElement("div", "btt-path-reading");
+    root.appendChild(pathReading);
+    const showPathReading = () => {
+      const text = model.get("path_text") || "";
+      pathReading.textContent = text;
+      pathReading.style.display = text ? "block" : "none";
+    };
 
     // ensemble overview strip
     const overviewBox = bttElement("div", "btt-overview");
@@ -160,12 +169,31 @@ export default {
       const selected = model.get("selected_node");
       if (selected > 0 && selected < tree.n) reveal(selected);
       const [nodes, end] = pathNodes();
+      if (!nodes.length) frameTopLevels();
       for (let pass = 0; pass < 2; pass++) {
         if (nodes.length) fitNodes(nodes, end);
         else fitNodes(visible, 0);
         if (pass === 0) autoHeight();
       }
       if (selected > 0 && selected < tree.n) centreOn(selected);
+    }
+
+    // Without a row's path, the first view shows the whole visible tree
+    // when it fits at a legible scale, else as many top levels as fit whole
+    // (the deeper nodes collapsed): no box is cut at the canvas edge.
+    function frameTopLevels() {
+      const width = viewport()[0];
+      const height = model.get("height") > 0 ? model.get("height") : AUTO_HEIGHT[1];
+      const fits = () => {
+        const scale = Math.min(width / (bounds.maxX - bounds.minX + tree.slot), (height - 10) / (worldHeight(bounds.maxDepth)));
+        return scale >= LEGIBLE;
+      };
+      let depth = bounds.maxDepth;
+      while (depth > 1 && !fits()) {
+        depth -= 1;
+        for (let i = 0; i < tree.n; i++) if (tree.left[i] >= 0 && tree.depth[i] >= depth) collapsed[i] = 1;
+        layout();
+      }
     }
 
     // each frame's drawing time, for the benchmark (bttView.frameMs)
@@ -335,7 +363,14 @@ export default {
 
     // pointer: drag pans, a click selects, a double-click toggles
     let drag = null;
+    // a "no node matches" note belongs to that search: navigating clears it
+    function clearMissNote() {
+      if (root.dataset.matches !== "0") return;
+      status.style.display = "none";
+      delete root.dataset.matches;
+    }
     canvas.canvas.addEventListener("pointerdown", (event) => {
+      clearMissNote();
       drag = { x: event.clientX, y: event.clientY, tx: view.tx, ty: view.ty, moved: false };
       canvas.canvas.setPointerCapture(event.pointerId);
     });
@@ -390,12 +425,16 @@ export default {
       (event) => {
         if (!tree) return;
         event.preventDefault();
+        clearMissNote();
         const rect = canvas.canvas.getBoundingClientRect();
         zoomAt(event.clientX - rect.left, event.clientY - rect.top, Math.exp(-event.deltaY * 0.0015));
       },
       { passive: false },
     );
-    buttons.fit.addEventListener("click", () => fitAll());
+    buttons.fit.addEventListener("click", () => {
+      clearMissNote();
+      fitAll();
+    });
     buttons.path.addEventListener("click", () => {
       if (!tree) return;
       applyPath();
@@ -428,6 +467,15 @@ export default {
         return { x: rect.left + sx, y: rect.top + sy + (tree.boxH * view.sy) / 2 };
       },
       visibleCount: () => (visible ? visible.length : 0),
+      visibleNodes: () => (visible ? Array.from(visible) : []),
+      // node i's box in canvas pixels (null when hidden)
+      nodeBox(i) {
+        if (!tree || !x || Number.isNaN(x[i])) return null;
+        const [cx, top] = screenOf(i);
+        const half = (tree.boxWidths[i] * view.sx) / 2;
+        return { left: cx - half, right: cx + half, top, bottom: top + tree.boxH * view.sy };
+      },
+      minimapBox: () => state.minimap || null,
       labels: () => drawn.map((item) => ({
         ...item,
         textWidth: Math.max(...item.lines.map((line) => textWidth(line))) * item.scale,
@@ -451,6 +499,7 @@ export default {
 
     const onTree = () => load();
     const onSelected = () => {
+      clearMissNote();
       const i = tree ? drawnNode(tree, model.get("selected_node")) : -1;
       if (tree && i >= 0 && i < tree.n) {
         // a node chosen elsewhere (a list, Python, a search) is revealed and
@@ -503,6 +552,10 @@ export default {
     });
     const onTitle = () => (title.textContent = model.get("title") || "");
     const onHistogram = () => showDetails();
+    const onPathText = () => {
+      showPathReading();
+      canvas.redraw();
+    };
     const events = {
       "change:tree": onTree,
       "change:selected_node": onSelected,
@@ -519,9 +572,11 @@ export default {
       "change:title": onTitle,
       "change:histogram": onHistogram,
       "change:multiway": onTree,
+      "change:path_text": onPathText,
     };
     for (const [name, handler] of Object.entries(events)) model.on(name, handler);
     load();
+    showPathReading();
     return () => {
       for (const [name, handler] of Object.entries(events)) model.off(name, handler);
       stopWatchingTheme();

@@ -25,6 +25,12 @@ __all__ = ["anywidget", "ipywidgets", "traitlets", "describe_error", "ErrorBox",
 USER_ERRORS = (BanditTreeToolsError,)
 
 
+def plural(count, word: str, many: str | None = None) -> str:
+    """``"1 row"``, ``"2 rows"``: a count and its noun, agreeing."""
+    count = int(count)
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
 def describe_error(error: BaseException) -> str:
     """``ErrorType: message`` on one line, without the traceback."""
     message = str(error).strip() or "(no message)"
@@ -136,7 +142,31 @@ class StaticFallback:
         bundle["text/plain"] = repr(self)
         display(bundle, raw=True, metadata=metadata)
 
+    def close(self) -> None:
+        """Close the panel and every widget it made (controls, canvases,
+        their layouts and styles, nested panels), so none stays registered
+        in the kernel."""
+        for widget in _owned_widgets(self):
+            widget.close()
+        super().close()
+
     def refresh_static(self) -> None:
         """Rewrite the saved picture(s) of this panel with its current state."""
         if self._static_handle is not None:
             self._static_handle.update({"text/html": self._twin_html()}, raw=True)
+
+
+def _owned_widgets(panel) -> list:
+    """The widgets a panel holds, directly or through other widgets
+    (attributes, children, layouts, styles), the panel itself excluded."""
+    found, seen, stack = [], {id(panel)}, [panel]
+    while stack:
+        holder = stack.pop()
+        values = list(vars(holder).values()) + list(getattr(holder, "_trait_values", {}).values())
+        for value in values:
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(item, ipywidgets.Widget) and id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
+                    stack.append(item)
+    return found

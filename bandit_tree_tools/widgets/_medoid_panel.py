@@ -9,7 +9,7 @@ from ..medoids import LeafMedoids
 from ..medoids._core import check_rows
 from ..tree import check_X
 from ._assets import module_source, stylesheet
-from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, traitlets
+from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, plural, traitlets
 from ._payload import column
 from ._static_html import error_html, escape, section, table
 from ._tree_view import TreeView
@@ -185,7 +185,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             leaves = np.flatnonzero(arrays.children_left == -1)
             self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
             ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
-            self.leaf_picker.options = [(f"leaf {node} · {self.rows_per_leaf[node]} rows", node) for node in ordered]
+            self.leaf_picker.options = [(f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node) for node in ordered]
             first = leaf if leaf is not None else ordered[0]
             notice = ""
             if first not in self.rows_per_leaf:
@@ -246,7 +246,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         if n_rows == 0:
             message = f"No row of X reaches leaf {leaf}: it has no prototype."
         elif n_rows < k:
-            message = f"Leaf {leaf} has {n_rows} rows, fewer than k = {k}: all of them are shown."
+            message = f"Leaf {leaf} has {plural(n_rows, 'row')}, fewer than k = {k}: all of them are shown."
         else:
             message = ""
         prototypes = result.prototypes[leaf] if n_rows else np.zeros((0, self.X.shape[1]))
@@ -256,7 +256,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             self.gallery.n_medoids = int(len(rows))
             self.gallery.rows = [int(row) for row in rows]
             self.gallery.sizes = [int(size) for size in result.cluster_sizes[leaf]]
-            self.gallery.title = f"Leaf {leaf} of tree {self.tree_index}: {n_rows} rows, {len(rows)} medoids"
+            self.gallery.title = f"Leaf {leaf} of tree {self.tree_index}: {plural(n_rows, 'row')}, {plural(len(rows), 'medoid')}"
             self.gallery.info = (
                 f"algorithm: {result.algorithms.get(leaf, result.algorithm)} · metric: {result.metric} · "
                 f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.distance_calls.get(leaf, 0)}"

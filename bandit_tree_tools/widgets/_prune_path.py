@@ -16,7 +16,7 @@ import numpy as np
 
 from ..exceptions import NotFittedError
 from ..pruning._engine import MARGIN
-from ._common import USER_ERRORS, describe_error, ipywidgets
+from ._common import USER_ERRORS, describe_error, ipywidgets, plural
 from ._static_html import section, table
 
 REDRAW_INTERVAL = 0.1  # seconds between live redraws, as for the bandit runs
@@ -31,15 +31,14 @@ class PathLog:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self.steps: list[dict] = []
+        self.steps: list[dict] = []  # every walk's steps, in the order they came (never wiped)
         self.walk = 0
         self.stop_requested = threading.Event()
 
     def __call__(self, info: dict) -> bool:
         with self._lock:
-            if info.get("walk", 0) != self.walk:  # each further walk of prune starts from the top
-                self.walk, self.steps = info["walk"], []
-            self.steps.append({name: info.get(name) for name in PATH_COLUMNS})
+            self.walk = int(info.get("walk", 0))  # each further walk of prune starts from the top again
+            self.steps.append({**{name: info.get(name) for name in PATH_COLUMNS}, "walk": self.walk})
         return self.stop_requested.is_set()
 
     @property
@@ -106,7 +105,7 @@ def walk_text(params) -> str:
 
 
 class PathRuns:
-    """The PruningPanel's ``method="compress"`` part: controls, the search in
+    """The PruningPanel's ``method="prune"`` part: controls, the search in
     a background thread (Stop ends it at the next step), the live path, and
     the tolerance slider. Mixed into PruningPanel, which provides the
     chart, tables, tree view, status and buttons."""
@@ -130,6 +129,10 @@ class PathRuns:
             style={"description_width": "80px"}, layout=ipywidgets.Layout(width="520px"),
         )
         self.tolerance_slider.add_class("btt-tolerance-slider")
+        # the text box and the slider show one tolerance: the slider's choice
+        # is written back to the box, and the box moves the slider after a run
+        self.tolerance_slider.observe(lambda change: setattr(self.tolerance, "value", change["new"]), names="value")
+        self.tolerance.observe(self._on_tolerance_text, names="value")
         self.tolerance_slider.observe(lambda change: self.choose(change["new"], self.margin_slider.value),
                                       names="value")
         self.margin_slider = ipywidgets.FloatSlider(
@@ -140,6 +143,12 @@ class PathRuns:
         self.margin_slider.add_class("btt-margin-slider")
         self.margin_slider.observe(lambda change: self.choose(self.tolerance_slider.value, change["new"]),
                                    names="value")
+
+    def _on_tolerance_text(self, change) -> None:
+        if self.tolerance_slider.disabled or change["new"] == self.tolerance_slider.value:
+            return
+        self.tolerance_slider.max = max(self.tolerance_slider.max, float(change["new"]))
+        self.tolerance_slider.value = float(change["new"])
 
     def _start_path(self) -> bool:
         self.error_box.clear()
@@ -190,15 +199,26 @@ class PathRuns:
             worker.join(REDRAW_INTERVAL)
             steps = log.snapshot()
             if worker.is_alive() and steps:
-                metric = self._prune_params.get("metric") or "metric"
                 self.chart.show_path(**chart_arguments(
-                    [step["leaves"] for step in steps], [step["metric"] for step in steps], metric_name=metric))
+                    [step["leaves"] for step in steps], [step["metric"] for step in steps],
+                    metric_name=self._metric_name()))
                 if not log.stop_requested.is_set():
-                    self._set_status(f"Searching: {len(steps)} steps, {steps[-1]['leaves']} leaves so far…")
+                    walk = f" (walk {steps[-1]['walk'] + 1})" if steps[-1]["walk"] else ""
+                    self._set_status(f"Searching: {plural(len(steps), 'step')} in all{walk}, "
+                                     f"{plural(steps[-1]['leaves'], 'leaf', 'leaves')} in the current model…")
         try:
             self._finish_path(*self._outcome)
         finally:
             self.refresh_static()
+
+    def _metric_name(self) -> str:
+        """The metric prune reports: the one asked for, else its default for the task."""
+        from ..pruning._engine._metrics import _check_metric
+
+        try:
+            return _check_metric(self._prune_params.get("metric"), self.ensemble)
+        except USER_ERRORS:
+            return str(self._prune_params.get("metric"))
 
     def _finish_path(self, result, stopped, failure, notes) -> None:
         self.start_button.disabled = False
@@ -224,7 +244,7 @@ class PathRuns:
         self.chart.state = "stopped" if stopped else "done"  # last: the page waits for it
 
     def choose(self, tolerance: float, margin: float | None = None):
-        """``method="compress"``: show (and return) the smallest model of the
+        """``method="prune"``: show (and return) the smallest model of the
         last search's path within ``tolerance`` by ``margin`` standard errors
         (None: the search's own, see :func:`prune`); nothing is rerun."""
         if self._full_result is None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import DataError
+from ..exceptions import DataError, NotFittedError, ParameterError
 from ..pruning._metrics import COUNTS
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
@@ -21,6 +22,7 @@ from ._tree_view import TreeView
 REDRAW_INTERVAL = 0.1  # seconds between live redraws: at most 10 per second
 ARM_ROWS = 12  # rows of the arm table
 MIN_PULLS_PER_ARM = 5  # fewer rounds per arm than this cannot tell arms apart
+DEFAULT_PULLS_PER_ARM = 10  # the default n_rounds gives each starting arm this many pulls
 REPLAY_SECONDS = 1.2  # a run over before its first frame is drawn again at this pace
 REPLAY_FRAMES = 12
 DOWNLOAD_LIMIT = 20_000_000  # bytes: larger exports are written to the file only (a widget message carries the link)
@@ -34,6 +36,78 @@ def _adapter(ensemble):
     return adapter_for(ensemble)
 
 
+METHODS = {"bandit": "bandit_prune", "prune": "prune"}
+# set by the panel's own controls, not by **prune_params
+_CONTROLLED = {
+    "bandit": ("model", "X_val", "y_val", "policy", "callback"),
+    "prune": ("model", "X_val", "y_val", "callback"),
+}
+
+
+def count_arms(ensemble, candidates: str, min_depth: int) -> int:
+    """How many arms bandit_prune starts with: twigs (internal nodes whose
+    children are both leaves) or internal nodes, at depth >= min_depth."""
+    from ._payload import depths
+
+    total = 0
+    for tree in ensemble.trees:
+        left, right = tree.children_left, tree.children_right
+        internal = left != -1
+        if candidates == "twigs":
+            internal &= (left[np.where(internal, left, 0)] == -1) & (left[np.where(internal, right, 0)] == -1)
+        total += int(np.count_nonzero(internal & (depths(tree) >= min_depth)))
+    return total
+
+
+def default_rounds(ensemble, candidates: str, min_depth: int) -> int:
+    """Rounds that give every starting arm about DEFAULT_PULLS_PER_ARM pulls
+    (at least 1,100, rounded up to a hundred)."""
+    if ensemble is None:
+        return 1100
+    arms = count_arms(ensemble, candidates, int(min_depth))
+    return int(max(1100, -(-DEFAULT_PULLS_PER_ARM * arms // 100) * 100))
+
+
+def _check_method(method) -> str:
+    if method == "compress":
+        warnings.warn(
+            'PruningPanel(method="compress") is now method="prune" (the name of btt.prune); "compress" will be '
+            "removed in a future version",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return "prune"
+    if method not in METHODS:
+        raise ParameterError(
+            f"method must be 'bandit' (btt.bandit_prune) or 'prune' (btt.prune), got {method!r}"
+        )
+    return method
+
+
+def _check_keywords(method: str, prune_params: dict) -> None:
+    """Refuse, at construction, a keyword the pruning function does not take
+    (else the mistake shows only when Start is pressed)."""
+    import difflib
+    import inspect
+
+    from .. import pruning
+
+    function = getattr(pruning, METHODS[method])
+    accepted = [name for name in inspect.signature(function).parameters if name not in _CONTROLLED[method]]
+    panel_own = {"policy", "n_rounds", "eval_size", "candidates", "min_depth", "strategy", "random_state",
+                 "tolerance", "method"}
+    for name in prune_params:
+        if name in _CONTROLLED[method]:
+            raise ParameterError(f"PruningPanel sets {name!r} itself; do not pass it as a keyword")
+        if name not in accepted:
+            close = difflib.get_close_matches(name, accepted + sorted(panel_own), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ParameterError(
+                f"PruningPanel(method={method!r}) got an unexpected keyword {name!r}: btt.{METHODS[method]} "
+                f"takes {', '.join(sorted(accepted))}{hint}"
+            )
+
+
 class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     """Bandit pruning, live: controls, Start/Stop, reward charts, the arm
     table, before/after metrics, the tree with pruned nodes marked, export.
@@ -45,7 +119,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     answer True, and ``bandit_prune`` finishes the pruning with the rounds
     already played (nothing is re-run).
 
-    With ``method="compress"`` the panel runs :func:`bandit_tree_tools.prune`
+    With ``method="prune"`` the panel runs :func:`bandit_tree_tools.prune`
     instead: the validation metric against the number of leaves, drawn step
     by step as the search goes, then a tolerance slider and a margin slider
     (standard errors held inside the tolerance) that pick another model of
@@ -55,15 +129,21 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     ----------
     model : fitted model or Ensemble
     X_val, y_val : validation data (never the training data)
-    method : {"bandit", "compress"}, default "bandit"
+    method : {"bandit", "prune"}, default "bandit"
         :func:`bandit_prune` (arms, rounds) or :func:`prune` (a path).
+        ``"compress"``, the former name of ``"prune"``, still works and
+        warns (FutureWarning).
     policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state
-        Initial values of the controls (see :func:`bandit_prune`).
+        Initial values of the controls (see :func:`bandit_prune`). By
+        default ``n_rounds`` gives each arm about
+        ``DEFAULT_PULLS_PER_ARM`` pulls (at least 1,100 rounds), so that the
+        reward charts of a large ensemble are not flat.
     tolerance : float, default 0.005
-        ``method="compress"``: the initial tolerance (see :func:`prune`).
+        ``method="prune"``: the initial tolerance (see :func:`prune`).
     **prune_params
         Other keyword arguments of :func:`bandit_prune` or :func:`prune`
-        (weights, metric, X_train, ...).
+        (weights, metric, X_train, ...), checked at construction: a name
+        the method does not take raises a ParameterError.
 
     Attributes
     ----------
@@ -102,7 +182,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         y_val,
         *,
         policy: str = "ucb1",
-        n_rounds: int = 1100,
+        n_rounds: int | None = None,
         eval_size: float = 0.5,
         candidates: str = "twigs",
         min_depth: int = 4,
@@ -112,6 +192,8 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         tolerance: float = 0.005,
         **prune_params,
     ):
+        method = _check_method(method)
+        _check_keywords(method, prune_params)
         super().__init__()
         self.add_class("btt-pruning-panel")
         self.method = method
@@ -125,9 +207,6 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.ensemble, error = import_model(model)
         self.X_val = self.y_val = None
         messages = [error] if error else []
-        if method not in ("bandit", "compress"):
-            messages.append(f"method must be 'bandit' (bandit_prune) or 'compress' (prune), got {method!r}")
-            self.ensemble = None
         if self.ensemble is not None:
             try:
                 self.X_val = self.ensemble.check_X(X_val)
@@ -140,12 +219,14 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             except USER_ERRORS as failure:
                 messages.append(describe_error(failure))
                 self.X_val = self.y_val = None
+        if n_rounds is None:
+            n_rounds = default_rounds(self.ensemble, candidates, min_depth)
         self._build_controls(policy, n_rounds, eval_size, candidates, min_depth, strategy, random_state)
         self._build_path_controls(tolerance, random_state)
         self.error_box = ErrorBox("\n".join(messages))
         self.status = ipywidgets.HTML("")
         self.status.add_class("btt-status")
-        self.chart = RewardChart(mode="path" if method == "compress" else "bandit")
+        self.chart = RewardChart(mode="path" if method == "prune" else "bandit")
         self.arm_table = ipywidgets.HTML("")
         self.arm_table.add_class("btt-arm-table")
         self.metrics = ipywidgets.HTML("")
@@ -159,9 +240,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self._set_status("Ready: choose the settings and press Start." if ready else "Cannot run: see the message above.")
         self.arm_table.layout.margin = "0 24px 0 0"
         tables = ipywidgets.HBox([self.arm_table, self.metrics])
-        settings = self.path_settings if method == "compress" else self.settings
+        settings = self.path_settings if method == "prune" else self.settings
         children = [settings, self.buttons, self.error_box, self.status, self.chart]
-        if method == "compress":
+        if method == "prune":
             children += [self.tolerance_slider, self.margin_slider]
             self.progress.layout.display = "none"  # steps, not rounds: the path chart shows them
         children.append(tables)
@@ -244,7 +325,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         if self.ensemble is None or self.X_val is None:
             self._set_status("Cannot run: see the message above.")
             return False
-        if self.method == "compress":
+        if self.method == "prune":
             return self._start_path()
         from ..bandits import POLICIES
 
@@ -457,7 +538,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         ``path`` too, if given, by the library's adapter: ``path`` must end
         in one of its ``extensions``, e.g. ``.txt`` for LightGBM)."""
         if self.result is None:
-            raise ValueError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
+            raise NotFittedError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
         native = self.result.to_model()
         if path:
             _adapter(self.result.ensemble).save(native, path)
@@ -497,7 +578,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         if self.error:
             parts.append(error_html(self.error))
         parts.append(f'<div class="btt-static-status">{escape(self._status_text())}</div>')
-        if self.result is not None and self.method == "compress":
+        if self.result is not None and self.method == "prune":
             path = self.result.path
             parts.append(section(f"Validation {self.result.params['metric']} per step (x: steps, leaves "
                                  f"{int(path['leaves'].iat[0])} → {int(path['leaves'].iat[-1])})",
@@ -517,7 +598,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             parts.append(self._arm_table_html(self.result))
             if self.tree_view is not None:
                 parts.append(self.tree_view.static_html())
-        name = "Pruning (btt.prune)" if self.method == "compress" else "Bandit pruning"
+        name = "Pruning (btt.prune)" if self.method == "prune" else "Bandit pruning"
         return '<div class="btt-static btt-pruning-panel-static">' + section(name, "".join(parts)) + "</div>"
 
     def _status_text(self) -> str:

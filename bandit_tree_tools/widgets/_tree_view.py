@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import DataError, NodeError, ParameterError
 from ..tree import Ensemble
 from . import _payload
 from ._assets import module_source, stylesheet
@@ -53,6 +54,8 @@ class TreeCanvas(anywidget.AnyWidget):
     histogram = traitlets.Dict().tag(sync=True)
     notes = traitlets.Dict().tag(sync=True)  # {node: what it was before the edit}, in the after view
     multiway = traitlets.Bool(False).tag(sync=True)  # chains of category splits drawn as one multiway node
+    path_text = traitlets.Unicode("").tag(sync=True)  # the row's path read in one line (TreeView.explain)
+    path_values = traitlets.List().tag(sync=True)  # [feature name, the row's value] along the path, root first
 
 
 class TreeView(StaticFallback, ipywidgets.VBox):
@@ -126,6 +129,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         title: str | None = None,
         class_names=None,
     ):
+        if color_by not in COLOR_BY:
+            raise ParameterError(f"color_by must be one of {', '.join(repr(c) for c in COLOR_BY)}, got {color_by!r}")
         super().__init__()
         self.add_class("btt-tree-view")
         self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=0 if height is None else int(height))
@@ -242,8 +247,11 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     # --------------------------------------------------------------- controls
     def _make_controls(self, color_by: str):
         colours = [option for option in COLOR_BY if option != "data" or self.X is not None]
+        if color_by not in colours:
+            self._messages.append(f"color_by={color_by!r} needs X (the rows to count); coloured by prediction")
+            color_by = "prediction"
         self.color_dropdown = ipywidgets.Dropdown(
-            options=colours, value=color_by if color_by in colours else "prediction", description="colour by",
+            options=colours, value=color_by, description="colour by",
             layout=ipywidgets.Layout(width="210px"),
         )
         traitlets.link((self.color_dropdown, "value"), (self.canvas, "color_by"))
@@ -309,6 +317,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             self.canvas.title = self._tree_title(index)
             self.canvas.output_label = self._output_label(index)
             self.canvas.path = self._path(index)
+            self._send_path_reading()
 
     def _shown(self) -> Ensemble:
         """The model drawn: the edited one in the after view."""
@@ -343,6 +352,24 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.X is None or self.row < 0:
             return []
         return _payload.row_path(self._shown().subset([index]), 0, self.X[self.row])
+
+    def _send_path_reading(self) -> None:
+        """The chosen row's path, read in one line, and its values of the
+        features split on along the path (the box at the path's end)."""
+        path = list(self.canvas.path)
+        if not path:
+            self.canvas.path_text, self.canvas.path_values = "", []
+            return
+        tree = self._shown().trees[self.selected_tree]
+        values = self.X[self.row]
+        self.canvas.path_text = f"row {self.row}: " + self.explain()
+        seen, pairs = set(), []
+        for node in path[:-1]:
+            feature = int(tree.feature[node])
+            if feature not in seen:
+                seen.add(feature)
+                pairs.append([self._names[feature], float(values[feature]) if np.isfinite(values[feature]) else None])
+        self.canvas.path_values = pairs
 
     def _send_overview(self) -> None:
         if self.ensemble is None or self.ensemble.n_trees < 2:
@@ -388,7 +415,9 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     def _on_row(self, change) -> None:
         if self.X is None:
             return
-        self.canvas.path = self._path(self.selected_tree)
+        with self.canvas.hold_sync():
+            self.canvas.path = self._path(self.selected_tree)
+            self._send_path_reading()
         if self.overview_dropdown.value == "contribution":
             self._send_overview()
         self._send_histogram()
@@ -399,8 +428,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         histogram = {}
         try:
             histogram = self.node_histogram()
-        except (ValueError, IndexError):
-            pass
+        except USER_ERRORS:
+            pass  # no node selected (-1) or none of X's rows: nothing to plot
         self.canvas.histogram = histogram
 
     def node_histogram(self, node: int | None = None, *, bins: int | None = None) -> dict:
@@ -415,7 +444,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         shown = self._shown()
         tree = shown.trees[index]
         if not 0 <= node < tree.n_nodes:
-            raise IndexError(f"node {node} does not exist; tree {index} has nodes 0..{tree.n_nodes - 1}")
+            raise NodeError(f"node {node} does not exist; tree {index} has nodes 0..{tree.n_nodes - 1}")
         if tree.children_left[node] == -1:
             return {}
         key = (index, self.showing_after)
@@ -432,8 +461,13 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self.after = None
         if after is not None:
             edited, error = import_model(after)
-            if error or edited.n_trees != self.ensemble.n_trees:
-                raise ValueError(error or f"after has {edited.n_trees} trees, the model {self.ensemble.n_trees}")
+            if error:
+                raise ParameterError(f"after: {error}")
+            if edited.n_trees != self.ensemble.n_trees:
+                raise ParameterError(
+                    f"after has {edited.n_trees} trees but the model has {self.ensemble.n_trees}; "
+                    "pass an edited version of the same model"
+                )
             self.after = edited
         self._after_changed()
 
@@ -457,6 +491,34 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         self._at_node = None
         self._send_tree()
 
+    def explain(self, row: int | None = None, tree: int | None = None) -> str:
+        """One line reading the decision path of ``row`` of ``X`` in tree
+        ``tree`` (default: the chosen row and the tree shown): each split
+        with the row's value, then the leaf it reaches.
+
+        >>> import bandit_tree_tools as btt
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+        >>> model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+        >>> btt.TreeView(model, X, y, class_names=["malignant", "benign"]).explain(0)
+        'worst radius 25.38 > 16.795, worst texture 17.33 <= 19.91 → benign (0.53 of 17 training rows)'
+        """
+        if self.ensemble is None:
+            raise ParameterError(f"this view has no model to explain: {self.error}")
+        if self.X is None:
+            raise DataError("explain needs the rows: pass X to TreeView(model, X)")
+        row = self.row if row is None else int(row)
+        if not 0 <= row < self.X.shape[0]:
+            raise DataError(f"row {row} does not exist: X has rows 0..{self.X.shape[0] - 1}")
+        index = self.selected_tree if tree is None else int(tree)
+        if not 0 <= index < self.ensemble.n_trees:
+            raise ParameterError(f"tree {index} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+        shown = self._shown()
+        return path_reading(shown.trees[index], _payload.row_path(shown.subset([index]), 0, self.X[row]),
+                            self.X[row], self._names, self.canvas.class_names or None, self.canvas.value_kind,
+                            shown.split_rule)
+
     # ---------------------------------------------------------------- display
     @property
     def error(self) -> str:
@@ -465,11 +527,11 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     def node_details(self, node: int | None = None) -> dict:
         """What the details pane shows for a node, as a dict (for scripts)."""
         if self.ensemble is None:
-            raise ValueError(self.error)
+            raise ParameterError(f"this view has no model to describe: {self.error}")
         node = self.selected_node if node is None else int(node)
         tree = self._shown().trees[self.selected_tree]  # the edited tree in the after view
         if not 0 <= node < tree.n_nodes:
-            raise IndexError(f"node {node} does not exist; tree {self.selected_tree} has nodes 0..{tree.n_nodes - 1}")
+            raise NodeError(f"node {node} does not exist; tree {self.selected_tree} has nodes 0..{tree.n_nodes - 1}")
         from ._static_html import node_label
 
         details = {
@@ -525,3 +587,30 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.ensemble is None:
             return f"TreeView(error={self.error!r})"
         return f"TreeView({self.ensemble!r}, selected_tree={self.selected_tree}, selected_node={self.selected_node})"
+
+
+def path_reading(tree, path, values, feature_names, class_names, value_kind: str, split_rule: str) -> str:
+    """``"worst radius 25.38 > 16.8, ... → malignant (0.95 of 117 training rows)"``:
+    each split of ``path`` with the row's value and the side it took, then the leaf."""
+    from ._static_html import feature_label, node_label, number
+
+    parts = []
+    for node, child in zip(path[:-1], path[1:]):
+        feature = int(tree.feature[node])
+        name = feature_label(feature_names, feature)
+        value = float(values[feature])
+        went_left = child == int(tree.children_left[node])
+        if np.isnan(value):
+            parts.append(f"{name} missing (goes {'left' if went_left else 'right'})")
+        elif tree.is_categorical[node]:
+            parts.append(f"{name} {number(value)} {'in' if went_left else 'not in'} the left categories")
+        else:
+            low, high = ("<", ">=") if split_rule == "lt" else ("<=", ">")
+            parts.append(f"{name} {number(value)} {low if went_left else high} {number(tree.threshold[node], 5)}")
+    leaf = path[-1]
+    reading = node_label(tree, leaf, feature_names, class_names, value_kind)
+    if value_kind == "fractions" and tree.value.shape[1] > 1:
+        reading += f" ({float(np.max(tree.value[leaf])):.2f} of {int(tree.n_node_samples[leaf])} training rows)"
+    else:
+        reading += f" ({int(tree.n_node_samples[leaf])} training rows)"
+    return ", ".join(parts) + (" → " if parts else "→ ") + reading

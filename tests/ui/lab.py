@@ -63,6 +63,9 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
     return path
 
 
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
 class JupyterLab:
     """``with JupyterLab(root) as lab: lab.url("name.ipynb")``."""
 
@@ -87,6 +90,8 @@ class JupyterLab:
             JUPYTERLAB_WORKSPACES_DIR=str(self.workdir / "workspaces"),
             PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
             PYTHONUNBUFFERED="1",
+            # the kernels import the package of this checkout, not whichever one is installed
+            PYTHONPATH=os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH", "")])),
         )
         self.log = open(self.workdir / "jupyterlab.log", "wb")
         self.process = subprocess.Popen(

@@ -15,7 +15,7 @@ CELLS = [
     "X, y = load_breast_cancer(return_X_y=True, as_frame=True)\n"
     "X_train, X_val, y_train, y_val = train_test_split(X, y, test_size=0.35, random_state=0)\n"
     "model = DecisionTreeClassifier(max_depth=7, min_samples_leaf=3, random_state=0).fit(X_train, y_train)",
-    "panel = btt.PruningPanel(model, X_val, y_val, method='compress', tolerance=0.03, random_state=0)\npanel",
+    "panel = btt.PruningPanel(model, X_val, y_val, method='prune', tolerance=0.03, random_state=0)\npanel",
 ]
 
 

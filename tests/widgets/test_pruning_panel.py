@@ -171,16 +171,26 @@ def test_a_run_leaves_the_process_warning_state_alone_and_shows_its_warnings(dat
     assert len(panel.result.params["warnings"]) == 2 and not panel.error
 
 
-def test_a_bug_inside_a_run_is_shown_with_its_traceback_not_as_a_message(data):
+def test_a_bug_inside_a_run_is_shown_with_its_traceback_not_as_a_message(data, monkeypatch):
+    import bandit_tree_tools.pruning
+
     model, X_val, y_val = data
-    # a TypeError (two callbacks) is a programming error, not bad input
-    panel = PruningPanel(model, X_val, y_val, n_rounds=20, min_depth=3, callback=print)
+    # the panel's own callback cannot be replaced: refused at construction
+    with pytest.raises(btt.ParameterError, match="sets 'callback' itself"):
+        PruningPanel(model, X_val, y_val, callback=print)
+
+    def broken(*args, **kwargs):  # a programming error, not bad input
+        raise TypeError("a bug")
+
+    panel = PruningPanel(model, X_val, y_val, n_rounds=20, min_depth=3)
+    monkeypatch.setattr(bandit_tree_tools.pruning, "bandit_prune", broken)
     panel.start()
     assert panel.wait(60) is None
     assert isinstance(panel.exception, TypeError)
     assert panel.error.startswith("unexpected error, please report it: TypeError")
     assert "Traceback (most recent call last)" in panel.error_box.traceback
     assert "<details" in panel.error_box.value and "traceback" in panel.error_box.value
+    monkeypatch.undo()
     # the project's own errors stay one-line messages
     panel = PruningPanel(model, X_val, y_val, n_rounds=10, eval_size=10_000)
     panel.start()
@@ -327,7 +337,7 @@ def test_static_fallback_before_and_after_a_run(data):
 # ------------------------------------------------------ the path of btt.prune
 def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     model, X_val, y_val = data
-    panel = PruningPanel(model, X_val, y_val, method="compress", tolerance=0.03, random_state=0)
+    panel = PruningPanel(model, X_val, y_val, method="prune", tolerance=0.03, random_state=0)
     assert panel.chart.mode == "path" and panel.tolerance_slider.disabled
     with pytest.raises(btt.NotFittedError, match="nothing to choose from yet"):
         panel.choose(0.01)
@@ -368,7 +378,7 @@ def test_compress_method_shows_the_note_of_a_search_that_kept_the_whole_model():
     lightgbm = pytest.importorskip("lightgbm")
     X, y = make_classification(3000, 8, n_informative=5, flip_y=0.05, random_state=0)
     model = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
-    panel = PruningPanel(model, X[2000:2600], y[2000:2600], method="compress", tolerance=0.0, random_state=0)
+    panel = PruningPanel(model, X[2000:2600], y[2000:2600], method="prune", tolerance=0.0, random_state=0)
     with pytest.warns(UserWarning, match="kept the unpruned model"):  # prune warns in the panel's thread too
         panel.start()
         result = panel.wait(300)
@@ -383,11 +393,37 @@ def test_compress_method_shows_the_note_of_a_search_that_kept_the_whole_model():
     assert all(panel.tree_view.after.trees[tree].n_nodes == 1 for tree in removed)
 
 
-def test_unknown_method_is_reported(data):
+def test_unknown_method_is_refused_at_construction(data):
     model, X_val, y_val = data
-    panel = PruningPanel(model, X_val, y_val, method="greedy")
-    assert "method must be 'bandit' (bandit_prune) or 'compress' (prune), got 'greedy'" in panel.error
-    assert panel.start_button.disabled
+    with pytest.raises(btt.ParameterError, match="method must be 'bandit' .* or 'prune' .*, got 'greedy'"):
+        PruningPanel(model, X_val, y_val, method="greedy")
+
+
+def test_compress_is_a_deprecated_alias_of_prune(data):
+    model, X_val, y_val = data
+    with pytest.warns(FutureWarning, match='method="prune"'):
+        panel = PruningPanel(model, X_val, y_val, method="compress")
+    assert panel.method == "prune" and panel.chart.mode == "path"
+
+
+@pytest.mark.parametrize("method, keyword, hint", [
+    ("bandit", "class_names", None),
+    ("bandit", "weigths", "weights"),
+    ("prune", "metrc", "metric"),
+    ("prune", "X_trian", "X_train"),
+])
+def test_misspelt_keywords_are_refused_at_construction(data, keyword, method, hint):
+    model, X_val, y_val = data
+    with pytest.raises(btt.ParameterError, match=f"unexpected keyword '{keyword}'") as caught:
+        PruningPanel(model, X_val, y_val, method=method, **{keyword: 1})
+    if hint:
+        assert f"did you mean '{hint}'" in str(caught.value)
+
+
+def test_keywords_of_the_method_are_accepted(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, method="prune", metric="accuracy", search="exact")
+    assert panel.error == "" and not panel.start_button.disabled
 
 
 def test_stop_ends_the_search_at_the_next_step(data):
@@ -420,3 +456,48 @@ def test_export_goes_through_the_library_adapter(data, tmp_path):
     panel.export_path.value = str(tmp_path / "pruned.joblib")  # not a file LightGBM reads back
     panel._export_clicked()
     assert "DataError" in panel.export_message.value and "suffix" in panel.export_message.value
+
+
+def test_the_path_log_keeps_every_walk_and_the_chart_names_the_metric(data):
+    from bandit_tree_tools.widgets._prune_path import PathLog
+
+    log = PathLog()
+    for walk, leaves in [(0, 40), (0, 30), (0, 20), (1, 40), (1, 25)]:
+        log({"step": 0, "leaves": leaves, "metric": 0.9, "walk": walk})
+    # the step count never runs backwards when prune starts a further walk
+    assert [step["walk"] for step in log.snapshot()] == [0, 0, 0, 1, 1]
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, method="prune")
+    assert panel._metric_name() == "balanced_accuracy"  # the axis is named by prune's own default
+    assert PruningPanel(model, X_val, y_val, method="prune", metric="accuracy")._metric_name() == "accuracy"
+
+
+def test_tolerance_box_and_slider_agree(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, method="prune", tolerance=0.03, random_state=0)
+    panel.start()
+    panel.wait(120)
+    panel.tolerance_slider.value = 0.01
+    assert panel.tolerance.value == pytest.approx(0.01)
+    panel.tolerance.value = 0.02
+    assert panel.tolerance_slider.value == pytest.approx(0.02)
+    assert panel.result.params["tolerance"] == pytest.approx(0.02)
+
+
+def test_default_rounds_give_every_arm_pulls_on_a_large_ensemble():
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from bandit_tree_tools.widgets._pruning_panel import DEFAULT_PULLS_PER_ARM, count_arms
+
+    X, y = make_classification(n_samples=600, random_state=0)
+    forest = RandomForestClassifier(n_estimators=60, random_state=0).fit(X[:400], y[:400])
+    panel = PruningPanel(forest, X[400:], y[400:])
+    arms = count_arms(panel.ensemble, "twigs", 4)
+    assert arms > 200
+    assert panel.n_rounds.value >= DEFAULT_PULLS_PER_ARM * arms
+    # the count is bandit_prune's own
+    result = btt.bandit_prune(forest, X[400:], y[400:], n_rounds=1, progress=False)
+    assert len(result.arms) == arms
+    small = PruningPanel(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y), X, y)
+    assert small.n_rounds.value == 1100
