@@ -137,7 +137,7 @@ def browser_side(payload):
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_content("<html><body></body></html>")
         names = [f"feature number {k} (long name)" for k in range(20)]
-        result = page.evaluate(PAGE_SCRIPT, [module_source("tree_model.js", "tree_view.js"), columns, meta, names])
+        result = page.evaluate(PAGE_SCRIPT, [module_source("tree_view.js"), columns, meta, names])
         browser.close()
     return result
 

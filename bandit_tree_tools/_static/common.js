@@ -5,7 +5,7 @@
 // A binary column sent by Python (DataView, typed array or ArrayBuffer) as a
 // typed array. The bytes are copied: message buffers may start at offsets
 // that are not aligned for Float64Array.
-function bttColumn(buffer, Type) {
+export function bttColumn(buffer, Type) {
   if (buffer === null || buffer === undefined) return null;
   let bytes;
   if (buffer instanceof ArrayBuffer) bytes = new Uint8Array(buffer);
@@ -22,7 +22,7 @@ const BTT_PALETTE = [
   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 ];
 
-function bttClassColour(index) {
+export function bttClassColour(index) {
   return BTT_PALETTE[((index % BTT_PALETTE.length) + BTT_PALETTE.length) % BTT_PALETTE.length];
 }
 
@@ -33,7 +33,7 @@ function bttHexToRgb(hex) {
 
 // Blend a colour with white: strength 0 is white, 1 the colour itself.
 // The *RGB variants return 0xRRGGBB integers (cheap to store per node).
-function bttTintRGB(hex, strength) {
+export function bttTintRGB(hex, strength) {
   const [r, g, b] = bttHexToRgb(hex);
   const s = Math.max(0, Math.min(1, strength));
   const mix = (c) => Math.round(255 - (255 - c) * s);
@@ -41,7 +41,7 @@ function bttTintRGB(hex, strength) {
 }
 
 const bttColourStrings = new Map();
-function bttRGBString(packed) {
+export function bttRGBString(packed) {
   let text = bttColourStrings.get(packed);
   if (text === undefined) {
     text = `rgb(${(packed >> 16) & 255},${(packed >> 8) & 255},${packed & 255})`;
@@ -50,34 +50,34 @@ function bttRGBString(packed) {
   return text;
 }
 
-function bttTint(hex, strength) {
+export function bttTint(hex, strength) {
   return bttRGBString(bttTintRGB(hex, strength));
 }
 
 const BTT_NO_COLOUR = 0xe8e8e8;
 
 // Diverging scale for signed values: blue below zero, red above.
-function bttDivergingRGB(value, limit) {
+export function bttDivergingRGB(value, limit) {
   if (!Number.isFinite(value) || !(limit > 0)) return BTT_NO_COLOUR;
   const t = Math.max(-1, Math.min(1, value / limit));
   return t < 0 ? bttTintRGB("#3b6fb6", 0.15 + 0.85 * -t) : bttTintRGB("#c8453b", 0.15 + 0.85 * t);
 }
 
-function bttDiverging(value, limit) {
+export function bttDiverging(value, limit) {
   return bttRGBString(bttDivergingRGB(value, limit));
 }
 
 // Sequential scale on [0, 1].
-function bttSequentialRGB(t) {
+export function bttSequentialRGB(t) {
   if (!Number.isFinite(t)) return BTT_NO_COLOUR;
   return bttTintRGB("#5b3f8c", 0.1 + 0.9 * Math.max(0, Math.min(1, t)));
 }
 
-function bttSequential(t) {
+export function bttSequential(t) {
   return bttRGBString(bttSequentialRGB(t));
 }
 
-function bttFormat(value, digits = 4) {
+export function bttFormat(value, digits = 4) {
   if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
   if (!Number.isFinite(value)) return String(value);
   if (Number.isInteger(value) && Math.abs(value) < 1e9) return String(value);
@@ -86,7 +86,7 @@ function bttFormat(value, digits = 4) {
   return String(Number(value.toPrecision(digits)));
 }
 
-function bttElement(tag, className, text) {
+export function bttElement(tag, className, text) {
   const element = document.createElement(tag);
   if (className) element.className = className;
   if (text !== undefined) element.textContent = text;
@@ -95,7 +95,7 @@ function bttElement(tag, className, text) {
 
 // A canvas that follows its container's width and the device pixel ratio.
 // draw(context, width, height) is called on every resize and by redraw().
-function bttCanvas(container, height, draw) {
+export function bttCanvas(container, height, draw) {
   const canvas = bttElement("canvas", "btt-canvas");
   canvas.style.height = `${height}px`;
   container.appendChild(canvas);
@@ -160,7 +160,7 @@ function bttNextFloat32(value, up) {
 // shown number go where the model sends them. rule "le": x <= t, "lt": x < t.
 // Boxes on the canvas ask for at most 6 digits (rounded beyond that); the
 // details pane shows the exact reading.
-function bttThreshold(value, rule = "le", maxDigits = 9) {
+export function bttThreshold(value, rule = "le", maxDigits = 9) {
   if (!Number.isFinite(value)) return String(value);
   let target = Math.fround(value);
   if (rule === "lt" && target < value) target = bttNextFloat32(target, true);
@@ -174,7 +174,7 @@ function bttThreshold(value, rule = "le", maxDigits = 9) {
 
 // A fill light enough for dark text at WCAG AA (4.5:1): mid-tone fills are
 // blended towards white until #111 text reads on them.
-function bttReadableFill(packed) {
+export function bttReadableFill(packed) {
   let rgb = [(packed >> 16) & 255, (packed >> 8) & 255, packed & 255];
   for (let step = 0; step < 12; step++) {
     const colour = (rgb[0] << 16) | (rgb[1] << 8) | rgb[2];
@@ -186,7 +186,7 @@ function bttReadableFill(packed) {
 
 // Colours of the page around a panel, from JupyterLab's --jp-* variables
 // (light, dark and high-contrast themes), with light fallbacks elsewhere.
-function bttTheme(element) {
+export function bttTheme(element) {
   const style = getComputedStyle(element);
   const read = (name, fallback) => (style.getPropertyValue(name) || "").trim() || fallback;
   return {
@@ -227,13 +227,13 @@ function bttContrast(a, b) {
 }
 
 // Black or white, whichever reads better on the fill.
-function bttTextOn(fill) {
+export function bttTextOn(fill) {
   return bttContrast(fill, "#111111") >= bttContrast(fill, "#ffffff") ? "#111111" : "#ffffff";
 }
 
 // Redraw when the JupyterLab theme changes (it sets data-jp-theme-name on
 // the body); returns a function that stops watching.
-function bttOnThemeChange(callback) {
+export function bttOnThemeChange(callback) {
   const observer = new MutationObserver(callback);
   observer.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
   return () => observer.disconnect();
@@ -241,7 +241,7 @@ function bttOnThemeChange(callback) {
 
 // About `count` round tick values covering [low, high] (1, 2 or 5 times a
 // power of ten apart); integer steps only when `integer` (counts, rounds).
-function bttTicks(low, high, count = 5, integer = false) {
+export function bttTicks(low, high, count = 5, integer = false) {
   if (!(high > low)) return [low];
   let step = (high - low) / Math.max(1, count);
   const power = 10 ** Math.floor(Math.log10(step));

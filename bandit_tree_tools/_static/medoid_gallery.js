@@ -7,6 +7,8 @@
 //   image_shape [h, w] or [], value_range [low, high] (shared by every leaf)
 //   feature_names, title, info, message, labels (class of each medoid row)
 
+import { bttColumn, bttFormat, bttElement } from "./common.js";
+
 export default {
   render({ model, el }) {
     const root = bttElement("div", "btt-medoid-gallery");

@@ -10,6 +10,8 @@
 
 // A frame with ticks and labels on both axes, in the page's theme colours.
 // x runs over [xLow, xHigh] (integers: rounds, arms, branches).
+import { bttColumn, bttFormat, bttElement, bttCanvas, bttTheme, bttOnThemeChange, bttTicks } from "./common.js";
+
 function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
   ctx.strokeStyle = theme.border;
   ctx.lineWidth = 1;

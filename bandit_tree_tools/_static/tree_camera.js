@@ -6,7 +6,13 @@
 // view's state built in tree_view.js (its getters give the current tree and
 // layout; view, bounds, canvas, stage, root and model are its own objects).
 
-function treeCamera(scene) {
+export const READABLE = 0.8; // first views never zoom below this (12 px text -> 9.6 px)
+export const LEGIBLE = 0.75; // a whole tree is framed at this scale or above (9 px text)
+export const TEXT_MIN_SCALE = 0.55; // below this, boxes without text
+export const MAX_SCALE = 3;
+export const AUTO_HEIGHT = [240, 720]; // canvas height range when it follows the tree
+
+export function treeCamera(scene) {
   const { view, bounds, canvas, stage, root, model } = scene;
 
   function worldHeight(maxDepth) {

@@ -7,7 +7,11 @@
 // carries the view's own helpers (colourOf, screenOf, firstView, ...). What a
 // frame wrote is left in `s.drawn` for tests and automation.
 
-function drawTreeFrame(s, ctx, width, height) {
+import { bttClassColour, bttRGBString, bttTint, bttDiverging, bttSequential, bttFormat, bttElement, bttTextOn } from "./common.js";
+import { FONT_PX, LINE_H, MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT, MARK_CHANGED, className, lessThan, nodeLines, edgeLabels } from "./tree_model.js";
+import { TEXT_MIN_SCALE } from "./tree_camera.js";
+
+export function drawTreeFrame(s, ctx, width, height) {
   const { model, root, tree, view, x, visible, collapsed, onPath, matches, theme, colours } = s;
   const { colourOf, screenOf, firstView, resetColours } = s;
   if (!tree) return;
@@ -300,7 +304,7 @@ function drawTreeMinimap(s, ctx, width, height) {
   if (x1 > x0 && y1 > y0) ctx.strokeRect(x0, y0, Math.max(2, x1 - x0), Math.max(2, y1 - y0));
 }
 
-function drawTreeOverview(s, ctx, width, height) {
+export function drawTreeOverview(s, ctx, width, height) {
   const { model, overviewHover, overviewLabel } = s;
   const info = model.get("overview") || {};
   const values = info.values || [];
@@ -325,7 +329,7 @@ function drawTreeOverview(s, ctx, width, height) {
     (overviewHover >= 0 ? `: tree ${overviewHover} = ${bttFormat(values[overviewHover])}` : ".");
 }
 
-function drawTreeLegend(model, legend, tree) {
+export function drawTreeLegend(model, legend, tree) {
   legend.textContent = "";
   if (!tree) return;
   const by = model.get("color_by");

@@ -4,21 +4,23 @@
 // Node boxes are sized to their text: every line of every node is measured
 // at the base font (world units = pixels at zoom 1), long feature names are
 // wrapped, never cut.
-const FONT_PX = 12;
-const LINE_H = 15;
+import { bttColumn, bttClassColour, bttTintRGB, bttDivergingRGB, bttSequentialRGB, bttFormat, bttElement, bttThreshold } from "./common.js";
+
+export const FONT_PX = 12;
+export const LINE_H = 15;
 const MIN_BOX_W = 84;
 const MAX_TEXT_W = 200; // wider feature names wrap onto more lines
 const GAP_X = 18; // between neighbouring boxes
 const GAP_Y = 46; // between levels: room for the edge labels
 const MEASURED_NODES = 20000; // big trees: boxes sized from the first nodes
-const MARK_PRUNED = 1;
-const MARK_REMOVED = 2;
-const MARK_RESPLIT = 3;
-const MARK_CHANGED = 4;
+export const MARK_PRUNED = 1;
+export const MARK_REMOVED = 2;
+export const MARK_RESPLIT = 3;
+export const MARK_CHANGED = 4;
 const MARK_TEXT = ["", "pruned: now a leaf", "removed with a pruned ancestor", "re-split", "replaced below a re-split"];
 
 let bttMeasureContext = null;
-function textWidth(text) {
+export function textWidth(text) {
   if (!bttMeasureContext) {
     bttMeasureContext = document.createElement("canvas").getContext("2d");
     bttMeasureContext.font = `${FONT_PX}px sans-serif`;
@@ -45,7 +47,7 @@ function wrapText(text, width) {
   return lines;
 }
 
-function readTree(model) {
+export function readTree(model) {
   const t = model.get("tree");
   if (!t || !t.n_nodes) return null;
   const tree = {
@@ -143,13 +145,13 @@ function groupMultiway(model, tree) {
 }
 
 // The node drawn for node i: itself, or the head of the chain holding it.
-function drawnNode(tree, i) {
+export function drawnNode(tree, i) {
   while (i > 0 && tree.hidden[i]) i = tree.parent[i];
   return i;
 }
 
 // Box size, slot width and level height of a tree, from its labels.
-function measureTree(model, tree) {
+export function measureTree(model, tree) {
   tree.lines = new Array(tree.n);
   let widest = 0;
   let most = 1;
@@ -172,12 +174,12 @@ function measureTree(model, tree) {
   tree.level = tree.boxH + GAP_Y;
 }
 
-function featureName(model, index) {
+export function featureName(model, index) {
   const names = model.get("feature_names") || [];
   return index >= 0 && index < names.length ? String(names[index]) : `x[${index}]`;
 }
 
-function className(model, index) {
+export function className(model, index) {
   const names = model.get("class_names") || [];
   return index < names.length ? String(names[index]) : `class ${index}`;
 }
@@ -203,7 +205,7 @@ function categorySet(tree, i, limit = 8) {
 
 // The comparison each library makes: sklearn and LightGBM send x <= t left,
 // XGBoost x < t.
-function lessThan(model) {
+export function lessThan(model) {
   return model.get("split_rule") === "lt";
 }
 
@@ -212,7 +214,7 @@ function conditionText(model, tree, i, digits = 6) {
   return `${lessThan(model) ? "<" : "≤"} ${bttThreshold(tree.threshold[i], model.get("split_rule"), digits)}`;
 }
 
-function splitText(model, tree, i, digits = 6) {
+export function splitText(model, tree, i, digits = 6) {
   return `${featureName(model, tree.feature[i])} ${conditionText(model, tree, i, digits)}`;
 }
 
@@ -224,7 +226,7 @@ function signed(value, digits = 4) {
 // A leaf's value in the model's own terms: the class and its share
 // (classifiers storing fractions), the margin a boosted tree adds, or the
 // regression value.
-function leafText(model, tree, i) {
+export function leafText(model, tree, i) {
   const kind = model.get("value_kind");
   const offset = i * tree.width;
   if (kind === "fractions" && tree.width > 1) {
@@ -241,7 +243,7 @@ function leafText(model, tree, i) {
 
 // Rows at a node: the training count (or the cover where the library keeps
 // only that) and, when X was given, the rows of X.
-function countText(tree, i) {
+export function countText(tree, i) {
   const parts = [];
   if (tree.samples[i] >= 0) parts.push(`train ${bttFormat(tree.samples[i])}`);
   else if (Number.isFinite(tree.weighted[i])) parts.push(`cover ${bttFormat(tree.weighted[i], 3)}`);
@@ -250,7 +252,7 @@ function countText(tree, i) {
 }
 
 // What a node's box says, line by line (cached per node).
-function nodeLines(model, tree, i) {
+export function nodeLines(model, tree, i) {
   let lines = tree.lines[i];
   if (lines) return lines;
   const group = tree.groups && tree.groups.get(i);
@@ -269,7 +271,7 @@ function nodeLines(model, tree, i) {
 }
 
 // The labels of the edges below a split, one per drawn child.
-function edgeLabels(tree, i) {
+export function edgeLabels(tree, i) {
   const group = tree.groups && tree.groups.get(i);
   if (group) {
     return group.kids.map((_, k) => (k < group.members.length ? `= ${categorySet(tree, group.members[k], 4).slice(1, -1)}` : "other"));
@@ -278,7 +280,7 @@ function edgeLabels(tree, i) {
 }
 
 // The fill of node i as 0xRRGGBB.
-function nodeColour(model, tree, i) {
+export function nodeColour(model, tree, i) {
   const by = model.get("color_by");
   const kind = model.get("value_kind");
   if (by === "none") return 0xf4f4f4;
@@ -304,7 +306,7 @@ function nodeColour(model, tree, i) {
 }
 
 // The rows of the details pane for node i (a fragment to append).
-function nodeDetails(model, tree, i) {
+export function nodeDetails(model, tree, i) {
   const details = document.createDocumentFragment();
   const internal = tree.left[i] >= 0;
   const table = bttElement("table", "btt-details-table");
@@ -372,7 +374,7 @@ function classBars(model, values, offset, width) {
 // stacked by class of y (a plain histogram without y, a density for
 // regression), the threshold and the chosen row's value marked. The numbers
 // come from Python (TreeView._send_histogram).
-function histogramView(model, h) {
+export function histogramView(model, h) {
   const box = bttElement("div", "btt-histogram");
   const what = h.kind === "classes" ? "by class of your y" : h.kind === "density" ? "density" : "rows";
   box.appendChild(bttElement("div", "btt-details-sub", `${featureName(model, h.feature)} of the ${bttFormat(h.n_rows)} rows of X here (${what})`));
@@ -457,7 +459,7 @@ function histogramView(model, h) {
 // world spans [minX - boxW / 2, maxX + boxW / 2] for minX = 0. Returns the
 // world x of every visible node (NaN for hidden ones), the visible nodes in
 // preorder, maxX and the deepest visible level.
-function layoutTree(tree, collapsed) {
+export function layoutTree(tree, collapsed) {
   const x = new Float64Array(tree.n).fill(NaN);
   const order = new Int32Array(tree.n);
   const stack = new Int32Array(tree.n + 1);
@@ -518,7 +520,7 @@ function layoutTree(tree, collapsed) {
 // whose label holds it (any case): a split's feature name or threshold
 // ("0.93"), a leaf's class or value; shallowest first. The count line
 // ("train 40") is not searched.
-function findNodes(model, tree, text) {
+export function findNodes(model, tree, text) {
   const id = /^#(\d+)$/.exec(text);
   if (id && Number(id[1]) < tree.n) return [Number(id[1])];
   const found = [];

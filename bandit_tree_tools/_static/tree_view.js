@@ -14,11 +14,11 @@
 // labels, colours, node details, layout, search), tree_camera.js (zoom, fit,
 // coordinates), tree_draw.js (the canvas frame, minimap, overview, legend).
 
-const READABLE = 0.8; // first views never zoom below this (12 px text -> 9.6 px)
-const LEGIBLE = 0.75; // a whole tree is framed at this scale or above (9 px text)
-const TEXT_MIN_SCALE = 0.55; // below this, boxes without text
-const MAX_SCALE = 3;
-const AUTO_HEIGHT = [240, 720]; // canvas height range when it follows the tree
+
+import { bttElement, bttCanvas, bttReadableFill, bttTheme, bttOnThemeChange } from "./common.js";
+import { textWidth, readTree, drawnNode, measureTree, featureName, splitText, leafText, countText, nodeColour, nodeDetails, histogramView, layoutTree, findNodes } from "./tree_model.js";
+import { treeCamera, LEGIBLE, AUTO_HEIGHT } from "./tree_camera.js";
+import { drawTreeFrame, drawTreeOverview, drawTreeLegend } from "./tree_draw.js";
 
 export default {
   render({ model, el }) {
@@ -38,6 +38,7 @@ export default {
       ["fit", "Fit", "Show every visible node (width and height scaled separately)"],
       ["expand", "Expand all", "Show every node (large trees: zoom in to read)"],
       ["reset", "Reset", "Back to the initial depth and zoom"],
+      ["save", "Save", "Download the view as a PNG picture (TreeView.save(path) writes SVG or PNG from Python)"],
     ]) {
       const button = bttElement("button", `btt-button btt-button-${name}`, label);
       button.title = tip;
@@ -447,6 +448,15 @@ export default {
       layout();
       fitAll();
       showDetails();
+    });
+    // Save: the canvas as it is, as a PNG download (no server round trip)
+    buttons.save.addEventListener("click", () => {
+      if (!tree) return;
+      const link = document.createElement("a");
+      link.download = `${(model.get("title") || "tree").split(" · ")[0].replace(/[^\w.-]+/g, "_")}.png`;
+      link.href = canvas.canvas.toDataURL("image/png");
+      root.dataset.saved = link.download;
+      link.click();
     });
     buttons.reset.addEventListener("click", () => {
       if (!tree) return;

@@ -552,27 +552,53 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             details["edit"] = _payload.MARK_NAMES[int(marks[node])]
         return details
 
-    def static_html(self) -> str:
+    def picture(self, max_depth: int | None = None) -> str:
+        """The tree shown, as an SVG document: depths 0..``max_depth``
+        (default: the whole tree up to depth 6), the chosen row's path and
+        the edited nodes marked. The static view and :meth:`save` draw it."""
         if self.ensemble is None:
-            return error_html(self.error)
+            raise ParameterError(f"this view has no model to draw: {self.error}")
         index = self.selected_tree
         tree = self.ensemble.trees[index]
         marks = _payload.diff_marks(tree, self.after.trees[index]) if self.after is not None else None
-        levels = min(3, self.canvas.initial_depth)
         count = None
         if self.X is not None:
             count, _ = _payload.node_data_summary(self.ensemble.subset([index]), 0, self.X)
-        svg = tree_svg(
+        return tree_svg(
             tree,
             feature_names=self._names,
             class_names=list(self.canvas.class_names) or None,
             value_kind=self.canvas.value_kind,
             marks=marks,
-            max_depth=levels,
+            max_depth=min(6, tree.max_depth) if max_depth is None else int(max_depth),
             path=self.canvas.path,
             split_rule=self.canvas.split_rule,
             data_count=count,
         )
+
+    def save(self, path, *, max_depth: int | None = None, dpi: int = 150) -> None:
+        """Write the picture of :meth:`picture` to ``path``: ``.svg`` as
+        it is, ``.png`` rasterised by matplotlib (``dpi``)."""
+        from pathlib import Path
+
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".svg", ".png"):
+            raise ParameterError(f"save writes .svg or .png files, got {path.name!r}; end the name in .svg or .png")
+        svg = self.picture(max_depth)
+        if suffix == ".svg":
+            path.write_text(svg, encoding="utf-8")
+        else:
+            from ._picture import svg_to_png
+
+            svg_to_png(svg, path, dpi=dpi)
+
+    def static_html(self) -> str:
+        if self.ensemble is None:
+            return error_html(self.error)
+        tree = self.ensemble.trees[self.selected_tree]
+        levels = min(3, self.canvas.initial_depth, tree.max_depth)
+        svg = self.picture(levels)
         shown = int(np.sum(_payload.depths(tree) <= levels))
         note = (
             f"Static view: depths 0-{min(levels, tree.max_depth)} ({shown} of {tree.n_nodes} nodes). "

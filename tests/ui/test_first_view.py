@@ -100,8 +100,14 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     page.wait_for_timeout(200)
     assert not status.is_visible()
 
-    # the static picture of the first view: what the saved notebook shows
+    # Save: the view as a PNG download; from Python, the static picture as SVG and PNG
+    with page.expect_download(timeout=10_000) as download:
+        view.locator(".btt-button-save").click()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    download.value.save_as(ARTIFACTS / "first-view-wine-saved.png")
+    assert (ARTIFACTS / "first-view-wine-saved.png").read_bytes()[:4] == b"\x89PNG"
     kernel_eval(page, f"view.save({str(ARTIFACTS / 'first-view-wine.svg')!r})")
+    assert (ARTIFACTS / "first-view-wine.svg").read_text().startswith("<svg")
 
     # after a theme change, every chart's bitmap is as wide as its box (not blurred)
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")

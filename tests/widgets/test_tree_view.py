@@ -250,14 +250,57 @@ def test_browser_files_stay_short_and_each_part_is_joined_once():
     for path in static_dir().iterdir():
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 600, path.name
     source = module_source("tree_view.js")
-    for part in ("common.js",) + MODULES["tree_view.js"]:
-        first_line = (static_dir() / part).read_text(encoding="utf-8").splitlines()[0]
-        assert source.count(first_line) == 1, part
-    assert source.count("export default") == 1
+    for part in ("common.js", "tree_model.js", "tree_camera.js", "tree_draw.js", "tree_view.js"):
+        assert source.count(f"// ---- {part}\n") == 1, part
+    assert source.count("export default") == 1 and "\nimport " not in source and "\nexport function" not in source
     # every part the tree view needs is in its module
     for name in ("function layoutTree", "function findNodes", "function treeCamera", "function drawTreeFrame"):
         assert name in source
-    assert module_source("tree_model.js", "tree_view.js") == source  # naming a part again adds nothing
+    assert set(MODULES) == {"tree_view.js", "reward_chart.js", "medoid_gallery.js"}
+
+
+def test_browser_files_use_no_other_files_names_without_an_import_line():
+    """What one file uses of another is imported by name (no globals)."""
+    import re
+
+    from bandit_tree_tools.widgets._assets import exports_of, imports_of
+
+    files = sorted(path.name for path in static_dir().glob("*.js"))
+    declared = {
+        name: set(re.findall(r"^(?:export\s+)?(?:function|const|let)\s+(\w+)", (static_dir() / name).read_text(), re.M))
+        for name in files
+    }
+    for name in files:
+        body = re.sub(r"//.*", "", (static_dir() / name).read_text())
+        body = re.sub(r"^import .*$", "", body, flags=re.M)
+        imported = {word for names in imports_of(name).values() for word in names}
+        own = set(re.findall(r"\b(?:const|let|var)\s+(\w+)", body))  # the file's own locals and parameters
+        for params in re.findall(r"function\s*\w*\s*\(([^)]*)\)", body):
+            own.update(re.findall(r"\w+", params))
+        for other in files:
+            if other == name:
+                continue
+            for word in declared[other] - declared[name] - own:
+                if re.search(r"(?<![\w.\"'-])" + word + r"\b(?![\"':])", body):
+                    assert word in imported, f"{name} uses {word} of {other} without importing it"
+                    assert word in exports_of(other) or any(word in exports_of(f) for f in imports_of(name))
+
+
+def test_an_import_of_a_name_not_exported_is_refused(tmp_path, monkeypatch):
+    from bandit_tree_tools.widgets import _assets
+
+    (tmp_path / "common.js").write_text("export function bttElement() {}\n")
+    (tmp_path / "a.js").write_text('import { bttElement, nothing } from "./common.js";\nexport default {};\n')
+    monkeypatch.setattr(_assets, "_STATIC", tmp_path)
+    for cached in (_assets.static_dir, _assets.read_asset, _assets.module_source):
+        cached.cache_clear()
+    try:
+        with pytest.raises(ImportError, match="a.js imports nothing from common.js, which does not export them"):
+            _assets.module_source("a.js")
+    finally:
+        monkeypatch.undo()
+        for cached in (_assets.static_dir, _assets.read_asset, _assets.module_source):
+            cached.cache_clear()
 
 
 def test_depths_match_the_reference(iris_tree):

@@ -107,3 +107,21 @@ def test_a_dataframe_with_duplicate_column_names_gives_a_clear_data_error():
     assert "DataError" in panel.error and panel.start_button.disabled
     medoids = btt.MedoidPanel(model, doubled, n_medoids=2)
     assert "DataError" in medoids.error
+
+
+def test_save_writes_the_picture_as_svg_and_png(cancer, tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    model, X, y = cancer
+    view = TreeView(model, X, y, row=0, class_names=["malignant", "benign"])
+    view.save(tmp_path / "tree.svg")
+    svg = ElementTree.parse(tmp_path / "tree.svg").getroot()
+    texts = " ".join(element.text or "" for element in svg.iter("{http://www.w3.org/2000/svg}text"))
+    assert "worst radius" in texts and "malignant" in texts
+    assert len(list(svg.iter("{http://www.w3.org/2000/svg}rect"))) == model.tree_.node_count
+    view.save(tmp_path / "tree.png", dpi=72)
+    assert (tmp_path / "tree.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(btt.ParameterError, match="end the name in .svg or .png"):
+        view.save(tmp_path / "tree.jpg")
+    # the saved notebook's static picture is the same drawing, to the depth it shows
+    assert view.picture(3) in view.static_html()
