@@ -1,8 +1,8 @@
 """Jupyter panels: anywidget views wrapped in standard ipywidgets controls.
 
 The panels only display what the library computes (results, ensembles);
-the browser side lives in the repository's ``widgets/`` folder (shipped in
-the wheel as ``bandit_tree_tools/_static``). Needs the ``widgets`` extra:
+their browser side is the ES modules and CSS of ``bandit_tree_tools/_static``
+(joined by ``_assets.py``, no build step). Needs the ``widgets`` extra:
 ``pip install 'bandit-tree-tools[widgets]'``.
 """
 

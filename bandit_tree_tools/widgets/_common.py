@@ -120,8 +120,17 @@ class StaticFallback:
             bundle, metadata = bundle
         bundle = dict(bundle or {})
         bundle["text/html"] = self._safe_static_html()
-        bundle["text/plain"] = repr(self)
+        bundle["text/plain"] = self._plain_text()
         return (bundle, metadata) if metadata is not None else bundle
+
+    def _plain_text(self) -> str:
+        """The text/plain of the display: saved with the notebook and never
+        updated, so it names the panel and no state that a run would change
+        (the static picture, rewritten by refresh_static, shows the state)."""
+        text = repr(self)
+        if "(error=" in text:  # a panel that could not use its input stays so
+            return text
+        return f"{type(self).__name__} (a live panel: run the notebook to use it)"
 
     def _twin_html(self) -> str:
         return f'<div class="btt-static-twin">{_TWIN_STYLE}{self._safe_static_html()}</div>'
@@ -139,7 +148,7 @@ class StaticFallback:
         if isinstance(bundle, tuple):
             bundle, metadata = bundle
         bundle = {key: value for key, value in dict(bundle or {}).items() if key != "text/html"}
-        bundle["text/plain"] = repr(self)
+        bundle["text/plain"] = self._plain_text()
         display(bundle, raw=True, metadata=metadata)
 
     def close(self) -> None:

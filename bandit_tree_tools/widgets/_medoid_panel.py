@@ -111,13 +111,35 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         self.error_box = ErrorBox()
         self.ensemble, error = import_model(model)
         self.X = None
+        self.tree_view = None
+        self.y = None
         messages = [error] if error else []
+        medoids, tree, n_medoids, metric = self._adopt(medoids, tree, n_medoids, metric, messages)
+        self.tree_index = int(tree)
+        self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
+        self.p = medoids.p if medoids is not None else 2.0  # the Minkowski power of an adopted result
+        self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
+        self.image_shape = None
+        if self.ensemble is not None and not messages:
+            self._check_input(X, medoids, n_medoids, image_shape, messages)
+        self._build_controls(n_medoids)
+        self.error_box.show("\n".join(messages))
+        children = [self.error_box]
+        if self.ensemble is not None and self.X is not None:
+            self._build_views(X, y, feature_names, leaf)
+            children = [self.controls, self.error_box, self.tree_view, self.gallery]
+        self.children = children
+
+    # ------------------------------------------------------------ construction
+    @staticmethod
+    def _adopt(medoids, tree, n_medoids, metric, messages):
+        """A precomputed result's settings where none is given (a given one
+        that differs is reported), then the defaults."""
         if medoids is not None and not isinstance(medoids, LeafMedoids):
             messages.append(f"ParameterError: medoids must be a LeafMedoids result of leaf_medoids, got "
                             f"{type(medoids).__name__}")
             medoids = None
         if medoids is not None:
-            # the result's settings where none is given; a given one that differs is refused
             settings = medoids.differences(tree=tree, n_medoids=n_medoids, metric=metric)
             if settings:
                 messages.append("ParameterError: " + "; ".join(settings))
@@ -125,81 +147,78 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         n_medoids = 3 if n_medoids is None else n_medoids
         tree = 0 if tree is None else tree
         metric = "euclidean" if metric is None else metric
-        self.tree_index = int(tree)
-        self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
-        self.p = medoids.p if medoids is not None else 2.0  # the Minkowski power of an adopted result
-        self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
-        self.image_shape = None
-        if self.ensemble is not None and not messages:
-            try:
-                if not 0 <= self.tree_index < self.ensemble.n_trees:
-                    raise NodeError(f"tree {tree} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
-                self.X = self.ensemble.check_X(X)
-                self.X_input = X
-                if medoids is not None:
-                    data = medoids.differences(ensemble=self.ensemble,
-                                               X=check_rows(check_X(X, self.ensemble.n_features_in_,
-                                                                    self.ensemble.feature_names_in_, "float64")))
-                    if data:
-                        raise DataError("; ".join(data))
-                    for known in medoids.leaves.tolist():
-                        self._cache[(int(known), int(n_medoids))] = medoids
-                if image_shape is not None:
-                    image_shape = tuple(int(size) for size in image_shape)
-                    if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
-                        raise ParameterError(
-                            f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, but X has "
-                            f"{self.X.shape[1]} features; pass (height, width) with height * width == "
-                            f"{self.X.shape[1]}"
-                        )
-                    self.image_shape = image_shape
-            except USER_ERRORS as failure:
-                messages.append(describe_error(failure))
-                self.X = None
+        return medoids, tree, n_medoids, metric
+
+    def _check_input(self, X, medoids, n_medoids, image_shape, messages) -> None:
+        """The tree index, X, a precomputed result's model and rows, and the
+        image shape; a problem becomes a message and leaves ``X`` unset."""
+        try:
+            if not 0 <= self.tree_index < self.ensemble.n_trees:
+                raise NodeError(f"tree {self.tree_index} does not exist; the model has trees "
+                                f"0..{self.ensemble.n_trees - 1}")
+            self.X = self.ensemble.check_X(X)
+            self.X_input = X
+            if medoids is not None:
+                data = medoids.differences(ensemble=self.ensemble,
+                                           X=check_rows(check_X(X, self.ensemble.n_features_in_,
+                                                                self.ensemble.feature_names_in_, "float64")))
+                if data:
+                    raise DataError("; ".join(data))
+                for known in medoids.leaves.tolist():
+                    self._cache[(int(known), int(n_medoids))] = medoids
+            if image_shape is not None:
+                image_shape = tuple(int(size) for size in image_shape)
+                if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
+                    raise ParameterError(
+                        f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, but X has "
+                        f"{self.X.shape[1]} features; pass (height, width) with height * width == "
+                        f"{self.X.shape[1]}"
+                    )
+                self.image_shape = image_shape
+        except USER_ERRORS as failure:
+            messages.append(describe_error(failure))
+            self.X = None
+
+    def _build_controls(self, n_medoids) -> None:
         self.k = ipywidgets.BoundedIntText(value=int(n_medoids), min=1, max=100, description="medoids (k)",
                                            layout=ipywidgets.Layout(width="170px"))
         self.leaf_picker = ipywidgets.Dropdown(options=[], description="leaf", layout=ipywidgets.Layout(width="280px"))
         self.controls = ipywidgets.HBox([self.leaf_picker, self.k])
         self.controls.add_class("btt-medoid-controls")
-        self.error_box.show("\n".join(messages))
-        children = [self.error_box]
-        self.tree_view = None
-        self.y = None
-        if self.ensemble is not None and self.X is not None:
-            if feature_names is None and self.image_shape is not None and self.ensemble.feature_names_in_ is None:
-                width = self.image_shape[1]
-                feature_names = [f"pixel (row {p // width}, col {p % width})" for p in range(self.X.shape[1])]
-            if y is not None and np.ndim(y) == 1 and len(y) == self.X.shape[0]:
-                self.y = np.asarray(y)
-            self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names,
-                                      color_by="data")
-            self.tree_view.selected_tree = self.tree_index
-            names = self.tree_view.canvas.feature_names
-            self.gallery.feature_names = list(names)
-            if self.image_shape is not None:
-                self.gallery.image_shape = list(self.image_shape)
-                self.gallery.value_range = [float(np.nanmin(self.X)), float(np.nanmax(self.X))]
-            # the shown tree only (X came from check_X)
-            leaf_of_row = self.ensemble.apply(self.X, trees=[self.tree_index], check_input=False)[:, 0]
-            arrays = self.ensemble.trees[self.tree_index]
-            leaves = np.flatnonzero(arrays.children_left == -1)
-            self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
-            ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
-            self.leaf_picker.options = [(f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node) for node in ordered]
-            first = leaf if leaf is not None else ordered[0]
-            notice = ""
-            if first not in self.rows_per_leaf:
-                notice = f"node {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]} instead"
-                first = ordered[0]
-            self.leaf_picker.value = first
-            self.leaf_picker.observe(self._on_leaf, names="value")
-            self.k.observe(lambda change: self.show_leaf(self.leaf_picker.value), names="value")
-            self.tree_view.observe(self._on_node, names="selected_node")
-            self.show_leaf(first)
-            if notice:
-                self.error_box.show(notice)
-            children = [self.controls, self.error_box, self.tree_view, self.gallery]
-        self.children = children
+
+    def _build_views(self, X, y, feature_names, leaf) -> None:
+        """The tree (coloured by the rows of X), the gallery, the leaf
+        picker (leaves by rows, most first), then the first leaf shown."""
+        if feature_names is None and self.image_shape is not None and self.ensemble.feature_names_in_ is None:
+            width = self.image_shape[1]
+            feature_names = [f"pixel (row {p // width}, col {p % width})" for p in range(self.X.shape[1])]
+        if y is not None and np.ndim(y) == 1 and len(y) == self.X.shape[0]:
+            self.y = np.asarray(y)
+        self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names, color_by="data")
+        self.tree_view.selected_tree = self.tree_index
+        self.gallery.feature_names = list(self.tree_view.canvas.feature_names)
+        if self.image_shape is not None:
+            self.gallery.image_shape = list(self.image_shape)
+            self.gallery.value_range = [float(np.nanmin(self.X)), float(np.nanmax(self.X))]
+        # the shown tree only (X came from check_X)
+        leaf_of_row = self.ensemble.apply(self.X, trees=[self.tree_index], check_input=False)[:, 0]
+        leaves = np.flatnonzero(self.ensemble.trees[self.tree_index].children_left == -1)
+        self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
+        ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
+        self.leaf_picker.options = [(f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node)
+                                    for node in ordered]
+        first = leaf if leaf is not None else ordered[0]
+        notice = ""
+        if first not in self.rows_per_leaf:
+            notice = f"node {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]} instead"
+            first = ordered[0]
+        self.leaf_picker.value = first
+        self.leaf_picker.observe(self._on_leaf, names="value")
+        self.k.observe(lambda change: self.show_leaf(self.leaf_picker.value), names="value")
+        self.tree_view.observe(self._on_node, names="selected_node")
+        self.show_leaf(first)
+        if notice:
+            self.error_box.show(notice)
 
     @property
     def error(self) -> str:

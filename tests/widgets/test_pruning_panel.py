@@ -501,3 +501,16 @@ def test_default_rounds_give_every_arm_pulls_on_a_large_ensemble():
     assert len(result.arms) == arms
     small = PruningPanel(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y), X, y)
     assert small.n_rounds.value == 1100
+
+
+def test_the_saved_text_repr_carries_no_state_a_run_changes(data):
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=50, min_depth=3)
+    before = panel._repr_mimebundle_()
+    before = before[0] if isinstance(before, tuple) else before
+    panel.start()
+    panel.wait(60)
+    after = panel._repr_mimebundle_()
+    after = after[0] if isinstance(after, tuple) else after
+    assert "not run" not in before["text/plain"] and before["text/plain"] == after["text/plain"]
+    assert "finished" in repr(panel)  # repr() itself still says where the panel is
