@@ -86,6 +86,16 @@ export function bttFormat(value, digits = 4) {
   return String(Number(value.toPrecision(digits)));
 }
 
+// Tick labels with the fewest significant digits (at least `digits`) that
+// tell every tick apart: ticks 3.245, 3.25, 3.255 read so, not "3.25" thrice.
+export function bttTickLabels(ticks, digits = 3) {
+  for (let d = digits; d <= 12; d++) {
+    const labels = ticks.map((tick) => bttFormat(tick, d));
+    if (new Set(labels).size === labels.length) return labels;
+  }
+  return ticks.map((tick) => String(tick));
+}
+
 export function bttElement(tag, className, text) {
   const element = document.createElement(tag);
   if (className) element.className = className;

@@ -10,7 +10,9 @@
 
 // A frame with ticks and labels on both axes, in the page's theme colours.
 // x runs over [xLow, xHigh] (integers: rounds, arms, branches).
-import { bttColumn, bttFormat, bttElement, bttCanvas, bttTheme, bttOnThemeChange, bttTicks } from "./common.js";
+import { bttColumn, bttFormat, bttElement, bttCanvas, bttTheme, bttOnThemeChange, bttTicks, bttTickLabels } from "./common.js";
+
+const Y_MARGIN = 62;
 
 function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
   ctx.strokeStyle = theme.border;
@@ -21,20 +23,23 @@ function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
   const py = (v) => box.y + box.h - ((v - low) / (high - low)) * box.h;
-  for (const tick of bttTicks(low, high, 4)) {
+  const yTicks = bttTicks(low, high, 4);
+  const yLabels = bttTickLabels(yTicks, 3);
+  yTicks.forEach((tick, k) => {
     const y = py(tick);
     ctx.fillRect(box.x - 3, y, 3, 1);
-    ctx.fillText(bttFormat(tick, 3), box.x - 5, y);
-  }
+    ctx.fillText(yLabels[k], box.x - 5, y);
+  });
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
   const px = (v) => box.x + ((v - xLow) / (xHigh - xLow || 1)) * box.w;
   const xTicks = bttTicks(xLow, xHigh, Math.max(2, Math.floor(box.w / 70)), true);
-  for (const tick of xTicks) {
+  const xLabels = bttTickLabels(xTicks, 4);
+  xTicks.forEach((tick, k) => {
     const x = px(tick);
     ctx.fillRect(x, box.y + box.h, 1, 3);
-    ctx.fillText(bttFormat(tick), x, box.y + box.h + 4);
-  }
+    ctx.fillText(xLabels[k], x, box.y + box.h + 4);
+  });
   ctx.textAlign = "right";
   ctx.fillText(xLabel, box.x + box.w, box.y + box.h + 16);
   ctx.save();
@@ -146,7 +151,8 @@ export default {
 
     let theme = bttTheme(root);
     const hover = { rounds: null, arms: null, path: null }; // pointer x in each chart
-    const BOX = (width, height) => ({ x: 46, y: 6, w: width - 56, h: height - 36 });
+    // the left margin holds the y title (centred at x = 9) and tick labels of up to 7 characters
+    const BOX = (width, height) => ({ x: Y_MARGIN, y: 6, w: width - Y_MARGIN - 10, h: height - 36 });
 
     const chart = bttCanvas(top, 180, (ctx, width, height) => {
       if (!rounds || !rounds.done) return message(ctx, width, height, "no rounds yet", theme);

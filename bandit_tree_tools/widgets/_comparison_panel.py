@@ -34,15 +34,15 @@ def trace_svg(mean, sd, *, width: int = 560, height: int = 160) -> str:
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, y_of(mean)))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="btt-trace-svg" width="{width}" height="{height}" '
-        f'font-family="sans-serif" font-size="10">'
-        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#fff" stroke="#bbb"/>'
+        f'font-family="sans-serif" font-size="10" style="color:var(--jp-ui-font-color1, #222)">'
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#8a8a8a"/>'
         f'<polygon points="{band}" fill="#4e79a7" fill-opacity="0.22" stroke="none"/>'
         f'<polyline points="{line}" fill="none" stroke="#2d5a8c" stroke-width="1.6"/>'
-        f'<text x="{left - 4}" y="{top + 8}" text-anchor="end" fill="#555">{escape(number(high, 3))}</text>'
-        f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end" fill="#555">{escape(number(low, 3))}</text>'
-        f'<text x="{left}" y="{height - 6}" fill="#555">1</text>'
-        f'<text x="{left + plot_w}" y="{height - 6}" text-anchor="end" fill="#555">{mean.size} iterations</text>'
-        f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" fill="#555">'
+        f'<text x="{left - 4}" y="{top + 8}" text-anchor="end" fill="currentColor">{escape(number(high, 3))}</text>'
+        f'<text x="{left - 4}" y="{top + plot_h}" text-anchor="end" fill="currentColor">{escape(number(low, 3))}</text>'
+        f'<text x="{left}" y="{height - 6}" fill="currentColor">1</text>'
+        f'<text x="{left + plot_w}" y="{height - 6}" text-anchor="end" fill="currentColor">{mean.size} iterations</text>'
+        f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" fill="currentColor">'
         "root posterior of accuracy − λ·splits: mean and ±2 sd</text></svg>"
     )
 

@@ -251,7 +251,9 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
     high = max(float(np.nanmax(values)) for values in series)
     span = high - low or 1.0
     length = max(len(values) for values in series)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" font-family="sans-serif">']
+    # a picture of its own: white under the caption too, whatever the page's theme
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" '
+             'font-family="sans-serif" style="background:#ffffff">']
     parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff" stroke="#dddddd"/>')
     for index, values in enumerate(series):
         xs = np.linspace(2, width - 2, len(values)) if len(values) > 1 else np.array([width / 2])
@@ -263,7 +265,7 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
     caption = f"min {number(low)} · max {number(high)} · {length} points"
     if labels:
         caption = " / ".join(f"{label}" for label in labels) + " · " + caption
-    parts.append(f'<text x="2" y="{height + 12}" fill="#444">{escape(caption)}</text></svg>')
+    parts.append(f'<text x="2" y="{height + 12}" fill="#333333">{escape(caption)}</text></svg>')
     return "".join(parts)
 
 

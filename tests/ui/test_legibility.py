@@ -54,7 +54,9 @@ DOM_CONTRAST = """(root) => {
   for (const element of root.querySelectorAll("*")) {
     const text = Array.from(element.childNodes).filter((n) => n.nodeType === 3).map((n) => n.textContent).join("").trim();
     if (!text || element.offsetParent === null) continue;
-    const fg = parse(getComputedStyle(element).color);
+    // SVG text is painted with its fill, not its colour
+    const style = getComputedStyle(element);
+    const fg = parse(element instanceof SVGElement && style.fill && style.fill.startsWith("rgb") ? style.fill : style.color);
     const bg = background(element);
     const [a, b] = [lum(fg), lum(bg)].sort((p, q) => q - p);
     found.push({ text: text.slice(0, 40), cls: element.className, ratio: (a + 0.05) / (b + 0.05) });

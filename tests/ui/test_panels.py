@@ -247,4 +247,12 @@ def test_comparison_panel(page, lab, notebook_dir):
     tops = [trees.nth(k).locator(".btt-tree-stage canvas").bounding_box()["y"] for k in range(2)]
     assert abs(tops[0] - tops[1]) < 2, tops
     screenshot(page, "comparison_panel", panel)
+    # dark theme: the trace's labels (SVG fill) and the tables stay readable
+    from .test_legibility import DOM_CONTRAST, set_theme
+
+    set_theme(page, "JupyterLab Dark")
+    low = [item for item in panel.evaluate(DOM_CONTRAST) if item["ratio"] < 4.5]
+    screenshot(page, "comparison_panel_dark", panel)
+    set_theme(page, "JupyterLab Light")
+    assert not low, f"text below 4.5:1 in the dark theme: {low}"
     assert_no_page_errors(page)

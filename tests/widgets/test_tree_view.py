@@ -442,3 +442,25 @@ def test_after_view_draws_the_edited_tree_and_what_each_new_split_replaced(iris,
     assert details["edit"] == "re-split" and details["before"] == view.canvas.notes[str(node)]
     view.set_after(None)
     assert not view.showing_after and view.version_toggle.layout.display == "none"
+
+
+def test_tick_labels_are_never_repeated(tmp_path):
+    """A narrow range (3.244 .. 3.256) reads 3.244, 3.246, ..., not "3.25" thrice."""
+    import json
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = tmp_path / "ticks.mjs"
+    common = (static_dir() / "common.js").as_uri()
+    script.write_text(
+        f'import {{ bttTicks, bttTickLabels }} from "{common}";\n'
+        "const out = [[3.244, 3.256], [0, 1], [0.00101, 0.00104], [1e6, 1.00001e6]].map(([a, b]) => bttTickLabels(bttTicks(a, b, 4)));\n"
+        "console.log(JSON.stringify(out));\n"
+    )
+    completed = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    for labels in json.loads(completed.stdout):
+        assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
