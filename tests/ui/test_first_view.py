@@ -50,7 +50,7 @@ def overlaps(a, b) -> bool:
 def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     write_notebook(notebook_dir / "wine.ipynb", WINE_CELLS)
     open_and_run(page, lab, "wine.ipynb")
-    view = page.locator(".btt-tree-view-canvas")
+    view = page.locator(".btt-tree-view-canvas").first  # the PruningPanel below has a view of its own
     view.wait_for(state="visible", timeout=60_000)
     view.scroll_into_view_if_needed()
     page.wait_for_timeout(500)

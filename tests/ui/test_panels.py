@@ -177,15 +177,18 @@ def test_medoid_panel(page, lab, notebook_dir):
     gallery.scroll_into_view_if_needed()
     assert gallery.get_attribute("data-medoids") == "4"
     assert gallery.locator(".btt-medoid-card canvas").count() == 4
-    # a leaf drawn at the initial depth, with rows: click it in the tree
-    leaf = int(kernel_eval(page, (
-        "depth = node_depth(medoids.ensemble.trees[0])\n"
-        "print(min(l for l, n in medoids.rows_per_leaf.items() if depth[l] <= 4 and n > 0 "
-        "and l != medoids.leaf_picker.value))"
-    )).strip())
+    # a leaf drawn in the first view, with rows: click it in the tree
+    leaves = [int(word) for word in kernel_eval(page, (
+        "print(*sorted(l for l, n in medoids.rows_per_leaf.items() if n > 0 and l != medoids.leaf_picker.value))"
+    )).split()]
     tree = panel.locator(".btt-tree-view-canvas")
     tree.scroll_into_view_if_needed()
-    tree.locator(".btt-button-fit").click()  # the readable first view may leave the leaf off screen
+    shown = set(tree.evaluate("(el) => el.bttView.visibleNodes()"))
+    if not shown & set(leaves):
+        tree.locator(".btt-button-expand").click()  # the first view shows the top levels only
+        shown = set(tree.evaluate("(el) => el.bttView.visibleNodes()"))
+    leaf = min(shown & set(leaves))
+    tree.locator(".btt-button-fit").click()
     click_node(page, tree, leaf)
     page.wait_for_function(f"(el) => el.textContent.startsWith('Leaf {leaf} of tree 0')",
                            arg=gallery.locator(".btt-medoid-title").element_handle(), timeout=30_000)
