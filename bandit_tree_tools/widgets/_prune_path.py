@@ -228,7 +228,7 @@ class PathRuns:
             self._set_status("The search failed: see the message above.")
             return
         self._full_result = result
-        self.export_button.disabled = False
+        self._enable_export()
         tolerance = float(result.params["tolerance"])
         margin = float(result.params["margin"])
         with self.tolerance_slider.hold_trait_notifications(), self.margin_slider.hold_trait_notifications():

@@ -232,7 +232,8 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.metrics = ipywidgets.HTML("")
         self.metrics.add_class("btt-metrics")
         self.tree_view = TreeView(self.ensemble) if self.ensemble is not None else None
-        if self.ensemble is not None:
+        self._export_problem = self._why_not_exportable()
+        if self.ensemble is not None and self._export_problem is None:
             self.export_path.placeholder = f"file name (default {self.default_export_name()})"
         ready = self.ensemble is not None and self.X_val is not None
         self.start_button.disabled = not ready
@@ -475,7 +476,7 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             return
         played = self.round_log.n_rounds
         self._show_result(result)
-        self.export_button.disabled = False
+        self._enable_export()
         self.chart.state = "stopped" if stopped else "done"
         before, after = result.metrics.loc["before", "score"], result.metrics.loc["after", "score"]
         head = f"Stopped after {played} rounds; finished with those rounds" if stopped else f"Done: {played} rounds"
@@ -539,10 +540,34 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         in one of its ``extensions``, e.g. ``.txt`` for LightGBM)."""
         if self.result is None:
             raise NotFittedError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
+        if self._export_problem is not None:
+            _adapter(self.result.ensemble)  # raises the adapter's own UnsupportedModelError
         native = self.result.to_model()
         if path:
             _adapter(self.result.ensemble).save(native, path)
         return native
+
+    def _why_not_exportable(self):
+        """None when the model's library can read the pruned model back, else why not."""
+        if self.ensemble is None:
+            return None
+        try:
+            _adapter(self.ensemble)
+        except USER_ERRORS as error:
+            return describe_error(error)
+        return None
+
+    def _enable_export(self) -> None:
+        """After a run: the Export button, or why the pruned model stays a btt model."""
+        if self._export_problem is None:
+            self.export_button.disabled = False
+            return
+        self.export_button.disabled = True
+        self.export_message.value = (
+            '<span class="btt-export-message">The pruned model cannot be written back to its library '
+            f"({escape(self._export_problem)}); use <code>panel.result.ensemble</code> (predict, "
+            "TreeView, joblib).</span>"
+        )
 
     def default_export_name(self) -> str:
         """``pruned_model`` with the first suffix the model's library reads back."""

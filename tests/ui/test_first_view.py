@@ -66,6 +66,26 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     assert view.get_attribute("data-text-shown") == "1"
     screenshot(page, "first-view-wine", view)
 
+    # Save: the view as a PNG download; from Python, the static picture as SVG and PNG
+    with page.expect_download(timeout=10_000) as download:
+        view.locator(".btt-button-save").click()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    download.value.save_as(ARTIFACTS / "first-view-wine-saved.png")
+    assert (ARTIFACTS / "first-view-wine-saved.png").read_bytes()[:4] == b"\x89PNG"
+    kernel_eval(page, f"view.save({str(ARTIFACTS / 'first-view-wine.svg')!r})")
+    assert (ARTIFACTS / "first-view-wine.svg").read_text().startswith("<svg")
+
+    # zoomed in, the minimap shows where it hides no node
+    width = found["width"]
+    view.evaluate(f"(el) => el.bttView.zoom({width / 2}, 30, 1.8)")
+    page.wait_for_timeout(200)
+    zoomed = view.evaluate(BOXES)
+    assert zoomed["minimap"] is not None
+    for box in zoomed["boxes"]:
+        assert not overlaps(box, zoomed["minimap"]), f"the minimap hides node {box['node']}"
+    view.locator(".btt-button-reset").click()
+    page.wait_for_timeout(200)
+
     # a click on a node that is on screen selects it and leaves the view alone
     before = view.evaluate("(el) => el.bttView.view()")
     centre = view.evaluate("(el) => el.bttView.nodeCenter(4)")
@@ -99,15 +119,6 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     page.mouse.click(centre["x"], centre["y"])
     page.wait_for_timeout(200)
     assert not status.is_visible()
-
-    # Save: the view as a PNG download; from Python, the static picture as SVG and PNG
-    with page.expect_download(timeout=10_000) as download:
-        view.locator(".btt-button-save").click()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    download.value.save_as(ARTIFACTS / "first-view-wine-saved.png")
-    assert (ARTIFACTS / "first-view-wine-saved.png").read_bytes()[:4] == b"\x89PNG"
-    kernel_eval(page, f"view.save({str(ARTIFACTS / 'first-view-wine.svg')!r})")
-    assert (ARTIFACTS / "first-view-wine.svg").read_text().startswith("<svg")
 
     # after a theme change, every chart's bitmap is as wide as its box (not blurred)
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")

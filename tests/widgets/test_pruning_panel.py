@@ -514,3 +514,26 @@ def test_the_saved_text_repr_carries_no_state_a_run_changes(data):
     after = after[0] if isinstance(after, tuple) else after
     assert "not run" not in before["text/plain"] and before["text/plain"] == after["text/plain"]
     assert "finished" in repr(panel)  # repr() itself still says where the panel is
+
+
+def test_a_tsdt_model_is_pruned_and_the_export_says_why_it_cannot_be_written():
+    import itertools
+    import warnings
+
+    import pandas as pd
+
+    rows = list(itertools.product(range(3), range(3), range(2), range(3), range(4), range(2)))
+    X = pd.DataFrame(rows, columns=["a1", "a2", "a3", "a4", "a5", "a6"])
+    y = ((X.a1 == X.a2) | (X.a5 == 0)).astype(int).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tsdt = btt.TSDTClassifier(lambda_=0.01, n_iter=30, random_state=0).fit(X, y)
+    panel = PruningPanel(tsdt, X, y, method="prune", tolerance=0.02)
+    assert panel.error == "" and not panel.start_button.disabled
+    panel.start()
+    result = panel.wait(120)
+    assert panel.error == "" and result is not None
+    assert panel.export_button.disabled
+    assert "cannot be written back" in panel.export_message.value and "result.ensemble" in panel.export_message.value
+    with pytest.raises(btt.UnsupportedModelError, match="cannot be exported"):
+        panel.export()
