@@ -64,9 +64,20 @@ export function treeCamera(scene) {
   function fitAll() {
     const { tree } = scene;
     if (!tree) return;
-    const [width, height] = viewport();
+    let [width, height] = viewport();
     const worldW = bounds.maxX - bounds.minX + tree.slot;
     view.sx = Math.min(1.2, width / worldW);
+    // a canvas that follows the tree grows (up to its limit) so that the
+    // height does not shrink the text away when the width would keep it
+    if (model.get("height") <= 0) {
+      const wanted = worldHeight(bounds.maxDepth) * Math.min(1.2, Math.max(view.sx, TEXT_MIN_SCALE)) + 18;
+      const grown = Math.round(Math.max(AUTO_HEIGHT[0], Math.min(AUTO_HEIGHT[1], wanted)));
+      if (grown > height) {
+        canvas.setHeight(grown);
+        root.dataset.canvasHeight = String(grown);
+        height = grown;
+      }
+    }
     view.sy = Math.min(1.2, (height - 10) / worldHeight(bounds.maxDepth));
     view.tx = (width - (bounds.maxX + bounds.minX) * view.sx) / 2;
     view.ty = 8;

@@ -114,7 +114,13 @@ function groupMultiway(model, tree) {
         last = next;
       }
       if (members.length < 2) continue;
-      tree.groups.set(i, { members, kids: [...members.map((m) => tree.left[m]), tree.right[last]] });
+      const kids = members.map((m) => tree.left[m]);
+      // the "other" branch: kept unless it is a leaf no training row (and no row of X) reached
+      const other = tree.right[last];
+      const empty = tree.left[other] < 0 && tree.samples[other] === 0 && (!tree.dataCount || tree.dataCount[other] === 0);
+      if (empty) tree.hidden[other] = 1;
+      else kids.push(other);
+      tree.groups.set(i, { members, kids });
     }
   }
   tree.kids = (i) => {

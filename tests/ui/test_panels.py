@@ -244,11 +244,17 @@ def test_comparison_panel(page, lab, notebook_dir):
     click_node(page, tsdt_tree, 0)
     tsdt_tree.locator(".btt-details-title").wait_for(timeout=10_000)
     details = tsdt_tree.locator(".btt-details-table").inner_text()
-    assert "branches" in details and "other" in details  # the root's multiway split, one row per branch
+    assert "branches" in details and "= 0" in details  # the root's multiway split, one row per branch
     drawn = tsdt_tree.evaluate("(el) => el.bttView.labels()")
     edges = [label["lines"][0] for label in drawn if label.get("edge")]
-    assert "other" in edges and any(edge.startswith("= ") for edge in edges)  # a child per category
+    assert any(edge.startswith("= ") for edge in edges)  # a child per category
+    # no empty "other" leaf: a branch no training row and no row of X reached is not drawn
+    assert not [label for label in drawn if "node" in label and "train 0 · X 0" in " ".join(label["lines"])]
     assert any(label["lines"][1].endswith(" branches") for label in drawn if "node" in label and len(label["lines"]) > 2)
+    # Fit keeps the labels of a small tree
+    tsdt_tree.locator(".btt-button-fit").click()
+    page.wait_for_timeout(300)
+    assert tsdt_tree.get_attribute("data-text-shown") == "1"
     # the two canvases start at the same height on the page
     tops = [trees.nth(k).locator(".btt-tree-stage canvas").bounding_box()["y"] for k in range(2)]
     assert abs(tops[0] - tops[1]) < 2, tops
