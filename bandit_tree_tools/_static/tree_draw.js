@@ -8,7 +8,7 @@
 // frame wrote is left in `s.drawn` for tests and automation.
 
 import { bttClassColour, bttRGBString, bttTint, bttDiverging, bttSequential, bttFormat, bttElement, bttTextOn } from "./common.js";
-import { FONT_PX, LINE_H, MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT, MARK_CHANGED, className, lessThan, nodeLines, edgeLabels } from "./tree_model.js";
+import { FONT_PX, LINE_H, MIN_BOX_W, MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT, MARK_CHANGED, className, lessThan, nodeLines, edgeLabels } from "./tree_model.js";
 import { TEXT_MIN_SCALE } from "./tree_camera.js";
 
 export function drawTreeFrame(s, ctx, width, height) {
@@ -21,6 +21,7 @@ export function drawTreeFrame(s, ctx, width, height) {
   }
   if (!colours) resetColours();
   const drawn = (s.drawn = []); // what this frame writes (for tests)
+  s.leafMixes = []; // the leaves' class-mix bars of this frame (for tests)
   const sx = view.sx;
   const ts = Math.min(view.sx, view.sy); // text scale
   const boxW = tree.boxW * sx;
@@ -170,11 +171,49 @@ export function drawTreeFrame(s, ctx, width, height) {
       const first = top + boxH / 2 - ((lines.length - 1) * lineH) / 2;
       for (let k2 = 0; k2 < lines.length; k2++) ctx.fillText(lines[k2], cx, first + k2 * lineH);
       if (drawn.length < 4000) drawn.push({ node: i, lines, font: FONT_PX * ts, fg, bg: fill, faded: isFaded, scale: ts, width: w });
+      if (ts >= LEAF_BAR_SCALE && tree.left[i] < 0) drawLeafMix(s, ctx, i, left, top + boxH, w, ts);
     }
   }
   ctx.globalAlpha = 1;
   if (withText && onPath) drawPathValues(s, ctx, ts, boxH);
   drawTreeMinimap(s, ctx, width, height);
+}
+
+// Large enough (ts >= LEAF_BAR_SCALE), a leaf shows its class mix under its
+// box: a bar of the classes' shares, as long as the box for the leaf with the
+// most training rows (MIN_BOX_W) and shorter in proportion (a regression leaf: its value's
+// place between the smallest and largest leaf values).
+const LEAF_BAR_SCALE = 1;
+function drawLeafMix(s, ctx, i, left, bottom, w, ts) {
+  const { model, tree } = s;
+  const h = 5 * ts;
+  const y = bottom + 2 * ts;
+  const rows = tree.samples[i] >= 0 && tree.maxLeafSamples > 0 ? tree.samples[i] / tree.maxLeafSamples : 1;
+  const length = Math.max(2, MIN_BOX_W * s.view.sx * rows); // every box is at least MIN_BOX_W wide
+  const segments = [];
+  if (model.get("value_kind") === "fractions" && tree.width > 1) {
+    let at = left;
+    for (let c = 0; c < tree.width; c++) {
+      const share = tree.value[i * tree.width + c];
+      if (!(share > 0)) continue;
+      ctx.fillStyle = bttClassColour(c);
+      ctx.fillRect(at, y, share * length, h);
+      segments.push([c, share]);
+      at += share * length;
+    }
+  } else {
+    const limit = tree.valueLimit || 1;
+    const place = (tree.value[i * tree.width] / limit + 1) / 2; // -limit .. +limit -> 0 .. 1
+    ctx.fillStyle = s.theme.border;
+    ctx.fillRect(left, y + h / 2 - 0.5, length, 1);
+    ctx.fillStyle = s.theme.path;
+    ctx.fillRect(left + Math.max(0, Math.min(1, place)) * length - 1.5, y, 3, h);
+    segments.push(["value", place]);
+  }
+  ctx.strokeStyle = s.theme.border;
+  ctx.lineWidth = 1;
+  ctx.strokeRect(left, y, length, h);
+  if (s.leafMixes.length < 4000) s.leafMixes.push({ node: i, rows, segments, width: length });
 }
 
 // The end of a row's path: a box under its last node with the row's values

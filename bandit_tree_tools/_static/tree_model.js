@@ -8,7 +8,7 @@ import { bttColumn, bttClassColour, bttTintRGB, bttDivergingRGB, bttSequentialRG
 
 export const FONT_PX = 12;
 export const LINE_H = 15;
-const MIN_BOX_W = 84;
+export const MIN_BOX_W = 84;
 const MAX_TEXT_W = 200; // wider feature names wrap onto more lines
 const GAP_X = 18; // between neighbouring boxes
 const GAP_Y = 46; // between levels: room for the edge labels
@@ -73,11 +73,14 @@ export function readTree(model) {
   // colour scales need the range of leaf values and of counts
   let limit = 0;
   let maxSamples = 0;
+  let maxLeafSamples = 0;
   let maxImpurity = 0;
   tree.parent = new Int32Array(tree.n).fill(-1);
   for (let i = 0; i < tree.n; i++) {
-    if (tree.left[i] < 0) limit = Math.max(limit, Math.abs(tree.value[i * tree.width]));
-    else {
+    if (tree.left[i] < 0) {
+      limit = Math.max(limit, Math.abs(tree.value[i * tree.width]));
+      if (tree.samples[i] > maxLeafSamples) maxLeafSamples = tree.samples[i];
+    } else {
       tree.parent[tree.left[i]] = i;
       tree.parent[tree.right[i]] = i;
     }
@@ -86,6 +89,7 @@ export function readTree(model) {
   }
   tree.valueLimit = limit;
   tree.maxSamples = maxSamples;
+  tree.maxLeafSamples = maxLeafSamples;
   tree.maxImpurity = maxImpurity;
   groupMultiway(model, tree);
   measureTree(model, tree);

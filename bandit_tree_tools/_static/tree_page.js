@@ -150,6 +150,7 @@ export function treeViewHandle(s, { canvas, screenOf, zoomAt, frameMs }) {
       return { left: cx - half, right: cx + half, top, bottom: top + tree.boxH * view.sy };
     },
     minimapBox: () => s.minimap || null,
+    leafMixes: () => s.leafMixes || [],
     labels: () => s.drawn.map((item) => ({
       ...item,
       textWidth: Math.max(...item.lines.map((line) => textWidth(line))) * item.scale,

@@ -8,6 +8,8 @@ artefact folder (``test-artifacts/``, git-ignored; ``BTT_UI_ARTIFACTS``
 points it elsewhere).
 """
 
+import json
+
 import pytest
 
 from .conftest import ARTIFACTS, screenshot
@@ -83,6 +85,18 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     assert zoomed["minimap"] is not None
     for box in zoomed["boxes"]:
         assert not overlaps(box, zoomed["minimap"]), f"the minimap hides node {box['node']}"
+    # drawn large, each leaf shows its class mix as a bar sized by its rows
+    mixes = view.evaluate("(el) => el.bttView.leafMixes()")
+    values = json.loads(kernel_eval(page, (
+        "import json; print(json.dumps({'value': model.tree_.value[:, 0].tolist(), 'n': model.tree_.n_node_samples.tolist()}))")))
+    assert mixes, "no leaf shows its class mix at this zoom"
+    widest = max(mix["width"] / mix["rows"] for mix in mixes)
+    for mix in mixes:
+        node = mix["node"]
+        shares = dict((c, share) for c, share in mix["segments"])
+        expected = {c: v for c, v in enumerate(values["value"][node]) if v > 0}
+        assert shares.keys() == expected.keys() and all(abs(shares[c] - expected[c]) < 1e-6 for c in expected)
+        assert abs(mix["width"] - widest * mix["rows"]) < 2.5  # as long as its share of the largest leaf's rows
     view.locator(".btt-button-reset").click()
     page.wait_for_timeout(200)
 
