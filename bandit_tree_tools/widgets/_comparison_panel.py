@@ -67,6 +67,10 @@ def comparison_table_html(frame) -> str:
             + "".join(body) + "</table>")
 
 
+# TSDTClassifier's variant -> the method name compare_trees gives its row
+VARIANT_TITLES = {"optimistic": "optimistic TSDT", "fast": "Fast-TSDT", "clark": "TSDT"}
+
+
 class ComparisonPanel(StaticFallback, ipywidgets.VBox):
     """A TSDT (or Fast-TSDT) tree next to another tree, with the
     :func:`bandit_tree_tools.compare_trees` table and the convergence trace
@@ -82,8 +86,10 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         The result of :func:`compare_trees`.
     X, y : optional
         Rows routed through both trees (counts per node, decision paths).
-    titles : (str, str)
-        Titles of the two trees.
+    titles : (str, str), optional
+        Titles of the two trees; by default the TSDT tree's row name in
+        :func:`compare_trees`' table ("optimistic TSDT", "Fast-TSDT" or
+        "TSDT", from its ``variant``) and "your tree".
 
     Examples
     --------
@@ -99,7 +105,7 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
     ('ComparisonPanel', 2, '')
     """
 
-    def __init__(self, tsdt, model=None, *, table=None, X=None, y=None, titles=("TSDT", "your tree")):
+    def __init__(self, tsdt, model=None, *, table=None, X=None, y=None, titles=None):
         super().__init__()
         self.add_class("btt-comparison-panel")
         self.error_box = ErrorBox()
@@ -121,6 +127,8 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         if table is not None and not hasattr(table, "iterrows"):
             messages.append(f"table must be the DataFrame returned by compare_trees, got {type(table).__name__}")
             self.table = None
+        if titles is None:  # the TSDT tree goes by its row's name in compare_trees' table
+            titles = (VARIANT_TITLES.get(getattr(tsdt, "variant", None), "TSDT"), "your tree")
         self.views = []
         for ensemble, title in ((self.tsdt_ensemble, titles[0]), (self.model_ensemble, titles[1])):
             if ensemble is None:

@@ -79,7 +79,7 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
 
     # zoomed in, the minimap shows where it hides no node
     width = found["width"]
-    view.evaluate(f"(el) => el.bttView.zoom({width / 2}, 30, 1.8)")
+    view.evaluate(f"(el) => el.bttView.zoom({width / 2}, {found['height'] - 30}, 1.8)")  # towards the leaves
     page.wait_for_timeout(200)
     zoomed = view.evaluate(BOXES)
     assert zoomed["minimap"] is not None

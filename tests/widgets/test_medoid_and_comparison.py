@@ -203,6 +203,10 @@ def test_comparison_panel_shows_both_trees_table_and_trace(monk1):
     assert "btt-comparison-table" in panel.table_html.value
     for method in table["method"]:
         assert method in panel.table_html.value
+    # the TSDT tree is titled by its own row of the table (the default variant is the optimistic search)
+    assert tsdt_view.canvas.title.startswith("optimistic TSDT · ") and "optimistic TSDT" in set(table["method"])
+    assert ComparisonPanel(btt.TSDTClassifier(lambda_=0.01, max_iter=20, variant="fast", random_state=0).fit(X, y)
+                           ).views[0].canvas.title.startswith("Fast-TSDT · ")
     assert "<polyline" in panel.trace_html.value
     html = panel._repr_mimebundle_()["text/html"]
     assert html.count("<svg") >= 3 and "<script" not in html.lower()

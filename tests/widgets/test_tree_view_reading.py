@@ -125,3 +125,13 @@ def test_save_writes_the_picture_as_svg_and_png(cancer, tmp_path):
         view.save(tmp_path / "tree.jpg")
     # the saved notebook's static picture is the same drawing, to the depth it shows
     assert view.picture(3) in view.static_html()
+
+
+def test_counts_of_one_read_in_the_singular(cancer):
+    model, X, y = cancer
+    leaves = model.apply(X)
+    one_per_leaf = X.iloc[[int(np.flatnonzero(leaves == leaf)[0]) for leaf in np.unique(leaves)]]
+    panel = btt.MedoidPanel(model, one_per_leaf, n_medoids=2)
+    labels = [label for label, _ in panel.leaf_picker.options]
+    assert labels and all(label.endswith("· 1 row") for label in labels), labels
+    assert "1 row, 1 medoid" in panel.gallery.title and "1 rows" not in panel.gallery.title
