@@ -27,16 +27,22 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of
 
 from bandit_tree_tools.tree import make_tree
 from bandit_tree_tools.widgets import _payload
 from bandit_tree_tools.widgets._assets import module_source
 
-from _timing import best_of
-
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def complete_tree(n_nodes: int):
@@ -53,8 +59,15 @@ def complete_tree(n_nodes: int):
         samples[node] = samples[2 * node + 1] + samples[2 * node + 2]
     value = rng.random((n_nodes, 3))
     value /= value.sum(axis=1, keepdims=True)
-    return make_tree(left, right, feature=rng.integers(0, 20, n_nodes), threshold=rng.normal(size=n_nodes),
-                     value=value, n_node_samples=samples, impurity=rng.random(n_nodes))
+    return make_tree(
+        left,
+        right,
+        feature=rng.integers(0, 20, n_nodes),
+        threshold=rng.normal(size=n_nodes),
+        value=value,
+        n_node_samples=samples,
+        impurity=rng.random(n_nodes),
+    )
 
 
 def python_side(tree):
@@ -62,9 +75,19 @@ def python_side(tree):
     binary = sum(len(v) for v in payload.values() if isinstance(v, bytes))
 
     def as_json():
-        columns = {name: getattr(tree, name).tolist() for name in (
-            "children_left", "children_right", "feature", "threshold", "value", "n_node_samples",
-            "weighted_n_node_samples", "impurity")}
+        columns = {
+            name: getattr(tree, name).tolist()
+            for name in (
+                "children_left",
+                "children_right",
+                "feature",
+                "threshold",
+                "value",
+                "n_node_samples",
+                "weighted_n_node_samples",
+                "impurity",
+            )
+        }
         return json.dumps(columns)
 
     json_seconds, text = best_of(as_json, repeat=2)
@@ -162,8 +185,11 @@ def main():
     print(f"  first paint: payload + decode, layout, draw  {paint:8.1f} ms   (target 2000; {paint / 2000:.2f} of it)")
     print(f"  expand all: layout + draw                     {result['expand']:8.1f} ms")
     print(f"  {'zoom frames, median (ms)':44}{'draw':>8}{'on screen':>11}   (target 33 ms)")
-    for name, label in (("initial", "initial depth, readable zoom"), ("expanded", "every node, fitted (dots)"),
-                        ("readable", "every node, readable zoom (text)")):
+    for name, label in (
+        ("initial", "initial depth, readable zoom"),
+        ("expanded", "every node, fitted (dots)"),
+        ("readable", "every node, readable zoom (text)"),
+    ):
         frame = result[name]
         print(f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}")
 

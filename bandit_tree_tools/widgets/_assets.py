@@ -15,7 +15,7 @@ only on the entry's ``export default``.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _STATIC = Path(__file__).resolve().parent.parent / "_static"
@@ -28,7 +28,7 @@ _EXPORTED = re.compile(r"^export\s+(?:async\s+)?(?:function\*?|const|let|class)\
 MODULES = ("tree_view.js", "reward_chart.js", "medoid_gallery.js")
 
 
-@lru_cache(maxsize=None)
+@cache
 def static_dir() -> Path:
     """The folder holding the panels' JavaScript and CSS."""
     if not (_STATIC / _MARKER).is_file():
@@ -39,7 +39,7 @@ def static_dir() -> Path:
     return _STATIC
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_asset(name: str) -> str:
     return (static_dir() / name).read_text(encoding="utf-8")
 
@@ -78,7 +78,7 @@ def _ordered(entry: str) -> list:
     return order
 
 
-@lru_cache(maxsize=None)
+@cache
 def module_source(entry: str) -> str:
     """One panel's ES module: ``entry`` and the files it imports, joined
     (see the module docstring)."""

@@ -75,8 +75,7 @@ class ErrorBox(ipywidgets.HTML):
         self.show(f"unexpected error, please report it: {describe_error(failure)}")
         trace = "".join(traceback.format_exception(type(failure), failure, failure.__traceback__))
         self.traceback = trace
-        self.value += (f'<details class="btt-traceback"><summary>traceback</summary><pre>{escape(trace)}</pre>'
-                       "</details>")
+        self.value += f'<details class="btt-traceback"><summary>traceback</summary><pre>{escape(trace)}</pre></details>'
 
 
 # Kept with the saved picture: where the widget cannot be shown (a saved

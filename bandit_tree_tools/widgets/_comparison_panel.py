@@ -9,8 +9,17 @@ from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, impo
 from ._static_html import error_html, escape, number, section
 from ._tree_view import TreeView
 
-TABLE_COLUMNS = ("method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves", "n_splits", "objective",
-                 "seconds", "note")
+TABLE_COLUMNS = (
+    "method",
+    "lambda_",
+    "train_accuracy",
+    "test_accuracy",
+    "n_leaves",
+    "n_splits",
+    "objective",
+    "seconds",
+    "note",
+)
 
 
 def trace_svg(mean, sd, *, width: int = 560, height: int = 160) -> str:
@@ -63,8 +72,11 @@ def comparison_table_html(frame) -> str:
             style = "padding:2px 8px;text-align:right" + (";font-weight:700" if bold else "")
             cells.append(f'<td style="{style}">{escape(text)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<table class="btt-comparison-table" style="border-collapse:collapse"><tr>{head}</tr>'
-            + "".join(body) + "</table>")
+    return (
+        f'<table class="btt-comparison-table" style="border-collapse:collapse"><tr>{head}</tr>'
+        + "".join(body)
+        + "</table>"
+    )
 
 
 # TSDTClassifier's variant -> the method name compare_trees gives its row
@@ -115,8 +127,9 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
             messages.append(f"TSDT model: {error}")
         self.trace = getattr(tsdt, "trace_", None)
         if self.trace is not None and not (hasattr(self.trace, "mean") and hasattr(self.trace, "sd")):
-            messages.append(f"TSDT model: trace_ must be a SearchTrace (mean and sd per iteration), got "
-                            f"{type(self.trace).__name__}")
+            messages.append(
+                f"TSDT model: trace_ must be a SearchTrace (mean and sd per iteration), got {type(self.trace).__name__}"
+            )
             self.trace = None
         self.model_ensemble = None
         if model is not None:
@@ -176,8 +189,11 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
     def static_html(self) -> str:
         parts = [error_html(self.error)] if self.error else []
         parts.append(self._table_html())
-        parts.append('<div style="display:flex;flex-wrap:wrap;gap:12px">'
-                     + "".join(f"<div>{view.static_html()}</div>" for view in self.views) + "</div>")
+        parts.append(
+            '<div style="display:flex;flex-wrap:wrap;gap:12px">'
+            + "".join(f"<div>{view.static_html()}</div>" for view in self.views)
+            + "</div>"
+        )
         parts.append(self._trace_html())
         return '<div class="btt-static btt-comparison-panel-static">' + "".join(parts) + "</div>"
 

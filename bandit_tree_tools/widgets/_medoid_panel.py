@@ -9,7 +9,17 @@ from ..medoids import LeafMedoids
 from ..medoids._core import check_rows
 from ..tree import check_X
 from ._assets import module_source, stylesheet
-from ._common import USER_ERRORS, ErrorBox, StaticFallback, anywidget, describe_error, import_model, ipywidgets, plural, traitlets
+from ._common import (
+    USER_ERRORS,
+    ErrorBox,
+    StaticFallback,
+    anywidget,
+    describe_error,
+    import_model,
+    ipywidgets,
+    plural,
+    traitlets,
+)
 from ._payload import column
 from ._static_html import error_html, escape, section, table
 from ._tree_view import TreeView
@@ -136,8 +146,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         """A precomputed result's settings where none is given (a given one
         that differs is reported), then the defaults."""
         if medoids is not None and not isinstance(medoids, LeafMedoids):
-            messages.append(f"ParameterError: medoids must be a LeafMedoids result of leaf_medoids, got "
-                            f"{type(medoids).__name__}")
+            messages.append(
+                f"ParameterError: medoids must be a LeafMedoids result of leaf_medoids, got {type(medoids).__name__}"
+            )
             medoids = None
         if medoids is not None:
             settings = medoids.differences(tree=tree, n_medoids=n_medoids, metric=metric)
@@ -154,14 +165,16 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         image shape; a problem becomes a message and leaves ``X`` unset."""
         try:
             if not 0 <= self.tree_index < self.ensemble.n_trees:
-                raise NodeError(f"tree {self.tree_index} does not exist; the model has trees "
-                                f"0..{self.ensemble.n_trees - 1}")
+                raise NodeError(
+                    f"tree {self.tree_index} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}"
+                )
             self.X = self.ensemble.check_X(X)
             self.X_input = X
             if medoids is not None:
-                data = medoids.differences(ensemble=self.ensemble,
-                                           X=check_rows(check_X(X, self.ensemble.n_features_in_,
-                                                                self.ensemble.feature_names_in_, "float64")))
+                data = medoids.differences(
+                    ensemble=self.ensemble,
+                    X=check_rows(check_X(X, self.ensemble.n_features_in_, self.ensemble.feature_names_in_, "float64")),
+                )
                 if data:
                     raise DataError("; ".join(data))
                 for known in medoids.leaves.tolist():
@@ -180,8 +193,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             self.X = None
 
     def _build_controls(self, n_medoids) -> None:
-        self.k = ipywidgets.BoundedIntText(value=int(n_medoids), min=1, max=100, description="medoids (k)",
-                                           layout=ipywidgets.Layout(width="170px"))
+        self.k = ipywidgets.BoundedIntText(
+            value=int(n_medoids), min=1, max=100, description="medoids (k)", layout=ipywidgets.Layout(width="170px")
+        )
         self.leaf_picker = ipywidgets.Dropdown(options=[], description="leaf", layout=ipywidgets.Layout(width="280px"))
         self.controls = ipywidgets.HBox([self.leaf_picker, self.k])
         self.controls.add_class("btt-medoid-controls")
@@ -205,8 +219,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         leaves = np.flatnonzero(self.ensemble.trees[self.tree_index].children_left == -1)
         self.rows_per_leaf = {int(node): int(np.count_nonzero(leaf_of_row == node)) for node in leaves}
         ordered = sorted(self.rows_per_leaf, key=lambda node: (-self.rows_per_leaf[node], node))
-        self.leaf_picker.options = [(f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node)
-                                    for node in ordered]
+        self.leaf_picker.options = [
+            (f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node) for node in ordered
+        ]
         first = leaf if leaf is not None else ordered[0]
         notice = ""
         if first not in self.rows_per_leaf:
@@ -246,8 +261,15 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             from ..medoids import leaf_medoids
 
             self._cache[key] = leaf_medoids(
-                self.ensemble, self.X_input, n_medoids=int(self.k.value), tree=self.tree_index, leaves=[int(leaf)],
-                metric=self.metric, p=self.p, algorithm=self.algorithm, random_state=self.random_state,
+                self.ensemble,
+                self.X_input,
+                n_medoids=int(self.k.value),
+                tree=self.tree_index,
+                leaves=[int(leaf)],
+                metric=self.metric,
+                p=self.p,
+                algorithm=self.algorithm,
+                random_state=self.random_state,
             )
         return self._cache[key]
 
@@ -275,7 +297,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             self.gallery.n_medoids = int(len(rows))
             self.gallery.rows = [int(row) for row in rows]
             self.gallery.sizes = [int(size) for size in result.cluster_sizes[leaf]]
-            self.gallery.title = f"Leaf {leaf} of tree {self.tree_index}: {plural(n_rows, 'row')}, {plural(len(rows), 'medoid')}"
+            self.gallery.title = (
+                f"Leaf {leaf} of tree {self.tree_index}: {plural(n_rows, 'row')}, {plural(len(rows), 'medoid')}"
+            )
             self.gallery.info = (
                 f"algorithm: {result.algorithms.get(leaf, result.algorithm)} · metric: {result.metric} · "
                 f"loss {result.loss[leaf]:.4g} · distance calls for this leaf: {result.distance_calls.get(leaf, 0)}"
@@ -300,11 +324,16 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             body += "".join(self._image_svg(row) for row in result.prototypes[leaf])
         else:
             header = ["feature"] + [f"row {row}" for row in rows]
-            lines = [[names[f]] + [f"{value:.4g}" for value in result.prototypes[leaf][:, f]]
-                     for f in range(self.X.shape[1])]
+            lines = [
+                [names[f]] + [f"{value:.4g}" for value in result.prototypes[leaf][:, f]] for f in range(self.X.shape[1])
+            ]
             body += table(lines, header)
-        return ('<div class="btt-static btt-medoid-panel-static">' + self.tree_view.static_html()
-                + section("Leaf medoids", body) + "</div>")
+        return (
+            '<div class="btt-static btt-medoid-panel-static">'
+            + self.tree_view.static_html()
+            + section("Leaf medoids", body)
+            + "</div>"
+        )
 
     def _image_svg(self, values) -> str:
         height, width = self.image_shape
@@ -315,12 +344,17 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         for index, value in enumerate(values):
             grey = int(round(255 * (1 - np.clip((value - low) / span, 0, 1))))
             y, x = divmod(index, width)
-            cells.append(f'<rect x="{x * size}" y="{y * size}" width="{size}" height="{size}" '
-                         f'fill="rgb({grey},{grey},{grey})"/>')
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * size}" height="{height * size}" '
-                f'style="margin:4px;border:1px solid #ddd">{"".join(cells)}</svg>')
+            cells.append(
+                f'<rect x="{x * size}" y="{y * size}" width="{size}" height="{size}" fill="rgb({grey},{grey},{grey})"/>'
+            )
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * size}" height="{height * size}" '
+            f'style="margin:4px;border:1px solid #ddd">{"".join(cells)}</svg>'
+        )
 
     def __repr__(self) -> str:
         if self.tree_view is None:
             return f"MedoidPanel(error={self.error!r})"
-        return f"MedoidPanel({self.ensemble!r}, tree={self.tree_index}, leaf={self.leaf_picker.value}, k={self.k.value})"
+        return (
+            f"MedoidPanel({self.ensemble!r}, tree={self.tree_index}, leaf={self.leaf_picker.value}, k={self.k.value})"
+        )

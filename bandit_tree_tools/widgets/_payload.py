@@ -190,8 +190,17 @@ def after_marks(before: TreeArrays, after: TreeArrays):
     return marks, previous
 
 
-def split_histogram(tree: TreeArrays, node: int, X: np.ndarray, rows: np.ndarray, *, y=None, classes=None,
-                    row: int = -1, bins: int | None = None) -> dict:
+def split_histogram(
+    tree: TreeArrays,
+    node: int,
+    X: np.ndarray,
+    rows: np.ndarray,
+    *,
+    y=None,
+    classes=None,
+    row: int = -1,
+    bins: int | None = None,
+) -> dict:
     """The split feature of ``node`` for the rows of ``X`` that reach it
     (``rows``): bin edges and counts stacked by class of ``y`` (one series
     without ``y``; a density when ``y`` is numeric and ``classes`` None), the
@@ -200,9 +209,12 @@ def split_histogram(tree: TreeArrays, node: int, X: np.ndarray, rows: np.ndarray
     values = np.asarray(X[rows, feature], dtype=np.float64)
     finite = np.isfinite(values)
     histogram = {
-        "node": int(node), "feature": feature, "n_rows": int(rows.size),
+        "node": int(node),
+        "feature": feature,
+        "n_rows": int(rows.size),
         "threshold": None if tree.is_categorical[node] else float(tree.threshold[node]),
-        "row": int(row), "row_value": None,
+        "row": int(row),
+        "row_value": None,
     }
     if 0 <= row < X.shape[0]:
         value = float(X[row, feature])

@@ -20,8 +20,8 @@ def _number(element, name: str, default: float = 0.0) -> float:
 
 def svg_to_png(svg: str, path, *, dpi: int = 150) -> None:
     """Draw an SVG of lines, rectangles and text into a PNG file."""
-    from matplotlib.figure import Figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
     root = ElementTree.fromstring(svg)
@@ -43,21 +43,41 @@ def svg_to_png(svg: str, path, *, dpi: int = 150) -> None:
             for child in element:
                 draw(child, inner)
         elif tag == "line":
-            axes.plot([_number(element, "x1"), _number(element, "x2")], [_number(element, "y1"), _number(element, "y2")],
-                      color=element.get("stroke", "#888888"), linewidth=1 * points * 1.3, alpha=opacity)
+            axes.plot(
+                [_number(element, "x1"), _number(element, "x2")],
+                [_number(element, "y1"), _number(element, "y2")],
+                color=element.get("stroke", "#888888"),
+                linewidth=1 * points * 1.3,
+                alpha=opacity,
+            )
         elif tag == "rect":
             dashed = element.get("stroke-dasharray")
-            axes.add_patch(Rectangle(
-                (_number(element, "x"), _number(element, "y")), _number(element, "width"), _number(element, "height"),
-                facecolor=element.get("fill", "none"), edgecolor=element.get("stroke", "none"), alpha=opacity,
-                linewidth=1.0, linestyle="--" if dashed else "-",
-            ))
+            axes.add_patch(
+                Rectangle(
+                    (_number(element, "x"), _number(element, "y")),
+                    _number(element, "width"),
+                    _number(element, "height"),
+                    facecolor=element.get("fill", "none"),
+                    edgecolor=element.get("stroke", "none"),
+                    alpha=opacity,
+                    linewidth=1.0,
+                    linestyle="--" if dashed else "-",
+                )
+            )
         elif tag == "text":
             anchor = {"middle": "center", "end": "right"}.get(element.get("text-anchor", "start"), "left")
             halo = element.get("stroke")
-            text = axes.text(_number(element, "x"), _number(element, "y"), element.text or "", ha=anchor, va="baseline",
-                             fontsize=font_px * points, color=element.get("fill", "#111111"), alpha=opacity,
-                             family="DejaVu Sans")
+            text = axes.text(
+                _number(element, "x"),
+                _number(element, "y"),
+                element.text or "",
+                ha=anchor,
+                va="baseline",
+                fontsize=font_px * points,
+                color=element.get("fill", "#111111"),
+                alpha=opacity,
+                family="DejaVu Sans",
+            )
             if halo:
                 from matplotlib import patheffects
 

@@ -68,14 +68,25 @@ def path_table_html(result, rows: int = 8) -> str:
     path = result.path
     if not len(path):
         return section("Path", "<div>no step: nothing could be removed</div>")
-    keep = sorted(set(range(min(rows // 2, len(path)))) | set(range(max(0, len(path) - rows // 2), len(path)))
-                  | {int(result.chosen)})
+    keep = sorted(
+        set(range(min(rows // 2, len(path))))
+        | set(range(max(0, len(path) - rows // 2), len(path)))
+        | {int(result.chosen)}
+    )
     lines = []
     for row in keep:
         record = path.iloc[row]
-        lines.append((int(record["step"]), int(record["leaves"]), int(record["trees"]), int(record["nodes"]),
-                      f"{float(record['metric']):.4f}", f"{float(record['elapsed']):.2f}",
-                      "chosen" if row == result.chosen else ""))
+        lines.append(
+            (
+                int(record["step"]),
+                int(record["leaves"]),
+                int(record["trees"]),
+                int(record["nodes"]),
+                f"{float(record['metric']):.4f}",
+                f"{float(record['elapsed']):.2f}",
+                "chosen" if row == result.chosen else "",
+            )
+        )
     header = ["step", "leaves", "trees", "nodes", result.params["metric"], "seconds", ""]
     return section(f"Path of the search ({len(path)} models; first, last and chosen)", table(lines, header))
 
@@ -112,37 +123,66 @@ class PathRuns:
 
     def _build_path_controls(self, tolerance, random_state):
         style = {"description_width": "80px"}
-        self.tolerance = ipywidgets.BoundedFloatText(value=float(tolerance), min=0.0, max=1e6, step=0.001,
-                                                     description="tolerance", style=style,
-                                                     layout=ipywidgets.Layout(width="215px"))
-        self.search = ipywidgets.Dropdown(options=["bandit", "exact"], value="bandit", description="search",
-                                          style=style, layout=ipywidgets.Layout(width="215px"))
-        self.path_seed = ipywidgets.IntText(value=int(random_state), description="seed", style=style,
-                                            layout=ipywidgets.Layout(width="215px"))
-        self.path_settings = ipywidgets.HBox([self.tolerance, self.search, self.path_seed],
-                                             layout=ipywidgets.Layout(flex_flow="row wrap"))
+        self.tolerance = ipywidgets.BoundedFloatText(
+            value=float(tolerance),
+            min=0.0,
+            max=1e6,
+            step=0.001,
+            description="tolerance",
+            style=style,
+            layout=ipywidgets.Layout(width="215px"),
+        )
+        self.search = ipywidgets.Dropdown(
+            options=["bandit", "exact"],
+            value="bandit",
+            description="search",
+            style=style,
+            layout=ipywidgets.Layout(width="215px"),
+        )
+        self.path_seed = ipywidgets.IntText(
+            value=int(random_state), description="seed", style=style, layout=ipywidgets.Layout(width="215px")
+        )
+        self.path_settings = ipywidgets.HBox(
+            [self.tolerance, self.search, self.path_seed], layout=ipywidgets.Layout(flex_flow="row wrap")
+        )
         self.path_settings.add_class("btt-pruning-settings")
         # after a run: another point of the same path
         self.tolerance_slider = ipywidgets.FloatSlider(
-            value=float(tolerance), min=0.0, max=max(0.05, 4 * float(tolerance)), step=0.0005,
-            readout_format=".4f", description="tolerance", continuous_update=False, disabled=True,
-            style={"description_width": "80px"}, layout=ipywidgets.Layout(width="520px"),
+            value=float(tolerance),
+            min=0.0,
+            max=max(0.05, 4 * float(tolerance)),
+            step=0.0005,
+            readout_format=".4f",
+            description="tolerance",
+            continuous_update=False,
+            disabled=True,
+            style={"description_width": "80px"},
+            layout=ipywidgets.Layout(width="520px"),
         )
         self.tolerance_slider.add_class("btt-tolerance-slider")
         # the text box and the slider show one tolerance: the slider's choice
         # is written back to the box, and the box moves the slider after a run
         self.tolerance_slider.observe(lambda change: setattr(self.tolerance, "value", change["new"]), names="value")
         self.tolerance.observe(self._on_tolerance_text, names="value")
-        self.tolerance_slider.observe(lambda change: self.choose(change["new"], self.margin_slider.value),
-                                      names="value")
+        self.tolerance_slider.observe(
+            lambda change: self.choose(change["new"], self.margin_slider.value), names="value"
+        )
         self.margin_slider = ipywidgets.FloatSlider(
-            value=MARGIN, min=0.0, max=4.0, step=0.25, readout_format=".2f", description="margin",
-            continuous_update=False, disabled=True, style={"description_width": "80px"},
+            value=MARGIN,
+            min=0.0,
+            max=4.0,
+            step=0.25,
+            readout_format=".2f",
+            description="margin",
+            continuous_update=False,
+            disabled=True,
+            style={"description_width": "80px"},
             layout=ipywidgets.Layout(width="520px"),
         )
         self.margin_slider.add_class("btt-margin-slider")
-        self.margin_slider.observe(lambda change: self.choose(self.tolerance_slider.value, change["new"]),
-                                   names="value")
+        self.margin_slider.observe(
+            lambda change: self.choose(self.tolerance_slider.value, change["new"]), names="value"
+        )
 
     def _on_tolerance_text(self, change) -> None:
         if self.tolerance_slider.disabled or change["new"] == self.tolerance_slider.value:
@@ -164,16 +204,23 @@ class PathRuns:
         self.tree_view.set_after(None)
         self.arm_table.value = ""
         self.metrics.value = ""
-        params = dict(tolerance=float(self.tolerance.value), margin=float(self.margin_slider.value),
-                      search=self.search.value, random_state=int(self.path_seed.value), progress=False)
+        params = dict(
+            tolerance=float(self.tolerance.value),
+            margin=float(self.margin_slider.value),
+            search=self.search.value,
+            random_state=int(self.path_seed.value),
+            progress=False,
+        )
         params.update(self._prune_params)
         self._set_status(f"Searching the smallest model within tolerance {params['tolerance']:g}…")
         self._started = time.perf_counter()
         self._outcome = (None, False, "the search ended without a result", [])
-        self._thread = threading.Thread(target=self._work_path, args=(params, self.round_log), daemon=True,
-                                        name="btt-prune")
-        self._ticker = threading.Thread(target=self._tick_path, args=(self.round_log, self._thread), daemon=True,
-                                        name="btt-prune-display")
+        self._thread = threading.Thread(
+            target=self._work_path, args=(params, self.round_log), daemon=True, name="btt-prune"
+        )
+        self._ticker = threading.Thread(
+            target=self._tick_path, args=(self.round_log, self._thread), daemon=True, name="btt-prune-display"
+        )
         self._thread.start()
         self._ticker.start()
         return True
@@ -199,13 +246,19 @@ class PathRuns:
             worker.join(REDRAW_INTERVAL)
             steps = log.snapshot()
             if worker.is_alive() and steps:
-                self.chart.show_path(**chart_arguments(
-                    [step["leaves"] for step in steps], [step["metric"] for step in steps],
-                    metric_name=self._metric_name()))
+                self.chart.show_path(
+                    **chart_arguments(
+                        [step["leaves"] for step in steps],
+                        [step["metric"] for step in steps],
+                        metric_name=self._metric_name(),
+                    )
+                )
                 if not log.stop_requested.is_set():
                     walk = f" (walk {steps[-1]['walk'] + 1})" if steps[-1]["walk"] else ""
-                    self._set_status(f"Searching: {plural(len(steps), 'step')} in all{walk}, "
-                                     f"{plural(steps[-1]['leaves'], 'leaf', 'leaves')} in the current model…")
+                    self._set_status(
+                        f"Searching: {plural(len(steps), 'step')} in all{walk}, "
+                        f"{plural(steps[-1]['leaves'], 'leaf', 'leaves')} in the current model…"
+                    )
         try:
             self._finish_path(*self._outcome)
         finally:
@@ -239,8 +292,9 @@ class PathRuns:
         self.tolerance_slider.disabled = self.margin_slider.disabled = False
         self._show_choice(result)
         head = f"Stopped after {len(result.path) - 1} steps" if stopped else f"Done: {len(result.path) - 1} steps"
-        self._set_status(with_notes(f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result),
-                                    notes))
+        self._set_status(
+            with_notes(f"{head} in {time.perf_counter() - self._started:.2f} s. " + choice_text(result), notes)
+        )
         self.chart.state = "stopped" if stopped else "done"  # last: the page waits for it
 
     def choose(self, tolerance: float, margin: float | None = None):
@@ -258,10 +312,15 @@ class PathRuns:
     def _show_choice(self, result) -> None:
         self.result = result
         path = result.path
-        self.chart.show_path(**chart_arguments(
-            path["leaves"].to_numpy(), path["metric"].to_numpy(), metric_name=result.params["metric"],
-            chosen=int(result.chosen), floor=result.metric_bound))
+        self.chart.show_path(
+            **chart_arguments(
+                path["leaves"].to_numpy(),
+                path["metric"].to_numpy(),
+                metric_name=result.params["metric"],
+                chosen=int(result.chosen),
+                floor=result.metric_bound,
+            )
+        )
         self.arm_table.value = path_table_html(result)
         self.metrics.value = self._metrics_html(result)
         self.tree_view.set_after(result._ensemble_by_position())  # the tree view pairs trees by position
-

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..exceptions import DataError, NotFittedError, ParameterError
 from ..pruning._metrics import COUNTS
-from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from . import _prune_path
+from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from ._live import RoundLog
 from ._prune_path import PathRuns, with_notes
 from ._reward_chart import RewardChart
@@ -78,9 +78,7 @@ def _check_method(method) -> str:
         )
         return "prune"
     if method not in METHODS:
-        raise ParameterError(
-            f"method must be 'bandit' (btt.bandit_prune) or 'prune' (btt.prune), got {method!r}"
-        )
+        raise ParameterError(f"method must be 'bandit' (btt.bandit_prune) or 'prune' (btt.prune), got {method!r}")
     return method
 
 
@@ -94,8 +92,17 @@ def _check_keywords(method: str, prune_params: dict) -> None:
 
     function = getattr(pruning, METHODS[method])
     accepted = [name for name in inspect.signature(function).parameters if name not in _CONTROLLED[method]]
-    panel_own = {"policy", "n_rounds", "eval_size", "candidates", "min_depth", "strategy", "random_state",
-                 "tolerance", "method"}
+    panel_own = {
+        "policy",
+        "n_rounds",
+        "eval_size",
+        "candidates",
+        "min_depth",
+        "strategy",
+        "random_state",
+        "tolerance",
+        "method",
+    }
     for name in prune_params:
         if name in _CONTROLLED[method]:
             raise ParameterError(f"PruningPanel sets {name!r} itself; do not pass it as a keyword")
@@ -238,7 +245,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         ready = self.ensemble is not None and self.X_val is not None
         self.start_button.disabled = not ready
         self.export_button.disabled = True
-        self._set_status("Ready: choose the settings and press Start." if ready else "Cannot run: see the message above.")
+        self._set_status(
+            "Ready: choose the settings and press Start." if ready else "Cannot run: see the message above."
+        )
         self.arm_table.layout.margin = "0 24px 0 0"
         tables = ipywidgets.HBox([self.arm_table, self.metrics])
         settings = self.path_settings if method == "prune" else self.settings
@@ -260,19 +269,34 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         names = [name for name in order if name in POLICIES] + sorted(set(POLICIES) - set(order))
         short = ipywidgets.Layout(width="215px")  # "epsilon_greedy" fits without clipping
         style = {"description_width": "80px"}
-        self.policy = ipywidgets.Dropdown(options=names, value=policy if policy in names else names[0],
-                                          description="policy", layout=short, style=style)
-        self.n_rounds = ipywidgets.BoundedIntText(value=n_rounds, min=1, max=10**8, description="rounds",
-                                                  layout=short, style=style)
-        self.eval_size = ipywidgets.BoundedFloatText(value=eval_size, min=1e-6, max=1e9, description="eval size",
-                                                     layout=short, style=style,
-                                                     tooltip="fraction of the validation rows (<= 1) or rows (> 1)")
-        self.candidates = ipywidgets.Dropdown(options=["twigs", "internal"], value=candidates,
-                                              description="candidates", layout=short, style=style)
-        self.min_depth = ipywidgets.BoundedIntText(value=min_depth, min=0, max=10**4, description="min depth",
-                                                   layout=short, style=style)
-        self.strategy = ipywidgets.Dropdown(options=["rank", "sequential"], value=strategy, description="strategy",
-                                            layout=short, style=style)
+        self.policy = ipywidgets.Dropdown(
+            options=names,
+            value=policy if policy in names else names[0],
+            description="policy",
+            layout=short,
+            style=style,
+        )
+        self.n_rounds = ipywidgets.BoundedIntText(
+            value=n_rounds, min=1, max=10**8, description="rounds", layout=short, style=style
+        )
+        self.eval_size = ipywidgets.BoundedFloatText(
+            value=eval_size,
+            min=1e-6,
+            max=1e9,
+            description="eval size",
+            layout=short,
+            style=style,
+            tooltip="fraction of the validation rows (<= 1) or rows (> 1)",
+        )
+        self.candidates = ipywidgets.Dropdown(
+            options=["twigs", "internal"], value=candidates, description="candidates", layout=short, style=style
+        )
+        self.min_depth = ipywidgets.BoundedIntText(
+            value=min_depth, min=0, max=10**4, description="min depth", layout=short, style=style
+        )
+        self.strategy = ipywidgets.Dropdown(
+            options=["rank", "sequential"], value=strategy, description="strategy", layout=short, style=style
+        )
         self.seed = ipywidgets.IntText(value=int(random_state), description="seed", layout=short, style=style)
         self.settings = ipywidgets.HBox(
             [self.policy, self.n_rounds, self.eval_size, self.candidates, self.min_depth, self.strategy, self.seed],
@@ -288,8 +312,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self.start_button.on_click(lambda _: self.start())
         self.stop_button.on_click(lambda _: self.stop())
         self.buttons = ipywidgets.HBox([self.start_button, self.stop_button, self.progress])
-        self.export_path = ipywidgets.Text(value="", placeholder="file name, e.g. pruned_model.joblib",
-                                           description="export to", layout=ipywidgets.Layout(width="380px"))
+        self.export_path = ipywidgets.Text(
+            value="",
+            placeholder="file name, e.g. pruned_model.joblib",
+            description="export to",
+            layout=ipywidgets.Layout(width="380px"),
+        )
         self.export_button = ipywidgets.Button(description="Export", icon="download")
         self.export_button.add_class("btt-export")
         self.export_message = ipywidgets.HTML("")
@@ -299,8 +327,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     def _params(self) -> dict:
         params = dict(
             # a whole number above 1 is rows, a fraction in (0, 1] a share: the pruning's own rule
-            n_rounds=int(self.n_rounds.value), eval_size=float(self.eval_size.value), candidates=self.candidates.value,
-            min_depth=int(self.min_depth.value), strategy=self.strategy.value, random_state=int(self.seed.value),
+            n_rounds=int(self.n_rounds.value),
+            eval_size=float(self.eval_size.value),
+            candidates=self.candidates.value,
+            min_depth=int(self.min_depth.value),
+            strategy=self.strategy.value,
+            random_state=int(self.seed.value),
             progress=False,
         )
         params.update(self._prune_params)
@@ -352,8 +384,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         self._thread = threading.Thread(
             target=self._work, args=(policy_name, params, self.round_log), daemon=True, name="btt-pruning"
         )
-        self._ticker = threading.Thread(target=self._tick, args=(self.round_log, self._thread), daemon=True,
-                                        name="btt-pruning-display")
+        self._ticker = threading.Thread(
+            target=self._tick, args=(self.round_log, self._thread), daemon=True, name="btt-pruning-display"
+        )
         self._thread.start()
         self._ticker.start()
         return True
@@ -363,8 +396,11 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         if not self.running:
             if self.round_log is not None and self.round_log.stop_requested.is_set():
                 return False  # Stop pressed again after it ended the run: keep the run's summary
-            self._set_status("Nothing to stop: no run in progress." if self.result is None else
-                             "Nothing to stop: the run has already finished.")
+            self._set_status(
+                "Nothing to stop: no run in progress."
+                if self.result is None
+                else "Nothing to stop: the run has already finished."
+            )
             return False
         if self.round_log.stop_requested.is_set():
             return False
@@ -426,8 +462,13 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             sums = np.bincount(arms, weights=snapshot["rewards"][:k], minlength=snapshot["counts"].size)
             with np.errstate(invalid="ignore", divide="ignore"):
                 means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
-            partial = {**snapshot, "rewards": snapshot["rewards"][:k], "counts": counts, "means": means,
-                       "phase_rounds": k}
+            partial = {
+                **snapshot,
+                "rewards": snapshot["rewards"][:k],
+                "counts": counts,
+                "means": means,
+                "phase_rounds": k,
+            }
             self._draw_live(log, partial)
             time.sleep(REPLAY_SECONDS / REPLAY_FRAMES)
 
@@ -445,8 +486,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         snapshot = log.snapshot() if snapshot is None else snapshot
         family = self._family
         with self.chart.hold_sync():
-            self.chart.show_rounds(snapshot["rewards"], self.progress.max if log.phase <= 0 else len(snapshot["rewards"]),
-                                   family)
+            self.chart.show_rounds(
+                snapshot["rewards"], self.progress.max if log.phase <= 0 else len(snapshot["rewards"]), family
+            )
             if snapshot["counts"].size:
                 self.chart.show_arms(snapshot["means"], snapshot["counts"], label=f"arm ({snapshot['counts'].size})")
         self.progress.value = min(self.progress.max, snapshot["phase_rounds"])
@@ -457,7 +499,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             self.arm_table.value = section(f"Most pulled arms{phase}", table(rows, ["arm", "pulls", "mean reward"]))
         if not log.stop_requested.is_set():
             note = self._few_rounds_note(int(snapshot["counts"].size))
-            self._set_status(f"Running: {len(snapshot['rewards'])} rounds played…" + (f" Warning: {note}" if note else ""))
+            self._set_status(
+                f"Running: {len(snapshot['rewards'])} rounds played…" + (f" Warning: {note}" if note else "")
+            )
 
     def _finish(self, result, stopped, failure, notes) -> None:
         try:
@@ -494,8 +538,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         arms = result.arms.sort_values("arm") if len(result.arms) else result.arms
         with self.chart.hold_sync():
             if len(arms):
-                self.chart.show_arms(arms["mean_reward"].to_numpy(), arms["pulls"].to_numpy(),
-                                     pruned=arms["pruned"].to_numpy(), label=f"arm ({len(arms)}; red: pruned)")
+                self.chart.show_arms(
+                    arms["mean_reward"].to_numpy(),
+                    arms["pulls"].to_numpy(),
+                    pruned=arms["pruned"].to_numpy(),
+                    label=f"arm ({len(arms)}; red: pruned)",
+                )
             if len(result.path):
                 n_pruned = result.path["n_pruned"].to_numpy()
                 hits = np.flatnonzero(n_pruned == result.n_pruned)
@@ -511,9 +559,18 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             return section("Arms", "<div>no arm: nothing could be pruned at these settings</div>")
         arms = result.arms.sort_values("rank").head(ARM_ROWS)
         rows = [
-            (int(r.arm), int(r.rank), int(r.tree), int(r.node), int(r.depth), int(r.samples) if r.samples >= 0 else "n/a",
-             int(r.pulls),
-             f"{r.mean_reward:.4f}", f"{r.mean_score_delta:+.4f}", "yes" if r.pruned else "")
+            (
+                int(r.arm),
+                int(r.rank),
+                int(r.tree),
+                int(r.node),
+                int(r.depth),
+                int(r.samples) if r.samples >= 0 else "n/a",
+                int(r.pulls),
+                f"{r.mean_reward:.4f}",
+                f"{r.mean_score_delta:+.4f}",
+                "yes" if r.pruned else "",
+            )
             for r in arms.itertuples()
         ]
         header = ["arm", "rank", "tree", "node", "depth", "samples", "pulls", "mean reward", "mean Δscore", "pruned"]
@@ -526,8 +583,10 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         def shown(value, name):
             return f"{value:,.0f}" if name in COUNTS else f"{value:.4f}"
 
-        rows = [(name, shown(frame.loc["before", name], name), shown(frame.loc["after", name], name))
-                for name in frame.columns]
+        rows = [
+            (name, shown(frame.loc["before", name], name), shown(frame.loc["after", name], name))
+            for name in frame.columns
+        ]
         return section("Validation metrics", table(rows, ["", "before", "after"]))
 
     def _set_status(self, text: str) -> None:
@@ -590,8 +649,10 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             import base64
 
             data = base64.b64encode(path.read_bytes()).decode("ascii")
-            link = (f' <a class="btt-download" download="{escape(path.name)}" '
-                    f'href="data:application/octet-stream;base64,{data}">download {escape(path.name)}</a>')
+            link = (
+                f' <a class="btt-download" download="{escape(path.name)}" '
+                f'href="data:application/octet-stream;base64,{data}">download {escape(path.name)}</a>'
+            )
         self.export_message.value = (
             f'<span class="btt-export-message">{escape(type(native).__name__)} written to '
             f"<code>{escape(str(path))}</code> ({size:,} bytes).{link}</span>"
@@ -605,9 +666,13 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         parts.append(f'<div class="btt-static-status">{escape(self._status_text())}</div>')
         if self.result is not None and self.method == "prune":
             path = self.result.path
-            parts.append(section(f"Validation {self.result.params['metric']} per step (x: steps, leaves "
-                                 f"{int(path['leaves'].iat[0])} → {int(path['leaves'].iat[-1])})",
-                                 polyline_svg([path["metric"].to_numpy()], labels=(self.result.params["metric"],))))
+            parts.append(
+                section(
+                    f"Validation {self.result.params['metric']} per step (x: steps, leaves "
+                    f"{int(path['leaves'].iat[0])} → {int(path['leaves'].iat[-1])})",
+                    polyline_svg([path["metric"].to_numpy()], labels=(self.result.params["metric"],)),
+                )
+            )
             parts.append(self._metrics_html(self.result))
             parts.append(_prune_path.path_table_html(self.result))
             if self.tree_view is not None:
@@ -617,8 +682,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
             if len(history):
                 rewards = history["reward"].to_numpy()
                 running = np.cumsum(rewards) / np.arange(1, len(rewards) + 1)
-                parts.append(section("Reward per round (blue) and running mean (red)",
-                                     polyline_svg([rewards, running], labels=("reward", "running mean"))))
+                parts.append(
+                    section(
+                        "Reward per round (blue) and running mean (red)",
+                        polyline_svg([rewards, running], labels=("reward", "running mean")),
+                    )
+                )
             parts.append(self._metrics_html(self.result))
             parts.append(self._arm_table_html(self.result))
             if self.tree_view is not None:

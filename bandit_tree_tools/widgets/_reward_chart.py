@@ -51,8 +51,17 @@ class RewardChart(anywidget.AnyWidget):
             payload["pruned"] = column(np.asarray(pruned, dtype=bool), np.uint8)
         self.arms = payload
 
-    def show_path(self, n_pruned, score, chosen: int, *, x_label: str = "pruned branches",
-                  y_label: str = "score", floor: float | None = None, title: str = "") -> None:
+    def show_path(
+        self,
+        n_pruned,
+        score,
+        chosen: int,
+        *,
+        x_label: str = "pruned branches",
+        y_label: str = "score",
+        floor: float | None = None,
+        title: str = "",
+    ) -> None:
         """A score per point of a path; ``floor`` draws the lowest score a
         tolerance accepts as a dashed line."""
         self.path = {

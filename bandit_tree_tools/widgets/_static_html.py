@@ -109,8 +109,9 @@ def threshold_text(value: float, split_rule: str = "le", max_digits: int = 6) ->
     return f"{value:.{max_digits}g}"
 
 
-def node_lines(tree: TreeArrays, node: int, feature_names, class_names, value_kind: str,
-               split_rule: str = "le", data_count=None) -> list[str]:
+def node_lines(
+    tree: TreeArrays, node: int, feature_names, class_names, value_kind: str, split_rule: str = "le", data_count=None
+) -> list[str]:
     """What a node's box says, line by line (the browser view's wording)."""
     lines = []
     if tree.children_left[node] != TREE_LEAF:
@@ -124,7 +125,9 @@ def node_lines(tree: TreeArrays, node: int, feature_names, class_names, value_ki
         value = tree.value[node]
         if value_kind == "fractions" and value.shape[0] > 1:
             best = int(np.argmax(value))
-            lines.append(f"{node_label(tree, node, feature_names, class_names, value_kind)} {round(100 * float(value[best]))}%")
+            lines.append(
+                f"{node_label(tree, node, feature_names, class_names, value_kind)} {round(100 * float(value[best]))}%"
+            )
         elif value_kind == "margin":
             lines.append(f"margin {'+' if value[0] > 0 else ''}{number(value[0], 4)}")
         else:
@@ -168,7 +171,9 @@ def tree_svg(
             for child in (int(right[node]), int(left[node])):
                 depth[child] = depth[node] + 1
                 stack.append(child)
-    lines = {node: node_lines(tree, node, feature_names, class_names, value_kind, split_rule, data_count) for node in order}
+    lines = {
+        node: node_lines(tree, node, feature_names, class_names, value_kind, split_rule, data_count) for node in order
+    }
     box_w = max(84.0, max(len(line) for text in lines.values() for line in text) * CHAR_W + 12)
     n_lines = max(len(text) for text in lines.values())
     box_h = n_lines * LINE_H + 6
@@ -223,9 +228,13 @@ def tree_svg(
         )
         first = top + box_h / 2 - (len(text) - 1) * LINE_H / 2 + 3.5
         for k, line in enumerate(text):
-            parts.append(f'<text x="{x[node]:.1f}" y="{first + k * LINE_H:.1f}" text-anchor="middle" fill="#111111">{escape(line)}</text>')
+            parts.append(
+                f'<text x="{x[node]:.1f}" y="{first + k * LINE_H:.1f}" text-anchor="middle" fill="#111111">{escape(line)}</text>'
+            )
         if cut:
-            parts.append(f'<text x="{x[node]:.1f}" y="{top + box_h + 11:.1f}" text-anchor="middle" fill="#444444">▾ more</text>')
+            parts.append(
+                f'<text x="{x[node]:.1f}" y="{top + box_h + 11:.1f}" text-anchor="middle" fill="#444444">▾ more</text>'
+            )
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -235,9 +244,13 @@ def table(rows, header=None, css_class: str = "") -> str:
     """A plain HTML table from a list of rows (values are escaped)."""
     out = [f'<table class="{escape(css_class)}" style="border-collapse:collapse">']
     if header:
-        out.append("<tr>" + "".join(f'<th style="text-align:right;padding:2px 8px">{escape(h)}</th>' for h in header) + "</tr>")
+        out.append(
+            "<tr>" + "".join(f'<th style="text-align:right;padding:2px 8px">{escape(h)}</th>' for h in header) + "</tr>"
+        )
     for row in rows:
-        out.append("<tr>" + "".join(f'<td style="text-align:right;padding:2px 8px">{escape(v)}</td>' for v in row) + "</tr>")
+        out.append(
+            "<tr>" + "".join(f'<td style="text-align:right;padding:2px 8px">{escape(v)}</td>' for v in row) + "</tr>"
+        )
     out.append("</table>")
     return "".join(out)
 
@@ -252,8 +265,10 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
     span = high - low or 1.0
     length = max(len(values) for values in series)
     # a picture of its own: white under the caption too, whatever the page's theme
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" '
-             'font-family="sans-serif" style="background:#ffffff">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" '
+        'font-family="sans-serif" style="background:#ffffff">'
+    ]
     parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff" stroke="#dddddd"/>')
     for index, values in enumerate(series):
         xs = np.linspace(2, width - 2, len(values)) if len(values) > 1 else np.array([width / 2])
@@ -261,7 +276,9 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
             xs = 2 + (width - 4) * np.arange(len(values)) / (length - 1)
         ys = height - 4 - (values - low) / span * (height - 8)
         points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs, ys) if np.isfinite(b))
-        parts.append(f'<polyline fill="none" stroke="{colours[index % len(colours)]}" stroke-width="1.5" points="{points}"/>')
+        parts.append(
+            f'<polyline fill="none" stroke="{colours[index % len(colours)]}" stroke-width="1.5" points="{points}"/>'
+        )
     caption = f"min {number(low)} · max {number(high)} · {length} points"
     if labels:
         caption = " / ".join(f"{label}" for label in labels) + " · " + caption

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..exceptions import DataError, NodeError, ParameterError
@@ -194,8 +193,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             y = np.asarray(y)
             if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
                 self._messages.append(
-                    f"y must be 1-D with one value per row of X ({self.X.shape[0]}), got shape {y.shape}; "
-                    "y is ignored"
+                    f"y must be 1-D with one value per row of X ({self.X.shape[0]}), got shape {y.shape}; y is ignored"
                 )
             elif self.ensemble.task == "classification" and not np.isin(y, self.ensemble.classes_).all():
                 unknown = np.setdiff1d(y, self.ensemble.classes_)[:5]
@@ -251,7 +249,9 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             self._messages.append(f"color_by={color_by!r} needs X (the rows to count); coloured by prediction")
             color_by = "prediction"
         self.color_dropdown = ipywidgets.Dropdown(
-            options=colours, value=color_by, description="colour by",
+            options=colours,
+            value=color_by,
+            description="colour by",
             layout=ipywidgets.Layout(width="210px"),
         )
         traitlets.link((self.color_dropdown, "value"), (self.canvas, "color_by"))
@@ -270,7 +270,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             items += [self.tree_picker, self.overview_dropdown]
         n_rows = self.X.shape[0] if self.X is not None else 0
         self.row_picker = ipywidgets.BoundedIntText(
-            value=-1, min=-1, max=max(-1, n_rows - 1), description="path of row",
+            value=-1,
+            min=-1,
+            max=max(-1, n_rows - 1),
+            description="path of row",
             layout=ipywidgets.Layout(width="190px"),
         )
         traitlets.link((self.row_picker, "value"), (self, "row"))
@@ -278,7 +281,9 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             items.append(self.row_picker)
         # with an edited model: draw the model before or after the edit
         self.version_toggle = ipywidgets.ToggleButtons(
-            options=[("before", False), ("after", True)], value=False, description="model",
+            options=[("before", False), ("after", True)],
+            value=False,
+            description="model",
             tooltips=["the model as given, edited nodes marked", "the edited model, its new splits marked"],
             style={"button_width": "64px", "description_width": "48px"},
             layout=ipywidgets.Layout(width="auto"),
@@ -378,7 +383,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         metric = self.overview_dropdown.value
         if metric == "contribution":
             if self.X is None or self.row < 0:
-                self.canvas.overview = {"metric": "contribution (choose a row)", "values": [0.0] * self.ensemble.n_trees}
+                self.canvas.overview = {
+                    "metric": "contribution (choose a row)",
+                    "values": [0.0] * self.ensemble.n_trees,
+                }
                 return
             values, column = _payload.tree_contributions(self.ensemble, self.X[self.row])
             label = f"contribution to raw score column {column} for row {self.row}"
@@ -386,7 +394,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             return
         if self.after is not None:
             # after an edit (pruning), the bars show the edited model
-            self.canvas.overview = {"metric": f"{metric} after the edit", "values": _payload.tree_overview(self.after)[metric]}
+            self.canvas.overview = {
+                "metric": f"{metric} after the edit",
+                "values": _payload.tree_overview(self.after)[metric],
+            }
             return
         self.canvas.overview = {"metric": metric, "values": _payload.tree_overview(self.ensemble)[metric]}
 
@@ -394,7 +405,9 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if self.ensemble is None:
             return
         if not 0 <= change["new"] < self.ensemble.n_trees:
-            self.error_box.show(f"tree {change['new']} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+            self.error_box.show(
+                f"tree {change['new']} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}"
+            )
             self.selected_tree = change["old"]
             return
         self.selected_node = -1
@@ -515,9 +528,15 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         if not 0 <= index < self.ensemble.n_trees:
             raise ParameterError(f"tree {index} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
         shown = self._shown()
-        return path_reading(shown.trees[index], _payload.row_path(shown.subset([index]), 0, self.X[row]),
-                            self.X[row], self._names, self.canvas.class_names or None, self.canvas.value_kind,
-                            shown.split_rule)
+        return path_reading(
+            shown.trees[index],
+            _payload.row_path(shown.subset([index]), 0, self.X[row]),
+            self.X[row],
+            self._names,
+            self.canvas.class_names or None,
+            self.canvas.value_kind,
+            shown.split_rule,
+        )
 
     # ---------------------------------------------------------------- display
     @property

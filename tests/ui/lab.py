@@ -76,7 +76,7 @@ class JupyterLab:
         self.token = secrets.token_hex(16)
         self.process = None
 
-    def __enter__(self) -> "JupyterLab":
+    def __enter__(self) -> JupyterLab:
         settings = self.workdir / "settings"
         for name, value in SETTINGS.items():
             target = settings / name
@@ -96,11 +96,23 @@ class JupyterLab:
         self.log = open(self.workdir / "jupyterlab.log", "wb")
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
-                f"--IdentityProvider.token={self.token}", "--allow-root", "--LabApp.expose_app_in_browser=True",
-                f"--ServerApp.root_dir={self.root}", "--ServerApp.port_retries=0",
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                "--ip=127.0.0.1",
+                f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}",
+                "--allow-root",
+                "--LabApp.expose_app_in_browser=True",
+                f"--ServerApp.root_dir={self.root}",
+                "--ServerApp.port_retries=0",
             ],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.root, start_new_session=True,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=self.root,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:

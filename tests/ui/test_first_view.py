@@ -62,7 +62,9 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     assert shown == set(range(n_nodes)), f"the first view shows nodes {sorted(shown)} of {n_nodes}"
     for box in found["boxes"]:
         assert box["left"] >= 0 and box["right"] <= found["width"], f"node {box['node']} cut at a side: {box}"
-        assert box["top"] >= 0 and box["bottom"] <= found["height"], f"node {box['node']} cut at the top or bottom: {box}"
+        assert box["top"] >= 0 and box["bottom"] <= found["height"], (
+            f"node {box['node']} cut at the top or bottom: {box}"
+        )
         if found["minimap"]:
             assert not overlaps(box, found["minimap"]), f"the minimap hides node {box['node']}"
     assert view.get_attribute("data-text-shown") == "1"
@@ -89,8 +91,14 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
         assert not overlaps(box, zoomed["minimap"]), f"the minimap hides node {box['node']}"
     # drawn large, each leaf shows its class mix as a bar sized by its rows
     mixes = view.evaluate("(el) => el.bttView.leafMixes()")
-    values = json.loads(kernel_eval(page, (
-        "import json; print(json.dumps({'value': model.tree_.value[:, 0].tolist(), 'n': model.tree_.n_node_samples.tolist()}))")))
+    values = json.loads(
+        kernel_eval(
+            page,
+            (
+                "import json; print(json.dumps({'value': model.tree_.value[:, 0].tolist(), 'n': model.tree_.n_node_samples.tolist()}))"
+            ),
+        )
+    )
     assert mixes, "no leaf shows its class mix at this zoom"
     widest = max(mix["width"] / mix["rows"] for mix in mixes)
     for mix in mixes:
@@ -145,7 +153,9 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     sizes = page.evaluate(CANVAS_SIZES)
     assert len(sizes) >= 3
     for size in sizes:
-        assert abs(size["bitmap"] - size["box"]) <= 1, f"a canvas of {size['cls']} is drawn {size['bitmap']} px wide in a {size['box']} px box"
+        assert abs(size["bitmap"] - size["box"]) <= 1, (
+            f"a canvas of {size['cls']} is drawn {size['bitmap']} px wide in a {size['box']} px box"
+        )
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
 
 
@@ -177,7 +187,9 @@ def test_wheel_after_fit_zooms_towards_legible_boxes(page, lab, notebook_dir):
     notches = 0
     while view.get_attribute("data-text-shown") != "1":
         notches += 1
-        assert notches <= 40, f"40 notches of the wheel after Fit and still no text: {view.evaluate('(el) => el.bttView.view()')}"
+        assert notches <= 40, (
+            f"40 notches of the wheel after Fit and still no text: {view.evaluate('(el) => el.bttView.view()')}"
+        )
         page.mouse.wheel(0, -200)
         page.wait_for_timeout(30)
     zoomed = view.evaluate("(el) => el.bttView.view()")

@@ -111,10 +111,15 @@ def test_labels_are_whole_and_readable_in_both_themes(page, lab, notebook_dir):
     views = page.locator(".btt-tree-view-canvas")
     views.nth(2).wait_for(state="visible", timeout=60_000)
     page.wait_for_timeout(500)
-    facts = json.loads(kernel_eval(page, (
-        "print(json.dumps([{'names': list(v.canvas.feature_names), 'feature': v.ensemble.trees[0].feature.tolist(),"
-        " 'leaf': (v.ensemble.trees[0].children_left == -1).tolist()} for v in views]))"
-    )))
+    facts = json.loads(
+        kernel_eval(
+            page,
+            (
+                "print(json.dumps([{'names': list(v.canvas.feature_names), 'feature': v.ensemble.trees[0].feature.tolist(),"
+                " 'leaf': (v.ensemble.trees[0].children_left == -1).tolist()} for v in views]))"
+            ),
+        )
+    )
     for k, (kind, fact) in enumerate(zip(["sklearn", "lightgbm", "xgboost"], facts)):
         view = views.nth(k)
         view.scroll_into_view_if_needed()
@@ -135,18 +140,23 @@ def test_labels_are_whole_and_readable_in_both_themes(page, lab, notebook_dir):
             else:
                 name = fact["names"][fact["feature"][node]]
                 assert "".join(label["lines"]).replace(" ", "").startswith(name.replace(" ", "")), (
-                    f"{kind}: node {node} should name {name!r}, reads {text!r}")
+                    f"{kind}: node {node} should name {name!r}, reads {text!r}"
+                )
                 assert any(op in text for op in ("≤ ", "< ", " in {")), f"{kind}: node {node} shows no threshold"
             assert ("train " in text) or ("cover " in text), f"{kind}: node {node} shows no training count"
         screenshot(page, f"legible-{kind}", view)
     first = " ".join(" ".join(label["lines"]) for label in labels(views.nth(0)))
     assert "malignant" in first or "benign" in first  # class_names reach the leaves
     assert " · X " in first  # the rows of the user's X next to the training count
-    assert "lighter" in views.nth(0).locator(".btt-legend").inner_text() or \
-        "purer" in views.nth(0).locator(".btt-legend").inner_text()
+    assert (
+        "lighter" in views.nth(0).locator(".btt-legend").inner_text()
+        or "purer" in views.nth(0).locator(".btt-legend").inner_text()
+    )
     check_contrast(page, views, "light")
     set_theme(page, "JupyterLab Dark")
-    canvas_bg = views.nth(0).evaluate("(el) => getComputedStyle(el.querySelector('.btt-tree-stage canvas')).backgroundColor")
+    canvas_bg = views.nth(0).evaluate(
+        "(el) => getComputedStyle(el.querySelector('.btt-tree-stage canvas')).backgroundColor"
+    )
     assert luminance(canvas_bg) < 0.1, f"the canvas stays light in the dark theme: {canvas_bg}"
     check_contrast(page, views, "dark")
     views.nth(0).scroll_into_view_if_needed()
@@ -214,7 +224,9 @@ def test_big_tree_fills_the_canvas_and_never_gets_lost(page, lab, notebook_dir):
     page.mouse.move(rect["x"] + rect["width"] - 5, rect["y"] + rect["height"] - 5, steps=5)
     page.mouse.up()
     box = extent(view)
-    assert box["right"] > 0 and box["left"] < box["canvasWidth"] and box["bottom"] > 0 and box["top"] < box["canvasHeight"]
+    assert (
+        box["right"] > 0 and box["left"] < box["canvasWidth"] and box["bottom"] > 0 and box["top"] < box["canvasHeight"]
+    )
     # search by node id: revealed, centred and selected
     view.locator(".btt-button-reset").click()
     target = path[-1]

@@ -88,8 +88,11 @@ def test_tree_view(page, lab, notebook_dir):
     assert strip.is_visible()
     box = strip.bounding_box()
     page.mouse.click(box["x"] + box["width"] * (5.5 / 12), box["y"] + box["height"] / 2)
-    page.wait_for_function("(el) => el.querySelector('.btt-tree-title').textContent.includes('tree 5 of 12')",
-                           arg=forest.element_handle(), timeout=10_000)
+    page.wait_for_function(
+        "(el) => el.querySelector('.btt-tree-title').textContent.includes('tree 5 of 12')",
+        arg=forest.element_handle(),
+        timeout=10_000,
+    )
     wait_for_kernel(page, "print(forest_view.selected_tree)", "5")
     screenshot(page, "tree_view-forest", forest)
     # the model that cannot be imported: one readable line in the output, no traceback
@@ -127,13 +130,15 @@ def test_pruning_panel_start_stop(page, lab, notebook_dir):
     assert chart_rounds(chart) == 0
     # Stop before Start: a note, nothing breaks
     panel.locator(".btt-stop").click()
-    page.wait_for_function("(el) => el.textContent.includes('Nothing to stop')",
-                           arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
+    page.wait_for_function(
+        "(el) => el.textContent.includes('Nothing to stop')",
+        arg=panel.locator(".btt-status").element_handle(),
+        timeout=10_000,
+    )
     panel.locator(".btt-start").click()
     page.wait_for_function("(el) => Number(el.dataset.rounds || 0) > 0", arg=chart.element_handle(), timeout=30_000)
     first = chart_rounds(chart)
-    page.wait_for_function(f"(el) => Number(el.dataset.rounds) > {first}", arg=chart.element_handle(),
-                           timeout=30_000)
+    page.wait_for_function(f"(el) => Number(el.dataset.rounds) > {first}", arg=chart.element_handle(), timeout=30_000)
     assert chart_rounds(chart) > first  # the chart gains points while the bandit runs
     screenshot(page, "pruning_panel-running", panel)
     panel.locator(".btt-stop").click()
@@ -178,9 +183,13 @@ def test_medoid_panel(page, lab, notebook_dir):
     assert gallery.get_attribute("data-medoids") == "4"
     assert gallery.locator(".btt-medoid-card canvas").count() == 4
     # a leaf drawn in the first view, with rows: click it in the tree
-    leaves = [int(word) for word in kernel_eval(page, (
-        "print(*sorted(l for l, n in medoids.rows_per_leaf.items() if n > 0 and l != medoids.leaf_picker.value))"
-    )).split()]
+    leaves = [
+        int(word)
+        for word in kernel_eval(
+            page,
+            ("print(*sorted(l for l, n in medoids.rows_per_leaf.items() if n > 0 and l != medoids.leaf_picker.value))"),
+        ).split()
+    ]
     tree = panel.locator(".btt-tree-view-canvas")
     tree.scroll_into_view_if_needed()
     shown = set(tree.evaluate("(el) => el.bttView.visibleNodes()"))
@@ -191,16 +200,24 @@ def test_medoid_panel(page, lab, notebook_dir):
     leaf = min(shown & set(leaves))
     tree.locator(".btt-button-fit").click()
     click_node(page, tree, leaf)
-    page.wait_for_function(f"(el) => el.textContent.startsWith('Leaf {leaf} of tree 0')",
-                           arg=gallery.locator(".btt-medoid-title").element_handle(), timeout=30_000)
+    page.wait_for_function(
+        f"(el) => el.textContent.startsWith('Leaf {leaf} of tree 0')",
+        arg=gallery.locator(".btt-medoid-title").element_handle(),
+        timeout=30_000,
+    )
     assert f"Node {leaf}" in tree.locator(".btt-details-title").inner_text()
     assert "algorithm" in gallery.locator(".btt-medoid-info").inner_text()
     assert " · class " in gallery.locator(".btt-medoid-caption").first.inner_text()  # medoids carry their class
     # a deep leaf chosen in the list: revealed (ancestors expanded), on screen, selected
-    deep = int(kernel_eval(page, (
-        "depth = node_depth(medoids.ensemble.trees[0])\n"
-        "print(max((l for l, n in medoids.rows_per_leaf.items() if n > 0), key=lambda l: (depth[l], -l)))"
-    )).strip())
+    deep = int(
+        kernel_eval(
+            page,
+            (
+                "depth = node_depth(medoids.ensemble.trees[0])\n"
+                "print(max((l for l, n in medoids.rows_per_leaf.items() if n > 0), key=lambda l: (depth[l], -l)))"
+            ),
+        ).strip()
+    )
     if not expanded:
         assert tree.evaluate(f"(el) => el.bttView.nodeCenter({deep})") is None  # hidden below the first view
     kernel_eval(page, f"medoids.leaf_picker.value = {deep}")
@@ -250,7 +267,9 @@ def test_comparison_panel(page, lab, notebook_dir):
     assert any(edge.startswith("= ") for edge in edges)  # a child per category
     # no empty "other" leaf: a branch no training row and no row of X reached is not drawn
     assert not [label for label in drawn if "node" in label and "train 0 · X 0" in " ".join(label["lines"])]
-    assert any(label["lines"][1].endswith(" branches") for label in drawn if "node" in label and len(label["lines"]) > 2)
+    assert any(
+        label["lines"][1].endswith(" branches") for label in drawn if "node" in label and len(label["lines"]) > 2
+    )
     # Fit keeps the labels of a small tree
     tsdt_tree.locator(".btt-button-fit").click()
     page.wait_for_timeout(300)

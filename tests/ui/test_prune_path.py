@@ -28,8 +28,9 @@ def test_prune_path_view_and_tolerance_slider(page, lab, notebook_dir):
     assert not chart.locator(".btt-chart-rounds").is_visible()  # no rounds or arms in this mode
     panel.locator(".btt-start").click()
     page.wait_for_function("(el) => el.dataset.state === 'done'", arg=chart.element_handle(), timeout=120_000)
-    page.wait_for_function("(el) => el.textContent.startsWith('Done:')",
-                           arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
+    page.wait_for_function(
+        "(el) => el.textContent.startsWith('Done:')", arg=panel.locator(".btt-status").element_handle(), timeout=10_000
+    )
     status = panel.locator(".btt-status").inner_text()
     assert status.startswith("Done:") and "Tolerance 0.03" in status
     assert panel.locator(".btt-tolerance-slider").is_visible() and panel.locator(".btt-margin-slider").is_visible()
@@ -42,8 +43,11 @@ def test_prune_path_view_and_tolerance_slider(page, lab, notebook_dir):
     screenshot(page, "prune_path-done", panel)
     # the slider picks another model of the same path, without a rerun
     kernel_eval(page, "panel.tolerance_slider.value = 0.0")
-    page.wait_for_function("(el) => el.textContent.startsWith('Tolerance 0:')",
-                           arg=panel.locator(".btt-status").element_handle(), timeout=10_000)
+    page.wait_for_function(
+        "(el) => el.textContent.startsWith('Tolerance 0:')",
+        arg=panel.locator(".btt-status").element_handle(),
+        timeout=10_000,
+    )
     assert kernel_eval(page, "print(panel.result.chosen == panel._full_result.choose(0.0).chosen)").strip() == "True"
     assert "after the edit" not in panel.locator(".btt-tree-title").inner_text()  # the view starts at 'before'
     screenshot(page, "prune_path-tolerance-0", panel)

@@ -33,8 +33,7 @@ def test_saved_notebook_shows_pictures_without_its_kernel(page, lab, notebook_di
     assert twins.count() == 2
     assert not twins.nth(0).is_visible() and not twins.nth(1).is_visible()  # live panels: no duplicate picture
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_function(
-        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
     saved = json.loads(path.read_text())
     pruning_outputs = [o for o in saved["cells"][2]["outputs"] if "text/html" in o.get("data", {})]
     html = "".join(pruning_outputs[0]["data"]["text/html"])

@@ -137,19 +137,23 @@ def test_a_result_of_another_tree_is_shown_on_its_tree(digits):
     assert panel.gallery.rows == tree2.medoids[leaf].tolist()
     assert panel.gallery.title.startswith(f"Leaf {leaf} of tree 2")
     assert MedoidPanel(forest, X, tree=0, medoids=tree2).error == (
-        "ParameterError: these medoids are of tree 2, not of tree 0")
+        "ParameterError: these medoids are of tree 2, not of tree 0"
+    )
 
 
 def test_a_result_of_other_rows_or_another_model_is_refused(digits):
     model, X, y = digits
     result = btt.leaf_medoids(model, X, n_medoids=2)
-    assert "DataError: these medoids were computed on 600 rows of X, not on these 599 rows" == MedoidPanel(
-        model, X[1:], medoids=result).error
+    assert (
+        "DataError: these medoids were computed on 600 rows of X, not on these 599 rows"
+        == MedoidPanel(model, X[1:], medoids=result).error
+    )
     shuffled = X[::-1].copy()
     assert "other rows of X (the same number, 600" in MedoidPanel(model, shuffled, medoids=result).error
     other = DecisionTreeClassifier(max_depth=5, random_state=1).fit(X[::2], y[::2])
     assert MedoidPanel(other, X, medoids=result).error == (
-        "DataError: tree 0 had 47 nodes when these medoids were computed, this model's has 37")
+        "DataError: tree 0 had 47 nodes when these medoids were computed, this model's has 37"
+    )
     # the same shape, one threshold moved: an edited tree
     from bandit_tree_tools.tree import make_tree
 
@@ -205,8 +209,11 @@ def test_comparison_panel_shows_both_trees_table_and_trace(monk1):
         assert method in panel.table_html.value
     # the TSDT tree is titled by its own row of the table (the default variant is the optimistic search)
     assert tsdt_view.canvas.title.startswith("optimistic TSDT · ") and "optimistic TSDT" in set(table["method"])
-    assert ComparisonPanel(btt.TSDTClassifier(lambda_=0.01, max_iter=20, variant="fast", random_state=0).fit(X, y)
-                           ).views[0].canvas.title.startswith("Fast-TSDT · ")
+    assert (
+        ComparisonPanel(btt.TSDTClassifier(lambda_=0.01, max_iter=20, variant="fast", random_state=0).fit(X, y))
+        .views[0]
+        .canvas.title.startswith("Fast-TSDT · ")
+    )
     assert "<polyline" in panel.trace_html.value
     html = panel._repr_mimebundle_()["text/html"]
     assert html.count("<svg") >= 3 and "<script" not in html.lower()

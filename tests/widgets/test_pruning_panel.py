@@ -39,8 +39,9 @@ def test_round_log_is_bandit_prunes_callback_and_stops_it(data):
     model, X_val, y_val = data
     log = RoundLog()
     plain = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False)
-    logged = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False,
-                              callback=log)
+    logged = btt.bandit_prune(
+        model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False, callback=log
+    )
     assert logged.history.equals(plain.history)  # watching changes nothing
     snapshot = log.snapshot()
     np.testing.assert_allclose(snapshot["rewards"], plain.history["reward"])
@@ -48,8 +49,9 @@ def test_round_log_is_bandit_prunes_callback_and_stops_it(data):
     np.testing.assert_array_equal(snapshot["counts"], by_arm["pulls"])
     np.testing.assert_allclose(snapshot["means"], by_arm["mean_reward"])
     log.stop_requested.set()  # Stop before the first round: one round is played, then the loop ends
-    stopped = btt.bandit_prune(model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False,
-                               callback=log)
+    stopped = btt.bandit_prune(
+        model, X_val, y_val, n_rounds=200, min_depth=3, random_state=3, progress=False, callback=log
+    )
     assert len(stopped.history) == 1 and stopped.params["stopped"] and log.n_rounds == 201
 
 
@@ -77,6 +79,7 @@ def test_a_run_equals_bandit_prune_and_fills_the_charts(data):
     expected = btt.bandit_prune(model, X_val, y_val, n_rounds=300, min_depth=3, random_state=7, progress=False)
     np.testing.assert_array_equal(result.history["arm"], expected.history["arm"])
     np.testing.assert_allclose(result.history["reward"], expected.history["reward"])
+
     def pairs(res):
         return sorted((tree, int(node)) for tree, nodes in res.pruned_nodes.items() for node in nodes)
 
@@ -118,8 +121,9 @@ def test_stop_ends_promptly_and_finishes_with_the_rounds_played(data):
     # finished with exactly the rounds played: a run of that many rounds prunes the same nodes
     short = btt.bandit_prune(model, X_val, y_val, n_rounds=played, min_depth=3, random_state=0, progress=False)
     assert short.history.equals(result.history)
-    assert {t: n.tolist() for t, n in short.pruned_nodes.items()} == {t: n.tolist() for t, n in
-                                                                     result.pruned_nodes.items()}
+    assert {t: n.tolist() for t, n in short.pruned_nodes.items()} == {
+        t: n.tolist() for t, n in result.pruned_nodes.items()
+    }
     assert panel.chart.state == "stopped"
     assert f"Stopped after {played} rounds" in panel.status.value
     assert not panel.stop()  # Stop again once the run has ended: the summary stays
@@ -270,7 +274,7 @@ def test_arms_keep_their_numbers_and_too_few_rounds_are_flagged(data):
     assert f"30 rounds for {n_arms} arms" in panel.status.value
     # the final arm table starts with the arm numbers the live table used
     first = result.arms.sort_values("rank").iloc[0]
-    assert f"<td style=\"text-align:right;padding:2px 8px\">{int(first.arm)}</td>" in panel.arm_table.value
+    assert f'<td style="text-align:right;padding:2px 8px">{int(first.arm)}</td>' in panel.arm_table.value
     means = decode_column(panel.chart.arms, "mean", np.float32)
     np.testing.assert_allclose(means, result.arms.sort_values("arm")["mean_reward"].to_numpy(), rtol=1e-6)
     enough = PruningPanel(model, X_val, y_val, n_rounds=50 * n_arms, min_depth=0, candidates="internal")
@@ -296,8 +300,7 @@ def test_overview_bars_follow_the_pruned_forest(data):
     forest = RandomForestClassifier(n_estimators=4, max_depth=8, random_state=0).fit(X_val[:90], y_val[:90])
     view = btt.TreeView(forest)
     before = list(view.canvas.overview["values"])
-    pruned = btt.bandit_prune(forest, X_val[90:], y_val[90:], n_rounds=400, min_depth=1, progress=False,
-                              random_state=0)
+    pruned = btt.bandit_prune(forest, X_val[90:], y_val[90:], n_rounds=400, min_depth=1, progress=False, random_state=0)
     assert pruned.n_pruned > 0
     view.set_after(pruned.ensemble)
     assert view.canvas.overview["values"] == [tree.n_leaves for tree in pruned.ensemble.trees]
@@ -406,12 +409,15 @@ def test_compress_is_a_deprecated_alias_of_prune(data):
     assert panel.method == "prune" and panel.chart.mode == "path"
 
 
-@pytest.mark.parametrize("method, keyword, hint", [
-    ("bandit", "class_names", None),
-    ("bandit", "weigths", "weights"),
-    ("prune", "metrc", "metric"),
-    ("prune", "X_trian", "X_train"),
-])
+@pytest.mark.parametrize(
+    "method, keyword, hint",
+    [
+        ("bandit", "class_names", None),
+        ("bandit", "weigths", "weights"),
+        ("prune", "metrc", "metric"),
+        ("prune", "X_trian", "X_train"),
+    ],
+)
 def test_misspelt_keywords_are_refused_at_construction(data, keyword, method, hint):
     model, X_val, y_val = data
     with pytest.raises(btt.ParameterError, match=f"unexpected keyword '{keyword}'") as caught:
@@ -451,8 +457,9 @@ def test_export_goes_through_the_library_adapter(data, tmp_path):
     result = panel.wait(60)
     panel.export(tmp_path / "pruned.txt")
     reloaded = lightgbm.Booster(model_file=str(tmp_path / "pruned.txt"))
-    np.testing.assert_allclose(reloaded.predict(X_val.to_numpy()), result.ensemble.predict_proba(X_val)[:, 1],
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        reloaded.predict(X_val.to_numpy()), result.ensemble.predict_proba(X_val)[:, 1], rtol=1e-6, atol=1e-9
+    )
     panel.export_path.value = str(tmp_path / "pruned.joblib")  # not a file LightGBM reads back
     panel._export_clicked()
     assert "DataError" in panel.export_message.value and "suffix" in panel.export_message.value

@@ -60,7 +60,9 @@ def _resplit_case():
 
 def _tsdt_trace_case():
     X, y = load_breast_cancer(return_X_y=True)
-    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=20, random_state=0).fit((X[:200, :4] > np.median(X[:200, :4], axis=0)).astype(int), y[:200])
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=20, random_state=0).fit(
+        (X[:200, :4] > np.median(X[:200, :4], axis=0)).astype(int), y[:200]
+    )
     return tsdt.trace_, {}, 1
 
 
@@ -125,7 +127,10 @@ def test_medoid_figures_are_tidy():
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y[:400])
     result = btt.leaf_medoids(model, X, n_medoids=3, random_state=0)
     figure = result.plot(image_shape=(8, 8), max_leaves=10)
-    n_medoids = sum(len(result.medoids[leaf]) for leaf in sorted(result.medoids, key=lambda leaf: (-result.n_samples[leaf], leaf))[:10])
+    n_medoids = sum(
+        len(result.medoids[leaf])
+        for leaf in sorted(result.medoids, key=lambda leaf: (-result.n_samples[leaf], leaf))[:10]
+    )
     assert len(figure.axes) == n_medoids  # one panel per medoid, no empty cells
     width, height = figure.get_size_inches()
     assert 0.5 < width / height < 2.5  # blocks side by side, not one tall strip

@@ -15,8 +15,10 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: 
 
 import bandit_tree_tools as btt  # noqa: E402
 from bandit_tree_tools.tree import make_tree, node_depth, subtree_nodes  # noqa: E402
-from bandit_tree_tools.widgets import TreeView  # noqa: E402
-from bandit_tree_tools.widgets import _payload  # noqa: E402
+from bandit_tree_tools.widgets import (
+    TreeView,  # noqa: E402
+    _payload,  # noqa: E402
+)
 from bandit_tree_tools.widgets._assets import module_source, static_dir  # noqa: E402
 
 
@@ -92,8 +94,9 @@ def test_selected_node_and_tree_are_linked_both_ways(iris):
     assert view.selected_node == -1  # a new tree clears the selection
     assert "tree 2 of 5" in view.canvas.title
     expected = btt.from_model(forest).trees[2]
-    np.testing.assert_array_equal(_payload.decode_column(view.canvas.tree, "children_left", np.int32),
-                                  expected.children_left)
+    np.testing.assert_array_equal(
+        _payload.decode_column(view.canvas.tree, "children_left", np.int32), expected.children_left
+    )
     assert view.canvas.overview["values"] == [t.n_leaves for t in btt.from_model(forest).trees]
     view.overview_dropdown.value = "depth"
     assert view.canvas.overview["values"] == [t.max_depth for t in btt.from_model(forest).trees]
@@ -423,8 +426,9 @@ def test_after_view_draws_the_edited_tree_and_what_each_new_split_replaced(iris,
     node = int(tree.children_right[0])
     threshold = tree.threshold.copy()
     threshold[node] += 0.25
-    edited_tree = make_tree(tree.children_left, tree.children_right, tree.feature, threshold, tree.value,
-                            n_node_samples=tree.n_node_samples)
+    edited_tree = make_tree(
+        tree.children_left, tree.children_right, tree.feature, threshold, tree.value, n_node_samples=tree.n_node_samples
+    )
     edited = before.replace_trees([edited_tree])
     view = TreeView(iris_tree, X, y, after=edited)
     assert view.version_toggle.layout.display == ""

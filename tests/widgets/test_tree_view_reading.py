@@ -6,7 +6,6 @@ import pytest
 
 pytest.importorskip("anywidget")
 
-import ipywidgets  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_wine  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
@@ -47,7 +46,8 @@ def test_explain_regression_and_errors(cancer):
     assert view.explain().split(" → ")[1].startswith("value ")
     assert view.canvas.path_text.startswith("row 3: ")
     assert [name for name, _ in view.canvas.path_values] == [
-        X.columns[f] for f in dict.fromkeys(model.tree_.feature[model.decision_path(X.iloc[[3]]).indices[:-1]])]
+        X.columns[f] for f in dict.fromkeys(model.tree_.feature[model.decision_path(X.iloc[[3]]).indices[:-1]])
+    ]
     with pytest.raises(btt.DataError, match="row 9999 does not exist"):
         view.explain(9999)
     with pytest.raises(btt.DataError, match="pass X"):
@@ -81,11 +81,15 @@ def _registered() -> int:
     return len(widget._instances)
 
 
-@pytest.mark.parametrize("make", [
-    lambda m, X, y: TreeView(m, X, y, row=1),
-    lambda m, X, y: PruningPanel(m, X, y),
-    lambda m, X, y: btt.MedoidPanel(m, X, y=y, n_medoids=2),
-], ids=["TreeView", "PruningPanel", "MedoidPanel"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, X, y: TreeView(m, X, y, row=1),
+        lambda m, X, y: PruningPanel(m, X, y),
+        lambda m, X, y: btt.MedoidPanel(m, X, y=y, n_medoids=2),
+    ],
+    ids=["TreeView", "PruningPanel", "MedoidPanel"],
+)
 def test_close_releases_every_widget_the_panel_made(cancer, make):
     model, X, y = cancer
     make(model, X, y).close()  # the first one registers the widgets' classes once
@@ -95,8 +99,11 @@ def test_close_releases_every_widget_the_panel_made(cancer, make):
     assert _registered() == before
 
 
-@pytest.mark.xfail(raises=AttributeError, strict=True,
-                   reason="the input check (tree/_input.py) does not refuse duplicate column names yet")
+@pytest.mark.xfail(
+    raises=AttributeError,
+    strict=True,
+    reason="the input check (tree/_input.py) does not refuse duplicate column names yet",
+)
 def test_a_dataframe_with_duplicate_column_names_gives_a_clear_data_error():
     X, y = load_wine(return_X_y=True, as_frame=True)
     model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X.to_numpy(), y)
