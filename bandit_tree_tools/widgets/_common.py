@@ -129,7 +129,7 @@ class StaticFallback:
         text = repr(self)
         if "(error=" in text:  # a panel that could not use its input stays so
             return text
-        return f"{type(self).__name__} (a live panel: run the notebook to use it)"
+        return f"{type(self).__name__}(a live panel: run the notebook to use it)"
 
     def _twin_html(self) -> str:
         return f'<div class="btt-static-twin">{_TWIN_STYLE}{self._safe_static_html()}</div>'
