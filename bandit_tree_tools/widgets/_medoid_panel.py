@@ -321,7 +321,17 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         if self.gallery.message:
             body += f"<div>{escape(self.gallery.message)}</div>"
         if self.image_shape is not None:
-            body += "".join(self._image_svg(row) for row in result.prototypes[leaf])
+            # each picture with the live gallery's caption: its row, class and cluster size
+            labels, sizes = list(self.gallery.labels), list(self.gallery.sizes)
+            cards = []
+            for m, values in enumerate(result.prototypes[leaf]):
+                caption = f"row {rows[m]}" + (f" · class {labels[m]}" if m < len(labels) else "")
+                size = f"{plural(sizes[m], 'row')} nearest" if m < len(sizes) else ""
+                cards.append(
+                    f'<div style="display:inline-block;text-align:center;margin:2px">{self._image_svg(values)}'
+                    f"<div>{escape(caption)}</div><div>{escape(size)}</div></div>"
+                )
+            body += "".join(cards)
         else:
             header = ["feature"] + [f"row {row}" for row in rows]
             lines = [

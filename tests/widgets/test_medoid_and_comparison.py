@@ -181,6 +181,11 @@ def test_image_fallback_is_svg(digits):
     html = MedoidPanel(model, X, image_shape=(8, 8))._repr_mimebundle_()["text/html"]
     assert html.count("<svg") >= 4  # the tree and three medoid images
     assert "<script" not in html.lower()
+    # each image with the live gallery's caption
+    panel = MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=3)
+    html = panel.static_html()
+    for row, label, size in zip(panel.gallery.rows, panel.gallery.labels, panel.gallery.sizes):
+        assert f"row {row} · class {label}" in html and f"{size} {'row' if size == 1 else 'rows'} nearest" in html
 
 
 # -------------------------------------------------------------- ComparisonPanel
