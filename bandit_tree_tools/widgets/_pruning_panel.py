@@ -670,7 +670,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
                 section(
                     f"Validation {self.result.params['metric']} per step (x: steps, leaves "
                     f"{int(path['leaves'].iat[0])} → {int(path['leaves'].iat[-1])})",
-                    polyline_svg([path["metric"].to_numpy()], labels=(self.result.params["metric"],)),
+                    polyline_svg(
+                        [path["metric"].to_numpy()],
+                        labels=(self.result.params["metric"],),
+                        x_label="step",
+                        y_label=self.result.params["metric"],
+                    ),
                 )
             )
             parts.append(self._metrics_html(self.result))
@@ -685,7 +690,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
                 parts.append(
                     section(
                         "Reward per round (blue) and running mean (red)",
-                        polyline_svg([rewards, running], labels=("reward", "running mean")),
+                        polyline_svg(
+                            [rewards, running], labels=("reward", "running mean"), x_label="round", y_label="reward"
+                        ),
                     )
                 )
             parts.append(self._metrics_html(self.result))

@@ -255,8 +255,28 @@ def table(rows, header=None, css_class: str = "") -> str:
     return "".join(out)
 
 
-def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79a7", "#c8453b"), labels=()) -> str:
-    """Line chart of one or more 1-D series as an inline SVG (no axes library)."""
+def _tick_texts(values, digits: int = 4) -> list:
+    """Labels for tick values with as many significant digits as tell them apart."""
+    for wanted in range(digits, 13):
+        texts = [number(value, wanted) for value in values]
+        if len(set(texts)) == len(texts):
+            return texts
+    return [repr(float(value)) for value in values]
+
+
+def polyline_svg(
+    series,
+    *,
+    width: int = 520,
+    height: int = 140,
+    colours=("#4e79a7", "#c8453b"),
+    labels=(),
+    x_label: str = "",
+    y_label: str = "",
+) -> str:
+    """Line chart of one or more 1-D series as an inline SVG (no axes library),
+    with its axes as the live charts draw them: the y range (low, middle,
+    high) and the x range (1 .. the longest series), each axis named."""
     series = [np.asarray(values, dtype=np.float64) for values in series if len(values)]
     if not series:
         return ""
@@ -264,17 +284,45 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
     high = max(float(np.nanmax(values)) for values in series)
     span = high - low or 1.0
     length = max(len(values) for values in series)
+    left, bottom = 62, 28  # room for the y ticks and title, the x ticks and title
+    plot_w, plot_h = width - left - 6, height - 6
     # a picture of its own: white under the caption too, whatever the page's theme
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16}" font-size="10" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + bottom + 16}" font-size="10" '
         'font-family="sans-serif" style="background:#ffffff">'
     ]
-    parts.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff" stroke="#dddddd"/>')
+    parts.append(f'<rect x="{left}" y="3" width="{plot_w}" height="{plot_h}" fill="#ffffff" stroke="#bbbbbb"/>')
+
+    def y_of(values):
+        return 3 + plot_h - 2 - (values - low) / span * (plot_h - 4)
+
+    for value, text in zip((low, (low + high) / 2, high), _tick_texts([low, (low + high) / 2, high])):
+        y = float(y_of(np.float64(value)))
+        parts.append(f'<line x1="{left - 3}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" stroke="#555555"/>')
+        parts.append(f'<text x="{left - 5}" y="{y + 3:.1f}" text-anchor="end" fill="#333333">{escape(text)}</text>')
+    base = 3 + plot_h
+    for at, text in ((left, "1"), (left + plot_w, f"{length:,}")):
+        parts.append(f'<line x1="{at}" y1="{base}" x2="{at}" y2="{base + 3}" stroke="#555555"/>')
+        anchor = "start" if at == left else "end"
+        parts.append(f'<text x="{at}" y="{base + 13}" text-anchor="{anchor}" fill="#333333">{escape(text)}</text>')
+    if x_label:
+        parts.append(
+            f'<text x="{left + plot_w / 2:.1f}" y="{base + 24}" text-anchor="middle" fill="#333333">'
+            f"{escape(x_label)}</text>"
+        )
+    if y_label:
+        middle = 3 + plot_h / 2
+        parts.append(
+            f'<text x="10" y="{middle:.1f}" text-anchor="middle" fill="#333333" '
+            f'transform="rotate(-90 10 {middle:.1f})">{escape(y_label)}</text>'
+        )
     for index, values in enumerate(series):
-        xs = np.linspace(2, width - 2, len(values)) if len(values) > 1 else np.array([width / 2])
-        if length > 1:
-            xs = 2 + (width - 4) * np.arange(len(values)) / (length - 1)
-        ys = height - 4 - (values - low) / span * (height - 8)
+        xs = (
+            np.array([left + plot_w / 2])
+            if length <= 1
+            else left + 2 + (plot_w - 4) * np.arange(len(values)) / (length - 1)
+        )
+        ys = y_of(values)
         points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs, ys) if np.isfinite(b))
         parts.append(
             f'<polyline fill="none" stroke="{colours[index % len(colours)]}" stroke-width="1.5" points="{points}"/>'
@@ -282,7 +330,7 @@ def polyline_svg(series, *, width: int = 520, height: int = 140, colours=("#4e79
     caption = f"min {number(low)} · max {number(high)} · {length} points"
     if labels:
         caption = " / ".join(f"{label}" for label in labels) + " · " + caption
-    parts.append(f'<text x="2" y="{height + 12}" fill="#333333">{escape(caption)}</text></svg>')
+    parts.append(f'<text x="2" y="{height + bottom + 12}" fill="#333333">{escape(caption)}</text></svg>')
     return "".join(parts)
 
 

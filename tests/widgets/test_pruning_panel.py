@@ -544,3 +544,20 @@ def test_a_tsdt_model_is_pruned_and_the_export_says_why_it_cannot_be_written():
     assert "cannot be written back" in panel.export_message.value and "result.ensemble" in panel.export_message.value
     with pytest.raises(btt.UnsupportedModelError, match="cannot be exported"):
         panel.export()
+
+
+def test_the_static_reward_chart_has_axes_like_the_live_one(data):
+    from bandit_tree_tools.widgets._static_html import polyline_svg
+
+    svg = polyline_svg([[3.244, 3.25, 3.256]], x_label="round", y_label="reward")
+    import re
+
+    texts = re.findall(r">([^<>]*)</text>", svg)
+    assert {"3.244", "3.25", "3.256"} <= set(texts)  # y ticks, each its own
+    assert {"1", "3", "round", "reward"} <= set(texts)  # x range and both axis titles
+    model, X_val, y_val = data
+    panel = PruningPanel(model, X_val, y_val, n_rounds=60, min_depth=3)
+    panel.start()
+    panel.wait(60)
+    html = panel.static_html()
+    assert ">round</text>" in html and ">reward</text>" in html and ">60</text>" in html
