@@ -1,16 +1,13 @@
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def load_monk1():
     """MONK-1 train and test, attributes as codes 0.. (a1..a6), label 0/1."""
-    folder = DATASETS / "tsdt"
-    if not (folder / "monks-1.train").exists():
-        pytest.skip("the shared data sets are not available")
+    folder = DATA
 
     def load(name):
         table = np.genfromtxt(folder / name, delimiter=" ", dtype=int)[:, :-1]
@@ -35,12 +32,10 @@ def xor_stream(n_rows, n_features, seed=0):
 
 def load_monk2():
     """MONK-2's 169 training rows in their six categorical attributes (the
-    shared file is one-hot with the last level dropped)."""
+    data file is one-hot with the last level dropped)."""
     import pandas as pd
 
-    path = DATASETS / "tsdt" / "monk2-train.csv"
-    if not path.exists():
-        pytest.skip("the shared data sets are not available")
+    path = DATA / "monk2-train.csv"
     table = pd.read_csv(path, sep=";")
     y = table.pop(table.columns[-1]).to_numpy()
     groups = {}
@@ -52,12 +47,10 @@ def load_monk2():
 
 
 def load_tic_tac_toe():
-    """tic-tac-toe (958 rows) as the shared file's 0/1 attributes."""
+    """tic-tac-toe (958 rows) as the data file's 0/1 attributes."""
     import pandas as pd
 
-    path = DATASETS / "tsdt" / "tic-tac-toe.csv"
-    if not path.exists():
-        pytest.skip("the shared data sets are not available")
+    path = DATA / "tic-tac-toe.csv"
     table = pd.read_csv(path, sep=";")
     y = table.pop(table.columns[-1]).to_numpy()
     return table.to_numpy().astype(np.int64), y
