@@ -2,7 +2,13 @@
 
 Every exception subclasses a built-in one, so ``except ValueError`` keeps
 working for code that does not know this library.
+
+:class:`NotFittedError` is also scikit-learn's ``sklearn.exceptions.NotFittedError``
+(so both ``except`` clauses catch it). It is built on first access (the module's
+``__getattr__``), so that ``import bandit_tree_tools`` does not import scikit-learn.
 """
+
+import threading
 
 __all__ = [
     "BanditTreeToolsError",
@@ -42,20 +48,6 @@ class UnsupportedModelError(BanditTreeToolsError, TypeError):
     Traceback (most recent call last):
     ...
     bandit_tree_tools.exceptions.UnsupportedModelError: cannot import a builtins.dict; supported models: ...
-    """
-
-
-class NotFittedError(BanditTreeToolsError, ValueError, AttributeError):
-    """The estimator has not been fitted yet (same bases as scikit-learn's).
-
-    Examples
-    --------
-    >>> import bandit_tree_tools as btt
-    >>> from sklearn.ensemble import RandomForestClassifier
-    >>> btt.from_model(RandomForestClassifier())  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    bandit_tree_tools.exceptions.NotFittedError: this RandomForestClassifier is not fitted yet; ...
     """
 
 
@@ -168,3 +160,52 @@ def missing_dependency(package: str, extra: str, purpose: str) -> MissingDepende
         f"{purpose} needs the optional package {package!r}, which is not installed; "
         f"install it with: pip install 'bandit-tree-tools[{extra}]'"
     )
+
+
+_NOT_FITTED_DOC = """The estimator or model has not been fitted yet.
+
+    One class for every "not fitted" of this library (importers, MABSplit,
+    TSDT, ...). It subclasses both :class:`BanditTreeToolsError` and
+    scikit-learn's ``sklearn.exceptions.NotFittedError`` (itself a
+    ``ValueError`` and an ``AttributeError``), so ``except btt.NotFittedError``
+    and ``except sklearn.exceptions.NotFittedError`` both catch it.
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> btt.from_model(RandomForestClassifier())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bandit_tree_tools.exceptions.NotFittedError: this RandomForestClassifier is not fitted yet; ...
+    >>> import sklearn.exceptions
+    >>> issubclass(btt.NotFittedError, sklearn.exceptions.NotFittedError)
+    True
+    """
+
+__test__ = {"NotFittedError": _NOT_FITTED_DOC}
+
+_lazy_lock = threading.Lock()
+
+
+def _make_not_fitted_error() -> type:
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    return type(
+        "NotFittedError",
+        (BanditTreeToolsError, SklearnNotFittedError),
+        {"__doc__": _NOT_FITTED_DOC, "__module__": __name__, "__qualname__": "NotFittedError"},
+    )
+
+
+def __getattr__(name: str):
+    if name == "NotFittedError":
+        with _lazy_lock:
+            if "NotFittedError" not in globals():
+                globals()["NotFittedError"] = _make_not_fitted_error()
+        return globals()["NotFittedError"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"NotFittedError"})

@@ -12,7 +12,7 @@ exported scikit-learn model routes every row exactly like this estimator.
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._validation import (
     MAX_FEATURES,
@@ -26,7 +26,7 @@ from .._validation import (
     resolve_n_rows,
     seed_from,
 )
-from ..exceptions import DataError
+from ..exceptions import DataError, NotFittedError
 from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble
 from ._builder import GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range, non_numeric_columns
@@ -77,8 +77,13 @@ class _MABSplitBase(BaseEstimator):
         check_finite(X, getattr(self, "feature_names_in_", None))
         return np.require(X, np.float32, ["C", "W"]), y
 
+    def _check_fitted(self) -> None:
+        # this library's NotFittedError, also scikit-learn's (so its estimator checks pass)
+        if not hasattr(self, "ensemble_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
+
     def _validate_X(self, X) -> np.ndarray:
-        check_is_fitted(self, "ensemble_")
+        self._check_fitted()
         bad = non_numeric_columns(X)
         if bad:
             raise DataError(f"X has non-numeric columns {bad[:10]}; pass the same numeric columns as at training time")
@@ -132,7 +137,7 @@ class _MABSplitBase(BaseEstimator):
     def feature_importances_(self) -> np.ndarray:
         """Impurity-based importances (mean decrease in impurity), normalised
         per tree, averaged over trees, summing to 1 (0 for a single leaf)."""
-        check_is_fitted(self, "ensemble_")
+        self._check_fitted()
         per_tree = []
         for tree in self.ensemble_.trees:
             importance = np.zeros(self.n_features_in_)

@@ -15,11 +15,6 @@ from ._kernels import apply_categorical
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
 
 
-class CategoricalNotFittedError(NotFittedError, sklearn.exceptions.NotFittedError):
-    """Prediction before ``fit``: this library's NotFittedError that is also
-    scikit-learn's, so code catching either works."""
-
-
 class CodesTypeError(DataError, TypeError):
     """``X`` holds objects that are not numbers (a DataError, also a TypeError
     as numpy's conversion error is)."""
@@ -449,7 +444,7 @@ class CategoricalTreeModel:
 
     def _check_fitted(self):
         if not hasattr(self, "tree_"):
-            raise CategoricalNotFittedError(
+            raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
             )
 

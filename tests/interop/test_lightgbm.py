@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-lgb = pytest.importorskip("lightgbm")
+from tests.optional import lgb  # noqa: E402
 
 import bandit_tree_tools as btt  # noqa: E402
 from bandit_tree_tools.interop import _lightgbm_text  # noqa: E402

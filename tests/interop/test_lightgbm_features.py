@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-lgb = pytest.importorskip("lightgbm")
+from tests.optional import lgb  # noqa: E402
 
 import bandit_tree_tools as btt  # noqa: E402
 from bandit_tree_tools.exceptions import (  # noqa: E402

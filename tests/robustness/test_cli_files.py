@@ -15,8 +15,8 @@ from bandit_tree_tools.cli import main
 
 from ._isolated import run_isolated
 
-lightgbm = pytest.importorskip("lightgbm")
-xgboost = pytest.importorskip("xgboost")
+from tests.optional import lgb as lightgbm  # noqa: E402
+from tests.optional import xgb as xgboost  # noqa: E402
 
 COLUMNS = ["f0", "f1", "f2", "f3"]
 ARGS = ["--method", "paper", "--rounds", "20", "--min-depth", "1"]

@@ -15,8 +15,8 @@ from sklearn.ensemble import (
 
 import bandit_tree_tools as btt
 
-lightgbm = pytest.importorskip("lightgbm")
-xgboost = pytest.importorskip("xgboost")
+from tests.optional import lgb as lightgbm  # noqa: E402
+from tests.optional import xgb as xgboost  # noqa: E402
 
 
 # ---------------------------------------------------------------- HGB categoricals
