@@ -109,8 +109,15 @@ def test_sparse_X_is_accepted_as_scikit_learn_accepts_it():
     ensemble = btt.from_model(TREE)
     for matrix in (sp.csr_matrix(X), sp.csc_matrix(X), sp.coo_matrix(X)):
         np.testing.assert_array_equal(ensemble.predict_proba(matrix), TREE.predict_proba(matrix))
-    result = btt.bandit_prune(TREE, sp.csr_matrix(X), y, n_rounds=10, min_depth=1, progress=False, random_state=0)
-    assert result.n_pruned >= 0
+    # sparse rows prune exactly as their dense copy: same nodes removed, same pruned model
+    rows = np.random.default_rng(1).normal(size=(300, 4))
+    rows[rows[:, 2] < 0, 2] = 0.0  # zeros a sparse matrix leaves out
+    labels = (rows[:, 0] > 0).astype(int)  # a simpler rule than the tree's, so some twigs go
+    settings = dict(n_rounds=300, min_depth=1, progress=False, random_state=0)
+    sparse = btt.bandit_prune(TREE, sp.csr_matrix(rows), labels, **settings)
+    dense = btt.bandit_prune(TREE, rows, labels, **settings)
+    assert sparse.n_pruned == dense.n_pruned > 0
+    np.testing.assert_array_equal(sparse.ensemble.predict_proba(X), dense.ensemble.predict_proba(X))
 
 
 def test_parameter_errors_are_value_and_type_errors():
