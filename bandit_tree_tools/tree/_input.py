@@ -30,19 +30,21 @@ def check_X(
     or missing for XGBoost, as each library reads them). Complex, datetime
     and timedelta data and numpy masked arrays are refused.
     """
+    # One cast rule for every input path: each value is rounded once, straight to the model's
+    # dtype (int64 beyond 2**53, longdouble and nullable integers are not first rounded to
+    # float64), as scikit-learn and XGBoost cast.
+    target = np.float32 if input_dtype == "float32" else np.float64
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        X = _frame_to_array(X, n_features, feature_names, feature_categories, library)
+        X = _frame_to_array(X, n_features, feature_names, feature_categories, library, target)
     elif _is_sparse(X):
-        X = _sparse_to_array(X, library)
+        X = _sparse_to_array(X, library, target)
     elif isinstance(X, np.ma.MaskedArray):
         raise DataError(
             "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
             "entries as missing values, or X.data to use the values under the mask"
         )
-    target = np.float32 if input_dtype == "float32" else np.float64
     if type(X) is np.ndarray and X.dtype in (np.float32, np.float64) and X.ndim == 2 and X.shape[1] == n_features:
-        # floats convert exactly as through float64 (float32 -> float64 is exact), so in one
-        # step, and not at all when X already has the model's dtype and layout
+        # float32 -> float64 is exact, so one step, and none when X already has the model's dtype and layout
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
             return np.ascontiguousarray(X, dtype=target)
     kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
@@ -52,10 +54,12 @@ def check_X(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
-            array = np.asarray(X, dtype=np.float64)
+            array = X if type(X) is np.ndarray else np.asarray(X)
+            if array.dtype.kind not in "biuf":  # objects, strings: through float64, as numpy parses them
+                array = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError, Warning) as error:
         hint = ""
-        if "sequence" in str(error):
+        if "sequence" in str(error) or "inhomogeneous" in str(error):
             hint = " (rows of different lengths, or objects that are not numbers?)"
         raise DataError(f"X must be a 2-D array of numbers; converting it to float failed{hint}: {error}") from None
     if array.ndim == 1:
@@ -70,10 +74,8 @@ def check_X(
             f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
             "pass the same columns as at training time"
         )
-    if input_dtype == "float32":
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
-            return np.ascontiguousarray(array, dtype=np.float32)
-    return np.ascontiguousarray(array, dtype=np.float64)
+    with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+        return np.ascontiguousarray(array, dtype=target)
 
 
 def _is_sparse(X) -> bool:
@@ -85,7 +87,7 @@ def _is_sparse(X) -> bool:
     return issparse(X)
 
 
-def _sparse_to_array(X, library) -> np.ndarray:
+def _sparse_to_array(X, library, target=np.float64) -> np.ndarray:
     """A dense copy of a scipy sparse matrix: XGBoost reads entries a sparse
     matrix does not store as missing, the other libraries as zeros."""
     if X.ndim != 2:
@@ -94,8 +96,9 @@ def _sparse_to_array(X, library) -> np.ndarray:
         raise DataError("X has complex values, which tree models do not take; convert them to real numbers first")
     coo = X.tocoo(copy=True)
     coo.sum_duplicates()  # as toarray() would add them
-    dense = np.full(coo.shape, np.nan if library == "xgboost" else 0.0, dtype=np.float64)
-    dense[coo.row, coo.col] = coo.data
+    dense = np.full(coo.shape, np.nan if library == "xgboost" else 0.0, dtype=target)
+    with np.errstate(over="ignore"):
+        dense[coo.row, coo.col] = coo.data
     return dense
 
 
@@ -144,8 +147,20 @@ def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.nda
     return array
 
 
-def _frame_to_array(frame, n_features: int, feature_names, feature_categories=None, library=None) -> np.ndarray:
+def _frame_to_array(
+    frame, n_features: int, feature_names, feature_categories=None, library=None, target=np.float64
+) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
+    if len(set(columns)) != len(columns):
+        seen, repeated = set(), []
+        for name in columns:
+            if name in seen and name not in repeated:
+                repeated.append(name)
+            seen.add(name)
+        raise DataError(
+            f"X has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
+            "(pandas returns a frame, not a column, for a repeated name): rename or drop the repeated columns"
+        )
     if feature_names is not None:
         expected = [str(name) for name in feature_names]
         # LightGBM stores "mean radius" as "mean_radius" and accepts either
@@ -161,9 +176,10 @@ def _frame_to_array(frame, n_features: int, feature_names, feature_categories=No
                 "X's columns are in another order than at training time; reorder them with "
                 f"X[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
             )
-    out = np.empty((len(frame), len(columns)), dtype=np.float64)
-    for position, column in enumerate(frame.columns):
-        series = frame[column]
+    out = np.empty((len(frame), len(columns)), dtype=target)
+    for position in range(len(columns)):
+        series = frame.iloc[:, position]
+        column = frame.columns[position]
         if str(series.dtype) == "category":
             out[:, position] = _category_column(series, column, position, feature_categories, library)
         else:
@@ -173,13 +189,30 @@ def _frame_to_array(frame, n_features: int, feature_names, feature_categories=No
                     "to real numbers first"
                 )
             try:
-                out[:, position] = series.to_numpy(dtype=np.float64, na_value=np.nan)
+                out[:, position] = _column_values(series, target)
             except (TypeError, ValueError):
                 raise DataError(
                     f"column {column!r} of X has dtype {series.dtype}, which is not numeric; encode it as numbers "
                     "or as a pandas 'category' column"
                 ) from None
     return out
+
+
+def _column_values(series, target) -> np.ndarray:
+    """A numeric column rounded once to ``target``: numpy and nullable
+    integers and longdouble cast straight to it (not through float64)."""
+    dtype = series.dtype
+    if getattr(dtype, "kind", None) in "iub" and hasattr(dtype, "numpy_dtype"):  # nullable Int64, boolean
+        values = series.to_numpy(dtype=dtype.numpy_dtype, na_value=0)
+        mask = series.isna().to_numpy()
+        out = values.astype(target)
+        out[mask] = np.nan
+        return out
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        with np.errstate(over="ignore"):
+            return series.to_numpy().astype(target)
+    with np.errstate(over="ignore"):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan).astype(target)
 
 
 def _category_column(series, column, position, feature_categories, library) -> np.ndarray:
