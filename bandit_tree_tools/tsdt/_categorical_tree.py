@@ -266,7 +266,9 @@ def to_tree_arrays(tree: CategoricalTree):
     )
 
 
-def to_ensemble(tree: CategoricalTree, classes, feature_names, estimator: str) -> Ensemble:
+def to_ensemble(tree: CategoricalTree, classes, feature_names, estimator: str, feature_categories=None) -> Ensemble:
+    if feature_categories is not None:  # pandas categoricals are read by value, as at fitting time
+        feature_categories = tuple(None if values is None else tuple(values) for values in feature_categories)
     return Ensemble(
         trees=(to_tree_arrays(tree),),
         task="classification",
@@ -280,6 +282,7 @@ def to_ensemble(tree: CategoricalTree, classes, feature_names, estimator: str) -
         source=Source(library="bandit_tree_tools", estimator=estimator),
         classes_=np.asarray(classes),
         feature_names_in_=feature_names,
+        feature_categories=feature_categories,
     )
 
 
@@ -299,24 +302,39 @@ def _float_codes(values, column) -> np.ndarray:
     return values
 
 
-def categorical_codes(X, *, fitting: bool):
+def categorical_codes(X, *, fitting: bool, categories=None):
     """Turn ``X`` into float64 category codes (NaN where missing).
 
-    Returns ``(codes, n_categories, feature_names)``; ``n_categories`` is read
-    from pandas categoricals or is ``max code + 1`` of other columns.
+    Returns ``(codes, n_categories, feature_names, feature_categories)``;
+    ``n_categories`` is read from pandas categoricals or is ``max code + 1``
+    of other columns. A pandas categorical column is read by value: coded
+    against ``categories[j]`` (the category values a model was fitted with)
+    where given, else against its own categories, which become
+    ``feature_categories[j]`` (None for a column of codes). So a frame that
+    lists its categories in another order, or lacks some, is coded as at
+    fitting time.
     """
     feature_names = None
     declared = None
+    feature_categories = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        feature_names = np.asarray([str(column) for column in X.columns], dtype=object)
-        columns, declared = [], []
-        for column in X.columns:
-            series = X[column]
+        labels = [str(column) for column in X.columns]
+        if len(set(labels)) != len(labels):
+            repeated = sorted({name for name in labels if labels.count(name) > 1})
+            raise DataError(
+                f"X has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own "
+                "name: rename or drop the repeated columns"
+            )
+        feature_names = np.asarray(labels, dtype=object)
+        columns, declared, feature_categories = [], [], []
+        for position, column in enumerate(X.columns):
+            series = X.iloc[:, position]
             if str(series.dtype) == "category":
-                codes = series.cat.codes.to_numpy().astype(np.float64)
-                codes[codes < 0] = np.nan
-                declared.append(len(series.cat.categories))
+                codes, values = _categorical_column_codes(series, column, categories, position, fitting)
+                feature_categories.append(values)
+                declared.append(len(values))
             else:
+                feature_categories.append(None)
                 try:
                     codes = series.to_numpy(dtype=np.float64, na_value=np.nan)
                 except (TypeError, ValueError):
@@ -380,7 +398,30 @@ def categorical_codes(X, *, fitting: bool):
                 f"feature {column} has {int(n_categories[column])} categories (more than {MAX_CATEGORIES}); "
                 "this looks like a numeric or identifier column: bin it with btt.discretize or drop it"
             )
-    return codes, n_categories, feature_names
+    return codes, n_categories, feature_names, feature_categories
+
+
+def _categorical_column_codes(series, column, categories, position, fitting):
+    """Codes of a pandas categorical column by value, and the category values
+    they index (the model's, where it has them for this column)."""
+    known = None if categories is None or position >= len(categories) else categories[position]
+    if known is None:
+        values = list(series.cat.categories)
+    else:
+        values = list(known)
+        if fitting:  # a later chunk of a stream: a category the stream was not declared with is an error
+            allowed = set(values)
+            unseen = [value for value in series.cat.categories if value not in allowed and (series == value).any()]
+            if unseen:
+                raise DataError(
+                    f"column {column!r} holds categories {unseen[:5]} that the stream's first chunk did not "
+                    f"declare (it declared {values[:10]}); declare every category on the first partial_fit call, "
+                    "for example with pd.Categorical(values, categories=[...])"
+                )
+        series = series.cat.set_categories(values)
+    codes = series.cat.codes.to_numpy().astype(np.float64)
+    codes[codes < 0] = np.nan
+    return codes, values
 
 
 def _refuse_sparse_and_complex(X):
@@ -463,7 +504,10 @@ class CategoricalTreeModel:
                     f"X has {shape[1]} features, but {type(self).__name__} is expecting {self.n_features_in_} "
                     "features as input"
                 )
-        codes = check_X(X, self.n_features_in_, getattr(self, "feature_names_in_", None))
+        codes = check_X(
+            X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+            feature_categories=getattr(self, "feature_categories_", None),
+        )
         if np.isinf(codes).any():
             row, column = np.argwhere(np.isinf(codes))[0]
             raise DataError(f"X has an infinite value inf (row {row}, feature {column}); codes must be 0, 1, 2, ... "
@@ -509,7 +553,10 @@ class CategoricalTreeModel:
         if cached is None or cached[0] is not self.tree_:
             cached = (
                 self.tree_,
-                to_ensemble(self.tree_, self.classes_, getattr(self, "feature_names_in_", None), type(self).__name__),
+                to_ensemble(
+                    self.tree_, self.classes_, getattr(self, "feature_names_in_", None), type(self).__name__,
+                    getattr(self, "feature_categories_", None),
+                ),
             )
             self.__dict__["_ensemble_cache"] = cached
         return cached[1]

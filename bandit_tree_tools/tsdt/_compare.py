@@ -247,8 +247,8 @@ def compare_trees(
     # method sees the same randomness as with an int
     if not isinstance(random_state, numbers.Integral):
         random_state = seed_from(random_state)
-    codes_train, n_categories, _ = categorical_codes(X_train, fitting=True)
-    codes_test, _, _ = categorical_codes(X_test, fitting=False)
+    codes_train, n_categories, _, train_categories = categorical_codes(X_train, fitting=True)
+    codes_test, _, _, _ = categorical_codes(X_test, fitting=False, categories=train_categories)
     if codes_test.shape[1] != codes_train.shape[1]:
         raise DataError(
             f"X_test has {codes_test.shape[1]} features but X_train has {codes_train.shape[1]}; pass the same columns"

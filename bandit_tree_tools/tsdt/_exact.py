@@ -124,7 +124,7 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
         {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS,
         owner="optimal_categorical_tree",
     )
-    codes, n_categories, feature_names = categorical_codes(X, fitting=True)
+    codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])
     if len(classes) < 2:
         raise DataError(
@@ -157,6 +157,8 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     model.n_features_in_ = int(len(n_categories))
     if feature_names is not None:
         model.feature_names_in_ = feature_names
+    if feature_categories is not None and any(values is not None for values in feature_categories):
+        model.feature_categories_ = feature_categories
     model.tree_ = tree_from_data(feature, first_child, n_categories, X_codes, y_codes, len(classes))
     correct = np.argmax(model.tree_.value[model.tree_.apply(X_codes)], axis=1) == y_codes
     model.objective_ = float(np.mean(correct)) - float(lambda_) * model.tree_.n_splits

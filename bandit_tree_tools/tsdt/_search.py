@@ -407,14 +407,14 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         """Search for the best tree, replaying the rows of ``X`` as a stream
         (shuffled, reshuffled after every pass) for ``max_iter`` iterations."""
         self._check_params()
-        codes, n_categories, feature_names = categorical_codes(X, fitting=True)
+        codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
         classes, y_codes = encode_labels(y, codes.shape[0])
         if len(classes) < 2:
             raise DataError(
                 f"y has a single class ({classes[0]!r}), one class only; a classifier needs at least two classes "
                 "in the training data"
             )
-        self._start(n_categories, classes, feature_names)
+        self._start(n_categories, classes, feature_names, feature_categories)
         X_codes = codes.astype(np.int64)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
         self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
@@ -433,10 +433,21 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         ``fit``, whose rows are not kept)."""
         self._check_params()
         first = not hasattr(self, "_state")
-        codes, seen_categories, feature_names = categorical_codes(X, fitting=True)
+        codes, seen_categories, feature_names, feature_categories = categorical_codes(
+            X, fitting=True, categories=None if first else getattr(self, "feature_categories_", None)
+        )
         if first:
             labels, _ = encode_labels(y, codes.shape[0], None)
-            known = np.unique(np.concatenate([labels, np.asarray(classes)])) if classes is not None else labels
+            known = labels
+            if classes is not None:  # the declared classes are the stream's: the chunk's labels must be among them
+                known = np.unique(np.asarray(classes))
+                declared = set(known.tolist())
+                outside = [label for label in labels.tolist() if label not in declared]
+                if outside:
+                    raise DataError(
+                        f"y contains labels {outside[:5]} that are not in classes {known.tolist()}; pass every "
+                        "label of the stream (with its type: 1 and '1' differ) in classes= on the first partial_fit call"
+                    )
             if len(known) < 2:
                 raise DataError(
                     f"the first chunk has a single class ({known[0]!r}); pass classes=[...] with every label "
@@ -450,7 +461,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                         f"n_categories={declared.tolist()} does not cover the categories of the first chunk "
                         f"(at least {seen_categories.tolist()} are needed)"
                     )
-            self._start(declared, known, feature_names)
+            self._start(declared, known, feature_names, feature_categories)
         else:
             if codes.shape[1] != self.n_features_in_:
                 raise DataError(
@@ -497,8 +508,12 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._patterns = (np.ascontiguousarray(pairs[:, :-1]), np.ascontiguousarray(pairs[:, -1]), weight)
 
     # ------------------------------------------------------------- internals
-    def _start(self, n_categories, classes, feature_names):
+    def _start(self, n_categories, classes, feature_names, feature_categories=None):
         self.classes_ = np.asarray(classes)
+        if feature_categories is not None and any(values is not None for values in feature_categories):
+            self.feature_categories_ = feature_categories
+        elif hasattr(self, "feature_categories_"):
+            del self.feature_categories_
         self.n_categories_ = np.asarray(n_categories, dtype=np.int64)
         self.n_features_in_ = int(len(n_categories))
         if feature_names is not None:
