@@ -77,6 +77,7 @@ Exported trees are renumbered breadth-first with consecutive siblings (see
 """
 
 import copy
+import dataclasses
 import json
 import math
 import re
@@ -287,6 +288,71 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     """
     booster, template = _booster_and_template(model)
     learning_rate = _check_learning_rate(learning_rate)
+    document, config = _read_booster(booster)
+    learner = document["learner"]
+    gradient_booster = learner["gradient_booster"]
+    kind, tree_model = _tree_booster(gradient_booster, config)
+    outputs = _outputs(learner, template)
+    selected = _selected_iterations(tree_model, learner, template, outputs, iteration_range)
+    tree_documents = tree_model["trees"][selected.first_tree : selected.last_tree]
+    tree_info = np.asarray(tree_model["tree_info"], dtype=np.int64)[selected.first_tree : selected.last_tree]
+    if kind == "dart":
+        weight_drop = np.asarray(gradient_booster["weight_drop"], dtype=np.float32)
+        tree_scale = weight_drop[selected.first_tree : selected.last_tree].astype(np.float64)
+    else:
+        tree_scale = np.ones(len(tree_documents))
+    if np.any(tree_info >= outputs.n_outputs) or np.any(tree_info < 0):
+        raise ConversionError(f"XGBoost tree_info names outputs outside 0..{outputs.n_outputs - 1}")
+    trees, scales, hint = _trees_and_internal_values(
+        tree_documents, outputs, config, selected.n_parallel, learning_rate
+    )
+    record = XGBoostPayload(
+        header=_document_header(document),
+        model_header={
+            key: value for key, value in tree_model.items() if key not in ("trees", "tree_info", "iteration_indptr")
+        },
+        booster=kind,
+        config=json.dumps(config),
+        template=template,
+        objective=outputs.objective,
+        margin_kind=outputs.margin_kind,
+        stored_base_score=learner["learner_model_param"]["base_score"],
+        imported_base_score=outputs.base_score.copy(),
+        iteration_indptr=selected.indptr,
+        trees_per_iteration=int(selected.indptr[1] - selected.indptr[0]) if selected.indptr.shape[0] > 1 else 1,
+        internal_scale=scales,
+        training_categories=_training_categories(tree_model, outputs.n_features),
+    )
+    return Ensemble(
+        trees=tuple(trees),
+        task=outputs.task,
+        n_features_in_=outputs.n_features,
+        n_outputs=outputs.n_outputs,
+        tree_output=tree_info,
+        tree_scale=tree_scale,
+        aggregation="sum",
+        base_score=outputs.base_score,
+        link=outputs.link,
+        source=Source(
+            library="xgboost",
+            estimator=type(model).__name__,
+            version=_xgboost().__version__,
+            payload=with_payload(record),
+            collapse_hint=hint,
+        ),
+        classes_=outputs.classes,
+        feature_names_in_=_feature_names(template, learner),
+        split_rule="lt",
+        input_dtype="float32",
+        accumulate_float32=True,
+        feature_categories=record.training_categories,
+        label_rule=label_rule(outputs.objective),
+    )
+
+
+# ------------------------------------------------------ from_xgboost's steps
+def _read_booster(booster) -> tuple:
+    """The booster's model document (UBJSON, exact floats) and its training configuration."""
     xgboost = _xgboost()
     try:
         raw = booster.save_raw("ubj")
@@ -296,10 +362,11 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
                 "this XGBoost Booster has no model yet; train it (xgboost.train) or load one before importing it"
             ) from None
         raise ConversionError(f"XGBoost could not write this model: {first_line(error)}") from None
-    document = ubjson.loads(raw)
-    config = json.loads(booster.save_config())
-    learner = document["learner"]
-    gradient_booster = learner["gradient_booster"]
+    return ubjson.loads(raw), json.loads(booster.save_config())
+
+
+def _tree_booster(gradient_booster: dict, config: dict) -> tuple:
+    """``(kind, tree_model)``: gbtree or dart with one output per tree, else refused."""
     kind = gradient_booster.get("name")
     if kind == "gblinear":
         raise UnsupportedModelError(
@@ -307,14 +374,32 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         )
     if kind not in ("gbtree", "dart"):
         raise UnsupportedModelError(f"XGBoost booster {kind!r} is not supported; supported: gbtree, dart")
-    tree_model = gradient_booster["gbtree"]["model"] if kind == "dart" else gradient_booster["model"]
     train_param = config["learner"].get("learner_train_param", {})
     if train_param.get("multi_strategy", "one_output_per_tree") != "one_output_per_tree":
         raise UnsupportedModelError(
             "XGBoost multi_strategy='multi_output_tree' (vector-leaf trees) is not supported; "
             "train with multi_strategy='one_output_per_tree'"
         )
+    return kind, (gradient_booster["gbtree"]["model"] if kind == "dart" else gradient_booster["model"])
 
+
+@dataclasses.dataclass(frozen=True)
+class _Outputs:
+    """What the objective makes of the trees' sums."""
+
+    objective: str
+    task: str
+    link: str
+    margin_kind: str
+    n_features: int
+    n_classes: int
+    n_targets: int
+    n_outputs: int
+    classes: np.ndarray | None
+    base_score: np.ndarray
+
+
+def _outputs(learner: dict, template) -> _Outputs:
     objective = learner["objective"]["name"]
     if objective not in OBJECTIVES:
         raise UnsupportedModelError(
@@ -325,6 +410,15 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     n_features = int(model_param["num_feature"])
     n_classes = int(model_param.get("num_class", "0") or 0)
     n_targets = int(model_param.get("num_target", "1") or 1)
+    if objective == "binary:logitraw" and template is not None and hasattr(template, "classes_"):
+        # XGBClassifier.predict thresholds the raw margin at 0.5 (not a probability): neither a
+        # regression on the margin nor a classifier of this format predicts what it predicts
+        raise UnsupportedModelError(
+            f"this {type(template).__name__} has objective 'binary:logitraw': its predict returns labels from the "
+            "raw margin (margin > 0.5) and its predict_proba is not a probability, which the common format does not "
+            "express; import model.get_booster() to work with the margins (a regression on them), or train with "
+            "objective='binary:logistic'"
+        )
     if task == "classification":
         if n_targets > 1:
             raise UnsupportedModelError(
@@ -335,18 +429,30 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     else:
         n_outputs = max(n_targets, n_classes, 1)
         classes = None
-    stored_base = parse_base_score(model_param["base_score"])
-    margin = to_margin(stored_base, margin_kind)
-    base_score = np.broadcast_to(margin, (n_outputs,)).copy() if margin.size in (1, n_outputs) else None
-    if base_score is None:
+    margin = to_margin(parse_base_score(model_param["base_score"]), margin_kind)
+    if margin.size not in (1, n_outputs):
         raise ConversionError(f"base_score has {margin.size} values, but the model has {n_outputs} outputs")
+    base_score = np.broadcast_to(margin, (n_outputs,)).copy()
+    return _Outputs(
+        objective, task, link, margin_kind, n_features, n_classes, n_targets, n_outputs, classes, base_score
+    )
 
-    # which trees: as the object's own predict does
+
+@dataclasses.dataclass(frozen=True)
+class _Selection:
+    first_tree: int
+    last_tree: int
+    indptr: np.ndarray  # iteration boundaries of the selected trees, from 0
+    n_parallel: int
+
+
+def _selected_iterations(tree_model: dict, learner: dict, template, outputs: _Outputs, iteration_range) -> _Selection:
+    """The trees of ``iteration_range``; None: what the object's own predict uses."""
     n_parallel = int(tree_model["gbtree_model_param"].get("num_parallel_tree", "1"))
     if "iteration_indptr" in tree_model:
         indptr = np.asarray(tree_model["iteration_indptr"], dtype=np.int64)
     else:  # written by XGBoost < 2.0: every iteration has the same trees
-        per_iteration = n_parallel * (n_classes if link == "softmax" else max(n_targets, 1))
+        per_iteration = n_parallel * (outputs.n_classes if outputs.link == "softmax" else max(outputs.n_targets, 1))
         indptr = np.arange(0, len(tree_model["trees"]) + 1, per_iteration, dtype=np.int64)
     n_iterations = indptr.shape[0] - 1
     if iteration_range is None:
@@ -362,30 +468,25 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
     if n_iterations == 0 or not tree_model["trees"]:
         raise NotFittedError("this XGBoost model has no trees yet; train it (xgboost.train or fit) before importing it")
     first_tree, last_tree = int(indptr[begin]), int(indptr[end])
-    tree_documents = tree_model["trees"][first_tree:last_tree]
-    tree_info = np.asarray(tree_model["tree_info"], dtype=np.int64)[first_tree:last_tree]
-    new_indptr = indptr[begin : end + 1] - first_tree
-    if kind == "dart":
-        weight_drop = np.asarray(gradient_booster["weight_drop"], dtype=np.float32)[first_tree:last_tree]
-        tree_scale = weight_drop.astype(np.float64)
-    else:
-        tree_scale = np.ones(len(tree_documents))
-    if np.any(tree_info >= n_outputs) or np.any(tree_info < 0):
-        raise ConversionError(f"XGBoost tree_info names outputs outside 0..{n_outputs - 1}")
+    return _Selection(first_tree, last_tree, indptr[begin : end + 1] - first_tree, n_parallel)
 
-    # the learning rate behind internal nodes' values
+
+def _trees_and_internal_values(tree_documents, outputs: _Outputs, config: dict, n_parallel: int, learning_rate):
+    """The trees, the per-tree scale of internal values (``eta / num_parallel_tree``)
+    and a hint for trees whose internal nodes cannot be collapsed: the learning
+    rate is checked against XGBoost's Newton relation wherever it is exact."""
     tree_param = _tree_config(config)
     eta = np.float32(learning_rate if learning_rate is not None else float(tree_param.get("eta", "0.3")))
     eta_tree = np.float32(eta / np.float32(n_parallel))
     scales = np.full(len(tree_documents), eta_tree, dtype=np.float32)
     trusted = np.ones(len(tree_documents), dtype=bool)
-    trees = read_trees(tree_documents, n_features, scales, trusted)
+    trees = read_trees(tree_documents, outputs.n_features, scales, trusted)
     hint = ""
-    if objective in ADAPTIVE_OBJECTIVES:
+    if outputs.objective in ADAPTIVE_OBJECTIVES:
         trusted[:] = False
         hint = (
-            f"The {objective} objective re-fits leaf values after each tree is grown, so the value an internal "
-            "node would have as a leaf is not stored; collapse is not possible for this model."
+            f"The {outputs.objective} objective re-fits leaf values after each tree is grown, so the value an "
+            "internal node would have as a leaf is not stored; collapse is not possible for this model."
         )
     elif learning_rate is not None:
         # a given eta is a hint: verify it against the trees wherever the relation is exact
@@ -414,56 +515,26 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
             tree if ok else tree._replace(has_leaf_value=(tree.children_left < 0).astype(np.uint8))
             for tree, ok in zip(trees, trusted)
         ]
+    return trees, scales, hint
 
-    feature_names = None
+
+def _feature_names(template, learner: dict):
     if template is not None and hasattr(template, "feature_names_in_"):
-        feature_names = np.asarray(template.feature_names_in_, dtype=object)
-    elif learner.get("feature_names"):
-        feature_names = np.asarray(learner["feature_names"], dtype=object)
+        return np.asarray(template.feature_names_in_, dtype=object)
+    if learner.get("feature_names"):
+        return np.asarray(learner["feature_names"], dtype=object)
+    return None
+
+
+def _document_header(document: dict) -> dict:
+    """The model document without its trees (the export writes them back)."""
+    learner = document["learner"]
     header = copy.deepcopy({key: value for key, value in document.items() if key != "learner"})
     header["learner"] = {key: value for key, value in learner.items() if key != "gradient_booster"}
-    header["learner"]["gradient_booster"] = {key: value for key, value in gradient_booster.items() if key not in ("model", "gbtree", "weight_drop")}
-    model_header = {key: value for key, value in tree_model.items() if key not in ("trees", "tree_info", "iteration_indptr")}
-    record = XGBoostPayload(
-        header=header,
-        model_header=model_header,
-        booster=kind,
-        config=json.dumps(config),
-        template=template,
-        objective=objective,
-        margin_kind=margin_kind,
-        stored_base_score=model_param["base_score"],
-        imported_base_score=base_score.copy(),
-        iteration_indptr=new_indptr,
-        trees_per_iteration=int(new_indptr[1] - new_indptr[0]) if new_indptr.shape[0] > 1 else 1,
-        internal_scale=scales,
-        training_categories=_training_categories(tree_model, n_features),
-    )
-    return Ensemble(
-        trees=tuple(trees),
-        task=task,
-        n_features_in_=n_features,
-        n_outputs=n_outputs,
-        tree_output=tree_info,
-        tree_scale=tree_scale,
-        aggregation="sum",
-        base_score=base_score,
-        link=link,
-        source=Source(
-            library="xgboost",
-            estimator=type(model).__name__,
-            version=_xgboost().__version__,
-            payload=with_payload(record),
-            collapse_hint=hint,
-        ),
-        classes_=classes,
-        feature_names_in_=feature_names,
-        split_rule="lt",
-        input_dtype="float32",
-        accumulate_float32=True,
-        feature_categories=record.training_categories,
-        label_rule=label_rule(objective),
-    )
+    header["learner"]["gradient_booster"] = {
+        key: value for key, value in learner["gradient_booster"].items() if key not in ("model", "gbtree", "weight_drop")
+    }
+    return header
 
 
 def to_xgboost(ensemble: Ensemble):

@@ -540,3 +540,17 @@ def test_bad_input_is_refused_clearly():
     foreign = btt.from_model(DecisionTreeClassifier(max_depth=2).fit(X, y))
     with pytest.raises(ConversionError, match="needs an ensemble imported from XGBoost"):
         to_xgboost(foreign)
+
+
+def test_a_logitraw_classifier_wrapper_is_refused_and_its_booster_reads_margins():
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + 0.3 * X[:, 2] > 0.2).astype(int)
+    model = xgb.XGBClassifier(n_estimators=4, max_depth=2, objective="binary:logitraw").fit(X, y)
+    with pytest.raises(UnsupportedModelError, match=r"objective 'binary:logitraw'.*model.get_booster\(\)"):
+        from_xgboost(model)
+    with pytest.raises(UnsupportedModelError, match=r"binary:logitraw"):
+        btt.from_model(model)
+    ensemble = from_xgboost(model.get_booster())
+    assert ensemble.task == "regression"
+    np.testing.assert_array_equal(ensemble.predict(X), model.get_booster().predict(xgb.DMatrix(X)))
