@@ -73,6 +73,7 @@ search built, with no bound on its distance to the optimum.
 paper's searches, unchanged.
 """
 
+import numbers
 import time
 import warnings
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from .._plotting import axes_for
 from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
-from ..exceptions import DataError
+from ..exceptions import DataError, ParameterError
 from . import _kernels as K
 from ._kernels_exact import _find, new_table
 from ._categorical_tree import (
@@ -455,7 +456,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                 )
             declared = seen_categories
             if n_categories is not None:
-                declared = np.asarray(n_categories, dtype=np.int64)
+                declared = _declared_categories(n_categories, seen_categories.shape[0])
                 if declared.shape != seen_categories.shape or np.any(declared < seen_categories):
                     raise DataError(
                         f"n_categories={declared.tolist()} does not cover the categories of the first chunk "
@@ -752,3 +753,22 @@ def _chain_rule_accuracy(tree: CategoricalTree, counts) -> float:
         if sizes.sum() > 0:
             weight[children] = weight[node] * sizes / sizes.sum()
     return float(accuracy)
+
+
+def _declared_categories(n_categories, n_features: int) -> np.ndarray:
+    """``partial_fit``'s ``n_categories`` as int64, refusing what a cast would
+    silently change (3.5 -> 3, True -> 1, a wrong length)."""
+    values = np.asarray(n_categories, dtype=object).reshape(-1) if np.ndim(n_categories) else None
+    bad = values is None or any(
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (numbers.Integral, numbers.Real))
+        or not float(value).is_integer()
+        or value < 1
+        for value in values
+    )
+    if bad or len(values) != n_features:
+        raise ParameterError(
+            f"n_categories of partial_fit must be a list of {n_features} integers >= 1 (the number of categories "
+            f"of each feature), got {n_categories!r}"
+        )
+    return np.asarray([int(value) for value in values], dtype=np.int64)

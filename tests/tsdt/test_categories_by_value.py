@@ -84,3 +84,18 @@ def test_partial_fit_labels_outside_the_declared_classes_are_refused():
     labels = np.where(y == 1, "a", "b")
     with pytest.raises(btt.DataError, match=r"not in classes"):
         btt.TSDTClassifier(random_state=0).partial_fit(X, labels, classes=[0, 1])
+
+
+@pytest.mark.parametrize("n_categories", [[3, 2.5], [3.0, True], [3], "32", [3, 0]])
+def test_partial_fit_n_categories_must_be_whole_numbers(n_categories):
+    X, y = _frame(n_rows=60)
+    codes = np.column_stack([X["color"].cat.codes, X["shape"].cat.codes])
+    with pytest.raises(btt.ParameterError, match=r"n_categories of partial_fit must be a list of 2 integers >= 1"):
+        btt.TSDTClassifier(random_state=0).partial_fit(codes, y, classes=[0, 1], n_categories=n_categories)
+
+
+def test_partial_fit_n_categories_as_floats_that_are_whole_numbers():
+    X, y = _frame(n_rows=60)
+    codes = np.column_stack([X["color"].cat.codes, X["shape"].cat.codes])
+    model = btt.TSDTClassifier(random_state=0).partial_fit(codes, y, classes=[0, 1], n_categories=[4.0, 2])
+    assert model.n_categories_.tolist() == [4, 2]
