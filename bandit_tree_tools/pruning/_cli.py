@@ -11,6 +11,7 @@ runs the paper's bandit pruning (``btt.bandit_prune``) instead.
 """
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -96,6 +97,9 @@ def _columns(frame, ensemble):
     if names is not None:
         expected = [str(name) for name in names]
         columns = [str(column) for column in frame.columns]
+        # LightGBM stores "x y" as "x_y" and predicts from either, as Ensemble.check_X accepts
+        known = set(expected)
+        columns = [column if column in known else re.sub(r"\s", "_", column) for column in columns]
         missing = [name for name in expected if name not in columns]
         if missing:
             unexpected = [column for column in columns if column not in expected]
@@ -105,13 +109,40 @@ def _columns(frame, ensemble):
                 "the training columns (in any order)"
             )
         frame.columns = columns
-        return frame[expected]
+        return _categories_by_value(frame[expected], ensemble)
     if frame.shape[1] != ensemble.n_features_in_:
         raise DataError(
             f"the CSV has {frame.shape[1]} feature columns besides the target, but the model was trained on "
             f"{ensemble.n_features_in_}; pass the same columns as at training time"
         )
     return frame.to_numpy()
+
+
+def _categories_by_value(frame, ensemble):
+    """A CSV carries no pandas 'category' dtype: a column at a feature the model
+    read as pandas categories (its training categories are recorded) becomes
+    one, coded by value against them, as the library coded it in training.
+    Values the model never saw become missing. A column of numbers at a
+    feature with text categories holds the codes themselves and stays as is."""
+    import pandas as pd
+
+    categories = ensemble.feature_categories
+    if categories is None:
+        return frame
+    frame = frame.copy()
+    for position, known in enumerate(categories):
+        if known is None:
+            continue
+        column = frame.columns[position]
+        values = frame[column]
+        text_categories = any(isinstance(value, str) for value in known)
+        numeric_column = pd.api.types.is_numeric_dtype(values)
+        if text_categories and numeric_column:
+            continue
+        if text_categories:
+            values = values.astype("string").astype(object).where(values.notna(), None)
+        frame[column] = pd.Categorical(values, categories=list(known))
+    return frame
 
 
 def run(args) -> int:
