@@ -10,7 +10,10 @@ import numpy as np
 from ..exceptions import DataError, InvalidTreeError, ParameterError
 from . import _kernels
 from ._arrays import freeze_tree, node_depth, validate
-from ._input import _categories_as_the_library_reads_them, check_X
+from ._input import _categories_as_the_library_reads_them, _is_sparse, check_X
+
+# a sparse X whose dense copy would pass this many bytes is routed a block of rows at a time
+SPARSE_BLOCK_BYTES = 64 * 2**20
 from ._links import LINKS, apply_link
 from ._nodes import check_tree_indices
 from ._packing import PackedEnsemble, _pack
@@ -317,12 +320,30 @@ class Ensemble:
             )
         return X
 
+    def _sparse_blocks(self, X, check_input: bool):
+        """Row blocks of a sparse ``X`` too large to make dense at once (a
+        wide matrix), as CSR slices; None for any other ``X``. The routing
+        engine reads dense rows, so such an ``X`` is densified a block at a
+        time, as scikit-learn predicts sparse input in place."""
+        if not check_input or not _is_sparse(X) or getattr(X, "ndim", 2) != 2:
+            return None
+        n_rows, n_columns = X.shape
+        row_bytes = max(1, n_columns) * np.dtype(self.input_dtype).itemsize
+        if n_rows * row_bytes <= SPARSE_BLOCK_BYTES:
+            return None
+        X = X.tocsr()
+        step = max(1, SPARSE_BLOCK_BYTES // row_bytes)
+        return [X[start : start + step] for start in range(0, n_rows, step)]
+
     def apply(self, X, trees=None, *, check_input: bool = True) -> np.ndarray:
         """Leaf id (local node id) reached in every tree: int64 (n_rows, n_trees).
 
         ``trees`` (tree indices) routes only those trees and returns one column
         per index, in the order given. ``check_input=False`` skips the
         validation of ``X``, which must then come from :meth:`check_X`."""
+        blocks = self._sparse_blocks(X, check_input)
+        if blocks is not None:
+            return np.concatenate([self.apply(block, trees) for block in blocks])
         if trees is not None:
             trees = check_tree_indices(trees, self.n_trees)
         X = self._input(X, check_input)
@@ -355,6 +376,9 @@ class Ensemble:
     def predict_raw(self, X, *, check_input: bool = True) -> np.ndarray:
         """Raw scores (margins), float64 (n_rows, n_outputs). ``check_input=False``:
         see :meth:`apply`."""
+        blocks = self._sparse_blocks(X, check_input)
+        if blocks is not None:
+            return np.concatenate([self.predict_raw(block) for block in blocks])
         packed = self.packed
         X = self._input(X, check_input)
         return _kernels._predict_raw(
@@ -425,8 +449,12 @@ class Ensemble:
     def decision_path(self, X, *, check_input: bool = True):
         """Node indicator (scipy CSR, n_rows x n_nodes over all trees) and the
         column offset of each tree, as scikit-learn's forests return."""
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csr_matrix, vstack
 
+        blocks = self._sparse_blocks(X, check_input)
+        if blocks is not None:
+            parts = [self.decision_path(block)[0] for block in blocks]
+            return vstack(parts, format="csr"), self.packed.node_offset.copy()
         X, roots, _, _, records, cuts, general = self._routing_args(self._input(X, check_input))
         origin = self.packed.origin
         lengths = _kernels._path_lengths(X, roots, records, cuts, general, origin)
