@@ -64,6 +64,7 @@ from ..exceptions import ParameterError
 from ._common import eval_rows as eval_rows_of
 from ._common import finish, prepare
 from ._evaluator import IncrementalEvaluator
+from ._inputs import callback_stops
 
 CANDIDATES = ("twigs", "internal")
 STRATEGIES = ("rank", "sequential")
@@ -225,7 +226,7 @@ def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, hist
         if callback is not None:
             state = BanditRound(len(history) - 1, phase, int(arm), tree, node, float(reward), float(delta), n_arms,
                                 policy, evaluator, tuple(notes))
-            if callback(state) is True:
+            if callback_stops(callback(state)):
                 stopped = True
                 break
     if progress:

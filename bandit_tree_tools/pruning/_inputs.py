@@ -50,7 +50,14 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
                 "predicts probabilities through the sigmoid (XGBoost reg:logistic, LightGBM cross_entropy); pass "
                 "the targets it was trained on, in [0, 1]"
             )
-        variance = float(np.var(values))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            variance = float(np.var(values))
+        if not np.isfinite(variance):
+            raise DataError(
+                f"{name} holds values too large to measure squared errors in float64 (up to "
+                f"{np.abs(values).max():g}: their variance overflows); rescale the targets (and train the model on "
+                "the rescaled ones), for example in units of 1e100"
+            )
         return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
     classes = ensemble.classes_
     try:
@@ -131,3 +138,9 @@ def check_no_missing_target(y, name: str) -> None:
                 f"{name} has {missing.size} missing targets (NaN or None), the first at row {int(missing[0])}; "
                 "drop those rows before pruning"
             )
+
+
+def callback_stops(answer) -> bool:
+    """A callback's answer asks to stop when it is True, numpy's True included
+    (``np.bool_`` from a comparison); None, False and any other value go on."""
+    return isinstance(answer, (bool, np.bool_)) and bool(answer)

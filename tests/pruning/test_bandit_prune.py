@@ -220,7 +220,7 @@ def test_callback_sees_every_round_and_stopping_equals_a_shorter_run():
 
 def test_callback_values_other_than_true_go_on():
     ensemble, X, y = ZOO["tree_binary"]
-    answers = iter([None, False, 1, "stop", np.True_] * 20)
+    answers = iter([None, False, 1, "stop", np.False_] * 20)  # True and np.True_ stop
     result = bandit_prune(ensemble, X, y, n_rounds=50, min_depth=2, random_state=0, progress=False,
                           callback=lambda state: next(answers))
     assert len(result.history) == 50 and not result.params["stopped"]

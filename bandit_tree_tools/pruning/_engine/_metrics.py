@@ -69,6 +69,15 @@ def _check_validation(metric: str, target: Target, tolerance: float, check_rows)
         counts = np.bincount(target.codes[check_rows], minlength=target.n_classes)
     elif n_rows < 4:
         raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE (half of them check it), got {n_rows}")
+    if metric == "r2":
+        with np.errstate(under="ignore"):
+            spread = float(np.var(target.values[check_rows]))
+        if not spread > 0:
+            raise DataError(
+                "R^2 is undefined on these validation rows: y_val has variance 0 in float64 on the half of them "
+                "that checks the tolerance (constant targets, or values so small that their squares underflow); "
+                "pass metric='mse', or varied (or rescaled) targets"
+            )
     n_rows = check_rows.shape[0]
     if tolerance == 0 or METRICS[metric][2]:
         return

@@ -11,7 +11,7 @@ import pandas as pd
 from ..._numba_config import numba_threads
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
-from .._inputs import check_target, monotone_method, to_ensemble
+from .._inputs import callback_stops, check_target, monotone_method, to_ensemble
 from ._metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
                                _check_validation, _halves)
 from ._search import (FAR, _RowSet, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
@@ -346,6 +346,5 @@ class _WalkCallback:
         self.callback, self.walk, self.stopped = callback, walk, False
 
     def __call__(self, row: dict) -> bool:
-        answer = self.callback(dict(row, walk=self.walk))
-        self.stopped = isinstance(answer, (bool, np.bool_)) and bool(answer)
+        self.stopped = callback_stops(self.callback(dict(row, walk=self.walk)))
         return self.stopped

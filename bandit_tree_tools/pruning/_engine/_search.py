@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 from ...exceptions import UnsupportedModelError
 from ...tree import Ensemble, node_offsets, node_parent
 from .._kernels import _preorder
-from .._inputs import Target
+from .._inputs import Target, callback_stops
 from . import _kernels as kernels
 from . import _weights as weights
 from ._metrics import _row_terms, metric_value, paired_standard_error, within
@@ -51,7 +51,7 @@ class _RowSet:
         self.n = order.shape[0]
         t = target
         self.target = Target(t.codes[order], t.values[order], t.n_classes, t.positive,
-                             float(np.var(t.values[order])) if t.n_classes == 0 else 1.0)
+                             (float(np.var(t.values[order])) or 1.0) if t.n_classes == 0 else 1.0)
         self.out_of_bag = out_of_bag_leaves is not None
         if self.out_of_bag:
             if not out_of_bag_leaves.flags.c_contiguous:
@@ -615,7 +615,7 @@ class _Search:
                    "elapsed": time.perf_counter() - started}
             rows.append(row)
             states.append(self.state())
-            return callback is not None and callback(dict(row)) is True
+            return callback is not None and callback_stops(callback(dict(row)))
 
         stop = record()
         if start is not None and not stop:
