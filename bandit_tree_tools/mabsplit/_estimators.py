@@ -28,6 +28,7 @@ from .._validation import (
 )
 from ..exceptions import DataError, NotFittedError
 from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble
+from ..tree._input import check_unique_columns
 from ._builder import GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range, non_numeric_columns
 from ._params import SEARCH_CONSTRAINTS
@@ -65,6 +66,7 @@ class _MABSplitBase(BaseEstimator):
         )
 
     def _validate_X_y(self, X, y):
+        check_unique_columns(X)
         bad = non_numeric_columns(X)
         if bad:
             raise DataError(
@@ -84,6 +86,7 @@ class _MABSplitBase(BaseEstimator):
 
     def _validate_X(self, X) -> np.ndarray:
         self._check_fitted()
+        check_unique_columns(X)
         bad = non_numeric_columns(X)
         if bad:
             raise DataError(f"X has non-numeric columns {bad[:10]}; pass the same numeric columns as at training time")

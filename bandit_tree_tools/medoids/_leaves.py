@@ -426,7 +426,10 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
                 f"{all_leaves[:20].tolist()}{' ...' if all_leaves.size > 20 else ''}"
             )
     # float64 rows for the distances; the routing reads X as the model does
-    values = check_rows(check_X(X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64"))
+    values = check_rows(check_X(
+        X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64", ensemble.feature_categories,
+        library=ensemble.source.library,  # categories by value, as the model reads them
+    ))
     leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
     seeds = generator.integers(0, 2**31 - 1, size=chosen.size)
     jobs = []

@@ -331,9 +331,13 @@ class Ensemble:
         row_bytes = max(1, n_columns) * np.dtype(self.input_dtype).itemsize
         if n_rows * row_bytes <= SPARSE_BLOCK_BYTES:
             return None
-        X = X.tocsr()
+        from scipy.sparse import csc_matrix
+
         step = max(1, SPARSE_BLOCK_BYTES // row_bytes)
-        return [X[start : start + step] for start in range(0, n_rows, step)]
+        rows = X.tocsr()
+        blocks = [rows[start : start + step] for start in range(0, n_rows, step)]
+        # keep CSC as CSC: LightGBM reads CSC and CSR input by different zero rules (tree._input)
+        return [block.tocsc() for block in blocks] if isinstance(X, csc_matrix) else blocks
 
     def apply(self, X, trees=None, *, check_input: bool = True) -> np.ndarray:
         """Leaf id (local node id) reached in every tree: int64 (n_rows, n_trees).

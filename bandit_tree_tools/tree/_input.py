@@ -96,10 +96,37 @@ def _sparse_to_array(X, library, target=np.float64) -> np.ndarray:
         raise DataError("X has complex values, which tree models do not take; convert them to real numbers first")
     coo = X.tocoo(copy=True)
     coo.sum_duplicates()  # as toarray() would add them
+    if library == "lightgbm":
+        coo.data = _as_lightgbm_reads_sparse(X, coo.data)
     dense = np.full(coo.shape, np.nan if library == "xgboost" else 0.0, dtype=target)
     with np.errstate(over="ignore"):
         dense[coo.row, coo.col] = coo.data
     return dense
+
+
+# LightGBM's kZeroThreshold (the float literal 1e-35f, widened to double) and the double below -kZeroThreshold
+_LIGHTGBM_ZERO = float(np.float32(1e-35))
+_BELOW_NEGATIVE_ZERO = float(np.nextafter(-_LIGHTGBM_ZERO, -np.inf))
+
+
+def _as_lightgbm_reads_sparse(X, data: np.ndarray) -> np.ndarray:
+    """Stored values of a sparse matrix as LightGBM's CSR path compares them.
+
+    LightGBM's dense and CSC paths drop every ``|x| <= 1e-35f`` (as 0.0)
+    before routing; its CSR path (also taken by COO and other formats, which
+    it converts to CSR) keeps them and compares them as stored. The imported
+    thresholds follow the dense rule (a threshold of ``-1e-35f`` is stored one
+    double below it, see ``interop.lightgbm``), under which a stored
+    ``-1e-35f`` goes right as a zero would; through CSR it goes left
+    (``-1e-35f <= -1e-35f``). So that value is moved below the stored
+    threshold; every other value already routes the same way."""
+    from scipy.sparse import csc_matrix
+
+    if isinstance(X, csc_matrix):  # the Python package sends CSC through the dense rule
+        return data
+    data = np.asarray(data, dtype=np.float64).copy()
+    data[data == -_LIGHTGBM_ZERO] = _BELOW_NEGATIVE_ZERO
+    return data
 
 
 # ensemble -> int64 array of the features used by categorical splits (computed once per ensemble)
@@ -147,20 +174,30 @@ def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.nda
     return array
 
 
+def check_unique_columns(X) -> None:
+    """Refuse a DataFrame whose column names repeat (pandas returns a frame,
+    not a column, for a repeated name); anything else passes."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
+        return
+    columns = [str(column) for column in X.columns]
+    if len(set(columns)) == len(columns):
+        return
+    seen, repeated = set(), []
+    for name in columns:
+        if name in seen and name not in repeated:
+            repeated.append(name)
+        seen.add(name)
+    raise DataError(
+        f"X has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
+        "(pandas returns a frame, not a column, for a repeated name): rename or drop the repeated columns"
+    )
+
+
 def _frame_to_array(
     frame, n_features: int, feature_names, feature_categories=None, library=None, target=np.float64
 ) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
-    if len(set(columns)) != len(columns):
-        seen, repeated = set(), []
-        for name in columns:
-            if name in seen and name not in repeated:
-                repeated.append(name)
-            seen.add(name)
-        raise DataError(
-            f"X has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
-            "(pandas returns a frame, not a column, for a repeated name): rename or drop the repeated columns"
-        )
+    check_unique_columns(frame)
     if feature_names is not None:
         expected = [str(name) for name in feature_names]
         # LightGBM stores "mean radius" as "mean_radius" and accepts either
