@@ -24,6 +24,12 @@ class Target:
 
 
 def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Target:
+    if ensemble.task == "regression" and ensemble.n_outputs != 1:  # before y's shape, which follows from it
+        raise UnsupportedModelError(
+            f"multi-output models are not supported by pruning: this {ensemble.source.library} "
+            f"{ensemble.source.estimator} has {ensemble.n_outputs} outputs (targets or quantiles); prune a "
+            "single-output model per target"
+        )
     y = np.asarray(getattr(y, "to_numpy", lambda: y)())
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
@@ -34,10 +40,6 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
     if n_rows == 0:
         raise DataError(f"{name} is empty; pruning needs validation rows")
     if ensemble.task == "regression":
-        if ensemble.n_outputs != 1:
-            raise UnsupportedModelError(
-                f"pruning supports single-output regression; this ensemble has {ensemble.n_outputs} outputs"
-            )
         try:
             values = y.astype(np.float64)
         except (TypeError, ValueError):

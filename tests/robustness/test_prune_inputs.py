@@ -50,3 +50,13 @@ def test_targets_whose_variance_overflows_are_refused():
     model = RandomForestRegressor(n_estimators=2, max_depth=3, random_state=0).fit(X, y * 1e250)
     with pytest.raises(btt.DataError, match=r"y_val holds values too large to measure squared errors"):
         btt.prune(model, X, y * 1e250, progress=False, random_state=0)
+
+
+def test_a_two_target_xgboost_regressor_is_refused_as_multi_output():
+    from tests.optional import xgb
+
+    targets = np.column_stack([y, -2 * y])
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=2).fit(X, targets)
+    for prune in (btt.prune, btt.bandit_prune):
+        with pytest.raises(btt.UnsupportedModelError, match=r"multi-output models are not supported.*2 outputs"):
+            prune(model, X, targets, progress=False)
