@@ -554,3 +554,20 @@ def test_a_logitraw_classifier_wrapper_is_refused_and_its_booster_reads_margins(
     ensemble = from_xgboost(model.get_booster())
     assert ensemble.task == "regression"
     np.testing.assert_array_equal(ensemble.predict(X), model.get_booster().predict(xgb.DMatrix(X)))
+
+
+def test_an_edited_dart_model_exports_like_its_copy_through_booster_predict():
+    # the exported model predicts like the edited copy bit for bit through Booster.predict(DMatrix);
+    # the wrapper's predict goes through inplace_predict, which XGBoost computes differently for DART
+    # ((float32(base + tree) - base) * weight per tree, see the module docstring), within its bound
+    rng = np.random.default_rng(33)
+    X = rng.normal(size=(600, 4))
+    y = X[:, 0] + np.sin(X[:, 1]) + 0.1 * rng.normal(size=600) + 5.0
+    model = xgb.XGBRegressor(booster="dart", n_estimators=12, max_depth=4, rate_drop=0.3, random_state=0).fit(X, y)
+    ensemble = from_xgboost(model)
+    edited = btt.collapse(ensemble, random_internal_nodes(ensemble, rng))
+    exported = to_xgboost(edited)
+    through_dmatrix = exported.get_booster().predict(xgb.DMatrix(X), output_margin=True)
+    np.testing.assert_array_equal(through_dmatrix, edited.predict_raw(X)[:, 0])
+    bound = 2 * edited.n_trees * 2.0**-24 * (abs(float(edited.base_score[0])) + 12 * np.abs(y).max())
+    assert np.abs(exported.predict(X) - edited.predict(X)).max() <= bound
