@@ -13,7 +13,7 @@ import threading
 __all__ = [
     "BanditTreeToolsError",
     "UnsupportedModelError",
-    "NotFittedError",
+    "NotFittedError",  # noqa: F822 (built on first access by __getattr__)
     "ConversionError",
     "InvalidTreeError",
     "NodeError",

@@ -58,8 +58,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..bandits import Policy, WinStayLoseShift, make_policy
 from .._validation import Interval, Options, check_random_state, validate_params
+from ..bandits import Policy, WinStayLoseShift, make_policy
 from ..exceptions import ParameterError
 from ._common import eval_rows as eval_rows_of
 from ._common import finish, prepare

@@ -19,6 +19,7 @@ from ..exceptions import BanditTreeToolsError, DataError
 from ..interop import ADAPTERS, adapter_for_path
 from ..interop._native_errors import first_line, native_errors
 
+
 def register(subparsers) -> None:
     from ..bandits import POLICIES
     from ._bandit import CANDIDATES, STRATEGIES

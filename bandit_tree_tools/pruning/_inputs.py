@@ -12,6 +12,7 @@ from sklearn.utils.multiclass import type_of_target
 from ..exceptions import DataError, UnsupportedModelError
 from ..tree import Ensemble
 
+
 @dataclass(frozen=True)
 class Target:
     """Validated targets: class codes (classification) or values."""

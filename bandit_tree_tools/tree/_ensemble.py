@@ -1,9 +1,10 @@
 """An ensemble of trees in the common format, with everything the source
 libraries keep outside their trees, and validated prediction methods."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -11,12 +12,12 @@ from ..exceptions import DataError, InvalidTreeError, ParameterError
 from . import _kernels
 from ._arrays import freeze_tree, node_depth, validate
 from ._input import _categories_as_the_library_reads_them, _is_sparse, check_X
-
-# a sparse X whose dense copy would pass this many bytes is routed a block of rows at a time
-SPARSE_BLOCK_BYTES = 64 * 2**20
 from ._links import LINKS, apply_link
 from ._nodes import check_tree_indices
 from ._packing import PackedEnsemble, _pack
+
+# a sparse X whose dense copy would pass this many bytes is routed a block of rows at a time
+SPARSE_BLOCK_BYTES = 64 * 2**20
 
 TASKS = ("classification", "regression")
 AGGREGATIONS = ("sum", "mean")

@@ -86,7 +86,6 @@ from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
 from ..exceptions import DataError, ParameterError
 from . import _kernels as K
-from ._kernels_exact import _find, new_table
 from ._categorical_tree import (
     CategoricalTree,
     CategoricalTreeModel,
@@ -95,6 +94,7 @@ from ._categorical_tree import (
     tree_from_counts,
     tree_from_data,
 )
+from ._kernels_exact import _find, new_table
 
 VARIANTS = ("optimistic", "fast", "clark")
 COUNT_BUDGET = 5_000_000  # steps of the exact count behind the final tree of the optimistic search (~0.05 s)

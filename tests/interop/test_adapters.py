@@ -10,7 +10,6 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop import ADAPTERS, adapter_for, adapter_for_path
-
 from tests.optional import lgb as lightgbm  # noqa: E402
 from tests.optional import xgb as xgboost  # noqa: E402
 

@@ -18,15 +18,13 @@ band, infinities, negative and unseen categories):
 import pickle
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tests.optional import lgb  # noqa: E402
 
 import bandit_tree_tools as btt  # noqa: E402
 from bandit_tree_tools.interop import _lightgbm_text  # noqa: E402
 from bandit_tree_tools.interop.lightgbm import LIGHTGBM_ZERO, from_lightgbm, to_lightgbm  # noqa: E402
+from tests.optional import lgb  # noqa: E402
 from tests.oracles.tree import reference_predict_raw  # noqa: E402
 
 # LightGBM and numpy may call different exp implementations (C library vs

@@ -6,8 +6,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tests.optional import lgb  # noqa: E402
-
 import bandit_tree_tools as btt  # noqa: E402
 from bandit_tree_tools.exceptions import (  # noqa: E402
     ConversionError,
@@ -28,6 +26,7 @@ from tests.interop.test_lightgbm import (  # noqa: E402
     probe_rows,
     train,
 )
+from tests.optional import lgb  # noqa: E402
 
 
 def small_data(seed=0, n_rows=400, n_features=4):

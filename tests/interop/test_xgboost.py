@@ -29,9 +29,8 @@ from bandit_tree_tools.exceptions import (
 from bandit_tree_tools.interop import _xgboost_ubjson as ubjson
 from bandit_tree_tools.interop.xgboost import from_xgboost, to_xgboost
 from bandit_tree_tools.tree import TREE_LEAF
-from tests.oracles.tree import reference_predict_raw
-
 from tests.optional import xgb  # noqa: E402
+from tests.oracles.tree import reference_predict_raw
 
 # Probe rows hold float64 values beyond float32's range: casting them to
 # float32 gives inf in both XGBoost and the common format, and numpy warns.

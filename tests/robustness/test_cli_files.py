@@ -12,11 +12,10 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from bandit_tree_tools.cli import main
-
-from ._isolated import run_isolated
-
 from tests.optional import lgb as lightgbm  # noqa: E402
 from tests.optional import xgb as xgboost  # noqa: E402
+
+from ._isolated import run_isolated
 
 COLUMNS = ["f0", "f1", "f2", "f3"]
 ARGS = ["--method", "paper", "--rounds", "20", "--min-depth", "1"]

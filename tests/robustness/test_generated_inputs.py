@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestRegressor
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 import bandit_tree_tools as btt

@@ -14,7 +14,6 @@ from sklearn.ensemble import (
 )
 
 import bandit_tree_tools as btt
-
 from tests.optional import lgb as lightgbm  # noqa: E402
 from tests.optional import xgb as xgboost  # noqa: E402
 

@@ -12,11 +12,30 @@ from ..._numba_config import numba_threads
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
 from .._inputs import callback_stops, check_target, monotone_method, to_ensemble
-from ._metrics import (MARGIN, METRICS, _bound, _check_margin, _check_metric, _check_tolerance,
-                               _check_validation, _halves)
-from ._search import (FAR, _RowSet, _Search, distillable, model_target, out_of_bag_rows, perturbed_rows,
-                               ranking_rows, refittable, reweightable, row_sets)
+from ._metrics import (
+    MARGIN,
+    METRICS,
+    _bound,
+    _check_margin,
+    _check_metric,
+    _check_tolerance,
+    _check_validation,
+    _halves,
+)
 from ._result import DISTILLED, HALF_OF_VALIDATION, OUT_OF_BAG, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
+from ._search import (
+    FAR,
+    _RowSet,
+    _Search,
+    distillable,
+    model_target,
+    out_of_bag_rows,
+    perturbed_rows,
+    ranking_rows,
+    refittable,
+    reweightable,
+    row_sets,
+)
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 

@@ -10,8 +10,8 @@ from tqdm.auto import tqdm
 
 from ...exceptions import UnsupportedModelError
 from ...tree import Ensemble, node_offsets, node_parent
-from .._kernels import _preorder
 from .._inputs import Target, callback_stops
+from .._kernels import _preorder
 from . import _kernels as kernels
 from . import _weights as weights
 from ._metrics import _row_terms, metric_value, paired_standard_error, within
