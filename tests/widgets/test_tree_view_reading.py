@@ -99,11 +99,6 @@ def test_close_releases_every_widget_the_panel_made(cancer, make):
     assert _registered() == before
 
 
-@pytest.mark.xfail(
-    raises=AttributeError,
-    strict=True,
-    reason="the input check (tree/_input.py) does not refuse duplicate column names yet",
-)
 def test_a_dataframe_with_duplicate_column_names_gives_a_clear_data_error():
     X, y = load_wine(return_X_y=True, as_frame=True)
     model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X.to_numpy(), y)

@@ -188,12 +188,14 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     """
     started = time.perf_counter()
     ensemble = to_ensemble(model)
+    if not isinstance(refit, str):  # numpy's booleans too: one meaning for every walk
+        refit = bool(refit)
     monotone = monotone_method(ensemble)
     if monotone is not None:
         # "basic" constraints bound each side's subtree of a split, so a node collapsed into a mean of
         # its leaves and a removed tree keep the model monotone; re-fitted leaves and re-weighted trees
         # need not (LightGBM's raw score then fell along its increasing feature), and
-        # under LightGBM's other methods neither need collapses (0.016): there only whole trees go
+        # under LightGBM's other methods neither need collapses: there only whole trees go
         if refit is True:
             raise ParameterError("refit=True would move the leaves of a model trained with monotone constraints "
                                  "out of their order; pass refit='auto' or False, which keep the constraints")
@@ -239,7 +241,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             _walks=tuple(walks),
             _checking=(X_val, None if halves is None else checking.order, checking.target),
         )
-        result = replace(result, _before=result._summary(ensemble, *result._checking, raw=checking.predict_raw()))
+        before = result._summary(ensemble, *result._checking, raw=checking.predict_raw())
+        result = replace(result, _before=dict(before, **{metric: float(baseline)}))
         result = result.choose(tolerance)
     for note in result.params["warnings"]:
         warnings.warn(note, UserWarning, stacklevel=3)  # past validate_params: at the caller

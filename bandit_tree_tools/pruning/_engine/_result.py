@@ -56,11 +56,18 @@ def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
 def _walk_choice(walk: Walk, metric: str, bound: float, margin: float) -> tuple:
     """(the walk's path with ``within_tolerance``, the row of its smallest
     model within ``bound`` by ``margin``): the rule of ``PruneResult.choose``
-    on one walk."""
+    on one walk. A point qualifies when both its own metric and its average
+    with its neighbours are within: the averaging keeps out one lucky point
+    among failing ones, and never lets in a point that is itself outside."""
+
+    def within_bound(row: int) -> bool:
+        standard_error = path["metric_se"].iat[row]
+        return all(within_margin(metric, value, standard_error, bound, margin)
+                   for value in (path["metric"].iat[row], smoothed_metric(path, row)))
+
     path = walk.path.copy()
-    path["within_tolerance"] = [row == 0 or within_margin(metric, smoothed_metric(path, row),
-                                                          path["metric_se"].iat[row], bound, margin)
-                                for row in range(len(path))]  # the unpruned model always qualifies
+    # the unpruned model always qualifies
+    path["within_tolerance"] = [row == 0 or within_bound(row) for row in range(len(path))]
     fits = np.flatnonzero(path["within_tolerance"].to_numpy())
     return path, int(min(fits, key=lambda row: (path["leaves"].iat[row], row)))
 
@@ -129,7 +136,7 @@ class PrunePathResult(PruneResult):
         (path, chosen), walk = choices[best], self._walks[best]
         state = walk.states[chosen]
         pruned = build_ensemble(self.original, state)
-        after = self._summary(pruned, *self._checking)
+        after = dict(self._summary(pruned, *self._checking), **{metric: float(path["metric"].iat[chosen])})
         return PrunePathResult(
             method=self.method, ensemble=pruned, original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
@@ -187,7 +194,9 @@ class PrunePathResult(PruneResult):
         ``X_val``, None for all of them; ``target`` theirs): its metric, the
         loss, accuracy or R^2, the size and the number of rows, from one pass
         of the rows through the model (or its ``raw`` scores on them, where
-        already computed)."""
+        already computed). The metric itself is the search's figure, set by
+        the callers (``params["baseline"]``, the path's row): one quantity
+        computed once, not twice in float32 and float64."""
         if raw is None:  # X_val as prune validated it
             raw = ensemble.predict_raw(X_val if rows is None else X_val[rows], check_input=False)
         metric = self.params["metric"]

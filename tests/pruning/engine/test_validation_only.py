@@ -89,3 +89,22 @@ def test_the_plan_of_walks_by_model_kind(boosted):
     assert {refit for _, _, refit in _plan(binary, True, False, True)} == {False}
     assert [walk for walk in _plan(binary, True, "auto", False) if walk[1]] == []
     assert _plan(binary, False, True, False) == [(OUTPUTS_ON_PERTURBED_VALIDATION, False, True)]
+
+
+def test_one_computation_of_each_figure_and_the_average_never_lets_a_point_in():
+    xgb = pytest.importorskip("xgboost")
+    X, y = make_regression(3000, 8, noise=20.0, random_state=0)
+    model = xgb.XGBRegressor(n_estimators=60, max_depth=4, random_state=0).fit(X[:1500], y[:1500])
+    result = btt.prune(model, X[1500:], y[1500:], tolerance=0.01, random_state=0, progress=False)
+    for chosen in (result, result.choose(0.01, margin=0.0), result.choose(0.05, margin=0.0)):
+        metrics = chosen.metrics["r2"]
+        assert metrics["before"] == chosen.params["baseline"]  # the same figure, not a float32 twin
+        assert metrics["after"] == chosen.path["metric"].iat[chosen.chosen]
+        # the chosen point itself is within the bound, whatever its neighbours measure
+        assert chosen.path["metric"].iat[chosen.chosen] >= chosen.metric_bound - 1e-12
+        assert chosen.validation_change.iloc[0]["held"]
+    # a refit given as numpy's True means True for every walk
+    X_train, y_train = X[:1500], y[:1500]
+    numpy_true = btt.prune(model, X[1500:], y[1500:], X_train=X_train, y_train=y_train, refit=np.True_,
+                           random_state=0, progress=False)
+    assert {walk.refit for walk in numpy_true._walks} == {True}
