@@ -1,13 +1,11 @@
 """Small models in the common format for the pruning tests, built by hand
 from fitted scikit-learn trees (independent of the importers)."""
 
-from pathlib import Path
 
 import numpy as np
 
 from bandit_tree_tools.tree import Ensemble, Source, make_tree
 
-DATASETS = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
 
 
 def tree_arrays(sklearn_tree, *, classifier: bool):
@@ -123,7 +121,7 @@ def classification_data(n_rows=450, n_classes=2, seed=0, labels=None):
 def model_zoo():
     """name -> (ensemble, X_val, y_val) covering every link, aggregation and task."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    from sklearn.tree import DecisionTreeClassifier
 
     zoo = {}
     X, y, Xv, yv = classification_data()
