@@ -20,7 +20,7 @@ ESTIMATORS = ("MABSplitTreeClassifier", "MABSplitTreeRegressor", "MABSplitForest
               "MABSplitForestRegressor", "TSDTClassifier", "KMedoids")
 # the public functions whose keyword parameters are checked against a table
 FUNCTIONS = ("prune", "bandit_prune", "cost_complexity_path", "cost_complexity_prune", "reduced_error_prune",
-             "resplit", "leaf_medoids")
+             "resplit", "leaf_medoids", "discretize", "compare_trees", "optimal_categorical_tree")
 
 
 def _invalid_values(constraints) -> list:

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import Interval, check_params, check_random_state, seed_from
+from .._validation import Interval, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, ParameterError, missing_dependency
 from ._categorical_tree import categorical_codes, encode_labels
 from ._exact import optimal_categorical_tree
@@ -105,7 +105,7 @@ def _river_rows(river, X_train, y_train, X_test, y_test, lambdas, n_samples, ran
 def _dl85_rows(dl85, X_train, y_train, X_test, y_test, lambdas, depths):
     rows = []
     if not np.all(np.isin(X_train, (0, 1))) or not np.all(np.isin(X_test, (0, 1))):
-        warnings.warn("DL8.5 needs binary (0/1) features; its rows are left out", stacklevel=3)
+        warnings.warn("DL8.5 needs binary (0/1) features; its rows are left out", stacklevel=4)  # the caller of compare_trees
         return rows
     for depth in depths:
         model = dl85.DL85Classifier(max_depth=depth)
@@ -127,6 +127,9 @@ def _count_dl85_leaves(tree) -> int:
 
 
 COMPARE_CONSTRAINTS = {
+    "lambdas": ["array-like"],
+    "models": [None, "array-like"],
+    "dl85_depths": ["array-like"],
     "max_iter": [Interval(int, 1, None)],
     "n_iter": [Interval(int, 1, None), None],
     "batch_size": [Interval(int, 1, None)],
@@ -140,6 +143,7 @@ COMPARE_CONSTRAINTS = {
 }
 
 
+@validate_params(COMPARE_CONSTRAINTS, data=("X_train", "y_train", "X_test", "y_test"))
 def compare_trees(
     X_train,
     y_train,
@@ -230,15 +234,9 @@ def compare_trees(
     """
     import pandas as pd
 
-    check_params(
-        {"max_iter": max_iter, "n_iter": n_iter, "batch_size": batch_size, "gamma": gamma,
-         "random_state": random_state, "exact": exact, "max_subproblems": max_subproblems, "river": river,
-         "dl85": dl85, "stream_passes": stream_passes},
-        COMPARE_CONSTRAINTS, owner="compare_trees",
-    )
     if n_iter is not None:
         warnings.warn("compare_trees(n_iter=...) is now max_iter; n_iter will be removed in a future release",
-                      FutureWarning, stacklevel=2)
+                      FutureWarning, stacklevel=3)  # past validate_params: at the caller
         max_iter = n_iter
     lambdas = [float(value) for value in np.atleast_1d(lambdas)]
     if any(value < 0 or not np.isfinite(value) for value in lambdas):

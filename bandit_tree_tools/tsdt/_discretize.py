@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import Interval, check_params
+from .._validation import Interval, validate_params
 from ..exceptions import DataError
 
 
@@ -101,6 +101,7 @@ def _quantile_bins(columns, n_bins, feature_names) -> Bins:
 DISCRETIZE_CONSTRAINTS = {"n_bins": [Interval(int, 2, None)], "bins": [Bins, None], "return_bins": ["boolean"]}
 
 
+@validate_params(DISCRETIZE_CONSTRAINTS, data=("X", "model"))
 def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
     """Turn numeric features into categories for TSDT and the exact solver.
 
@@ -148,7 +149,6 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
     >>> btt.discretize(X[150:, :3], bins=bins).shape  # the same cuts on new rows
     (50, 3)
     """
-    check_params({"n_bins": n_bins, "bins": bins, "return_bins": return_bins}, DISCRETIZE_CONSTRAINTS, owner="discretize")
     is_frame = hasattr(X, "columns") and hasattr(X, "dtypes")
     if is_frame:
         feature_names = tuple(str(column) for column in X.columns)

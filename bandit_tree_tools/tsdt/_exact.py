@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from .._validation import Interval, check_params
+from .._validation import Interval, validate_params
 from ..exceptions import DataError
 from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
 from ._kernels_exact import ABORTED, _solve
@@ -70,6 +70,7 @@ class OptimalCategoricalTree(CategoricalTreeModel):
 OPTIMAL_TREE_CONSTRAINTS = {"lambda_": [Interval(float, 0.0, None, finite=True)], "max_subproblems": [Interval(int, 1, None)]}
 
 
+@validate_params(OPTIMAL_TREE_CONSTRAINTS, data=("X", "y"))
 def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> OptimalCategoricalTree:
     """The tree with multiway splits that maximises
     ``training accuracy - lambda_ * (number of splits)``, exactly.
@@ -120,10 +121,6 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     >>> tree.n_splits_, float(tree.score(X, y)), round(tree.objective_, 2)
     (4, 1.0, 0.96)
     """
-    check_params(
-        {"lambda_": lambda_, "max_subproblems": max_subproblems}, OPTIMAL_TREE_CONSTRAINTS,
-        owner="optimal_categorical_tree",
-    )
     codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])
     if len(classes) < 2:
