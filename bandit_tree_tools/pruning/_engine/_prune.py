@@ -96,10 +96,11 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         every validation row then measures the tolerance. A bootstrapped
         scikit-learn forest's own training rows (in their order) also rank
         out of bag, each tree on the rows it did not draw, in a further walk
-        (``params["ranked_on"]`` says which walk won). For boosted models a
-        further walk ranks and re-fits on perturbed copies of the training
-        rows towards the unpruned model's own outputs there (``"the model's
-        outputs on perturbed X_train"``).
+        (``params["ranked_on"]`` says which walk won). For boosted models
+        further walks rank and re-fit towards the unpruned model's own outputs
+        on perturbed copies of the training rows (``"the model's outputs on
+        perturbed X_train"``) and of the validation rows (``"... X_val"``).
+        ``WALKS_WITH_TRAINING_ROWS`` lists every walk and why it is there.
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
         confidence bounds (from 40,000 ranking rows up; fewer are scored
@@ -133,7 +134,7 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         Called after every step with a dict of that step's path row and
         ``walk`` (0 for the first walk, counting up: ``refit="auto"``,
         ``reweight`` and out-of-bag ranking add walks); a return value of
-        True stops the search.
+        True (Python's or numpy's) stops the search.
     n_jobs : int or None, default -1
         Threads of the search's parallel kernels, by joblib's rule: -1 every
         core, None one.
@@ -145,7 +146,8 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the checking rows, those ``path``'s metric is measured on: every
-        validation row with ``X_train``, else the half that did not rank; the
+        validation row, or for a forest without ``X_train`` the half that did
+        not rank; its metric is ``params["baseline"]`` and the path's row; the
         ``rows`` column says how many, and ``evaluate`` measures on others),
         ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any;
