@@ -182,6 +182,8 @@ _PUBLIC = {
     "PruningPanel": "bandit_tree_tools.widgets",
     "MedoidPanel": "bandit_tree_tools.widgets",
     "ComparisonPanel": "bandit_tree_tools.widgets",
+    # numba's cache, filled ahead of the first call
+    "compile_kernels": "bandit_tree_tools._compile",
     # errors
     "BanditTreeToolsError": "bandit_tree_tools.exceptions",
     "UnsupportedModelError": "bandit_tree_tools.exceptions",

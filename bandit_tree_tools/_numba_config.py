@@ -109,3 +109,100 @@ def numba_threads(n_jobs):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+# -- the first compilation says so ----------------------------------------------------------------
+#
+# A fresh environment compiles each kernel on its first call (later calls and later processes load
+# it from the cache). So that the wait is not a silent freeze, the first compilation of one of the
+# package's kernels in a process logs one line on the "bandit_tree_tools" logger (shown on stderr
+# when logging is not configured). Panels and progress bars can ask to hear of each compilation
+# too (``add_compile_listener``); ``btt.compile_kernels`` shows its own bar and silences the line.
+
+import logging  # noqa: E402
+import threading  # noqa: E402
+
+from numba.core import event as _event  # noqa: E402
+
+#: the line logged when a process first compiles a kernel of the package
+COMPILE_NOTE = (
+    "bandit_tree_tools: compiling kernels once (seconds to a minute); later calls and later sessions "
+    "load them from the cache. `bandit-tree-tools compile` does it ahead of time."
+)
+
+_logger = logging.getLogger("bandit_tree_tools")
+_lock = threading.Lock()
+_listeners = []  # callables (message, kernel name) -> None
+_note = {"shown": False, "silenced": 0}
+
+
+def _kernel_name(event) -> str | None:
+    """``module.function`` of a kernel of this package being compiled, else None."""
+    function = getattr((event.data or {}).get("dispatcher"), "py_func", None)
+    module = getattr(function, "__module__", "") or ""
+    if not module.startswith("bandit_tree_tools"):
+        return None
+    return f"{module}.{function.__qualname__}"
+
+
+class _CompileNotes(_event.Listener):
+    def __init__(self):
+        self.depth = threading.local()
+
+    def on_start(self, event):
+        depth = getattr(self.depth, "value", 0)
+        self.depth.value = depth + 1
+        if depth:  # a kernel compiled inside another: the outer one was announced
+            return
+        name = _kernel_name(event)
+        if name is None:
+            return
+        with _lock:
+            show = not _note["shown"] and not _note["silenced"]
+            _note["shown"] = _note["shown"] or show
+            listeners = list(_listeners)
+        if show:
+            _logger.warning(COMPILE_NOTE)
+        for listener in listeners:
+            try:
+                listener(COMPILE_NOTE, name)
+            except Exception:  # a display's failure must never break a compilation
+                _logger.debug("compile listener %r failed", listener, exc_info=True)
+
+    def on_end(self, event):
+        self.depth.value = getattr(self.depth, "value", 1) - 1
+
+
+_event.register("numba:compile", _CompileNotes())
+
+
+def add_compile_listener(listener):
+    """Call ``listener(message, kernel)`` whenever one of the package's kernels
+    starts compiling in this process (``message`` is :data:`COMPILE_NOTE`,
+    ``kernel`` the kernel's ``module.function``), from the thread that compiles.
+
+    For the panels: a run's first call in a fresh environment compiles for
+    seconds before the first progress; a panel shows the message in its status
+    line while its run goes on. Returns a function that removes the listener.
+    A listener that raises is logged at debug level and otherwise ignored."""
+    with _lock:
+        _listeners.append(listener)
+
+    def remove():
+        with _lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+
+    return remove
+
+
+@contextmanager
+def compile_note_shown():
+    """Within this block compilations log no note (a caller that shows its own progress)."""
+    with _lock:
+        _note["silenced"] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _note["silenced"] -= 1

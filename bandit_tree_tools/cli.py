@@ -14,6 +14,7 @@ from importlib import import_module
 SUBCOMMANDS = {
     "demo": "bandit_tree_tools._demo:register",
     "prune": "bandit_tree_tools.pruning._cli:register",
+    "compile": "bandit_tree_tools._compile:register",
 }
 
 

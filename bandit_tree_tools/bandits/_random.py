@@ -10,6 +10,8 @@ by the library's one rule (:func:`bandit_tree_tools._validation.check_random_sta
 import math
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from .._validation import check_random_state

@@ -36,6 +36,8 @@ Conventions shared by every kernel
 """
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)

@@ -2,6 +2,8 @@
 candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ..bandits._random import randint as _randint

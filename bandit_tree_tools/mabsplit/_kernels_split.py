@@ -4,6 +4,8 @@ and the solver (successive elimination or one exact pass); conventions in
 :mod:`._kernels`."""
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius

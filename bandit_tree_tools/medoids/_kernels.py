@@ -13,6 +13,8 @@ sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 """
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 # A swap must lower the loss by more than this fraction of it: rounding noise

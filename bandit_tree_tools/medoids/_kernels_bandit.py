@@ -18,6 +18,8 @@ full budget (infinite confidence) BanditPAM is PAM, step for step.
 import math
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ..bandits import eliminate, serfling_factor

@@ -14,6 +14,8 @@ numba bodies compute ``expit`` as scipy writes it, ``1 / (1 + exp(-x))``;
 from typing import Callable, NamedTuple
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 from scipy.special import expit, softmax
 

@@ -29,6 +29,8 @@ the state is in :mod:`._kernels_state`, the posteriors of trees in
 """
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ..bandits._random import normal as _normal

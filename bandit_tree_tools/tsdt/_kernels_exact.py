@@ -4,6 +4,8 @@ partial assignments with a memo table that calls on the same rows can share
 tree both use them)."""
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)

@@ -3,6 +3,8 @@ exact class counts of the tried splits, the best tree assembled from them by
 dynamic programming, and multiway prediction."""
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 from ._kernels_exact import ABORTED, _find, _solve_node

@@ -5,6 +5,8 @@ them; the layout is described in :mod:`._kernels`."""
 from typing import NamedTuple
 
 import numba
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
 DONE = 0

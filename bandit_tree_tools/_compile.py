@@ -1,0 +1,199 @@
+"""Compile every kernel into numba's cache ahead of time: ``btt.compile_kernels()``
+and ``bandit-tree-tools compile``.
+
+numba compiles a kernel on its first call for the types it is given, and with
+``cache=True`` writes the machine code to its cache (``__pycache__`` next to the
+sources, or ``NUMBA_CACHE_DIR``), where later processes load it in milliseconds.
+A fresh environment (a container image, a CI run, a shared JupyterHub install,
+an upgrade) would otherwise pay the compilation on each capability's first
+call. Here each capability runs once on tiny data, in the variants the public
+functions choose between (float32 and float64 inputs, rows with and without
+NaN, classifiers and regressors, the libraries whose models route differently),
+so that the kernels of every common path are compiled and cached. Run it where
+the cache will be read from: the same installation and the same
+``NUMBA_CACHE_DIR`` (an image's build step, a CI step before the tests, the
+Hub's admin after installing).
+"""
+
+import time
+import warnings
+from importlib.util import find_spec
+
+import numpy as np
+
+
+def _tiny(n_samples=300, n_features=20, regression=False):
+    from sklearn.datasets import make_classification, make_regression
+
+    if regression:
+        return make_regression(n_samples, n_features, n_informative=6, random_state=0)
+    return make_classification(n_samples, n_features, n_informative=6, random_state=0)
+
+
+def _with_nan(X):
+    X = X.copy()
+    X[::7, 0] = np.nan
+    return X
+
+
+def _native_models(small_regression=False):
+    """Tiny models of every installed library, classifiers (and regressors)."""
+    from sklearn.ensemble import (GradientBoostingRegressor, HistGradientBoostingClassifier,
+                                  RandomForestClassifier, RandomForestRegressor)
+    from sklearn.tree import DecisionTreeClassifier
+
+    models = [DecisionTreeClassifier(max_depth=5, random_state=0),
+              RandomForestClassifier(n_estimators=3, max_depth=6, random_state=0),
+              HistGradientBoostingClassifier(max_iter=3, random_state=0)]
+    regressors = [RandomForestRegressor(n_estimators=3, max_depth=6, random_state=0),
+                  GradientBoostingRegressor(n_estimators=3, random_state=0)]
+    if find_spec("lightgbm") is not None:
+        import lightgbm
+
+        models.append(lightgbm.LGBMClassifier(n_estimators=3, num_leaves=7, verbose=-1, random_state=0))
+        regressors.append(lightgbm.LGBMRegressor(n_estimators=3, num_leaves=7, verbose=-1, random_state=0))
+    if find_spec("xgboost") is not None:
+        import xgboost
+
+        models.append(xgboost.XGBClassifier(n_estimators=3, max_depth=3, random_state=0))
+        regressors.append(xgboost.XGBRegressor(n_estimators=3, max_depth=3, random_state=0))
+    return models, regressors
+
+
+def _predict():
+    from .interop import from_model
+
+    models, regressors = _native_models()
+    for task, group in (("classification", models), ("regression", regressors)):
+        X, y = _tiny(regression=task == "regression")
+        for model in group:
+            ensemble = from_model(model.fit(X, y))
+            for rows in (X, _with_nan(X), X.astype(np.float32)):
+                ensemble.predict(rows)
+                ensemble.apply(rows)
+                ensemble.decision_path(rows[:20])
+                if task == "classification":
+                    ensemble.predict_proba(rows)
+
+
+def _prune():
+    from .interop import from_model
+    from .pruning import prune
+
+    models, regressors = _native_models()
+    for task, group in (("classification", models), ("regression", regressors)):
+        X, y = _tiny(600, regression=task == "regression")
+        for model in group:
+            model.fit(X[:300], y[:300])
+            prune(model, X[300:], y[300:], random_state=0, progress=False)
+            result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], random_state=0,
+                           progress=False)
+            result.to_model().predict(X)
+            from_model(model).predict(_with_nan(X))
+
+
+def _baselines():
+    from .pruning import cost_complexity_prune, reduced_error_prune
+
+    models, _ = _native_models()
+    X, y = _tiny(400)
+    for model in models[:2]:
+        model.fit(X[:200], y[:200])
+        cost_complexity_prune(model, X[:200], y[:200], X[200:], y[200:])
+        reduced_error_prune(model, X[200:], y[200:])
+
+
+def _panels():
+    if find_spec("anywidget") is None or find_spec("ipywidgets") is None:
+        return
+    from sklearn.ensemble import RandomForestClassifier
+
+    from .widgets import TreeView
+
+    X, y = _tiny(200)
+    TreeView(RandomForestClassifier(n_estimators=3, max_depth=5, random_state=0).fit(X, y), X, y)
+
+
+def _mabsplit_forests():
+    from .mabsplit import MABSplitForestClassifier, MABSplitForestRegressor, MABSplitTreeRegressor
+
+    X, y = _tiny(2000, 30)
+    MABSplitForestClassifier(n_estimators=2, max_depth=3, random_state=0).fit(X, y).predict_proba(X)
+    X, y = _tiny(2000, 30, regression=True)
+    MABSplitForestRegressor(n_estimators=2, max_depth=3, random_state=0).fit(X, y).predict(X)
+    MABSplitTreeRegressor(max_depth=2, random_state=0).fit(X, y).predict(X)
+
+
+def _steps():
+    """(label, function) of every part, in the order they run."""
+    from . import _demo
+
+    return [
+        ("prediction", _predict),
+        ("btt.prune", _prune),
+        ("import and export", _demo._warm_interop),
+        ("bandit_prune", _demo._warm_bandit_prune),
+        ("pruning baselines", _baselines),
+        ("medoids", _demo._warm_medoids),
+        ("MABSplit", _demo._warm_mabsplit),
+        ("MABSplit forests", _mabsplit_forests),
+        ("TSDT", _demo._warm_tsdt),
+        ("panels", _panels),
+    ]
+
+
+def compile_kernels(*, progress: bool = True) -> dict:
+    """Compile every kernel of the package into numba's cache, ahead of the first call.
+
+    Each capability runs once on tiny data (a few seconds each once the kernels
+    are cached), so that its kernels are compiled for the input types the
+    public functions pass and written to numba's cache; later processes load
+    them instead of compiling (a fresh environment otherwise spends one to two
+    minutes compiling over its first calls). For container images, CI (before
+    the tests) and shared JupyterHub installs: run it once where the package
+    is installed, with the same ``NUMBA_CACHE_DIR`` as its users (or none).
+    Also ``bandit-tree-tools compile`` on the command line.
+
+    Parameters
+    ----------
+    progress : bool, default True
+        Show a ``tqdm`` progress bar over the capabilities.
+
+    Returns
+    -------
+    dict
+        ``{capability: seconds}`` spent on each (compiling, or loading from the cache).
+    """
+    from tqdm.auto import tqdm
+
+    from ._numba_config import compile_note_shown
+
+    steps = _steps()
+    seconds = {}
+    bar = tqdm(steps, desc="compiling kernels", unit="part", disable=not progress)
+    with compile_note_shown(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for label, step in bar:
+            bar.set_postfix_str(label)
+            start = time.perf_counter()
+            step()
+            seconds[label] = time.perf_counter() - start
+    bar.close()
+    return seconds
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compile", help="compile every kernel into numba's cache (for images, CI and shared installs)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=_run)
+
+
+def _run(args):
+    import os
+
+    start = time.perf_counter()
+    seconds = compile_kernels(progress=not args.quiet)
+    where = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ next to the package's sources"
+    lines = [f"  {label + ':':20s} {value:6.2f} s" for label, value in seconds.items()]
+    return "\n".join([*lines, f"compiled in {time.perf_counter() - start:.1f} s; cached in {where}"])

@@ -1,0 +1,117 @@
+"""``btt.compile_kernels`` / ``bandit-tree-tools compile``, and the note of a first compilation."""
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pytest
+
+from bandit_tree_tools import _numba_config, cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# every capability once, in a new process; prints how many kernels it compiled
+CAPABILITIES = r"""
+import warnings
+warnings.simplefilter("ignore")
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(getattr(ev.data["dispatcher"], "py_func", ev.data["dispatcher"]))
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+import bandit_tree_tools as btt
+X, y = make_classification(n_samples=1200, n_features=10, n_informative=6, random_state=1)
+forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=1).fit(X[:600], y[:600])
+btt.from_model(forest).predict_proba(X)
+try:
+    import lightgbm
+    btt.from_model(lightgbm.LGBMClassifier(n_estimators=10, verbose=-1).fit(X, y)).predict_proba(X)
+except ImportError:
+    pass
+btt.prune(forest, X[600:], y[600:], random_state=0, progress=False)
+btt.prune(forest, X[600:], y[600:], X_train=X[:600], y_train=y[:600], random_state=0, progress=False)
+btt.bandit_prune(forest, X[600:], y[600:], n_rounds=50, random_state=0, progress=False)
+btt.leaf_medoids(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y), X, n_medoids=3)
+btt.MABSplitForestClassifier(n_estimators=2, max_depth=4, random_state=0).fit(X, y)
+btt.TSDTClassifier(lambda_=0.01, max_iter=50, random_state=0).fit((X[:, :5] > 0).astype(int), y)
+try:
+    btt.TreeView(forest, X[:200], y[:200])
+except ImportError:
+    pass
+print("COMPILED", len(compiled), sorted({f"{f.__module__}.{f.__qualname__}" for f in compiled})[:20])
+"""
+
+
+@pytest.mark.slow
+def test_after_compile_kernels_no_capability_compiles(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "bandit_tree_tools", "compile", "--quiet"], env=env, cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "cached in" in done.stdout
+    assert "compiling kernels once" not in done.stderr  # its own bar, not the note
+    done = subprocess.run([sys.executable, "-c", CAPABILITIES], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "COMPILED 0 " in done.stdout, done.stdout
+
+
+def test_compile_is_a_subcommand(capsys):
+    assert cli.main([]) == 2
+    assert "compile" in capsys.readouterr().out
+
+
+def _kernel_of_the_package():
+    def add_one(x):
+        return x + 1
+
+    add_one.__module__ = "bandit_tree_tools._compile_test"  # the note is about the package's kernels only
+    return numba.njit(add_one)
+
+
+def test_the_first_compilation_says_so_once(monkeypatch, caplog):
+    monkeypatch.setitem(_numba_config._note, "shown", False)
+    heard = []
+    remove = _numba_config.add_compile_listener(lambda message, kernel: heard.append((message, kernel)))
+    try:
+        with caplog.at_level(logging.WARNING, logger="bandit_tree_tools"):
+            _kernel_of_the_package()(1)
+            _kernel_of_the_package()(2)
+            numba.njit(lambda x: x + 2)(1)  # not the package's: no note, no call
+    finally:
+        remove()
+    notes = [record for record in caplog.records if "compiling kernels once" in record.getMessage()]
+    assert len(notes) == 1
+    assert "later sessions load them from the cache" in notes[0].getMessage()
+    assert [kernel for _, kernel in heard] == ["bandit_tree_tools._compile_test." + name for name in
+                                               ("_kernel_of_the_package.<locals>.add_one",) * 2]
+    assert heard[0][0] == _numba_config.COMPILE_NOTE
+
+
+def test_a_listener_that_fails_does_not_break_compilation(monkeypatch):
+    monkeypatch.setitem(_numba_config._note, "shown", True)
+
+    def broken(message, kernel):
+        raise RuntimeError("display gone")
+
+    remove = _numba_config.add_compile_listener(broken)
+    try:
+        assert _kernel_of_the_package()(1) == 2
+    finally:
+        remove()
+
+
+def test_compile_kernels_silences_the_note(monkeypatch, caplog):
+    monkeypatch.setitem(_numba_config._note, "shown", False)
+    with caplog.at_level(logging.WARNING, logger="bandit_tree_tools"), _numba_config.compile_note_shown():
+        _kernel_of_the_package()(1)
+    assert not [record for record in caplog.records if "compiling kernels once" in record.getMessage()]
