@@ -85,8 +85,8 @@ def _prune():
         X, y = _tiny(600, regression=task == "regression")
         for model in group:
             model.fit(X[:300], y[:300])
-            prune(model, X[300:], y[300:], random_state=0, progress=False)
-            result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], random_state=0,
+            prune(model, X[300:], y[300:], tolerance=0.05, random_state=0, progress=False)
+            result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], tolerance=0.05, random_state=0,
                            progress=False)
             result.to_model().predict(X)
             from_model(model).predict(_with_nan(X))
