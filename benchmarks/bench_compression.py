@@ -32,6 +32,9 @@ two with the leaves refreshed and the gains measured on the training rows
 choosing ``gamma``. ``export`` says whether the exported native model predicts
 like the pruned ensemble.
 
+``--validation-only``: ``btt.prune`` without the training rows (a model handed
+over with a held-out set only); XGBoost's pruner is still measured both ways.
+
 ``--random-states``: ``btt.prune`` also with other seeds (they draw the
 perturbed training rows, the row orders and the bandit's samples), to see how
 much its choice varies; the summary line counts the first.
@@ -207,7 +210,7 @@ def xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance):
 
 
 # ------------------------------------------------------------------- runs
-def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
+def run_case(name, kind, tolerance, skip_slow, random_states=(0,), validation_only=False):
     X, y, task = load(name)
     X_train, y_train, X_val, y_val, X_test, y_test = split(X, y, task)
     model = make_model(kind, task).fit(X_train, y_train)
@@ -225,8 +228,8 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,)):
     add("unpruned", ensemble, 0.0)
     for state in random_states:  # the first is the benchmark's; others show how much the choice varies
         started = time.perf_counter()
-        result = btt.prune(model, X_val, y_val, tolerance=tolerance, X_train=X_train, y_train=y_train,
-                           random_state=state, progress=False)
+        training = {} if validation_only else dict(X_train=X_train, y_train=y_train)
+        result = btt.prune(model, X_val, y_val, tolerance=tolerance, random_state=state, progress=False, **training)
         add("btt.prune" if state == random_states[0] else f"btt.prune, random_state={state}", result.ensemble,
             time.perf_counter() - started,
             f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
@@ -297,6 +300,8 @@ def main():
     parser.add_argument("--skip-slow", action="store_true", help="no reduced-error pruning of random forests")
     parser.add_argument("--accelerator", action="store_true", help="only the 1,000,000-row bandit/exact comparison")
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--validation-only", action="store_true",
+                        help="btt.prune without X_train, y_train: the model and its validation rows only")
     parser.add_argument("--random-states", default="0",
                         help="btt.prune's random_state; more than one also runs it with the others (the summary "
                              "line counts the first)")
@@ -308,7 +313,7 @@ def main():
     for name in args.datasets.split(","):
         for kind in args.models.split(","):
             case = run_case(name, kind, args.tolerance, args.skip_slow,
-                            tuple(int(state) for state in args.random_states.split(",")))
+                            tuple(int(state) for state in args.random_states.split(",")), args.validation_only)
             print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
             rows += case
     frame = pd.DataFrame(rows)
