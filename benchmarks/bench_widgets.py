@@ -19,7 +19,12 @@ Targets: payload >= 5x faster to encode than JSON lists; first paint under
 2 s; zoom frames under 33 ms median (30 frames per second). The transfer
 through the Jupyter comm (~80 ms for 100k nodes, see GUIDE) is not included.
 
-    python benchmarks/bench_widgets.py [--nodes 100001] [--no-browser]
+With ``--pictures`` every split node also carries its histogram (16 bins x
+3 classes of made-up counts, in the payload's columns), as a tree within
+the picture budget would, so that the zoom frames draw them (the readable
+zoom shows them); without it the tree travels as a tree past the budget.
+
+    python benchmarks/bench_widgets.py [--nodes 100001] [--no-browser] [--pictures]
 """
 
 import argparse
@@ -68,6 +73,24 @@ def complete_tree(n_nodes: int):
         n_node_samples=samples,
         impurity=rng.random(n_nodes),
     )
+
+
+def made_up_histograms(tree):
+    """Histogram columns for every split node (see _payload.split_histograms)."""
+    rng = np.random.default_rng(1)
+    split = np.flatnonzero(tree.children_left != -1)
+    index = np.full(tree.n_nodes, -1)
+    index[split] = np.arange(split.size)
+    bins, series = _payload.HISTOGRAM_BINS, 3
+    return {
+        "hist_bins": bins,
+        "hist_series": series,
+        "hist_index": _payload.column(index, np.int32),
+        "hist_low": _payload.column(tree.threshold[split] - 1, np.float64),
+        "hist_high": _payload.column(tree.threshold[split] + 1, np.float64),
+        "hist_counts": _payload.column(rng.integers(0, 20, size=split.size * bins * series), np.uint32),
+        "hist_missing": _payload.column(np.zeros(split.size), np.uint32),
+    }
 
 
 def python_side(tree):
@@ -169,9 +192,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=100_001)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--pictures", action="store_true", help="every split node carries its histogram")
     args = parser.parse_args()
     tree = complete_tree(args.nodes)
     payload, seconds, binary, json_seconds, json_bytes = python_side(tree)
+    if args.pictures:
+        payload.update(made_up_histograms(tree))
     print(f"tree: {tree.n_nodes:,} nodes, depth {tree.max_depth}")
     print(f"{'':28}{'buffers':>12}{'JSON lists':>14}{'JSON / buffers':>16}")
     print(f"{'encode (ms)':28}{1000 * seconds:12.1f}{1000 * json_seconds:14.1f}{json_seconds / seconds:16.1f}")
@@ -192,6 +218,8 @@ def main():
     ):
         frame = result[name]
         print(f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}")
+    if args.pictures:
+        print(f"  split nodes drawn with their histogram in the last frame: {result['pictures']}")
 
 
 if __name__ == "__main__":

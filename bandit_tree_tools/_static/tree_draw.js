@@ -8,8 +8,9 @@
 // frame wrote is left in `s.drawn` for tests and automation.
 
 import { bttClassColour, bttRGBString, bttTint, bttDiverging, bttSequential, bttFormat, bttElement, bttTextOn } from "./common.js";
-import { FONT_PX, LINE_H, MIN_BOX_W, MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT, MARK_CHANGED, className, lessThan, nodeLines, edgeLabels } from "./tree_model.js";
+import { FONT_PX, LINE_H, MIN_BOX_W, MARK_PRUNED, MARK_REMOVED, MARK_RESPLIT, MARK_CHANGED, className, featureName, lessThan, nodeLines, edgeLabels } from "./tree_model.js";
 import { TEXT_MIN_SCALE } from "./tree_camera.js";
+import { drawSplitHistogram, HIST_MIN_SCALE } from "./tree_node_pictures.js";
 
 export function drawTreeFrame(s, ctx, width, height) {
   const { model, root, tree, view, x, visible, collapsed, onPath, matches, theme, colours } = s;
@@ -22,6 +23,8 @@ export function drawTreeFrame(s, ctx, width, height) {
   if (!colours) resetColours();
   const drawn = (s.drawn = []); // what this frame writes (for tests)
   s.leafMixes = []; // the leaves' class-mix bars of this frame (for tests)
+  s.histograms = []; // the split nodes' histograms of this frame (for tests)
+  root.dataset.histograms = "0";
   const sx = view.sx;
   const ts = Math.min(view.sx, view.sy); // text scale
   const boxW = tree.boxW * sx;
@@ -112,6 +115,11 @@ export function drawTreeFrame(s, ctx, width, height) {
     }
   }
   const tiny = boxW < 6;
+  // level of detail: large enough, split nodes show their histogram above
+  // their text (leaves are shorter: no picture above their text)
+  const pictures = withText && tree.hist && ts >= HIST_MIN_SCALE;
+  const histH = tree.histH * view.sy;
+  const rowValues = pictures && onPath ? new Map((model.get("path_values") || []).map(([name, value]) => [name, value])) : null;
   for (let k = 0; k < visible.length; k++) {
     const i = visible[k];
     if (x[i] < minWX || x[i] > maxWX) continue;
@@ -128,7 +136,9 @@ export function drawTreeFrame(s, ctx, width, height) {
     }
     const w = tree.boxWidths[i] * sx;
     const left = cx - w / 2;
-    ctx.fillRect(left, top, w, boxH);
+    const isLeaf = tree.left[i] < 0;
+    const h = isLeaf ? boxH - histH : boxH;
+    ctx.fillRect(left, top, w, h);
     let border = "#6b6b6b";
     let lineWidth = 1;
     if (mark === MARK_PRUNED) {
@@ -153,8 +163,13 @@ export function drawTreeFrame(s, ctx, width, height) {
     }
     ctx.strokeStyle = border;
     ctx.lineWidth = lineWidth;
-    ctx.strokeRect(left, top, w, boxH);
+    ctx.strokeRect(left, top, w, h);
     ctx.setLineDash([]);
+    const picture = pictures && !isLeaf;
+    if (picture) {
+      const value = rowValues && onPath[i] ? rowValues.get(featureName(model, tree.feature[i])) : undefined;
+      drawSplitHistogram(s, ctx, i, left, top, w, histH, ts, value);
+    }
     if (tree.left[i] >= 0 && collapsed[i]) {
       // a collapsed subtree: a small "+" tab below the box
       ctx.fillStyle = theme.muted;
@@ -168,13 +183,15 @@ export function drawTreeFrame(s, ctx, width, height) {
       const fg = bttTextOn(colourOf(i));
       ctx.fillStyle = fg;
       const lineH = LINE_H * ts;
-      const first = top + boxH / 2 - ((lines.length - 1) * lineH) / 2;
+      const textTop = picture ? top + histH : top;
+      const first = textTop + (picture ? h - histH : h) / 2 - ((lines.length - 1) * lineH) / 2;
       for (let k2 = 0; k2 < lines.length; k2++) ctx.fillText(lines[k2], cx, first + k2 * lineH);
       if (drawn.length < 4000) drawn.push({ node: i, lines, font: FONT_PX * ts, fg, bg: fill, faded: isFaded, scale: ts, width: w });
-      if (ts >= LEAF_BAR_SCALE && tree.left[i] < 0) drawLeafMix(s, ctx, i, left, top + boxH, w, ts);
+      if (ts >= LEAF_BAR_SCALE && isLeaf) drawLeafMix(s, ctx, i, left, top + h, w, ts);
     }
   }
   ctx.globalAlpha = 1;
+  root.dataset.histograms = String(s.histograms.length);
   if (withText && onPath) drawPathValues(s, ctx, ts, boxH);
   drawTreeMinimap(s, ctx, width, height);
 }

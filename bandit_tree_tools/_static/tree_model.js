@@ -5,6 +5,7 @@
 // at the base font (world units = pixels at zoom 1), long feature names are
 // wrapped, never cut.
 import { bttColumn, bttClassColour, bttTintRGB, bttDivergingRGB, bttSequentialRGB, bttFormat, bttElement, bttThreshold } from "./common.js";
+import { readHistograms, HIST_H } from "./tree_node_pictures.js";
 
 export const FONT_PX = 12;
 export const LINE_H = 15;
@@ -69,6 +70,7 @@ export function readTree(model) {
     dataWidth: t.data_width || 0,
     nWords: t.n_words || 0,
     categoryLeft: bttColumn(t.category_left, Uint32Array),
+    hist: readHistograms(t), // the split nodes' pictures (null: none sent)
   };
   // colour scales need the range of leaf values and of counts
   let limit = 0;
@@ -179,7 +181,10 @@ export function measureTree(model, tree) {
   // each box as wide as its own text (nodes past MEASURED_NODES: the widest)
   if (n < tree.n) own.fill(tree.boxW, n);
   tree.boxWidths = own;
-  tree.boxH = most * LINE_H + 8;
+  // split nodes with a picture are taller by HIST_H (leaves keep textH)
+  tree.textH = most * LINE_H + 8;
+  tree.histH = tree.hist ? HIST_H : 0;
+  tree.boxH = tree.textH + tree.histH;
   tree.slot = tree.boxW + GAP_X;
   tree.level = tree.boxH + GAP_Y;
 }

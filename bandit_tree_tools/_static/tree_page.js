@@ -151,6 +151,7 @@ export function treeViewHandle(s, { canvas, screenOf, zoomAt, frameMs }) {
     },
     minimapBox: () => s.minimap || null,
     leafMixes: () => s.leafMixes || [],
+    histograms: () => s.histograms || [],
     labels: () => s.drawn.map((item) => ({
       ...item,
       textWidth: Math.max(...item.lines.map((line) => textWidth(line))) * item.scale,

@@ -49,6 +49,7 @@ def tree_payload(
     marks: np.ndarray | None = None,
     data_count: np.ndarray | None = None,
     data_target: np.ndarray | None = None,
+    histograms: dict | None = None,
 ) -> dict:
     """The columns of one tree as a dict of scalars and ``bytes``.
 
@@ -56,7 +57,8 @@ def tree_payload(
     it; every other float column is float32 (enough to read and to colour).
     ``data_count`` (rows of the user's X at each node) and ``data_target``
     (class fractions or mean of the user's y at each node, ``(n, width)``)
-    are optional.
+    are optional; so are the split nodes' ``histograms``
+    (:func:`split_histograms`).
     """
     n = tree.n_nodes
     width = tree.value.shape[1]
@@ -85,6 +87,8 @@ def tree_payload(
         data_target = np.asarray(data_target, dtype=np.float64).reshape(n, -1)
         payload["data_target"] = column(data_target, np.float32)
         payload["data_width"] = int(data_target.shape[1])
+    if histograms:
+        payload.update(histograms)
     return payload
 
 
@@ -240,6 +244,107 @@ def split_histogram(
     return {**histogram, "edges": edges.tolist(), "counts": counts, "kind": kind}
 
 
+# The split nodes' pictures: a histogram of the split feature per split
+# node, sent with the tree only when the tree has at most this many split
+# nodes (so a big tree's payload stays small and fast; its details pane
+# still plots the selected node's histogram on demand).
+HISTOGRAM_BINS = 16
+HISTOGRAM_MAX_SPLITS = 4096
+
+
+def split_histograms(
+    tree: TreeArrays,
+    at_node,
+    X: np.ndarray,
+    *,
+    y=None,
+    classes=None,
+    bins: int = HISTOGRAM_BINS,
+) -> dict:
+    """Every split node's histogram of its split feature over the rows of
+    ``X`` that reach it, as payload columns.
+
+    ``at_node`` is the rows x nodes indicator of this tree (scipy CSC, as
+    ``decision_path`` gives). Split node ``k`` (in node order) takes bins
+    ``[k * bins, (k + 1) * bins)`` of ``hist_counts`` (uint32, ``(splits,
+    bins, series)``): per class of ``y`` (``classes`` given), else one
+    series of rows. Its bins split ``[hist_low[k], hist_high[k]]`` (float64)
+    evenly; that range spans the node's finite values and its threshold.
+    Rows with a missing (non-finite) value are counted in ``hist_missing``,
+    so counts plus missing sum to the rows reaching the node. With a
+    numeric ``y`` (regression), ``hist_target`` holds the mean of ``y`` per
+    bin (float32, NaN where empty) and ``hist_target_low/high`` its range.
+    ``hist_index`` maps each node to its split number (-1 at leaves).
+    """
+    at_node = at_node.tocsc()
+    n_nodes = tree.n_nodes
+    split = np.flatnonzero(tree.children_left != TREE_LEAF)
+    index = np.full(n_nodes, -1, dtype=np.int64)
+    index[split] = np.arange(split.size)
+    series = len(classes) if classes is not None else 1
+    # one entry per (row, split node it reaches); CSC keeps each node's rows together
+    per_node = np.diff(at_node.indptr)[:n_nodes]
+    entry_node = np.repeat(np.arange(n_nodes), per_node)
+    entry_row = at_node.indices[: entry_node.size]
+    keep = index[entry_node] >= 0
+    entry_node, entry_row = entry_node[keep], entry_row[keep]
+    entry_split = index[entry_node]
+    values = np.asarray(X, dtype=np.float64)[entry_row, tree.feature[entry_node]]
+    finite = np.isfinite(values)
+    missing = np.bincount(entry_split[~finite], minlength=split.size)
+    low = np.full(split.size, np.inf)
+    high = np.full(split.size, -np.inf)
+    np.minimum.at(low, entry_split[finite], values[finite])
+    np.maximum.at(high, entry_split[finite], values[finite])
+    threshold = np.where(tree.is_categorical[split], np.nan, tree.threshold[split])
+    has_threshold = np.isfinite(threshold)
+    low = np.where(has_threshold, np.fmin(low, threshold), low)
+    high = np.where(has_threshold, np.fmax(high, threshold), high)
+    empty = ~np.isfinite(low)  # no finite value and no threshold
+    low[empty], high[empty] = 0.0, 1.0
+    flat = high <= low
+    low[flat], high[flat] = low[flat] - 0.5, high[flat] + 0.5
+    entry_split, values = entry_split[finite], values[finite]
+    entry_row = entry_row[finite]
+    span = (high - low)[entry_split]
+    position = np.clip(((values - low[entry_split]) / span * bins).astype(np.int64), 0, bins - 1)
+    cell = entry_split * bins + position
+    if classes is not None:
+        labels = np.asarray(y)[entry_row]
+        classes = np.asarray(classes)
+        sorter = np.argsort(classes)
+        label_index = sorter[np.searchsorted(classes, labels, sorter=sorter)]
+        counts = np.bincount(cell * series + label_index, minlength=split.size * bins * series)
+    else:
+        counts = np.bincount(cell, minlength=split.size * bins)
+    columns = {
+        "hist_bins": int(bins),
+        "hist_series": int(series),
+        "hist_index": column(index, np.int32),
+        "hist_low": column(low, np.float64),
+        "hist_high": column(high, np.float64),
+        "hist_counts": column(counts, np.uint32),
+        "hist_missing": column(missing, np.uint32),
+    }
+    if y is not None and classes is None:
+        target = np.asarray(y, dtype=np.float64)
+        sums = np.bincount(cell, weights=target[entry_row], minlength=split.size * bins)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / np.bincount(cell, minlength=split.size * bins)
+        columns["hist_target"] = column(means, np.float32)
+        columns["hist_target_low"] = float(np.nanmin(target)) if target.size else 0.0
+        columns["hist_target_high"] = float(np.nanmax(target)) if target.size else 1.0
+    return columns
+
+
+def node_rows(ensemble: Ensemble, tree_index: int, X: np.ndarray):
+    """The rows x nodes indicator of one tree (scipy CSC): which rows of
+    ``X`` reach each node, by the ensemble's own routing."""
+    indicator, offsets = ensemble.decision_path(X)
+    start, stop = int(offsets[tree_index]), int(offsets[tree_index + 1])
+    return indicator[:, start:stop].tocsc()
+
+
 def _mark_below(tree: TreeArrays, node: int, mark: int, marks: np.ndarray) -> None:
     stack = [int(tree.children_left[node]), int(tree.children_right[node])]
     while stack:
@@ -263,12 +368,11 @@ def marks_from_collapsed(tree: TreeArrays, collapsed_nodes) -> np.ndarray:
     return marks
 
 
-def node_data_summary(ensemble: Ensemble, tree_index: int, X: np.ndarray, y=None):
+def node_data_summary(ensemble: Ensemble, tree_index: int, X: np.ndarray, y=None, *, at_node=None):
     """Rows of ``X`` at every node of one tree, and the class fractions (or
-    mean) of ``y`` there. Uses the ensemble's own routing (decision_path)."""
-    indicator, offsets = ensemble.decision_path(X)
-    start, stop = int(offsets[tree_index]), int(offsets[tree_index + 1])
-    at_node = indicator[:, start:stop].tocsc()
+    mean) of ``y`` there. Uses the ensemble's own routing (decision_path),
+    or ``at_node`` (:func:`node_rows`) when the caller has it."""
+    at_node = node_rows(ensemble, tree_index, X) if at_node is None else at_node
     count = np.asarray(at_node.sum(axis=0), dtype=np.float64).ravel()
     if y is None:
         return count, None

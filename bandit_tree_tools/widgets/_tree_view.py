@@ -313,16 +313,31 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             notes = {str(new): self._split_text(before, old) for new, old in previous.items()}
         elif self.after is not None:
             marks = _payload.diff_marks(tree, self.after.trees[index])
-        count = target = None
+        count = target = histograms = None
         if self.X is not None:
-            count, target = _payload.node_data_summary(shown.subset([index]), 0, self.X, self.y)
+            at_node = _payload.node_rows(shown.subset([index]), 0, self.X)
+            self._at_node = ((index, self.showing_after), at_node)
+            count, target = _payload.node_data_summary(shown.subset([index]), 0, self.X, self.y, at_node=at_node)
+            histograms = self._split_histograms(tree, at_node)
         with self.canvas.hold_sync():
-            self.canvas.tree = _payload.tree_payload(tree, marks=marks, data_count=count, data_target=target)
+            self.canvas.tree = _payload.tree_payload(
+                tree, marks=marks, data_count=count, data_target=target, histograms=histograms
+            )
             self.canvas.notes = notes
             self.canvas.title = self._tree_title(index)
             self.canvas.output_label = self._output_label(index)
             self.canvas.path = self._path(index)
             self._send_path_reading()
+
+    def _split_histograms(self, tree, at_node) -> dict | None:
+        """The split nodes' pictures (histograms of the split feature over
+        the rows of X reaching each one), for trees of at most
+        ``_payload.HISTOGRAM_MAX_SPLITS`` split nodes."""
+        if tree.n_nodes - tree.n_leaves > _payload.HISTOGRAM_MAX_SPLITS:
+            return None
+        shown = self._shown()
+        classes = shown.classes_ if shown.task == "classification" and self.y is not None else None
+        return _payload.split_histograms(tree, at_node, self.X, y=self.y, classes=classes)
 
     def _shown(self) -> Ensemble:
         """The model drawn: the edited one in the after view."""

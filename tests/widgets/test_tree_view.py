@@ -468,3 +468,63 @@ def test_tick_labels_are_never_repeated(tmp_path):
     assert completed.returncode == 0, completed.stderr
     for labels in json.loads(completed.stdout):
         assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+
+
+def test_split_histograms_count_the_rows_reaching_each_split_node():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    X_missing = X.to_numpy(copy=True)
+    X_missing[::7, :] = np.nan  # rows with a missing value are counted apart
+    view = TreeView(model, X_missing, y)
+    payload = view.canvas.tree
+    tree = view.ensemble.trees[0]
+    bins, series = payload["hist_bins"], payload["hist_series"]
+    assert (bins, series) == (_payload.HISTOGRAM_BINS, 3)
+    index = _payload.decode_column(payload, "hist_index", np.int32)
+    splits = np.flatnonzero(tree.children_left != -1)
+    np.testing.assert_array_equal(index[splits], np.arange(splits.size))
+    assert np.all(index[tree.children_left == -1] == -1)
+    counts = _payload.decode_column(payload, "hist_counts", np.uint32).reshape(splits.size, bins, series)
+    missing = _payload.decode_column(payload, "hist_missing", np.uint32)
+    low = _payload.decode_column(payload, "hist_low", np.float64)
+    high = _payload.decode_column(payload, "hist_high", np.float64)
+    reaching = view.ensemble.decision_path(view.X)[0].toarray().astype(bool)
+    labels = y.to_numpy()
+    for k, node in enumerate(splits):
+        rows = reaching[:, node]
+        assert counts[k].sum() + missing[k] == rows.sum()
+        values = np.asarray(view.X, dtype=np.float64)[rows, tree.feature[node]]  # as the model reads X
+        assert missing[k] == np.isnan(values).sum()
+        for c in range(3):  # per class, the rows of that class reaching the node with a value
+            assert counts[k, :, c].sum() == np.sum(~np.isnan(values) & (labels[rows] == c))
+        assert low[k] <= tree.threshold[node] <= high[k]
+        finite = values[~np.isnan(values)]
+        assert low[k] <= finite.min() and finite.max() <= high[k]
+        # each value in the bin its position gives
+        position = np.clip(((finite - low[k]) / (high[k] - low[k]) * bins).astype(int), 0, bins - 1)
+        np.testing.assert_array_equal(counts[k].sum(axis=1), np.bincount(position, minlength=bins))
+
+
+def test_split_histograms_without_y_and_for_regression_and_past_the_budget(monkeypatch):
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    payload = TreeView(model, X).canvas.tree
+    assert payload["hist_series"] == 1 and "hist_target" not in payload
+    counts = _payload.decode_column(payload, "hist_counts", np.uint32)
+    assert counts[: payload["hist_bins"]].sum() == X.shape[0]  # the root: every row
+    target = y.astype(float) * 2.5
+    regressor = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, target)
+    payload = TreeView(regressor, X, target).canvas.tree
+    means = _payload.decode_column(payload, "hist_target", np.float32)
+    n_splits = int(np.sum(regressor.tree_.children_left != -1))
+    assert payload["hist_series"] == 1 and means.shape == (n_splits * payload["hist_bins"],)
+    assert (payload["hist_target_low"], payload["hist_target_high"]) == (0.0, 5.0)
+    assert np.nanmin(means) >= 0.0 and np.nanmax(means) <= 5.0
+    # a tree past the budget sends no pictures (its payload stays small)
+    monkeypatch.setattr(_payload, "HISTOGRAM_MAX_SPLITS", 3)
+    assert "hist_counts" not in TreeView(model, X, y).canvas.tree
+    assert "hist_counts" not in TreeView(model).canvas.tree  # no X: nothing to count
