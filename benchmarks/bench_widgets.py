@@ -166,7 +166,8 @@ async ([source, columns, meta, names]) => {
   root.bttView.zoom(450, 200, 1 / Math.min(root.bttView.view().sx, root.bttView.view().sy));
   await frame();
   const readable = await zoomFrames(20);
-  return { first, expand, initial, expanded, readable, visible: Number(root.dataset.visibleNodes) };
+  return { first, expand, initial, expanded, readable, visible: Number(root.dataset.visibleNodes),
+    pictures: Number(root.dataset.histograms || 0) };
 }
 """
 
