@@ -49,6 +49,7 @@ def svg_to_png(svg: str, path, *, dpi: int = 150) -> None:
                 color=element.get("stroke", "#888888"),
                 linewidth=1 * points * 1.3,
                 alpha=opacity,
+                linestyle="--" if element.get("stroke-dasharray") else "-",
             )
         elif tag == "rect":
             dashed = element.get("stroke-dasharray")

@@ -157,9 +157,18 @@ def tree_svg(
     path=None,
     split_rule: str = "le",
     data_count=None,
+    histograms: dict | None = None,
+    row_values: dict | None = None,
 ) -> str:
     """Depths 0..``max_depth`` of a tree as an inline SVG; boxes are as wide
-    as their longest line, so no label is cut or clipped."""
+    as their longest line, so no label is cut or clipped.
+
+    With ``histograms`` (the columns of ``_payload.split_histograms``) each
+    split node shows its split feature's histogram above its text, as the
+    live view draws it large: bars stacked by class, the threshold dashed,
+    and ``row_values[feature]`` (the chosen row's values) in pink on the
+    nodes of ``path``. Leaves show their class mix as a bar as long as their
+    share of the largest leaf's training rows."""
     left, right = tree.children_left, tree.children_right
     depth = {0: 0}
     order = []
@@ -176,7 +185,9 @@ def tree_svg(
     }
     box_w = max(84.0, max(len(line) for text in lines.values() for line in text) * CHAR_W + 12)
     n_lines = max(len(text) for text in lines.values())
-    box_h = n_lines * LINE_H + 6
+    text_h = n_lines * LINE_H + 6
+    hist_h = HIST_H if histograms else 0.0
+    box_h = text_h + hist_h
     slot, level = box_w + 14, box_h + 30
     x = {}
     count = 0
@@ -222,11 +233,23 @@ def tree_svg(
         cut = left[node] != TREE_LEAF and depth[node] >= max_depth
         top = top_of[node]
         text = list(lines[node])
+        is_leaf = left[node] == TREE_LEAF
+        height_here = box_h - hist_h if is_leaf else box_h
         parts.append(
             f'<g opacity="{opacity}"><rect x="{x[node] - box_w / 2:.1f}" y="{top:.1f}" width="{box_w:.0f}" '
-            f'height="{box_h:.0f}" fill="{readable_fill(_fill(tree, node, value_kind, limit))}" stroke="{stroke}"{dash}/>'
+            f'height="{height_here:.0f}" fill="{readable_fill(_fill(tree, node, value_kind, limit))}" '
+            f'stroke="{stroke}"{dash}/>'
         )
-        first = top + box_h / 2 - (len(text) - 1) * LINE_H / 2 + 3.5
+        text_top = top
+        if histograms and not is_leaf:
+            row_value = None
+            if row_values is not None and node in on_path:
+                row_value = row_values.get(int(tree.feature[node]))
+            parts.append(_histogram_svg(tree, node, histograms, x[node] - box_w / 2, top, box_w, hist_h, row_value))
+            text_top = top + hist_h
+        elif histograms is not None and is_leaf:
+            parts.append(_leaf_mix_svg(tree, node, value_kind, x[node] - box_w / 2, top + height_here, box_w))
+        first = text_top + text_h / 2 - (len(text) - 1) * LINE_H / 2 + 3.5
         for k, line in enumerate(text):
             parts.append(
                 f'<text x="{x[node]:.1f}" y="{first + k * LINE_H:.1f}" text-anchor="middle" fill="#111111">{escape(line)}</text>'
@@ -238,6 +261,89 @@ def tree_svg(
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+HIST_H = 40.0  # the height of a split node's histogram above its text
+
+
+def _histogram_svg(tree: TreeArrays, node: int, histograms: dict, left: float, top: float, width: float,
+                   height: float, row_value) -> str:
+    """The split feature's histogram of ``node`` in the box area given: the
+    live view's picture (tree_node_pictures.js) as SVG."""
+    from ._payload import decode_column
+
+    k = int(decode_column(histograms, "hist_index", np.int32)[node])
+    if k < 0:
+        return ""
+    bins, series = int(histograms["hist_bins"]), int(histograms["hist_series"])
+    counts = decode_column(histograms, "hist_counts", np.uint32).reshape(-1, bins, series)[k].astype(np.float64)
+    low = float(decode_column(histograms, "hist_low", np.float64)[k])
+    high = float(decode_column(histograms, "hist_high", np.float64)[k])
+    x0, x1, y0, y1 = left + 5, left + width - 5, top + 4, top + height - 3
+    peak = float(counts.sum(axis=1).max()) or 1.0
+    bar_w = (x1 - x0) / bins
+    parts = [f'<rect x="{left + 1:.1f}" y="{top + 1:.1f}" width="{width - 2:.1f}" height="{height - 1:.1f}" fill="#ffffff"/>']
+    for b in range(bins):
+        stacked = 0.0
+        for c in range(series):
+            if counts[b, c] <= 0:
+                continue
+            bar_h = counts[b, c] / peak * (y1 - y0)
+            fill = PALETTE[c % len(PALETTE)] if series > 1 else "#8a8a8a"
+            parts.append(
+                f'<rect x="{x0 + b * bar_w + 0.5:.2f}" y="{y1 - stacked - bar_h:.2f}" width="{max(1.0, bar_w - 1):.2f}" '
+                f'height="{bar_h:.2f}" fill="{fill}"/>'
+            )
+            stacked += bar_h
+    span = high - low or 1.0
+
+    def px(value: float) -> float:
+        return x0 + (min(max(value, low), high) - low) / span * (x1 - x0)
+
+    if "hist_target" in histograms:
+        means = decode_column(histograms, "hist_target", np.float32).reshape(-1, bins)[k]
+        t_low, t_high = float(histograms["hist_target_low"]), float(histograms["hist_target_high"])
+        for b, mean in enumerate(means):
+            if np.isfinite(mean):
+                y = y1 - (float(mean) - t_low) / ((t_high - t_low) or 1.0) * (y1 - y0)
+                parts.append(f'<rect x="{x0 + (b + 0.5) * bar_w - 1.5:.2f}" y="{y - 1.5:.2f}" width="3" height="3" fill="#1f5fbf"/>')
+    parts.append(f'<line x1="{x0:.1f}" y1="{y1 + 0.5:.1f}" x2="{x1:.1f}" y2="{y1 + 0.5:.1f}" stroke="#555555"/>')
+    if not tree.is_categorical[node] and np.isfinite(tree.threshold[node]):
+        tx = px(float(tree.threshold[node]))
+        parts.append(
+            f'<line class="btt-threshold" x1="{tx:.2f}" y1="{y0:.1f}" x2="{tx:.2f}" y2="{y1:.1f}" stroke="#111111" '
+            'stroke-dasharray="3,2"/>'
+            f'<rect x="{tx - 2:.2f}" y="{y1:.1f}" width="4" height="3" fill="#111111"/>'
+        )
+    if row_value is not None and np.isfinite(row_value):
+        rx = px(float(row_value))
+        parts.append(
+            f'<line class="btt-row-value" x1="{rx:.2f}" y1="{y0 + 3:.1f}" x2="{rx:.2f}" y2="{y1:.1f}" stroke="#d81b60"/>'
+            f'<rect x="{rx - 3:.2f}" y="{y0 - 1:.1f}" width="6" height="4" fill="#d81b60"/>'
+        )
+    return f'<g class="btt-histogram" data-node="{node}">{"".join(parts)}</g>'
+
+
+def _leaf_mix_svg(tree: TreeArrays, node: int, value_kind: str, left: float, bottom: float, width: float) -> str:
+    """A leaf's class mix under its box, as long as its share of the largest
+    leaf's training rows (the live view's bar)."""
+    leaves = tree.children_left == TREE_LEAF
+    largest = float(np.max(tree.n_node_samples[leaves])) if leaves.any() else 0.0
+    share = float(tree.n_node_samples[node]) / largest if largest > 0 and tree.n_node_samples[node] >= 0 else 1.0
+    length = max(2.0, width * share)
+    y = bottom + 2
+    parts = []
+    value = tree.value[node]
+    if value_kind == "fractions" and value.shape[0] > 1:
+        at = left
+        for c, part in enumerate(value):
+            if part > 0:
+                parts.append(
+                    f'<rect x="{at:.2f}" y="{y:.1f}" width="{part * length:.2f}" height="5" fill="{PALETTE[c % len(PALETTE)]}"/>'
+                )
+                at += part * length
+    parts.append(f'<rect x="{left:.2f}" y="{y:.1f}" width="{length:.2f}" height="5" fill="none" stroke="#bdbdbd"/>')
+    return f'<g class="btt-leaf-mix" data-node="{node}">{"".join(parts)}</g>'
 
 
 def table(rows, header=None, css_class: str = "") -> str:

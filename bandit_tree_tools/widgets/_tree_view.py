@@ -329,13 +329,13 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             self.canvas.path = self._path(index)
             self._send_path_reading()
 
-    def _split_histograms(self, tree, at_node) -> dict | None:
+    def _split_histograms(self, tree, at_node, shown: Ensemble | None = None) -> dict | None:
         """The split nodes' pictures (histograms of the split feature over
         the rows of X reaching each one), for trees of at most
         ``_payload.HISTOGRAM_MAX_SPLITS`` split nodes."""
         if tree.n_nodes - tree.n_leaves > _payload.HISTOGRAM_MAX_SPLITS:
             return None
-        shown = self._shown()
+        shown = self._shown() if shown is None else shown
         classes = shown.classes_ if shown.task == "classification" and self.y is not None else None
         return _payload.split_histograms(tree, at_node, self.X, y=self.y, classes=classes)
 
@@ -595,9 +595,14 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         index = self.selected_tree
         tree = self.ensemble.trees[index]
         marks = _payload.diff_marks(tree, self.after.trees[index]) if self.after is not None else None
-        count = None
+        count = histograms = row_values = None
         if self.X is not None:
-            count, _ = _payload.node_data_summary(self.ensemble.subset([index]), 0, self.X)
+            at_node = _payload.node_rows(self.ensemble.subset([index]), 0, self.X)
+            count, _ = _payload.node_data_summary(self.ensemble.subset([index]), 0, self.X, at_node=at_node)
+            histograms = self._split_histograms(tree, at_node, self.ensemble)  # the model as given
+            if self.row >= 0:
+                used = np.unique(tree.feature[tree.children_left != -1])
+                row_values = {int(feature): float(self.X[self.row, feature]) for feature in used}
         return tree_svg(
             tree,
             feature_names=self._names,
@@ -608,6 +613,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             path=self.canvas.path,
             split_rule=self.canvas.split_rule,
             data_count=count,
+            histograms=histograms,
+            row_values=row_values,
         )
 
     def save(self, path, *, max_depth: int | None = None, dpi: int = 150) -> None:

@@ -528,3 +528,33 @@ def test_split_histograms_without_y_and_for_regression_and_past_the_budget(monke
     monkeypatch.setattr(_payload, "HISTOGRAM_MAX_SPLITS", 3)
     assert "hist_counts" not in TreeView(model, X, y).canvas.tree
     assert "hist_counts" not in TreeView(model).canvas.tree  # no X: nothing to count
+
+
+def test_saved_picture_draws_each_split_nodes_histogram_and_each_leafs_mix(tmp_path):
+    import xml.etree.ElementTree as ElementTree
+
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    view = TreeView(model, X, y, row=0)
+    view.save(tmp_path / "wine.svg")
+    view.save(tmp_path / "wine.png")
+    assert (tmp_path / "wine.png").read_bytes()[:4] == b"\x89PNG"
+    root = ElementTree.fromstring((tmp_path / "wine.svg").read_text())
+    ns = "{http://www.w3.org/2000/svg}"
+    groups = {int(g.get("data-node")): g for g in root.iter(f"{ns}g") if g.get("class") == "btt-histogram"}
+    tree = model.tree_
+    splits = set(np.flatnonzero(tree.children_left != -1).tolist())
+    assert set(groups) == splits
+    path = set(view.canvas.path)
+    palette = {"#4e79a7", "#f28e2b", "#59a14f"}
+    for node, group in groups.items():
+        lines = {line.get("class"): line for line in group.iter(f"{ns}line")}
+        bars = [rect for rect in group.iter(f"{ns}rect") if rect.get("fill") in palette]
+        assert bars and "btt-threshold" in lines
+        assert ("btt-row-value" in lines) == (node in path)
+    mixes = {int(g.get("data-node")) for g in root.iter(f"{ns}g") if g.get("class") == "btt-leaf-mix"}
+    assert mixes == set(np.flatnonzero(tree.children_left == -1).tolist())
+    # without X: the picture of text boxes alone
+    assert "btt-histogram" not in TreeView(model).picture()

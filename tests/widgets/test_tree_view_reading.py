@@ -120,7 +120,10 @@ def test_save_writes_the_picture_as_svg_and_png(cancer, tmp_path):
     svg = ElementTree.parse(tmp_path / "tree.svg").getroot()
     texts = " ".join(element.text or "" for element in svg.iter("{http://www.w3.org/2000/svg}text"))
     assert "worst radius" in texts and "malignant" in texts
-    assert len(list(svg.iter("{http://www.w3.org/2000/svg}rect"))) == model.tree_.node_count
+    # one box per node (the histograms and class-mix bars are groups of their own)
+    node_groups = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("opacity")]
+    boxes = [rect for g in node_groups for rect in g.findall("{http://www.w3.org/2000/svg}rect")]
+    assert len(boxes) == model.tree_.node_count
     view.save(tmp_path / "tree.png", dpi=72)
     assert (tmp_path / "tree.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(btt.ParameterError, match="end the name in .svg or .png"):
