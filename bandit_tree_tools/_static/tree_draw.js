@@ -326,6 +326,10 @@ function drawTreeMinimap(s, ctx, width, height) {
   root.dataset.minimap = shownAll ? "0" : "1";
   s.minimap = null;
   if (shownAll) return;
+  if (s.minimapOff) {
+    root.dataset.minimap = "off"; // hidden with the Map button
+    return;
+  }
   const mw = Math.min(160, width * 0.25);
   const mh = Math.max(24, Math.min(90, (mw * worldH) / worldW));
   const corner = minimapCorner(s, width, height, mw, mh);

@@ -25,6 +25,7 @@ export function buildTreeViewDom(el) {
     ["fit", "Fit", "Show every visible node (width and height scaled separately)"],
     ["expand", "Expand all", "Show every node (large trees: zoom in to read)"],
     ["reset", "Reset", "Back to the initial depth and zoom"],
+    ["minimap", "Map", "Show or hide the minimap (drawn when part of the tree is off screen)"],
     ["save", "Save", "Download the view as a PNG picture (TreeView.save(path) writes SVG or PNG from Python)"],
   ]) {
     const button = bttElement("button", `btt-button btt-button-${name}`, label);

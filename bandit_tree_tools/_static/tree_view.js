@@ -340,6 +340,13 @@ export default {
       fitAll();
       showDetails();
     });
+    // Map: the minimap on or off (pressed: shown)
+    buttons.minimap.setAttribute("aria-pressed", "true");
+    buttons.minimap.addEventListener("click", () => {
+      state.minimapOff = !state.minimapOff;
+      buttons.minimap.setAttribute("aria-pressed", state.minimapOff ? "false" : "true");
+      canvas.redraw();
+    });
     // Save: the canvas as it is, as a PNG download (no server round trip)
     buttons.save.addEventListener("click", () => {
       if (!tree) return;

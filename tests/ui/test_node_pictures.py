@@ -89,3 +89,16 @@ def test_split_nodes_draw_their_class_histogram_when_large(page, lab, notebook_d
     for rgb in ("78,121,167", "242,142,43", "89,161,79", "216,27,96"):  # classes 0, 1, 2; the row
         assert rgb in colours, f"the root's histogram has no pixel of {rgb}"
     screenshot(page, "node-pictures-wine", view)
+
+    # the Map button hides the minimap of a zoomed view and shows it again
+    shown = view.get_attribute("data-minimap")
+    assert shown in ("1", "hidden"), "zoomed in, part of the tree is off screen: a minimap is due"
+    toggle = view.locator(".btt-button-minimap")
+    toggle.click()
+    page.wait_for_timeout(200)
+    assert view.get_attribute("data-minimap") == "off"
+    assert view.evaluate("(el) => el.bttView.minimapBox()") is None
+    assert toggle.get_attribute("aria-pressed") == "false"
+    toggle.click()
+    page.wait_for_timeout(200)
+    assert view.get_attribute("data-minimap") == shown and toggle.get_attribute("aria-pressed") == "true"
