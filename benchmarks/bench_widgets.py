@@ -143,18 +143,19 @@ async ([source, columns, meta, names]) => {
   const median = (values) => { const s = [...values].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
   // zoom frames: the drawing time of each frame (the view's own clock) and
   // the time until the next frame is on screen (vsync included)
-  async function zoomFrames(n) {
+  async function zoomFrames(n, y = 200) {
     const draw = []; const shown = [];
     for (let k = 0; k < n; k++) {
       const t0 = performance.now();
       canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: k % 2 ? 120 : -120, clientX: rect.left + 450,
-        clientY: rect.top + 200, bubbles: true, cancelable: true }));
+        clientY: rect.top + y, bubbles: true, cancelable: true }));
       // the view's redraw was queued first: this callback runs right after it
       await new Promise((resolve) => requestAnimationFrame(resolve));
       shown.push(performance.now() - t0);
       draw.push(root.bttView.frameMs());
     }
-    return { draw: median(draw), shown: median(shown), text: root.dataset.textShown === "1" };
+    return { draw: median(draw), shown: median(shown), text: root.dataset.textShown === "1",
+      pictures: Number(root.dataset.histograms || 0) };
   }
   const initial = await zoomFrames(20);
   start = performance.now();
@@ -166,7 +167,14 @@ async ([source, columns, meta, names]) => {
   root.bttView.zoom(450, 200, 1 / Math.min(root.bttView.view().sx, root.bttView.view().sy));
   await frame();
   const readable = await zoomFrames(20);
-  return { first, expand, initial, expanded, readable, visible: Number(root.dataset.visibleNodes),
+  // fitted again, then the same zoom towards the deepest levels: the screen full of boxes
+  el.querySelector(".btt-button-fit").click();
+  await frame();
+  const bottom = Math.min(canvas.clientHeight - 20, root.bttView.extent().bottom - 10);
+  root.bttView.zoom(450, bottom, 1 / Math.min(root.bttView.view().sx, root.bttView.view().sy));
+  await frame();
+  const deep = await zoomFrames(20, bottom);
+  return { first, expand, initial, expanded, readable, deep, visible: Number(root.dataset.visibleNodes),
     pictures: Number(root.dataset.histograms || 0) };
 }
 """
@@ -216,11 +224,11 @@ def main():
         ("initial", "initial depth, readable zoom"),
         ("expanded", "every node, fitted (dots)"),
         ("readable", "every node, readable zoom (text)"),
+        ("deep", "same, towards the deepest levels"),
     ):
         frame = result[name]
-        print(f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}")
-    if args.pictures:
-        print(f"  split nodes drawn with their histogram in the last frame: {result['pictures']}")
+        pictures = f", {frame['pictures']} histograms" if args.pictures else ""
+        print(f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}{pictures}")
 
 
 if __name__ == "__main__":
