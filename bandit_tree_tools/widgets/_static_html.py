@@ -159,6 +159,7 @@ def tree_svg(
     data_count=None,
     histograms: dict | None = None,
     row_values: dict | None = None,
+    multiway: bool = False,
 ) -> str:
     """Depths 0..``max_depth`` of a tree as an inline SVG; boxes are as wide
     as their longest line, so no label is cut or clipped.
@@ -168,8 +169,22 @@ def tree_svg(
     live view draws it large: bars stacked by class, the threshold dashed,
     and ``row_values[feature]`` (the chosen row's values) in pink on the
     nodes of ``path``. Leaves show their class mix as a bar as long as their
-    share of the largest leaf's training rows."""
+    share of the largest leaf's training rows. With ``multiway``, chains of
+    category splits on one feature (TSDT's multiway splits) are drawn as one
+    node with a child per category, as the live view draws them."""
     left, right = tree.children_left, tree.children_right
+    groups = multiway_groups(tree, data_count) if multiway else {}
+
+    def kids(node: int) -> list:
+        if node in groups:
+            return groups[node][0]
+        return [int(left[node]), int(right[node])]
+
+    def edge_words(node: int) -> list:
+        if node in groups:
+            return groups[node][1]
+        return ["in", "not in"] if tree.is_categorical[node] else ["yes", "no"]
+
     depth = {0: 0}
     order = []
     stack = [0]
@@ -177,12 +192,16 @@ def tree_svg(
         node = stack.pop()
         order.append(node)
         if left[node] != TREE_LEAF and depth[node] < max_depth:
-            for child in (int(right[node]), int(left[node])):
+            for child in reversed(kids(node)):
                 depth[child] = depth[node] + 1
                 stack.append(child)
     lines = {
         node: node_lines(tree, node, feature_names, class_names, value_kind, split_rule, data_count) for node in order
     }
+    for node in order:
+        if node in groups:  # the head of a multiway split: its feature and its number of branches
+            name = feature_label(feature_names, int(tree.feature[node]))
+            lines[node] = [name, f"{len(groups[node][0])} branches", lines[node][-1]]
     box_w = max(84.0, max(len(line) for text in lines.values() for line in text) * CHAR_W + 12)
     n_lines = max(len(text) for text in lines.values())
     text_h = n_lines * LINE_H + 6
@@ -197,7 +216,7 @@ def tree_svg(
             count += 1
     for node in reversed(order):
         if node not in x:
-            x[node] = (x[int(left[node])] + x[int(right[node])]) / 2
+            x[node] = (x[kids(node)[0]] + x[kids(node)[-1]]) / 2
     leaf_values = tree.value[left == TREE_LEAF, 0]
     limit = float(np.max(np.abs(leaf_values))) if leaf_values.size else 0.0
     on_path = set(int(node) for node in (path or ()))
@@ -211,7 +230,7 @@ def tree_svg(
     top_of = {node: PAD + depth[node] * level for node in order}
     for node in order:
         if left[node] != TREE_LEAF and depth[node] < max_depth:
-            for child, word in ((int(left[node]), "yes"), (int(right[node]), "no")):
+            for child, word in zip(kids(node), edge_words(node)):
                 colour = "#1f5fbf" if node in on_path and child in on_path else "#8a8a8a"
                 y1, y2 = top_of[node] + box_h, top_of[child]
                 parts.append(
@@ -261,6 +280,53 @@ def tree_svg(
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def multiway_groups(tree: TreeArrays, data_count=None) -> dict:
+    """TSDT's multiway splits, held as chains of binary category splits on
+    one feature (each link sends one category left, the last right child
+    takes the others): ``{head: (children, edge labels)}``, the chain drawn
+    as one node with a child per category and an "other" child unless that
+    is a leaf no training row (and no row of X) reached. As the live view's
+    ``groupMultiway`` (tree_model.js)."""
+    left, right = tree.children_left, tree.children_right
+    groups, hidden = {}, set()
+    for node in range(tree.n_nodes):
+        if left[node] == TREE_LEAF or not tree.is_categorical[node] or node in hidden:
+            continue
+        members, last = [node], node
+        while True:
+            following = int(right[last])
+            if (
+                left[following] == TREE_LEAF
+                or not tree.is_categorical[following]
+                or tree.feature[following] != tree.feature[node]
+            ):
+                break
+            members.append(following)
+            hidden.add(following)
+            last = following
+        if len(members) < 2:
+            continue
+        children = [int(left[member]) for member in members]
+        words = [f"= {_categories(tree, member, 4)}" for member in members]
+        other = int(right[last])
+        empty = (
+            left[other] == TREE_LEAF
+            and tree.n_node_samples[other] == 0
+            and (data_count is None or data_count[other] == 0)
+        )
+        if not empty:
+            children.append(other)
+            words.append("other")
+        groups[node] = (children, words)
+    return groups
+
+
+def _categories(tree: TreeArrays, node: int, limit: int) -> str:
+    words = tree.category_left[node]
+    found = [32 * w + b for w in range(words.shape[0]) for b in range(32) if (int(words[w]) >> b) & 1]
+    return ", ".join(str(c) for c in found[:limit]) + (", …" if len(found) > limit else "")
 
 
 HIST_H = 40.0  # the height of a split node's histogram above its text

@@ -615,6 +615,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
             data_count=count,
             histograms=histograms,
             row_values=row_values,
+            multiway=bool(self.canvas.multiway),
         )
 
     def save(self, path, *, max_depth: int | None = None, dpi: int = 150) -> None:

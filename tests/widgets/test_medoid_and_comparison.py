@@ -252,6 +252,16 @@ def test_tsdt_tree_is_drawn_multiway():
     assert f"{tsdt.n_splits_} multiway splits" in tsdt_view.canvas.title
     assert "binary" not in tsdt_view.canvas.title
     assert tsdt_view.canvas.height == cart_view.canvas.height  # side by side, lined up
+    # the static twin (saved notebooks, save()) draws the multiway splits too
+    import xml.etree.ElementTree as ElementTree
+
+    svg = ElementTree.fromstring(tsdt_view.picture())
+    texts = [element.text or "" for element in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert any(text.endswith(" branches") for text in texts)
+    assert any(text.startswith("= ") for text in texts)  # an edge per category
+    assert not any("train 0 · X 0" in text for text in texts)  # no empty "other" leaf
+    boxes = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("opacity")]
+    assert len(boxes) < tsdt_view.ensemble.trees[0].n_nodes  # chain links are not boxes of their own
 
 
 def test_a_trace_without_mean_and_sd_is_reported_not_hidden(monk1):
