@@ -14,7 +14,12 @@ import { bttColumn, bttFormat, bttElement, bttCanvas, bttTheme, bttOnThemeChange
 
 const Y_MARGIN = 62;
 
+// Returns the box of every label it wrote (canvas pixels; the rotated y
+// title as drawn), so tests can check that none overlaps another.
 function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
+  const written = [];
+  const text = (label, left, top, width, height, kind) =>
+    written.push({ label, kind, left, right: left + width, top, bottom: top + height });
   ctx.strokeStyle = theme.border;
   ctx.lineWidth = 1;
   ctx.strokeRect(box.x, box.y, box.w, box.h);
@@ -29,6 +34,8 @@ function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
     const y = py(tick);
     ctx.fillRect(box.x - 3, y, 3, 1);
     ctx.fillText(yLabels[k], box.x - 5, y);
+    const w = ctx.measureText(yLabels[k]).width;
+    text(yLabels[k], box.x - 5 - w, y - 5, w, 10, "y tick");
   });
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
@@ -39,9 +46,13 @@ function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
     const x = px(tick);
     ctx.fillRect(x, box.y + box.h, 1, 3);
     ctx.fillText(xLabels[k], x, box.y + box.h + 4);
+    const w = ctx.measureText(xLabels[k]).width;
+    text(xLabels[k], x - w / 2, box.y + box.h + 4, w, 10, "x tick");
   });
   ctx.textAlign = "right";
   ctx.fillText(xLabel, box.x + box.w, box.y + box.h + 16);
+  const xw = ctx.measureText(xLabel).width;
+  text(xLabel, box.x + box.w - xw, box.y + box.h + 16, xw, 10, "x title");
   ctx.save();
   ctx.translate(9, box.y + box.h / 2);
   ctx.rotate(-Math.PI / 2);
@@ -49,6 +60,9 @@ function axes(ctx, box, low, high, xLabel, yLabel, xLow, xHigh, theme) {
   ctx.textBaseline = "middle";
   ctx.fillText(yLabel, 0, 0);
   ctx.restore();
+  const yw = ctx.measureText(yLabel).width;
+  text(yLabel, 9 - 5, box.y + box.h / 2 - yw / 2, 10, yw, "y title");
+  return written;
 }
 
 // The value under the pointer, drawn as a small label next to it.
@@ -92,6 +106,9 @@ function message(ctx, width, height, text, theme) {
 export default {
   render({ model, el }) {
     const root = bttElement("div", "btt-reward-chart");
+    // the axis labels each chart last wrote, and its size (for tests): {rounds, arms, path}
+    const axisLabels = {};
+    root.bttAxisLabels = () => axisLabels;
     el.appendChild(root);
     const top = bttElement("div", "btt-chart btt-chart-rounds");
     top.appendChild(bttElement("div", "btt-chart-title", "Reward per round"));
@@ -160,7 +177,7 @@ export default {
       const [low, high] = range([...rounds.reward, ...rounds.running]);
       // the x axis follows the rounds played, so a long run is readable early
       const span = Math.max(10, rounds.done);
-      axes(ctx, box, low, high, "round", "reward", 0, span, theme);
+      axisLabels.rounds = { width, height, items: axes(ctx, box, low, high, "round", "reward", 0, span, theme) };
       const px = (xv) => box.x + (xv / span) * box.w;
       const py = (yv) => box.y + box.h - ((yv - low) / (high - low)) * box.h;
       const binned = rounds.x.length < rounds.done;
@@ -193,7 +210,7 @@ export default {
       for (const v of arms.mean) high = Math.max(high, v);
       high = high || 1;
       const n = arms.mean.length;
-      axes(ctx, box, 0, high, arms.label || "arm", "mean reward", 0, n, theme);
+      axisLabels.arms = { width, height, items: axes(ctx, box, 0, high, arms.label || "arm", "mean reward", 0, n, theme) };
       const barW = box.w / n;
       for (let k = 0; k < n; k++) {
         const h = (arms.mean[k] / high) * box.h;
@@ -218,7 +235,7 @@ export default {
       const [low, high] = range(ys);
       const xMin = Math.min(0, ...xs);
       const xMax = Math.max(xMin + 1, ...xs);
-      axes(ctx, box, low, high, path.x_label || "pruned branches", path.y_label || "score", xMin, xMax, theme);
+      axisLabels.path = { width, height, items: axes(ctx, box, low, high, path.x_label || "pruned branches", path.y_label || "score", xMin, xMax, theme) };
       const px = (xv) => box.x + ((xv - xMin) / (xMax - xMin)) * box.w;
       const py = (yv) => box.y + box.h - ((yv - low) / (high - low)) * box.h;
       if (Number.isFinite(path.floor)) {
