@@ -24,7 +24,6 @@ export function drawTreeFrame(s, ctx, width, height) {
   const drawn = (s.drawn = []); // what this frame writes (for tests)
   s.leafMixes = []; // the leaves' class-mix bars of this frame (for tests)
   s.histograms = []; // the split nodes' histograms of this frame (for tests)
-  root.dataset.histograms = "0";
   const sx = view.sx;
   const ts = Math.min(view.sx, view.sy); // text scale
   const boxW = tree.boxW * sx;
@@ -34,6 +33,7 @@ export function drawTreeFrame(s, ctx, width, height) {
   const maxWX = (width - view.tx + tree.slot * sx) / sx;
   const selected = model.get("selected_node");
   const dense = boxW < 3 || boxH < 2;
+  if (dense && root.dataset.histograms !== "0") root.dataset.histograms = "0";
   const withText = ts >= TEXT_MIN_SCALE && boxW >= 30;
   root.dataset.textShown = withText ? "1" : "0";
   if (dense) drawTreeDense(s, ctx, width, height);
@@ -191,7 +191,7 @@ export function drawTreeFrame(s, ctx, width, height) {
     }
   }
   ctx.globalAlpha = 1;
-  root.dataset.histograms = String(s.histograms.length);
+  if (root.dataset.histograms !== String(s.histograms.length)) root.dataset.histograms = String(s.histograms.length);
   if (withText && onPath) drawPathValues(s, ctx, ts, boxH);
   drawTreeMinimap(s, ctx, width, height);
 }
