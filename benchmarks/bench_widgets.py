@@ -228,7 +228,9 @@ def main():
     ):
         frame = result[name]
         pictures = f", {frame['pictures']} histograms" if args.pictures else ""
-        print(f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}{pictures}")
+        print(
+            f"  {label:44}{frame['draw']:8.1f}{frame['shown']:11.1f}   {'text' if frame['text'] else 'no text'}{pictures}"
+        )
 
 
 if __name__ == "__main__":

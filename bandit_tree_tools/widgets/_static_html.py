@@ -332,8 +332,9 @@ def _categories(tree: TreeArrays, node: int, limit: int) -> str:
 HIST_H = 40.0  # the height of a split node's histogram above its text
 
 
-def _histogram_svg(tree: TreeArrays, node: int, histograms: dict, left: float, top: float, width: float,
-                   height: float, row_value) -> str:
+def _histogram_svg(
+    tree: TreeArrays, node: int, histograms: dict, left: float, top: float, width: float, height: float, row_value
+) -> str:
     """The split feature's histogram of ``node`` in the box area given: the
     live view's picture (tree_node_pictures.js) as SVG."""
     from ._payload import decode_column
@@ -348,7 +349,9 @@ def _histogram_svg(tree: TreeArrays, node: int, histograms: dict, left: float, t
     x0, x1, y0, y1 = left + 5, left + width - 5, top + 4, top + height - 3
     peak = float(counts.sum(axis=1).max()) or 1.0
     bar_w = (x1 - x0) / bins
-    parts = [f'<rect x="{left + 1:.1f}" y="{top + 1:.1f}" width="{width - 2:.1f}" height="{height - 1:.1f}" fill="#ffffff"/>']
+    parts = [
+        f'<rect x="{left + 1:.1f}" y="{top + 1:.1f}" width="{width - 2:.1f}" height="{height - 1:.1f}" fill="#ffffff"/>'
+    ]
     for b in range(bins):
         stacked = 0.0
         for c in range(series):
@@ -372,7 +375,9 @@ def _histogram_svg(tree: TreeArrays, node: int, histograms: dict, left: float, t
         for b, mean in enumerate(means):
             if np.isfinite(mean):
                 y = y1 - (float(mean) - t_low) / ((t_high - t_low) or 1.0) * (y1 - y0)
-                parts.append(f'<rect x="{x0 + (b + 0.5) * bar_w - 1.5:.2f}" y="{y - 1.5:.2f}" width="3" height="3" fill="#1f5fbf"/>')
+                parts.append(
+                    f'<rect x="{x0 + (b + 0.5) * bar_w - 1.5:.2f}" y="{y - 1.5:.2f}" width="3" height="3" fill="#1f5fbf"/>'
+                )
     parts.append(f'<line x1="{x0:.1f}" y1="{y1 + 0.5:.1f}" x2="{x1:.1f}" y2="{y1 + 0.5:.1f}" stroke="#555555"/>')
     if not tree.is_categorical[node] and np.isfinite(tree.threshold[node]):
         tx = px(float(tree.threshold[node]))
