@@ -11,6 +11,7 @@ points it elsewhere).
 import json
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .conftest import ARTIFACTS, screenshot
 from .lab import kernel_eval, open_and_run, write_notebook
@@ -149,7 +150,12 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     page.wait_for_function("() => document.body.dataset.jpThemeName === 'JupyterLab Dark'", timeout=30_000)
     page.wait_for_timeout(800)
     page.locator(".btt-pruning-panel").scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
+    # a resized box is redrawn on the next throttled frame: give a busy machine a few seconds
+    try:
+        page.wait_for_function(f"() => ({CANVAS_SIZES})().every((s) => Math.abs(s.bitmap - s.box) <= 1)",
+                               timeout=5_000)
+    except PlaywrightTimeoutError:
+        pass  # the assertion below says which canvas stayed at the wrong width
     sizes = page.evaluate(CANVAS_SIZES)
     assert len(sizes) >= 3
     for size in sizes:
