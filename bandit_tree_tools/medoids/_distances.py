@@ -120,7 +120,7 @@ def _tile(X, Y, D, i0, i1, j0, j1, code, p, user, symmetric):
     written while the tile's rows are still in cache."""
     for i in range(i0, i1):
         for j in range(max(j0, i) if symmetric else j0, j1):
-            v = _distance(X, Y, i, j, code, p, user)
+            v = _distance(X, Y, np.int64(i), np.int64(j), code, p, user)
             D[i, j] = v
             if symmetric:
                 D[j, i] = v
@@ -160,7 +160,7 @@ def _to_medoids(X, Y, medoids, code, p, user):
     D = np.empty((n, k), dtype=np.float64)
     for i in numba.prange(n):
         for c in range(k):
-            D[i, c] = _distance(X, Y, i, medoids[c], code, p, user)
+            D[i, c] = _distance(X, Y, np.int64(i), np.int64(medoids[c]), code, p, user)
     return D
 
 

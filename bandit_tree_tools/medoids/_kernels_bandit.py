@@ -44,7 +44,7 @@ def _cached_distance(X, o, x, code, p, user, cache, position, calls):
         v = cache[x, j]
         if not np.isnan(v):
             return v
-    v = _distance(X, X, o, x, code, p, user)
+    v = _distance(X, X, np.int64(o), np.int64(x), code, p, user)  # one specialization of _distance
     if j < cache.shape[1]:
         cache[x, j] = v
     calls[x] += 1

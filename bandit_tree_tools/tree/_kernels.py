@@ -299,9 +299,10 @@ def _route_lanes(X, start, count, root, depth, lockstep, records, cuts, general,
 @numba.njit(cache=True)
 def _has_nan(X):
     """Whether ``X`` holds a NaN (the engine's steps skip the NaN rule where it does not)."""
-    for value in X.reshape(-1):
-        if value != value:
-            return True
+    for row in range(X.shape[0]):  # no reshape: it compiles numba's shape-error formatting
+        for value in X[row]:
+            if value != value:
+                return True
     return False
 
 
@@ -363,7 +364,9 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
         in_block = min(rows, hi - first)
         X_block = np.empty((in_block, n_features), dtype=X.dtype)
         for i in range(in_block):
-            X_block[i] = X[order[first + i]]
+            source = order[first + i]
+            for feature in range(n_features):  # element by element: no array-to-array copy, whose shape check
+                X_block[i, feature] = X[source, feature]  # compiles numba's shape-error formatting
         at = np.empty(LANES, dtype=np.int32)
         lanes = np.empty((2, LANES), dtype=np.int32)
         for tree in range(n_trees):

@@ -110,7 +110,7 @@ def _observe(state, x, label, cat_offset):
     while True:
         slot = state.dt_slot[node]
         if slot < 0:
-            slot = _allocate_slot(state, node)
+            slot = _allocate_slot(state, np.int64(node))  # int64, never a literal: one specialization
         for attribute in range(cat_offset.shape[0]):
             cell = cat_offset[attribute] + x[attribute]
             best = -1
@@ -223,7 +223,7 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divi
         state.pool_done[best] = 1
         leaf = state.pool_leaf[best]
         if state.s_first_child[node] < 0:
-            _new_search_node(state, node, -1, -1, state.s_n_splits[node], 1)
+            _new_search_node(state, node, np.int64(-1), np.int64(-1), state.s_n_splits[node], np.int64(1))
         used[:] = 0
         dt = leaf
         while dt > 0:
@@ -245,7 +245,7 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divi
                     state.split_of[child] = -1
                 state.counters[C_DT] += n_cat[feature]
                 state.slot_child[slot, feature] = first
-            _new_search_node(state, node, leaf, feature, state.s_n_splits[node] + 1, 0)
+            _new_search_node(state, node, leaf, feature, state.s_n_splits[node] + 1, np.int64(0))
     remaining = 0
     for i in range(start, start + state.s_pool_len[node]):
         if state.pool_done[i] == 0:

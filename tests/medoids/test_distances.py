@@ -127,3 +127,38 @@ def test_cosine_of_zero_rows():
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     D = pairwise_distances(X, metric="cosine")
     assert D[0, 1] == 0.0 and D[0, 2] == 1.0 and math.isclose(D[2, 2], 0.0, abs_tol=1e-15)
+
+
+
+_DISTANCE_SIGNATURES = """
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+from bandit_tree_tools import leaf_medoids
+from bandit_tree_tools.medoids import KMedoids
+from bandit_tree_tools.medoids._distances import _distance
+rng = np.random.default_rng(0)
+X = rng.normal(size=(120, 3))
+y = (X[:, 0] > 0).astype(int)
+leaf_medoids(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y), X, n_medoids=2)
+for algorithm in ("pam", "banditpam"):
+    KMedoids(n_clusters=3, algorithm=algorithm, random_state=0).fit(X)
+print(sorted({(str(s[2]), str(s[3])) for s in _distance.signatures}))
+"""
+
+
+@pytest.mark.slow
+def test_distance_kernel_is_compiled_for_int64_indices_only(tmp_path):
+    """Every kernel calling ``_distance`` passes int64 point indices, so a fresh install
+    compiles it once per metric rather than once per caller's index type. Run with an
+    empty numba cache: kernels loaded from the cache do not compile what they call."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", _DISTANCE_SIGNATURES], env=env, cwd=root, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[('int64', 'int64')]"

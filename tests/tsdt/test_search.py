@@ -330,3 +330,32 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     assert value / len(y) >= objectives[visited].max() - 1e-12
     optimum = optimal_categorical_tree(X, y, 0.01)
     assert model.objective_ <= optimum.objective_ + 1e-12
+
+
+
+_SEARCH_SIGNATURES = """
+import numpy as np
+from bandit_tree_tools.tsdt import TSDTClassifier
+from bandit_tree_tools.tsdt import _kernels as K
+X = np.random.default_rng(0).integers(0, 2, size=(200, 3))
+TSDTClassifier(lambda_=0.01, max_iter=50, random_state=0).fit(X, X[:, 0] ^ X[:, 1])
+print([len(K._allocate_slot.signatures), len(K._new_search_node.signatures)])
+"""
+
+
+@pytest.mark.slow
+def test_search_helpers_are_compiled_once_without_literal_arguments(tmp_path):
+    """Integer literals passed to a kernel compile a specialization each; the search's
+    helpers are called with int64 values, so a fit in a fresh install (an empty numba
+    cache) compiles each of them once."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", _SEARCH_SIGNATURES], env=env, cwd=root, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[1, 1]"
