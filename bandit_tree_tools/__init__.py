@@ -18,8 +18,7 @@ import os
 import re
 import sys
 import tempfile
-from importlib import import_module
-from importlib import metadata
+from importlib import import_module, metadata
 
 _DISTRIBUTION = "bandit-tree-tools"
 
@@ -49,7 +48,7 @@ def _version_tuple(version: str) -> tuple:
     return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _installed_version(name: str) -> str | None:
     # read from the dist-info files once per process: adapters check on every call
     try:
@@ -78,8 +77,7 @@ def check_version(distribution: str, *, required: bool = False) -> str | None:
     minimum = _MINIMUMS.get(name)
     if minimum and _version_tuple(installed) < _version_tuple(minimum):
         raise MissingDependencyError(
-            f"{name} {installed} found, bandit_tree_tools needs {name}>={minimum} "
-            f"(pip install -U '{name}>={minimum}')"
+            f"{name} {installed} found, bandit_tree_tools needs {name}>={minimum} (pip install -U '{name}>={minimum}')"
         )
     return installed
 

@@ -38,15 +38,23 @@ def _with_nan(X):
 
 def _native_models(small_regression=False):
     """Tiny models of every installed library, classifiers (and regressors)."""
-    from sklearn.ensemble import (GradientBoostingRegressor, HistGradientBoostingClassifier,
-                                  RandomForestClassifier, RandomForestRegressor)
+    from sklearn.ensemble import (
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
     from sklearn.tree import DecisionTreeClassifier
 
-    models = [DecisionTreeClassifier(max_depth=5, random_state=0),
-              RandomForestClassifier(n_estimators=3, max_depth=6, random_state=0),
-              HistGradientBoostingClassifier(max_iter=3, random_state=0)]
-    regressors = [RandomForestRegressor(n_estimators=3, max_depth=6, random_state=0),
-                  GradientBoostingRegressor(n_estimators=3, random_state=0)]
+    models = [
+        DecisionTreeClassifier(max_depth=5, random_state=0),
+        RandomForestClassifier(n_estimators=3, max_depth=6, random_state=0),
+        HistGradientBoostingClassifier(max_iter=3, random_state=0),
+    ]
+    regressors = [
+        RandomForestRegressor(n_estimators=3, max_depth=6, random_state=0),
+        GradientBoostingRegressor(n_estimators=3, random_state=0),
+    ]
     if find_spec("lightgbm") is not None:
         import lightgbm
 
@@ -86,8 +94,16 @@ def _prune():
         for model in group:
             model.fit(X[:300], y[:300])
             prune(model, X[300:], y[300:], tolerance=0.05, random_state=0, progress=False)
-            result = prune(model, X[300:], y[300:], X_train=X[:300], y_train=y[:300], tolerance=0.05, random_state=0,
-                           progress=False)
+            result = prune(
+                model,
+                X[300:],
+                y[300:],
+                X_train=X[:300],
+                y_train=y[:300],
+                tolerance=0.05,
+                random_state=0,
+                progress=False,
+            )
             result.to_model().predict(X)
             from_model(model).predict(_with_nan(X))
 
@@ -184,7 +200,8 @@ def compile_kernels(*, progress: bool = True) -> dict:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "compile", help="compile every kernel into numba's cache (for images, CI and shared installs)")
+        "compile", help="compile every kernel into numba's cache (for images, CI and shared installs)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_run)
 

@@ -116,18 +116,23 @@ def _demo_models(small=False) -> dict:
     """The interop table's models by name (three trees each when ``small``)."""
     from sklearn.ensemble import RandomForestClassifier
 
-    models = {"sklearn RandomForestClassifier": RandomForestClassifier(
-        n_estimators=3 if small else 50, max_depth=8, random_state=0)}
+    models = {
+        "sklearn RandomForestClassifier": RandomForestClassifier(
+            n_estimators=3 if small else 50, max_depth=8, random_state=0
+        )
+    }
     if find_spec("lightgbm") is not None:
         import lightgbm
 
         models["LightGBM LGBMClassifier"] = lightgbm.LGBMClassifier(
-            n_estimators=3 if small else 60, num_leaves=15, verbose=-1, random_state=0)
+            n_estimators=3 if small else 60, num_leaves=15, verbose=-1, random_state=0
+        )
     if find_spec("xgboost") is not None:
         import xgboost
 
         models["XGBoost XGBClassifier"] = xgboost.XGBClassifier(
-            n_estimators=3 if small else 60, max_depth=4, random_state=0)
+            n_estimators=3 if small else 60, max_depth=4, random_state=0
+        )
     return models
 
 
@@ -153,8 +158,9 @@ def _warm_bandit_prune():
         if "n_estimators" in model.get_params():
             model.set_params(n_estimators=3)
         model.fit(X[:200], y[:200])
-        result = bandit_prune(model, X[200:], y[200:], policy="ucb1", min_depth=2, n_rounds=50, random_state=0,
-                              progress=False)
+        result = bandit_prune(
+            model, X[200:], y[200:], policy="ucb1", min_depth=2, n_rounds=50, random_state=0, progress=False
+        )
         result.to_model().predict(X)
         result.evaluate(X, y)
 
@@ -252,7 +258,10 @@ def run_demo(args=None):
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="run the main job on built-in data and print what it found")
-    parser.add_argument("--quick", action="store_true",
-                        help="only the first call of each capability on tiny data (numba's compilation), "
-                             "a smoke test of the installation")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the first call of each capability on tiny data (numba's compilation), "
+        "a smoke test of the installation",
+    )
     parser.set_defaults(func=run_demo)

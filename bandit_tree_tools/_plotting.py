@@ -32,7 +32,10 @@ def axes_for(ax, n_panels: int = 1, *, panel_size=(4.5, 3.4), ncols=None):
         ncols = n_panels if ncols is None else min(ncols, n_panels)
         nrows = -(-n_panels // ncols)
         figure, grid = plt.subplots(
-            nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False,
+            nrows,
+            ncols,
+            figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+            squeeze=False,
             layout="constrained",
         )
         axes = list(grid.ravel())

@@ -181,8 +181,10 @@ def validate_params(constraints: dict, *, data: tuple = ()):
         names = [name for name in signature.parameters if name not in data]
         missing, unknown = set(names) - set(constraints), set(constraints) - set(names)
         if missing or unknown or not set(data) <= set(signature.parameters):
-            raise TypeError(f"the constraint table of {function.__qualname__} must name every parameter but the data "
-                            f"{data}: missing {sorted(missing)}, unknown {sorted(unknown)}")
+            raise TypeError(
+                f"the constraint table of {function.__qualname__} must name every parameter but the data "
+                f"{data}: missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
 
         @functools.wraps(function)
         def checked(*args, **kwargs):
@@ -203,7 +205,9 @@ def _random_state_ok(value) -> bool:
         value, (np.random.Generator, np.random.RandomState, np.random.BitGenerator, np.random.SeedSequence)
     ):
         return True
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= _MAX_INT_SEED
+    return (
+        isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= _MAX_INT_SEED
+    )
 
 
 def check_random_state(random_state, name: str = "random_state") -> np.random.Generator:

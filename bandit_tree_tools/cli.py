@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Import, prune, re-split and summarise trained tree models with multi-armed bandits.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, spec in SUBCOMMANDS.items():
+    for spec in SUBCOMMANDS.values():
         module, function = spec.split(":")
         try:
             getattr(import_module(module), function)(subparsers)

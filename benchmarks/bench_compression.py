@@ -59,7 +59,13 @@ from sklearn.model_selection import train_test_split
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.pruning._engine._metrics import (
-    _bound, _row_terms, metric_value, paired_standard_error, within, within_margin)
+    _bound,
+    _row_terms,
+    metric_value,
+    paired_standard_error,
+    within,
+    within_margin,
+)
 from bandit_tree_tools.pruning._inputs import check_target
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -74,12 +80,34 @@ GAMMAS = [0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 163
 def load(name):
     """(X, y, task) with categorical columns as integer codes."""
     if name == "adult":
-        columns = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                   "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
-                   "income"]
-        parts = [pd.read_csv(DATASETS / "adult" / file, header=None, names=columns, skipinitialspace=True,
-                             na_values="?", skiprows=skip) for file, skip in (("adult.data.gz", 0),
-                                                                              ("adult.test.gz", 1))]
+        columns = [
+            "age",
+            "workclass",
+            "fnlwgt",
+            "education",
+            "education-num",
+            "marital-status",
+            "occupation",
+            "relationship",
+            "race",
+            "sex",
+            "capital-gain",
+            "capital-loss",
+            "hours-per-week",
+            "native-country",
+            "income",
+        ]
+        parts = [
+            pd.read_csv(
+                DATASETS / "adult" / file,
+                header=None,
+                names=columns,
+                skipinitialspace=True,
+                na_values="?",
+                skiprows=skip,
+            )
+            for file, skip in (("adult.data.gz", 0), ("adult.test.gz", 1))
+        ]
         frame = pd.concat(parts, ignore_index=True)
         y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy(int)
         return _codes(frame), y, "classification"
@@ -193,16 +221,24 @@ def xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance):
     best = {}
     started = time.perf_counter()
     for gamma in GAMMAS:
-        params = {"objective": objective, "process_type": "update", "updater": "refresh,prune", "refresh_leaf": 1,
-                  "gamma": gamma, "max_depth": 6, "nthread": 2}
+        params = {
+            "objective": objective,
+            "process_type": "update",
+            "updater": "refresh,prune",
+            "refresh_leaf": 1,
+            "gamma": gamma,
+            "max_depth": 6,
+            "nthread": 2,
+        }
         pruned = xgb.train(params, dfit, num_boost_round=booster.num_boosted_rounds(), xgb_model=booster.copy())
         imported = btt.from_model(pruned)
         raw = imported.predict_raw(X_val)
         terms = _row_terms(metric, imported, raw, target)
         value = metric_value(metric, imported, raw, target, terms)
-        rules = {"plain": within(metric, value, bound),
-                 "margin": within_margin(metric, value, paired_standard_error(metric, terms, base_terms, target),
-                                         bound)}
+        rules = {
+            "plain": within(metric, value, bound),
+            "margin": within_margin(metric, value, paired_standard_error(metric, terms, base_terms, target), bound),
+        }
         for rule, ok in rules.items():
             if ok and (rule not in best or imported.n_leaves < best[rule][0]):
                 best[rule] = (imported.n_leaves, gamma, imported)
@@ -219,28 +255,48 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,), validation_on
 
     def add(method, pruned, seconds, note=""):
         score, loss = quality(pruned, X_test, y_test, task)
-        rows.append({"data": name, "model": kind, "method": method, "leaves": pruned.n_leaves,
-                     "trees": pruned.n_trees, "ratio": ensemble.n_leaves / pruned.n_leaves, "test_score": score,
-                     "test_se": test_standard_error(ensemble, pruned, X_test, y_test, task) if pruned is not ensemble
-                     else 0.0, "test_log_loss": loss, "seconds": seconds,
-                     "export": exports_exactly(pruned, X_test) if method != "unpruned" else "", "note": note})
+        rows.append(
+            {
+                "data": name,
+                "model": kind,
+                "method": method,
+                "leaves": pruned.n_leaves,
+                "trees": pruned.n_trees,
+                "ratio": ensemble.n_leaves / pruned.n_leaves,
+                "test_score": score,
+                "test_se": test_standard_error(ensemble, pruned, X_test, y_test, task)
+                if pruned is not ensemble
+                else 0.0,
+                "test_log_loss": loss,
+                "seconds": seconds,
+                "export": exports_exactly(pruned, X_test) if method != "unpruned" else "",
+                "note": note,
+            }
+        )
 
     add("unpruned", ensemble, 0.0)
     for state in random_states:  # the first is the benchmark's; others show how much the choice varies
         started = time.perf_counter()
         training = {} if validation_only else dict(X_train=X_train, y_train=y_train)
         result = btt.prune(model, X_val, y_val, tolerance=tolerance, random_state=state, progress=False, **training)
-        add("btt.prune" if state == random_states[0] else f"btt.prune, random_state={state}", result.ensemble,
+        add(
+            "btt.prune" if state == random_states[0] else f"btt.prune, random_state={state}",
+            result.ensemble,
             time.perf_counter() - started,
             f"val {result.params['metric']} {result.path['metric'].iat[0]:.4f}->"
             f"{result.path['metric'].iat[result.chosen]:.4f}, {len(result.path)} steps, "
             f"refit {result.params['refit']}, reweighted {result.params['reweighted']}, "
-            f"ranked on {result.params['ranked_on']}")
+            f"ranked on {result.params['ranked_on']}",
+        )
         if state == random_states[0]:  # LOP's and XGBoost's rule, from the same path: no margin
             plain = result.choose(tolerance, margin=0.0)
-            add("btt.prune, margin 0", plain.ensemble, 0.0,
+            add(
+                "btt.prune, margin 0",
+                plain.ensemble,
+                0.0,
                 f"val {plain.path['metric'].iat[plain.chosen]:.4f}, refit {plain.params['refit']}, "
-                f"reweighted {plain.params['reweighted']}, ranked on {plain.params['ranked_on']}")
+                f"reweighted {plain.params['reweighted']}, ranked on {plain.params['ranked_on']}",
+            )
     if not (skip_slow and kind == "rf"):
         started = time.perf_counter()
         rep = btt.reduced_error_prune(model, X_val, y_val)
@@ -276,20 +332,30 @@ def accelerator(n_rows, tolerance):
         # no training rows: half of the validation rows rank the removals, the other half checks
         result = btt.prune(model, X_val, y_val, tolerance=tolerance, search=search, random_state=0, progress=False)
         seconds = time.perf_counter() - started
-        out.append({"search": search, "seconds": seconds, "scoring_seconds": result.params["scoring_seconds"],
-                    "other_seconds": seconds - result.params["scoring_seconds"],
-                    "row_evaluations": result.params["row_evaluations"], "leaves": result.ensemble.n_leaves,
-                    "val_metric": result.path["metric"].iat[result.chosen], "steps": len(result.path)})
+        out.append(
+            {
+                "search": search,
+                "seconds": seconds,
+                "scoring_seconds": result.params["scoring_seconds"],
+                "other_seconds": seconds - result.params["scoring_seconds"],
+                "row_evaluations": result.params["row_evaluations"],
+                "leaves": result.ensemble.n_leaves,
+                "val_metric": result.path["metric"].iat[result.chosen],
+                "steps": len(result.path),
+            }
+        )
     frame = pd.DataFrame(out).set_index("search")
     print(f"\nAccelerator: {n_rows:,} validation rows, LightGBM 100 x 31 ({model.booster_.num_trees()} trees)")
     print(frame.to_string(float_format=lambda v: f"{v:,.4f}"))
     exact, bandit = frame.loc["exact"], frame.loc["bandit"]
     scoring = exact.scoring_seconds / bandit.scoring_seconds
-    print(f"exact / bandit: row evaluations {exact.row_evaluations / bandit.row_evaluations:.1f}x, "
-          f"time {exact.seconds / bandit.seconds:.1f}x (choosing the steps {scoring:.1f}x; the rest, "
-          f"routing, checks, re-weighted start and summary, "
-          f"{exact.other_seconds:.1f} s and {bandit.other_seconds:.1f} s); validation metric difference "
-          f"{abs(exact.val_metric - bandit.val_metric):.4f}")
+    print(
+        f"exact / bandit: row evaluations {exact.row_evaluations / bandit.row_evaluations:.1f}x, "
+        f"time {exact.seconds / bandit.seconds:.1f}x (choosing the steps {scoring:.1f}x; the rest, "
+        f"routing, checks, re-weighted start and summary, "
+        f"{exact.other_seconds:.1f} s and {bandit.other_seconds:.1f} s); validation metric difference "
+        f"{abs(exact.val_metric - bandit.val_metric):.4f}"
+    )
 
 
 def main():
@@ -300,11 +366,16 @@ def main():
     parser.add_argument("--skip-slow", action="store_true", help="no reduced-error pruning of random forests")
     parser.add_argument("--accelerator", action="store_true", help="only the 1,000,000-row bandit/exact comparison")
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--validation-only", action="store_true",
-                        help="btt.prune without X_train, y_train: the model and its validation rows only")
-    parser.add_argument("--random-states", default="0",
-                        help="btt.prune's random_state; more than one also runs it with the others (the summary "
-                             "line counts the first)")
+    parser.add_argument(
+        "--validation-only",
+        action="store_true",
+        help="btt.prune without X_train, y_train: the model and its validation rows only",
+    )
+    parser.add_argument(
+        "--random-states",
+        default="0",
+        help="btt.prune's random_state; more than one also runs it with the others (the summary line counts the first)",
+    )
     args = parser.parse_args()
     if args.accelerator:
         accelerator(args.rows, args.tolerance)
@@ -312,8 +383,14 @@ def main():
     rows = []
     for name in args.datasets.split(","):
         for kind in args.models.split(","):
-            case = run_case(name, kind, args.tolerance, args.skip_slow,
-                            tuple(int(state) for state in args.random_states.split(",")), args.validation_only)
+            case = run_case(
+                name,
+                kind,
+                args.tolerance,
+                args.skip_slow,
+                tuple(int(state) for state in args.random_states.split(",")),
+                args.validation_only,
+            )
             print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
             rows += case
     frame = pd.DataFrame(rows)
@@ -321,23 +398,35 @@ def main():
     for method in ("btt.prune", "btt.prune, margin 0"):
         chosen = frame[frame.method == method].set_index(["data", "model"])
         drop = base.test_score - chosen.test_score
-        print(f"\n{method}: median leaf compression {chosen.ratio.median():.1f}x (mean {chosen.ratio.mean():.1f}x) "
-              f"over {len(chosen)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}"
-              + (f"; slowest {chosen.seconds.max():.1f} s" if method == "btt.prune" else ""))
+        print(
+            f"\n{method}: median leaf compression {chosen.ratio.median():.1f}x (mean {chosen.ratio.mean():.1f}x) "
+            f"over {len(chosen)} cases; test score drop: max {drop.max():.4f}, median {drop.median():.4f}"
+            + (f"; slowest {chosen.seconds.max():.1f} s" if method == "btt.prune" else "")
+        )
         for (name, kind), fall in drop[drop > args.tolerance].items():
             se = chosen.test_se[(name, kind)]
-            print(f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / se:.1f} "
-                  f"standard errors of the test change ({se:.4f}) beyond the tolerance")
+            print(
+                f"  {name} {kind}: the test score falls {fall:.4f}, {(fall - args.tolerance) / se:.1f} "
+                f"standard errors of the test change ({se:.4f}) beyond the tolerance"
+            )
         for peer_method in sorted(m for m in frame.method.unique() if m.startswith("xgboost refresh,prune")):
             peer = frame[frame.method == peer_method].set_index(["data", "model"])
             cases = peer.index.intersection(chosen.index)
-            behind = [f"{name} {chosen.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
-                      f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
-                      for name, kind in cases if chosen.leaves[(name, kind)] >= peer.leaves[(name, kind)]]
-            print(f"{method}: fewer leaves than {peer_method} in {len(cases) - len(behind)} of {len(cases)}"
-                  + (f"; not on {', '.join(behind)}" if behind else ""))
-        lop = [f"{name} {chosen.ratio[(name, 'xgboost')]:.1f}x vs {ratio}x" for name, ratio in LOP.items()
-               if (name, "xgboost") in chosen.index]
+            behind = [
+                f"{name} {chosen.leaves[(name, kind)]:.0f} vs {peer.leaves[(name, kind)]:.0f} "
+                f"(its test change {peer.test_score[(name, kind)] - base.test_score[(name, kind)]:+.4f})"
+                for name, kind in cases
+                if chosen.leaves[(name, kind)] >= peer.leaves[(name, kind)]
+            ]
+            print(
+                f"{method}: fewer leaves than {peer_method} in {len(cases) - len(behind)} of {len(cases)}"
+                + (f"; not on {', '.join(behind)}" if behind else "")
+            )
+        lop = [
+            f"{name} {chosen.ratio[(name, 'xgboost')]:.1f}x vs {ratio}x"
+            for name, ratio in LOP.items()
+            if (name, "xgboost") in chosen.index
+        ]
         if lop:
             print(f"{method} against LOP's published compression (XGBoost): {', '.join(lop)}")
 

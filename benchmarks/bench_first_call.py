@@ -33,53 +33,80 @@ SOURCE = HERE.parent
 
 # name -> (what the table says, the code of the probe: sets up `call`, a callable run twice)
 PROBES = {
-    "lgbm_predict": ("from_model(lgbm).predict_proba", """
+    "lgbm_predict": (
+        "from_model(lgbm).predict_proba",
+        """
 import lightgbm
 model = lightgbm.LGBMClassifier(n_estimators=50, num_leaves=31, verbose=-1, random_state=0).fit(X, y)
 ensemble = btt.from_model(model)
 call = lambda: ensemble.predict_proba(X)
-"""),
-    "forest_predict": ("from_model(forest).predict_proba", """
+""",
+    ),
+    "forest_predict": (
+        "from_model(forest).predict_proba",
+        """
 from sklearn.ensemble import RandomForestClassifier
 model = RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0).fit(X, y)
 ensemble = btt.from_model(model)
 call = lambda: ensemble.predict_proba(X)
-"""),
-    "prune": ("btt.prune (validation rows only)", """
+""",
+    ),
+    "prune": (
+        "btt.prune (validation rows only)",
+        """
 from sklearn.ensemble import RandomForestClassifier
 model = RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0).fit(X[:1000], y[:1000])
 call = lambda: btt.prune(model, X[1000:], y[1000:], random_state=0, progress=False)
-"""),
-    "prune_train": ("btt.prune with training rows (after the above)", """
+""",
+    ),
+    "prune_train": (
+        "btt.prune with training rows (after the above)",
+        """
 from sklearn.ensemble import RandomForestClassifier
 model = RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0).fit(X[:1000], y[:1000])
 btt.prune(model, X[1000:], y[1000:], random_state=0, progress=False)
 events.clear()
 call = lambda: btt.prune(model, X[1000:], y[1000:], X_train=X[:1000], y_train=y[:1000], random_state=0,
                          progress=False)
-"""),
-    "bandit_prune": ("bandit_prune", """
+""",
+    ),
+    "bandit_prune": (
+        "bandit_prune",
+        """
 from sklearn.ensemble import RandomForestClassifier
 model = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:1000], y[:1000])
 call = lambda: btt.bandit_prune(model, X[1000:], y[1000:], n_rounds=200, random_state=0, progress=False)
-"""),
-    "leaf_medoids": ("leaf_medoids", """
+""",
+    ),
+    "leaf_medoids": (
+        "leaf_medoids",
+        """
 from sklearn.tree import DecisionTreeClassifier
 model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
 call = lambda: btt.leaf_medoids(model, X, n_medoids=3)
-"""),
-    "mabsplit_fit": ("MABSplitForestClassifier.fit", """
+""",
+    ),
+    "mabsplit_fit": (
+        "MABSplitForestClassifier.fit",
+        """
 call = lambda: btt.MABSplitForestClassifier(n_estimators=5, max_depth=6, random_state=0).fit(X, y)
-"""),
-    "tsdt_fit": ("TSDTClassifier.fit", """
+""",
+    ),
+    "tsdt_fit": (
+        "TSDTClassifier.fit",
+        """
 Xb = (X[:, :6] > 0).astype(int)
 call = lambda: btt.TSDTClassifier(lambda_=0.01, max_iter=200, random_state=0).fit(Xb, y)
-"""),
-    "tree_view": ("TreeView construction", """
+""",
+    ),
+    "tree_view": (
+        "TreeView construction",
+        """
 from sklearn.ensemble import RandomForestClassifier
 model = RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0).fit(X, y)
 call = lambda: btt.TreeView(model, X[:500], y[:500])
-"""),
+""",
+    ),
 }
 
 PROBE_PREAMBLE = """
@@ -135,11 +162,12 @@ def run_probe(name, source, cache_dir, warm):
         code += "btt.compile_kernels(progress=False)\nevents.clear()\n"
     code += PROBES[name][1] + PROBE_RUN
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=tempfile.gettempdir())
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+    )
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     raise RuntimeError(f"probe {name} failed in {source}:\n{done.stderr[-3000:]}")
 
 
@@ -173,12 +201,18 @@ def main():
             with tempfile.TemporaryDirectory(prefix="btt-first-call-") as cache_dir:
                 started = time.perf_counter()
                 results[label][name] = run_probe(name, source, cache_dir, args.warm)
-                print(f"  {name:<15} {label:<8} {time.perf_counter() - started:6.1f} s in all", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"  {name:<15} {label:<8} {time.perf_counter() - started:6.1f} s in all",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     labels = list(trees)
-    header = "| capability | " + " | ".join(f"{label}: first | {label}: second | {label}: compiled"
-                                             for label in labels) + " |"
+    header = (
+        "| capability | "
+        + " | ".join(f"{label}: first | {label}: second | {label}: compiled" for label in labels)
+        + " |"
+    )
     print(header)
     print("|---" * (1 + 3 * len(labels)) + "|")
     sums = {label: [0.0, 0.0, 0.0] for label in labels}
@@ -192,22 +226,30 @@ def main():
             sums[label][2] += compiled
             cells.append(f"{result['first']:.2f} s | {result['second']:.2f} s | {compiled:.1f} s")
         print(f"| {PROBES[name][0]} | " + " | ".join(cells) + " |")
-    print("| **all** | " + " | ".join(f"{first:.1f} s | {second:.1f} s | {compiled:.1f} s"
-                                       for first, second, compiled in sums.values()) + " |")
+    print(
+        "| **all** | "
+        + " | ".join(f"{first:.1f} s | {second:.1f} s | {compiled:.1f} s" for first, second, compiled in sums.values())
+        + " |"
+    )
     print()
     for label in labels:
         some = next(iter(results[label].values()))
         n_compiles = sum(len(result["all_events"]) for result in results[label].values())
-        print(f"{label}: import {some['import_seconds']:.3f} s, {some['import_compiles']} compilations at import; "
-              f"{n_compiles} compilations over all probes ({trees[label]})")
+        print(
+            f"{label}: import {some['import_seconds']:.3f} s, {some['import_compiles']} compilations at import; "
+            f"{n_compiles} compilations over all probes ({trees[label]})"
+        )
     for label in labels:
         print(f"\nkernels compiled, {label} (own seconds summed over the probes, the number of compilations):")
         print("| kernel | seconds | compilations |\n|---|---|---|")
         for kernel, (seconds, count) in kernel_table(results[label], args.top):
             print(f"| {kernel} | {seconds:.2f} | {count} |")
     if args.json:
-        args.json.write_text(json.dumps({label: {name: dict(result) for name, result in value.items()}
-                                         for label, value in results.items()}))
+        args.json.write_text(
+            json.dumps(
+                {label: {name: dict(result) for name, result in value.items()} for label, value in results.items()}
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -36,16 +36,14 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 import venv
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import make_classification
-
 from _timing import best_of
+from sklearn.datasets import make_classification
 
 LLEAVES_REQUIREMENTS = ["lleaves", "llvmlite<0.44", "lightgbm", "numpy<2.3"]
 CACHE = Path(tempfile.gettempdir()) / "bandit_tree_tools_bench"
@@ -88,11 +86,17 @@ def build_models(X_train, y_train, scale, threads, only=MODELS):
     models = {}
     if "lightgbm" in only:
         lgbm = lightgbm.LGBMClassifier(
-            n_estimators=n_lgbm, num_leaves=255, min_child_samples=5, learning_rate=0.05, verbose=-1, random_state=0,
+            n_estimators=n_lgbm,
+            num_leaves=255,
+            min_child_samples=5,
+            learning_rate=0.05,
+            verbose=-1,
+            random_state=0,
             n_jobs=threads,
         ).fit(X_train, y_train)
         models[f"LightGBM {n_lgbm} x 255 leaves"] = (
-            lgbm, lambda X: lgbm.booster_.predict(X, raw_score=True, num_threads=threads)
+            lgbm,
+            lambda X: lgbm.booster_.predict(X, raw_score=True, num_threads=threads),
         )
     if "xgboost" in only:
         xgb = xgboost.XGBClassifier(
@@ -101,9 +105,9 @@ def build_models(X_train, y_train, scale, threads, only=MODELS):
         booster = xgb.get_booster()
         models[f"XGBoost {n_xgb} depth 8"] = (xgb, lambda X: booster.inplace_predict(X, predict_type="margin"))
     if "forest" in only:
-        forest = RandomForestClassifier(
-            n_estimators=n_rf, min_samples_leaf=5, n_jobs=threads, random_state=0
-        ).fit(X_train, y_train)
+        forest = RandomForestClassifier(n_estimators=n_rf, min_samples_leaf=5, n_jobs=threads, random_state=0).fit(
+            X_train, y_train
+        )
         models[f"sklearn RandomForest {n_rf}"] = (forest, lambda X: forest.predict_proba(X))
     print(f"trained {len(models)} model(s) in {time.perf_counter() - start:.1f} s")
     return models
@@ -133,8 +137,9 @@ def tl2cgen_predictor(name, tl_model, threads, input_dtype):
     library = CACHE / f"tl2cgen-{digest}.so"
     if not library.exists():
         start = time.perf_counter()
-        tl2cgen.export_lib(tl_model, toolchain="gcc", libpath=str(library), params={"parallel_comp": 32},
-                           nthread=threads)
+        tl2cgen.export_lib(
+            tl_model, toolchain="gcc", libpath=str(library), params={"parallel_comp": 32}, nthread=threads
+        )
         print(f"  tl2cgen: compiled {name} with gcc in {time.perf_counter() - start:.0f} s ({library})")
     predictor = tl2cgen.Predictor(str(library), nthread=threads)
 
@@ -154,8 +159,13 @@ def lleaves_python():
         print(f"  lleaves: creating {where} (pip install {' '.join(LLEAVES_REQUIREMENTS)}) ...")
         try:
             venv.EnvBuilder(with_pip=True, clear=True).create(where)
-            subprocess.run([str(python), "-m", "pip", "install", "--quiet", *LLEAVES_REQUIREMENTS], check=True,
-                           capture_output=True, text=True, timeout=1200)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", *LLEAVES_REQUIREMENTS],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
             detail = getattr(error, "stderr", "") or str(error)
             return None, f"lleaves could not be installed: {detail.strip().splitlines()[-1] if detail else error}"
@@ -184,12 +194,17 @@ def lleaves_seconds(model, batches, threads, repeat, time_limit):
     try:
         done = subprocess.run(
             [str(python), str(runner), str(model_file), str(cache), str(threads), str(repeat), *paths],
-            capture_output=True, text=True, timeout=time_limit,
+            capture_output=True,
+            text=True,
+            timeout=time_limit,
         )
     except subprocess.TimeoutExpired:
         return None, f"lleaves did not compile and predict within {time_limit:.0f} s (--lleaves-time-limit)"
     if done.returncode != 0:
-        return None, f"lleaves failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        return (
+            None,
+            f"lleaves failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}",
+        )
     times = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"  lleaves: compiled in {times.pop('compile'):.0f} s (cached as {cache})")
     outputs = {int(rows): np.load(path + ".lleaves.npy") for rows, path in zip(times, paths)}
@@ -218,8 +233,13 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of the largest batch (more for small ones)")
     parser.add_argument("--quick", action="store_true", help="a tenth of the trees and rows, for a smoke run")
     parser.add_argument("--no-compiled", action="store_true", help="skip tl2cgen and lleaves")
-    parser.add_argument("--only", nargs="+", choices=MODELS, default=list(MODELS),
-                        help="benchmark only these models (all three by default)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=MODELS,
+        default=list(MODELS),
+        help="benchmark only these models (all three by default)",
+    )
     parser.add_argument("--lleaves-time-limit", type=float, default=1200, help="seconds for lleaves to compile and run")
     args = parser.parse_args()
     threads = args.threads
@@ -238,7 +258,7 @@ def main():
     X_train, y_train, X_test = X[: args.train_rows], y[: args.train_rows], X[args.train_rows :]
     models = build_models(X_train, y_train, scale, threads, args.only)
 
-    print(f"\nimport and export, seconds")
+    print("\nimport and export, seconds")
     print(f"{'model':30s} {'import':>8s} {'export':>8s} {'edited':>8s} {'treelite import':>16s}")
     prepared = {}
     for name, (model, native_predict) in models.items():
@@ -252,8 +272,13 @@ def main():
 
     print(f"\nraw-score prediction, {threads} threads each; seconds per call (best of repeated calls) and other / ours")
     columns = ("ours", "native", "GTIL", "tl2cgen", "lleaves")
-    print(f"{'model':30s} {'rows':>8s} " + " ".join(f"{c + ' s':>10s}" for c in columns) + " "
-          + " ".join(f"{c + '/ours':>13s}" for c in columns[1:]) + f" {'max |diff|':>11s}")
+    print(
+        f"{'model':30s} {'rows':>8s} "
+        + " ".join(f"{c + ' s':>10s}" for c in columns)
+        + " "
+        + " ".join(f"{c + '/ours':>13s}" for c in columns[1:])
+        + f" {'max |diff|':>11s}"
+    )
     notes = []
     for name, (model, native_predict, ensemble, tl_model) in prepared.items():
         input_dtype = ensemble.input_dtype
@@ -274,8 +299,9 @@ def main():
             notes.append("treelite is not installed (pip install 'bandit-tree-tools[bench]'): no GTIL, no tl2cgen")
         lleaves = None
         if "LightGBM" in name and not args.no_compiled:
-            lleaves, reason = lleaves_seconds(model, [X_test[:n] for n in sizes], threads, args.repeat,
-                                              args.lleaves_time_limit)
+            lleaves, reason = lleaves_seconds(
+                model, [X_test[:n] for n in sizes], threads, args.repeat, args.lleaves_time_limit
+            )
             if lleaves is None:
                 notes.append(f"lleaves skipped: {reason}")
         for n in sizes:
@@ -291,8 +317,10 @@ def main():
                 if other in results:
                     raw = np.asarray(results[other], dtype=np.float64).reshape(n, -1)[:, -ours.shape[1] :]
                     if not np.allclose(raw, native, rtol=1e-4, atol=1e-5):
-                        notes.append(f"{name}, {n} rows: {other}'s output differs from the native one by up to "
-                                     f"{np.abs(raw - native).max():.2g}")
+                        notes.append(
+                            f"{name}, {n} rows: {other}'s output differs from the native one by up to "
+                            f"{np.abs(raw - native).max():.2g}"
+                        )
             times = " ".join(f"{seconds[c]:>10.4f}" if c in seconds else f"{'-':>10s}" for c in columns)
             ratios = " ".join(
                 f"{seconds[c] / seconds['ours']:>13.2f}" if c in seconds else f"{'-':>13s}" for c in columns[1:]
@@ -300,8 +328,10 @@ def main():
             print(f"{name:30s} {n:>8,d} {times} {ratios} {difference:>11.2g}", flush=True)
     for note in dict.fromkeys(notes):
         print(f"note: {note}")
-    print("(scikit-learn's predict_proba sums the trees' fractions in threads, in no fixed order: "
-          "differences of a few ulps from ours are expected there)")
+    print(
+        "(scikit-learn's predict_proba sums the trees' fractions in threads, in no fixed order: "
+        "differences of a few ulps from ours are expected there)"
+    )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,12 @@ def problems(quick):
     digits = load_digits().data.astype(np.float64)
     yield "digits", digits, 5, "euclidean"
     yield "digits", digits, 10, "manhattan"
-    for n, k, metric in [(1000, 5, "euclidean"), (1000, 5, "manhattan"), (3000, 10, "euclidean"),
-                         (10000, 5, "euclidean")]:
+    for n, k, metric in [
+        (1000, 5, "euclidean"),
+        (1000, 5, "manhattan"),
+        (3000, 10, "euclidean"),
+        (10000, 5, "euclidean"),
+    ]:
         if quick and n > 1000:
             continue
         X = load_mnist(n)
@@ -94,7 +98,7 @@ def _loss(X, medoids, metric):
 
     total = 0.0
     for start in range(0, len(X), 4096):
-        total += pairwise_distances(X[start:start + 4096], X[medoids], metric=metric).min(axis=1).sum()
+        total += pairwise_distances(X[start : start + 4096], X[medoids], metric=metric).min(axis=1).sum()
     return total
 
 
@@ -138,8 +142,17 @@ def _run(method, X, k, metric, queue):
         calls = len(X) ** 2 // 2
     seconds = time.perf_counter() - start
     peak = _status("VmHWM") - base
-    queue.put(dict(seconds=seconds, matrix_seconds=matrix_seconds, medoids=medoids, calls=calls, used=used,
-                   peak=peak, loss=_loss(X, medoids, metric)))
+    queue.put(
+        dict(
+            seconds=seconds,
+            matrix_seconds=matrix_seconds,
+            medoids=medoids,
+            calls=calls,
+            used=used,
+            peak=peak,
+            loss=_loss(X, medoids, metric),
+        )
+    )
 
 
 def _warm_up(queue):
@@ -158,8 +171,10 @@ def run(method, X, k, metric, timeout):
     kernel: forking a process that has started OpenMP threads is unsafe."""
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
-    child = context.Process(target=_warm_up if method == "warm-up" else _run, args=(method, X, k, metric, queue)
-                            if method != "warm-up" else (queue,))
+    child = context.Process(
+        target=_warm_up if method == "warm-up" else _run,
+        args=(method, X, k, metric, queue) if method != "warm-up" else (queue,),
+    )
     child.start()
     try:
         result = queue.get(timeout=timeout)
@@ -189,18 +204,26 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per run before it is stopped")
     parser.add_argument("--no-peers", action="store_true", help="only our algorithms")
     args = parser.parse_args(argv)
-    peers = [] if args.no_peers else [name for name, module in (("banditpam-pkg", "banditpam"),
-                                                                  ("kmedoids-pkg", "kmedoids"))
-                                      if _installed(module)]
+    peers = (
+        []
+        if args.no_peers
+        else [
+            name
+            for name, module in (("banditpam-pkg", "banditpam"), ("kmedoids-pkg", "kmedoids"))
+            if _installed(module)
+        ]
+    )
     if not args.no_peers:
-        for name, module in (("banditpam", "banditpam"), ("kmedoids", "kmedoids")):
+        for module in ("banditpam", "kmedoids"):
             if not _installed(module):
                 print(f"(the {module!r} package is not installed: pip install {module} to compare with it)")
     # compile into numba's on-disk cache before any timing (children load it)
     run("warm-up", None, 0, None, 1800)
-    header = (f"{'problem':<16}{'n':>7}{'d':>5}{'k':>4} {'metric':<10}{'method':<22}{'input':<7}{'seconds':>9}"
-              f"{'x fastest':>10}"
-              f"{'loss/PAM':>10}{'calls/n^2':>10}{'peak MiB':>10}  note")
+    header = (
+        f"{'problem':<16}{'n':>7}{'d':>5}{'k':>4} {'metric':<10}{'method':<22}{'input':<7}{'seconds':>9}"
+        f"{'x fastest':>10}"
+        f"{'loss/PAM':>10}{'calls/n^2':>10}{'peak MiB':>10}  note"
+    )
     print(header)
     print("-" * len(header))
     for name, X, k, metric in problems(args.quick):
@@ -222,21 +245,33 @@ def main(argv=None):
                 rows.append(("kmedoids-pkg+matrix", with_matrix, "sklearn pairwise_distances + FasterPAM"))
         finished = [result for _, result, _ in rows if result is not None]
         # times are compared among runs given the same input: rows, or the ready matrix
-        fastest = {on_matrix: min((result["seconds"] for method, result, _ in rows
-                                   if result is not None and (method in ON_MATRIX) == on_matrix), default=float("nan"))
-                   for on_matrix in (False, True)}
+        fastest = {
+            on_matrix: min(
+                (
+                    result["seconds"]
+                    for method, result, _ in rows
+                    if result is not None and (method in ON_MATRIX) == on_matrix
+                ),
+                default=float("nan"),
+            )
+            for on_matrix in (False, True)
+        }
         pam = [result for method, result, _ in rows if method == "pam" and result is not None]
         reference = pam[0]["loss"] if pam else min((result["loss"] for result in finished), default=float("nan"))
         for method, result, note in rows:
             given = "matrix" if method in ON_MATRIX else "rows"
             if result is None:
-                print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{'-':>9}{'-':>10}{'-':>10}"
-                      f"{'-':>10}{'-':>10}  {note}")
+                print(
+                    f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{'-':>9}{'-':>10}{'-':>10}"
+                    f"{'-':>10}{'-':>10}  {note}"
+                )
                 continue
             calls = f"{result['calls'] / n**2:.3f}" if result["calls"] is not None else "-"
-            print(f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{result['seconds']:>9.2f}"
-                  f"{result['seconds'] / fastest[method in ON_MATRIX]:>10.2f}{result['loss'] / reference:>10.4f}"
-                  f"{calls:>10}{result['peak']:>10.0f}  {note}")
+            print(
+                f"{name:<16}{n:>7}{d:>5}{k:>4} {metric:<10}{method:<22}{given:<7}{result['seconds']:>9.2f}"
+                f"{result['seconds'] / fastest[method in ON_MATRIX]:>10.2f}{result['loss'] / reference:>10.4f}"
+                f"{calls:>10}{result['peak']:>10.0f}  {note}"
+            )
         print()
 
 

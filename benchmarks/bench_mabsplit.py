@@ -72,7 +72,6 @@ def timed(make, X, y):
 CPU_SECONDS = {}
 
 
-
 def load() -> str:
     return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
@@ -133,7 +132,10 @@ def forests(task, data, depth, n_trees, with_lightgbm=True):
     if classification:
         model, seconds = timed(lambda: ours(splitter="random", **common), X, y)
         rows.append(("MABSplit forest, random edges", seconds, model.n_insertions_, score(task, model, X_test, y_test)))
-        for name, cls in (("scikit-learn RandomForest", RandomForestClassifier), ("scikit-learn ExtraTrees", ExtraTreesClassifier)):
+        for name, cls in (
+            ("scikit-learn RandomForest", RandomForestClassifier),
+            ("scikit-learn ExtraTrees", ExtraTreesClassifier),
+        ):
             model, seconds = timed(lambda: cls(**common), X, y)
             rows.append((name, seconds, None, score(task, model, X_test, y_test)))
     else:
@@ -148,9 +150,16 @@ def forests(task, data, depth, n_trees, with_lightgbm=True):
             cls = lightgbm.LGBMClassifier if classification else lightgbm.LGBMRegressor
             fraction = (int(np.sqrt(N_FEATURES)) if classification else N_FEATURES // 3) / N_FEATURES
             params = dict(
-                boosting_type="rf", n_estimators=n_trees, bagging_freq=1, bagging_fraction=0.632,
-                feature_fraction_bynode=fraction, max_depth=-1 if depth is None else depth,
-                num_leaves=4096 if depth is None else 2**depth, min_child_samples=1, n_jobs=2, verbose=-1,
+                boosting_type="rf",
+                n_estimators=n_trees,
+                bagging_freq=1,
+                bagging_fraction=0.632,
+                feature_fraction_bynode=fraction,
+                max_depth=-1 if depth is None else depth,
+                num_leaves=4096 if depth is None else 2**depth,
+                min_child_samples=1,
+                n_jobs=2,
+                verbose=-1,
                 random_state=0,
             )
             model, seconds = timed(lambda: cls(**params), X, y)
@@ -173,8 +182,9 @@ def fixed_budget(data, depth, max_trees):
     print(f"\nFixed budget of {BUDGET:.3g} insertions, classification, {X.shape[0]:,} rows, depth {depth} ({load()})")
     print(f"  {'solver':10s} {'trees':>6s} {'insertions':>13s} {'accuracy %':>11s}")
     for solver in ("mab", "exact"):
-        model = MABSplitForestClassifier(n_estimators=max_trees, max_depth=depth, solver=solver, n_jobs=2,
-                                         random_state=0).fit(X, y)
+        model = MABSplitForestClassifier(
+            n_estimators=max_trees, max_depth=depth, solver=solver, n_jobs=2, random_state=0
+        ).fit(X, y)
         spent = np.cumsum([int(a.sum()) for a in model.node_insertions_])
         n_trees = int(np.searchsorted(spent, BUDGET, side="right"))
         if n_trees == 0:

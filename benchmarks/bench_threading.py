@@ -80,8 +80,9 @@ def build(rows, path):
 
 def run(layer, path, mode):
     env = dict(os.environ, NUMBA_THREADING_LAYER=layer)
-    done = subprocess.run([sys.executable, "-c", CHILD, path, mode], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, path, mode], env=env, capture_output=True, text=True, timeout=300
+    )
     if done.returncode != 0:
         return {"error": f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:] or ''}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -107,12 +108,16 @@ def main():
         print(f"predict_raw of {args.rows} rows, best of {args.rounds} rounds x 5; ratio = layer / omp")
         print(f"{'model':24s}" + "".join(f"{layer:>20s}" for layer in LAYERS))
         for name, times in best.items():
-            cells = "".join(f"{times.get(layer, np.nan):9.4f} s ({times.get(layer, np.nan) / times['omp']:4.2f})"
-                            .rjust(20) for layer in LAYERS)
+            cells = "".join(
+                f"{times.get(layer, np.nan):9.4f} s ({times.get(layer, np.nan) / times['omp']:4.2f})".rjust(20)
+                for layer in LAYERS
+            )
             print(f"{name:24s}{cells}")
         for mode in ("threads", "fork"):
-            print(f"{mode}: " + ", ".join(f"{layer} {'ok' if run(layer, path, mode).get('ok') else 'FAILS'}"
-                                         for layer in LAYERS))
+            print(
+                f"{mode}: "
+                + ", ".join(f"{layer} {'ok' if run(layer, path, mode).get('ok') else 'FAILS'}" for layer in LAYERS)
+            )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,8 @@ def xor_part(args):
                 y = X[:, 0] ^ X[:, 1]
                 model, wall, used = timed(
                     TSDTClassifier(lambda_=0.05, max_iter=400, batch_size=100, variant=variant, random_state=run).fit,
-                    X, y,
+                    X,
+                    y,
                 )
                 features = set(model.tree_.feature[model.tree_.feature >= 0].tolist())
                 perfect += model.n_leaves_ == 4 and features == {0, 1}
@@ -107,10 +108,12 @@ def xor_part(args):
     table = pd.DataFrame(rows)
     print("\n1. XOR stream (M = 400, m = 100, lambda = 0.05): perfect convergence and mean seconds per run")
     print(table.to_string(index=False, float_format=lambda value: f"{value:.3f}"))
-    print("   targets: 20/20 for every TSDT variant at every q; every Fast-TSDT run < 1 s "
-          f"(slowest Fast-TSDT run: {table['Fast-TSDT max s'].max():.2f} s wall); the default no slower than "
-          f"2x Fast-TSDT (the previous default), measured side by side: "
-          f"{table['default / Fast-TSDT time'].max():.2f}x at worst")
+    print(
+        "   targets: 20/20 for every TSDT variant at every q; every Fast-TSDT run < 1 s "
+        f"(slowest Fast-TSDT run: {table['Fast-TSDT max s'].max():.2f} s wall); the default no slower than "
+        f"2x Fast-TSDT (the previous default), measured side by side: "
+        f"{table['default / Fast-TSDT time'].max():.2f}x at worst"
+    )
 
 
 # ---------------------------------------------------------------- 2. MONK-1
@@ -145,34 +148,45 @@ def monk_part(args):
     rows = []
     for name, (train, test) in encodings.items():
         optimum, exact_seconds, _ = timed(optimal_categorical_tree, train, y_train, 0.01, max_subproblems=2_000_000)
-        for label, variant, n_iter in (("default", "optimistic", 3000), ("Fast-TSDT", "fast", 1000),
-                                       ("TSDT", "clark", 1000)):
+        for label, variant, n_iter in (
+            ("default", "optimistic", 3000),
+            ("Fast-TSDT", "fast", 1000),
+            ("TSDT", "clark", 1000),
+        ):
             leaves, accuracy, seconds = [], [], []
             for seed in range(args.monk_seeds):
                 model, wall, _ = timed(
-                    TSDTClassifier(lambda_=0.01, max_iter=n_iter, variant=variant, random_state=seed).fit, train, y_train
+                    TSDTClassifier(lambda_=0.01, max_iter=n_iter, variant=variant, random_state=seed).fit,
+                    train,
+                    y_train,
                 )
                 leaves.append(model.n_leaves_)
                 accuracy.append(model.score(test, y_test))
                 seconds.append(wall)
-            rows.append({
-                "encoding": name,
-                "method": label,
-                "leaves per seed": " ".join(map(str, leaves)),
-                "paper leaves": PAPER_MONK1_LEAVES[name],
-                "exact leaves": optimum.n_leaves_,
-                "test acc per seed": " ".join(f"{value:.3f}" for value in accuracy),
-                "exact test acc": optimum.score(test, y_test),
-                "mean s": np.mean(seconds),
-                "speed-up vs 17 s": REFERENCE_MONK1_SECONDS / np.mean(seconds),
-                "exact s": exact_seconds,
-            })
+            rows.append(
+                {
+                    "encoding": name,
+                    "method": label,
+                    "leaves per seed": " ".join(map(str, leaves)),
+                    "paper leaves": PAPER_MONK1_LEAVES[name],
+                    "exact leaves": optimum.n_leaves_,
+                    "test acc per seed": " ".join(f"{value:.3f}" for value in accuracy),
+                    "exact test acc": optimum.score(test, y_test),
+                    "mean s": np.mean(seconds),
+                    "speed-up vs 17 s": REFERENCE_MONK1_SECONDS / np.mean(seconds),
+                    "exact s": exact_seconds,
+                }
+            )
     table = pd.DataFrame(rows)
-    print("\n2. MONK-1, lambda = 0.01, 100 rows per iteration, 3000 iterations for the default (its default), "
-          "1000 for the paper's variants (train 124 rows, test 432)")
+    print(
+        "\n2. MONK-1, lambda = 0.01, 100 rows per iteration, 3000 iterations for the default (its default), "
+        "1000 for the paper's variants (train 124 rows, test 432)"
+    )
     print(table.to_string(index=False, float_format=lambda value: f"{value:.3f}"))
-    print("   paper: 27 / 8 / 19 leaves at 100 % test accuracy (the exact optimum is the reference here); "
-          "targets: every run >= 100x faster than the reference's 17 s")
+    print(
+        "   paper: 27 / 8 / 19 leaves at 100 % test accuracy (the exact optimum is the reference here); "
+        "targets: every run >= 100x faster than the reference's 17 s"
+    )
 
 
 # -------------------------------------------------------------- 3. 5-fold CV
@@ -230,21 +244,27 @@ def cv_part(args):
             for lambda_ in args.lambdas:
                 for label, variant in (("default", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
                     model, wall, _ = timed(
-                        TSDTClassifier(lambda_=lambda_, max_iter=args.cv_iter, variant=variant, gamma=gamma,
-                                       random_state=fold).fit, X[train], y[train],
+                        TSDTClassifier(
+                            lambda_=lambda_, max_iter=args.cv_iter, variant=variant, gamma=gamma, random_state=fold
+                        ).fit,
+                        X[train],
+                        y[train],
                     )
                     records.append((name, label, lambda_, model.score(X[test], y[test]), model.n_leaves_, wall))
                 if not exact_failed:  # smaller lambdas only make the problem larger
                     try:
-                        optimum, wall, _ = timed(optimal_categorical_tree, X[train], y[train], lambda_,
-                                                 max_subproblems=args.exact_budget)
-                        records.append((name, "exact", lambda_, optimum.score(X[test], y[test]),
-                                        optimum.n_leaves_, wall))
+                        optimum, wall, _ = timed(
+                            optimal_categorical_tree, X[train], y[train], lambda_, max_subproblems=args.exact_budget
+                        )
+                        records.append(
+                            (name, "exact", lambda_, optimum.score(X[test], y[test]), optimum.n_leaves_, wall)
+                        )
                     except DataError:
                         exact_failed = True
                 tree = best_ccp(trees, lambda_)
-                records.append((name, "CART+CCP", lambda_, tree.score(X[test], y[test]), tree.get_n_leaves(),
-                                ccp_seconds))
+                records.append(
+                    (name, "CART+CCP", lambda_, tree.score(X[test], y[test]), tree.get_n_leaves(), ccp_seconds)
+                )
             if dl85 is not None:
                 for depth in range(1, 7):
                     model = dl85.DL85Classifier(max_depth=depth, time_limit=60)
@@ -254,14 +274,19 @@ def cv_part(args):
     table = pd.DataFrame(records, columns=["data", "method", "lambda", "test_accuracy", "leaves", "seconds"])
     summary = (
         table.groupby(["data", "lambda", "method"], dropna=False, sort=False)
-        .agg(test_acc=("test_accuracy", "median"), leaves=("leaves", "median"), seconds=("seconds", "median"),
-             folds=("seconds", "size"))
+        .agg(
+            test_acc=("test_accuracy", "median"),
+            leaves=("leaves", "median"),
+            seconds=("seconds", "median"),
+            folds=("seconds", "size"),
+        )
         .reset_index()
     )
-    wide = summary.pivot_table(index=["data", "lambda"], columns="method", values=["test_acc", "leaves"],
-                               sort=False)
-    print(f"\n3. {args.folds}-fold cross-validation, {args.cv_iter} iterations: median test accuracy and leaves "
-          "(exact: only folds within the subproblem budget)")
+    wide = summary.pivot_table(index=["data", "lambda"], columns="method", values=["test_acc", "leaves"], sort=False)
+    print(
+        f"\n3. {args.folds}-fold cross-validation, {args.cv_iter} iterations: median test accuracy and leaves "
+        "(exact: only folds within the subproblem budget)"
+    )
     with pd.option_context("display.width", 250, "display.max_columns", 40):
         print(wide.to_string(float_format=lambda value: f"{value:.3f}"))
         seconds = summary.pivot_table(index="data", columns="method", values="seconds", aggfunc="median", sort=False)
@@ -270,8 +295,10 @@ def cv_part(args):
 
     X, y = load_binary("fico_binary.csv")
     model, wall, cpu = timed(TSDTClassifier(lambda_=0.0025, max_iter=10_000, gamma=1.0, random_state=0).fit, X, y)
-    print(f"\n   FICO, 10,000 Fast-TSDT iterations on all {len(y)} rows: {wall:.1f} s wall, {cpu:.1f} s cpu "
-          f"(target < 30 s; the reference needed 200-600 s), {model.n_leaves_} leaves")
+    print(
+        f"\n   FICO, 10,000 Fast-TSDT iterations on all {len(y)} rows: {wall:.1f} s wall, {cpu:.1f} s cpu "
+        f"(target < 30 s; the reference needed 200-600 s), {model.n_leaves_} leaves"
+    )
 
 
 # -------------------------------------------------- 4. the paper's MONK-1 protocol
@@ -283,40 +310,55 @@ def paper_monk_part(args):
     X_train, y_train, X_test, y_test = load_monk1()
     X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
     n_categories = (3, 3, 2, 3, 4, 2)
-    encodings = {"original": X, "drop-last": one_hot(X, n_categories, "last"),
-                 "drop-first": one_hot(X, n_categories, "first")}
+    encodings = {
+        "original": X,
+        "drop-last": one_hot(X, n_categories, "last"),
+        "drop-first": one_hot(X, n_categories, "first"),
+    }
     folds = list(KFold(n_splits=5, shuffle=True, random_state=256).split(X))[: args.folds]
     rows = []
     for name, data in encodings.items():
         for lambda_ in (0.01, 0.0025):
             found = {}
             for fold, (train, test) in enumerate(folds):
-                optimum, wall, _ = timed(optimal_categorical_tree, data[train], y[train], lambda_,
-                                         max_subproblems=2_000_000)
-                found.setdefault("exact", []).append((optimum.n_leaves_, optimum.score(data[test], y[test]),
-                                                      optimum.objective_, wall))
+                optimum, wall, _ = timed(
+                    optimal_categorical_tree, data[train], y[train], lambda_, max_subproblems=2_000_000
+                )
+                found.setdefault("exact", []).append(
+                    (optimum.n_leaves_, optimum.score(data[test], y[test]), optimum.objective_, wall)
+                )
                 for label, variant in (("default", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
-                    model, wall, _ = timed(TSDTClassifier(lambda_=lambda_, variant=variant, random_state=fold).fit,
-                                           data[train], y[train])
-                    found.setdefault(label, []).append((model.n_leaves_, model.score(data[test], y[test]),
-                                                        model.objective_, wall))
+                    model, wall, _ = timed(
+                        TSDTClassifier(lambda_=lambda_, variant=variant, random_state=fold).fit, data[train], y[train]
+                    )
+                    found.setdefault(label, []).append(
+                        (model.n_leaves_, model.score(data[test], y[test]), model.objective_, wall)
+                    )
             exact_objectives = [objective for _, _, objective, _ in found["exact"]]
             for label, results in found.items():
                 leaves, accuracy, objective, seconds = (np.array(column) for column in zip(*results))
-                rows.append({
-                    "encoding": name, "lambda": lambda_, "method": label,
-                    "leaves per fold": " ".join(map(str, leaves)),
-                    "median test acc": np.median(accuracy),
-                    "folds at optimum": f"{int(np.sum(objective >= np.array(exact_objectives) - 1e-9))}/{len(folds)}",
-                    "mean s": np.mean(seconds),
-                })
+                rows.append(
+                    {
+                        "encoding": name,
+                        "lambda": lambda_,
+                        "method": label,
+                        "leaves per fold": " ".join(map(str, leaves)),
+                        "median test acc": np.median(accuracy),
+                        "folds at optimum": f"{int(np.sum(objective >= np.array(exact_objectives) - 1e-9))}/{len(folds)}",
+                        "mean s": np.mean(seconds),
+                    }
+                )
     table = pd.DataFrame(rows)
-    print(f"\n4. The paper's MONK-1 protocol: train + test (556 rows), KFold(5, shuffle=True, random_state=256), "
-          f"{len(folds)} folds, default iterations (3000 x 100 rows)")
+    print(
+        f"\n4. The paper's MONK-1 protocol: train + test (556 rows), KFold(5, shuffle=True, random_state=256), "
+        f"{len(folds)} folds, default iterations (3000 x 100 rows)"
+    )
     with pd.option_context("display.width", 250):
         print(table.to_string(index=False, float_format=lambda value: f"{value:.3f}"))
-    print("   the paper reports 27 / 8 / 19 leaves at 100 % (lambda 0.01); 'folds at optimum': training objective "
-          "equal to the exact optimum's")
+    print(
+        "   the paper reports 27 / 8 / 19 leaves at 100 % (lambda 0.01); 'folds at optimum': training objective "
+        "equal to the exact optimum's"
+    )
 
 
 # ------------------------------------------- 5. shuffled-stream optimum rates
@@ -359,8 +401,9 @@ def optimum_sets(args):
 
 def binarised(X):
     """One 0/1 column per category of every attribute (GOSDT's input)."""
-    return np.column_stack([(X[:, j] == v).astype(np.int64) for j in range(X.shape[1])
-                            for v in range(int(X[:, j].max()) + 1)])
+    return np.column_stack(
+        [(X[:, j] == v).astype(np.int64) for j in range(X.shape[1]) for v in range(int(X[:, j].max()) + 1)]
+    )
 
 
 def gosdt_objective(X, y, lambda_, time_limit):
@@ -442,8 +485,9 @@ def optimum_part(args):
             key = seed if samples is not None else 0
             if key not in reference:
                 try:
-                    optimum, wall, _ = timed(optimal_categorical_tree, X, y, lambda_,
-                                             max_subproblems=args.exact_budget_optimum)
+                    optimum, wall, _ = timed(
+                        optimal_categorical_tree, X, y, lambda_, max_subproblems=args.exact_budget_optimum
+                    )
                     reference[key] = (optimum.objective_, "exact", wall, optimum.n_leaves_)
                 except DataError:
                     reference[key] = None
@@ -485,44 +529,60 @@ def optimum_part(args):
                 hits += found is not None and objective >= target - 1e-9
                 gaps.append(100 * (target - objective) / target)
             first = reference_of(0)
-            rows.append({
-                "data": name, "lambda": lambda_,
-                "reference": (f"exact {first[0]:.4f} ({first[3]} leaves, {first[2]:.1f} s)" if first is not None
-                              else (f"GOSDT {gosdt_result[0]:.4f}" if gosdt_result else "none")),
-                "method": label,
-                "at optimum": (f"{hits}/{len(runs)}" if first is not None and label != "GOSDT"
-                               else "n/a"),
-                "within 0.5 %": f"{int(np.sum(np.array(gaps) <= 0.5 + 1e-9))}/{len(runs)}",
-                "proven": f"{sum(proven[label])}/{len(runs)}" if label in proven else "",
-                "median objective": np.median([objective for _, objective, _ in runs]),
-                "worst gap %": np.max(gaps),
-                "mean s": np.nanmean([wall for _, _, wall in runs]) if label != "CART+CCP" else np.nan,
-            })
+            rows.append(
+                {
+                    "data": name,
+                    "lambda": lambda_,
+                    "reference": (
+                        f"exact {first[0]:.4f} ({first[3]} leaves, {first[2]:.1f} s)"
+                        if first is not None
+                        else (f"GOSDT {gosdt_result[0]:.4f}" if gosdt_result else "none")
+                    ),
+                    "method": label,
+                    "at optimum": (f"{hits}/{len(runs)}" if first is not None and label != "GOSDT" else "n/a"),
+                    "within 0.5 %": f"{int(np.sum(np.array(gaps) <= 0.5 + 1e-9))}/{len(runs)}",
+                    "proven": f"{sum(proven[label])}/{len(runs)}" if label in proven else "",
+                    "median objective": np.median([objective for _, objective, _ in runs]),
+                    "worst gap %": np.max(gaps),
+                    "mean s": np.nanmean([wall for _, _, wall in runs]) if label != "CART+CCP" else np.nan,
+                }
+            )
         print(f"   {name} done", flush=True)
     table = pd.DataFrame(rows)
-    print(f"\n5. Shuffled rows, {args.seeds} seeds (rows shuffled by the seed, random_state = seed), default "
-          f"iterations (3000 x 100 rows): runs that reach the exact optimum; CART: best pruned tree (binary "
-          f"splits, one run); VFDT/EFDT: {args.river_seeds} seeds, {args.river_rows} streamed rows, majority-class "
-          "leaves; GOSDT: on the "
-          "one-hot rows (binary splits), its own time")
+    print(
+        f"\n5. Shuffled rows, {args.seeds} seeds (rows shuffled by the seed, random_state = seed), default "
+        f"iterations (3000 x 100 rows): runs that reach the exact optimum; CART: best pruned tree (binary "
+        f"splits, one run); VFDT/EFDT: {args.river_seeds} seeds, {args.river_rows} streamed rows, majority-class "
+        "leaves; GOSDT: on the "
+        "one-hot rows (binary splits), its own time"
+    )
     with pd.option_context("display.width", 250, "display.max_colwidth", 60):
         print(table.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
     print("   proven: runs whose exact completion solved the root (proven_optimal_: the exact optimum, certified)")
-    print("   GOSDT optimises over binary splits of the one-hot columns, where a split costs lambda whatever the "
-          "number of categories: its objective can exceed the multiway optimum (a negative gap)")
-    print("   targets (default): >= 19/20 on the MONK-1 grid, the 300-row samples and MONK-2; 20/20 on car and "
-          "tic-tac-toe; within 0.5 % on COMPAS and FICO")
+    print(
+        "   GOSDT optimises over binary splits of the one-hot columns, where a split costs lambda whatever the "
+        "number of categories: its objective can exceed the multiway optimum (a negative gap)"
+    )
+    print(
+        "   targets (default): >= 19/20 on the MONK-1 grid, the 300-row samples and MONK-2; 20/20 on car and "
+        "tic-tac-toe; within 0.5 % on COMPAS and FICO"
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small smoke run (about a minute)")
-    parser.add_argument("--parts", default="xor,monk,cv,paper,optimum",
-                        help="comma-separated subset of xor,monk,cv,paper,optimum")
+    parser.add_argument(
+        "--parts", default="xor,monk,cv,paper,optimum", help="comma-separated subset of xor,monk,cv,paper,optimum"
+    )
     parser.add_argument("--runs", type=int, default=None, help="XOR runs per q for TSDT (default 20)")
     parser.add_argument("--river-runs", type=int, default=None, help="XOR runs per q for VFDT/EFDT (default 2)")
-    parser.add_argument("--river-max-q", type=int, default=None,
-                        help="largest q given to river (default 10: river takes minutes per run beyond)")
+    parser.add_argument(
+        "--river-max-q",
+        type=int,
+        default=None,
+        help="largest q given to river (default 10: river takes minutes per run beyond)",
+    )
     parser.add_argument("--cv-iter", type=int, default=None, help="iterations per cross-validation fit (default 2000)")
     parser.add_argument("--folds", type=int, default=None, help="folds actually run out of 5 (default 5)")
     parser.add_argument("--exact-budget", type=int, default=200_000, help="max_subproblems of the exact solver")

@@ -106,14 +106,12 @@ def _check_api_listing(app, config):
         raise RuntimeError(f"docs/api.rst does not list these public names: {', '.join(missing)}")
 
 
-
-
 # --- ``module-docstring``: a module's docstring as part of a page -----------------
 # The interop modules' docstrings are the per-library part of the format
 # specification; numpydoc would drop their free-form sections, so they are parsed
 # as plain reStructuredText, their section titles shown as rubrics.
-from importlib import import_module  # noqa: E402
 import inspect  # noqa: E402
+from importlib import import_module  # noqa: E402
 
 from docutils import nodes  # noqa: E402
 from docutils.statemachine import StringList  # noqa: E402
@@ -129,8 +127,12 @@ class ModuleDocstring(SphinxDirective):
         # section titles become rubrics under the page's own heading
         out = []
         for k, line in enumerate(lines):
-            if k + 1 < len(lines) and line.strip() and set(lines[k + 1].strip()) == {"-"} \
-                    and len(lines[k + 1].strip()) >= len(line.strip()):
+            if (
+                k + 1 < len(lines)
+                and line.strip()
+                and set(lines[k + 1].strip()) == {"-"}
+                and len(lines[k + 1].strip()) >= len(line.strip())
+            ):
                 out += [f".. rubric:: {line.strip()}", ""]
             elif set(line.strip()) == {"-"} and len(out) > 1 and out[-2].startswith(".. rubric::"):
                 continue

@@ -47,8 +47,9 @@ def test_prune_reads_a_csv_with_text_categories_and_a_header_with_spaces(tmp_pat
     model, X, y, path = _categorical_lightgbm(tmp_path)
     X.assign(label=y).to_csv(tmp_path / "rows.csv", index=False)  # header "width cm", values "u", "v", "w"
     out = tmp_path / "pruned.txt"
-    status = cli.main(["prune", str(path), "--data", str(tmp_path / "rows.csv"), "--target", "label",
-                       "--out", str(out)])
+    status = cli.main(
+        ["prune", str(path), "--data", str(tmp_path / "rows.csv"), "--target", "label", "--out", str(out)]
+    )
     assert status == 0, capsys.readouterr().err
     assert out.exists()
 

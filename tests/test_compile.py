@@ -55,8 +55,13 @@ print("COMPILED", len(compiled), sorted({f"{f.__module__}.{f.__qualname__}" for 
 @pytest.mark.slow
 def test_after_compile_kernels_no_capability_compiles(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "bandit_tree_tools", "compile", "--quiet"], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "bandit_tree_tools", "compile", "--quiet"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "cached in" in done.stdout
     assert "compiling kernels once" not in done.stderr  # its own bar, not the note
@@ -92,8 +97,9 @@ def test_the_first_compilation_says_so_once(monkeypatch, caplog):
     notes = [record for record in caplog.records if "compiling kernels once" in record.getMessage()]
     assert len(notes) == 1
     assert "later sessions load them from the cache" in notes[0].getMessage()
-    assert [kernel for _, kernel in heard] == ["bandit_tree_tools._compile_test." + name for name in
-                                               ("_kernel_of_the_package.<locals>.add_one",) * 2]
+    assert [kernel for _, kernel in heard] == [
+        "bandit_tree_tools._compile_test." + name for name in ("_kernel_of_the_package.<locals>.add_one",) * 2
+    ]
     assert heard[0][0] == _numba_config.COMPILE_NOTE
 
 

@@ -17,8 +17,10 @@ def _docstring(name):
 
 def _has_examples(text):
     lines = text.splitlines()
-    return any(line.strip() == "Examples" and k + 1 < len(lines) and set(lines[k + 1].strip()) == {"-"}
-               for k, line in enumerate(lines))
+    return any(
+        line.strip() == "Examples" and k + 1 < len(lines) and set(lines[k + 1].strip()) == {"-"}
+        for k, line in enumerate(lines)
+    )
 
 
 def test_every_public_name_has_an_examples_section():

@@ -16,11 +16,27 @@ from bandit_tree_tools.exceptions import ParameterError
 # values of every kind; a case takes those that none of a parameter's constraints accepts
 CANDIDATES = (object(), "not-a-valid-value", -3, 2.5, -0.5, True, 10**30, float("nan"))
 
-ESTIMATORS = ("MABSplitTreeClassifier", "MABSplitTreeRegressor", "MABSplitForestClassifier",
-              "MABSplitForestRegressor", "TSDTClassifier", "KMedoids")
+ESTIMATORS = (
+    "MABSplitTreeClassifier",
+    "MABSplitTreeRegressor",
+    "MABSplitForestClassifier",
+    "MABSplitForestRegressor",
+    "TSDTClassifier",
+    "KMedoids",
+)
 # the public functions whose keyword parameters are checked against a table
-FUNCTIONS = ("prune", "bandit_prune", "cost_complexity_path", "cost_complexity_prune", "reduced_error_prune",
-             "resplit", "leaf_medoids", "discretize", "compare_trees", "optimal_categorical_tree")
+FUNCTIONS = (
+    "prune",
+    "bandit_prune",
+    "cost_complexity_path",
+    "cost_complexity_prune",
+    "reduced_error_prune",
+    "resplit",
+    "leaf_medoids",
+    "discretize",
+    "compare_trees",
+    "optimal_categorical_tree",
+)
 
 
 def _invalid_values(constraints) -> list:
@@ -55,6 +71,7 @@ def test_a_table_that_misses_a_parameter_is_refused_at_definition():
     from bandit_tree_tools._validation import validate_params
 
     with pytest.raises(TypeError, match="missing \\['depth'\\]"):
+
         @validate_params({"width": [int]}, data=("X",))
         def draw(X, *, width=1, depth=2):
             return X

@@ -4,11 +4,11 @@ pyproject.toml and enforced with clear errors."""
 import re
 import subprocess
 import sys
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import MissingDependencyError
@@ -26,8 +26,11 @@ def test_changelog_names_the_current_version():
 
 
 def test_minimums_are_the_ones_pyproject_states():
-    stated = PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["lightgbm"] \
+    stated = (
+        PYPROJECT["project"]["dependencies"]
+        + PYPROJECT["project"]["optional-dependencies"]["lightgbm"]
         + PYPROJECT["project"]["optional-dependencies"]["xgboost"]
+    )
     for name in ("scikit-learn", "numpy", "numba", "lightgbm", "xgboost"):
         line = next(requirement for requirement in stated if requirement.startswith(name + ">="))
         assert btt._MINIMUMS[name] == line.split(">=")[1]
@@ -37,8 +40,11 @@ def test_minimums_are_the_ones_pyproject_states():
 def test_too_old_a_version_names_what_was_found_and_what_is_needed(monkeypatch):
     monkeypatch.setitem(btt._MINIMUMS, "scikit-learn", "99.0")
     found = metadata.version("scikit-learn")
-    with pytest.raises(MissingDependencyError, match=rf"scikit-learn {re.escape(found)} found, "
-                                                      r"bandit_tree_tools needs scikit-learn>=99\.0"):
+    with pytest.raises(
+        MissingDependencyError,
+        match=rf"scikit-learn {re.escape(found)} found, "
+        r"bandit_tree_tools needs scikit-learn>=99\.0",
+    ):
         btt.check_version("scikit-learn")
 
 

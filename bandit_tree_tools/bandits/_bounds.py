@@ -5,11 +5,10 @@ Plain numpy functions over arrays of arms, so any algorithm of the library
 """
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 from scipy.special import betaincinv
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..exceptions import ParameterError
 
 __all__ = [

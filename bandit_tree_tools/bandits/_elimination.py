@@ -23,9 +23,9 @@ was seen. Two factors are in use, both here:
 """
 
 import numba
+import numpy as np
 
 from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
-import numpy as np
 
 __all__ = ["eliminate", "finite_population_factor", "normal_radius", "serfling_factor", "STRICTLY_NEGATIVE"]
 

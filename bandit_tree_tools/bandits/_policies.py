@@ -277,7 +277,9 @@ def make_policy(policy="ucb1", **params) -> Policy:
     Raises ParameterError (a ValueError) listing the valid names for an unknown one."""
     if isinstance(policy, Policy):
         if params:
-            raise ParameterError("parameters go to the policy's constructor; pass either a name with parameters or an object")
+            raise ParameterError(
+                "parameters go to the policy's constructor; pass either a name with parameters or an object"
+            )
         return policy
     if isinstance(policy, type) and issubclass(policy, Policy):
         return policy(**params)

@@ -10,10 +10,9 @@ by the library's one rule (:func:`bandit_tree_tools._validation.check_random_sta
 import math
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from .._validation import check_random_state
 
 __all__ = ["kernel_rng", "next_u64", "normal", "randint", "shuffle", "uniform"]

@@ -9,12 +9,15 @@ command line, the panels and the demo save and load native files through
 
 from ..exceptions import UnsupportedModelError
 from ..tree import Ensemble
-from ._adapters import (ADAPTERS, SUPPORTED, Adapter, adapter_for, adapter_for_path,  # noqa: F401 (SUPPORTED: kept)
-                        trees_per_iteration)
+from ._adapters import ADAPTERS, SUPPORTED, Adapter, adapter_for, adapter_for_path, trees_per_iteration  # noqa: F401 (SUPPORTED: kept)
 
 # Kept for code that read these tables: Ensemble.source.library -> "module:function"
-IMPORTERS = {name: f"bandit_tree_tools.interop.{adapter._module}:from_{adapter._module}" for name, adapter in ADAPTERS.items()}
-EXPORTERS = {name: f"bandit_tree_tools.interop.{adapter._module}:to_{adapter._module}" for name, adapter in ADAPTERS.items()}
+IMPORTERS = {
+    name: f"bandit_tree_tools.interop.{adapter._module}:from_{adapter._module}" for name, adapter in ADAPTERS.items()
+}
+EXPORTERS = {
+    name: f"bandit_tree_tools.interop.{adapter._module}:to_{adapter._module}" for name, adapter in ADAPTERS.items()
+}
 
 
 def from_model(model, **kwargs) -> Ensemble:
@@ -119,5 +122,14 @@ def to_model(ensemble):
     return adapter_for(ensemble).to_native(ensemble)
 
 
-__all__ = ["ADAPTERS", "Adapter", "EXPORTERS", "IMPORTERS", "adapter_for", "adapter_for_path", "from_model", "to_model",
-           "trees_per_iteration"]
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "EXPORTERS",
+    "IMPORTERS",
+    "adapter_for",
+    "adapter_for_path",
+    "from_model",
+    "to_model",
+    "trees_per_iteration",
+]

@@ -30,8 +30,9 @@ SUPPORTED = (
 def _check_readable(path: Path) -> None:
     if not path.is_file():
         raise DataError(
-            f"the model file {str(path)!r} does not exist" if not path.exists() else
-            f"the model path {str(path)!r} is not a file"
+            f"the model file {str(path)!r} does not exist"
+            if not path.exists()
+            else f"the model path {str(path)!r} is not a file"
         )
 
 
@@ -114,9 +115,7 @@ class Adapter:
     def check_path(self, path) -> Path:
         path = Path(path)
         if path.suffix.lower() not in self.extensions:
-            raise DataError(
-                f"{path.name!r} does not end in a {self.name} suffix ({'/'.join(self.extensions)})"
-            )
+            raise DataError(f"{path.name!r} does not end in a {self.name} suffix ({'/'.join(self.extensions)})")
         return path
 
     def save(self, native, path) -> Path:
@@ -324,8 +323,12 @@ def trees_per_iteration(ensemble) -> int:
     if recorded:
         return int(recorded)
     k = ensemble.n_outputs
-    if k > 1 and ensemble.trees[0].value.shape[1] == 1 and ensemble.n_trees % k == 0 and np.array_equal(
-            ensemble.tree_output, np.arange(ensemble.n_trees) % k):
+    if (
+        k > 1
+        and ensemble.trees[0].value.shape[1] == 1
+        and ensemble.n_trees % k == 0
+        and np.array_equal(ensemble.tree_output, np.arange(ensemble.n_trees) % k)
+    ):
         return k
     return 1
 

@@ -94,7 +94,9 @@ _IDENTITY_OBJECTIVES = (
     "rank_xendcg",
 )
 _EXP_OBJECTIVES = ("poisson", "gamma", "tweedie")
-_SUPPORTED_OBJECTIVES = ("binary", "multiclass", "multiclassova", "cross_entropy") + _IDENTITY_OBJECTIVES + _EXP_OBJECTIVES
+_SUPPORTED_OBJECTIVES = (
+    ("binary", "multiclass", "multiclassova", "cross_entropy") + _IDENTITY_OBJECTIVES + _EXP_OBJECTIVES
+)
 
 
 @dataclass
@@ -168,8 +170,8 @@ def parse_model_string(text: str) -> ParsedModel:
         )
 
     section = text[start + 1 : end + 1]
-    values = {key: [] for key in TREE_KEYS}
-    cat_lines = {"cat_boundaries": {}, "cat_threshold": {}}
+    values: dict[str, list] = {key: [] for key in TREE_KEYS}
+    cat_lines: dict[str, dict] = {"cat_boundaries": {}, "cat_threshold": {}}
     tree = -1
     for line in section.split("\n"):
         if not line:
@@ -243,10 +245,10 @@ def parse_model_string(text: str) -> ParsedModel:
 
     block_starts = [0]
     while True:
-        found = section.find("\nTree=", block_starts[-1])
-        if found < 0:
+        position = section.find("\nTree=", block_starts[-1])
+        if position < 0:
             break
-        block_starts.append(found + 1)
+        block_starts.append(position + 1)
     block_starts.append(len(section))
     blocks = tuple(section[a:b] for a, b in zip(block_starts[:-1], block_starts[1:]))
 

@@ -15,8 +15,9 @@ payload keys (the private copy under "template", "estimator" or "shell");
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any
 
 NATIVE = "native"
 

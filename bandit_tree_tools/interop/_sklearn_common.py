@@ -90,7 +90,9 @@ def check_boosting_ensemble(ensemble, name, payload: SklearnPayload, label_rule:
     elif np.any(ensemble.tree_output != np.tile(np.arange(n_per_stage), ensemble.n_trees // n_per_stage)):
         problems.append("tree_output must cycle through the classes in iteration order")
     if not np.array_equal(ensemble.base_score, payload.base_score):
-        problems.append(f"base_score must stay {np.asarray(payload.base_score).tolist()} (the estimator keeps it in its init)")
+        problems.append(
+            f"base_score must stay {np.asarray(payload.base_score).tolist()} (the estimator keeps it in its init)"
+        )
     if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
         problems.append("aggregation must be 'sum' without float32 accumulation")
     if ensemble.label_rule != label_rule:

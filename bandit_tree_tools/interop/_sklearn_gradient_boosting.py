@@ -26,8 +26,8 @@ from ._sklearn_common import (
     feature_names,
     hint_mismatch,
     link_of,
-    sklearn_payload,
     skeleton,
+    sklearn_payload,
     version,
 )
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
@@ -187,8 +187,10 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             stored_weight = tree.weighted_n_node_samples
             gap = np.abs(leaf_weight - stored_weight)[~(tree.children_left != TREE_LEAF)]
             if gap.size and gap.max() > 1e-9 * max(1.0, float(np.nanmax(np.abs(stored_weight)))):
-                raise hint_mismatch(f"the rows reaching the leaves of tree {index} weigh {float(gap.max()):.6g} "
-                                    "more or less than in training")
+                raise hint_mismatch(
+                    f"the rows reaching the leaves of tree {index} weigh {float(gap.max()):.6g} "
+                    "more or less than in training"
+                )
             depth = node_depth(tree)
             value = tree.value.copy()
             known = tree.has_leaf_value.copy()
@@ -203,8 +205,16 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
                     continue
                 fake = _LevelTree(region, targets, tree.n_nodes)
                 _gb._update_terminal_regions(
-                    loss, fake, X32, target, neg_gradient[:, k], raw.copy(), weight, every_row,
-                    learning_rate=model.learning_rate, k=k,
+                    loss,
+                    fake,
+                    X32,
+                    target,
+                    neg_gradient[:, k],
+                    raw.copy(),
+                    weight,
+                    every_row,
+                    learning_rate=model.learning_rate,
+                    k=k,
                 )
                 found = fake.value[:, 0, 0]
                 fill = targets & internal
@@ -219,8 +229,10 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
             # advance the raw predictions exactly as fit did, with the stored leaf values
             raw[:, k] += model.learning_rate * sk_tree.value[:, 0, 0].take(sk_tree.apply(X32), axis=0)
     if worst_leaf_difference > 1e-9:
-        raise hint_mismatch(f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
-                            "away from the stored ones")
+        raise hint_mismatch(
+            f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
+            "away from the stored ones"
+        )
     return trees
 
 

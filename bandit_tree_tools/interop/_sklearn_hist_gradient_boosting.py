@@ -36,8 +36,8 @@ from ._sklearn_common import (
     feature_names,
     hint_mismatch,
     link_of,
-    sklearn_payload,
     skeleton,
+    sklearn_payload,
     version,
 )
 
@@ -252,8 +252,10 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
         trees.append(tree._replace(value=value, has_leaf_value=known))
         raw += tree.value[leaf_of_row, 0]  # advance with the stored leaf values, as fit did
     if worst_leaf_difference > 1e-9:
-        raise hint_mismatch(f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
-                            "away from the stored ones")
+        raise hint_mismatch(
+            f"the leaf values recomputed from them are up to {worst_leaf_difference:.3g} (relative) "
+            "away from the stored ones"
+        )
     return trees
 
 
@@ -307,8 +309,19 @@ def export_hist_gradient_boosting(ensemble):
             "split_rule 'le', input_dtype 'float64'"
         )
     known_fields = {
-        "value", "count", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "gain", "depth",
-        "is_leaf", "bin_threshold", "is_categorical", "bitset_idx",
+        "value",
+        "count",
+        "feature_idx",
+        "num_threshold",
+        "missing_go_to_left",
+        "left",
+        "right",
+        "gain",
+        "depth",
+        "is_leaf",
+        "bin_threshold",
+        "is_categorical",
+        "bitset_idx",
     }
     unknown = set(PREDICTOR_RECORD_DTYPE.names) - known_fields
     if unknown:

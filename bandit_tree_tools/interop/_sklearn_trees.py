@@ -30,6 +30,7 @@ KNOWN_NODE_FIELDS = frozenset(
     }
 )
 
+
 def _check_node_fields(dtype, doing):
     unknown = set(dtype.names) - KNOWN_NODE_FIELDS
     if unknown:

@@ -201,7 +201,9 @@ def _read_categories(trees, offsets, new_global, n_total) -> np.ndarray:
     nodes_all, values_all = new_global[nodes_all[kept]], values_all[kept]
     n_words = int(values_all.max()) // 32 + 1 if values_all.size else 0
     bits = np.zeros((n_kept, n_words), dtype=np.uint32)
-    np.bitwise_or.at(bits, (nodes_all, values_all // 32), np.left_shift(np.uint32(1), (values_all % 32).astype(np.uint32)))
+    np.bitwise_or.at(
+        bits, (nodes_all, values_all // 32), np.left_shift(np.uint32(1), (values_all % 32).astype(np.uint32))
+    )
     return bits
 
 
@@ -342,7 +344,11 @@ def check_exportable(tree: TreeArrays, index: int) -> None:
         )
     categorical = internal & (tree.is_categorical == 1)
     if np.any(categorical & (np.any(tree.category_left != 0, axis=1) | (tree.unknown_category_go_to_left == 0))):
-        node = int(np.flatnonzero(categorical & (np.any(tree.category_left != 0, axis=1) | (tree.unknown_category_go_to_left == 0)))[0])
+        node = int(
+            np.flatnonzero(
+                categorical & (np.any(tree.category_left != 0, axis=1) | (tree.unknown_category_go_to_left == 0))
+            )[0]
+        )
         raise ConversionError(
             f"tree {index} node {node} lists categories that go left or sends unknown categories right; XGBoost "
             "sends the listed categories right and every other category left"

@@ -22,7 +22,7 @@ import numpy as np
 from ..exceptions import ConversionError
 
 # UBJSON type marker -> numpy dtype (big-endian)
-_DTYPES = {
+_DTYPES: dict[bytes, np.dtype] = {
     b"i": np.dtype(">i1"),
     b"U": np.dtype(">u1"),
     b"I": np.dtype(">i2"),
@@ -99,7 +99,7 @@ class _Reader:
         return self.scalar(marker)
 
     def object(self) -> dict:
-        out = {}
+        out: dict = {}
         data = self.data
         while True:
             if self.pos >= len(data):

@@ -111,8 +111,14 @@ from ._lightgbm_trees import build_trees
 from ._native_errors import first_line
 from ._payload import LightGBMPayload, payload_of, with_payload
 
-__all__ = ["from_lightgbm", "to_lightgbm", "booster_from_string", "load_booster", "monotone_method",
-           "training_objective"]
+__all__ = [
+    "from_lightgbm",
+    "to_lightgbm",
+    "booster_from_string",
+    "load_booster",
+    "monotone_method",
+    "training_objective",
+]
 
 
 def _lightgbm():
@@ -128,9 +134,7 @@ def _booster_and_estimator(model, lgb):
         return model, None
     if isinstance(model, lgb.LGBMModel):
         if not model.__sklearn_is_fitted__():
-            raise NotFittedError(
-                f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it"
-            )
+            raise NotFittedError(f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it")
         return model.booster_, model
     raise UnsupportedModelError(
         f"cannot import a {type(model).__module__}.{type(model).__name__}: supported LightGBM objects are "
@@ -280,7 +284,7 @@ def booster_from_string(model_text: str):
         raise ConversionError(f"LightGBM refused the model string: {first_line(error)}") from None
 
 
-def load_booster(path) -> "lightgbm.Booster":  # noqa: F821
+def load_booster(path):
     """A LightGBM text model file as a Booster, checked as :func:`booster_from_string` does."""
     try:
         with open(path, encoding="utf-8") as handle:

@@ -104,7 +104,7 @@ from .._validation import resolve_max_features
 from ..exceptions import ConversionError, NotFittedError, UnsupportedModelError
 from ..tree import Ensemble, Source, averaged_ensemble
 from ._payload import SklearnPayload, with_payload
-from ._sklearn_common import check_classes, feature_names, sklearn_payload, skeleton, version
+from ._sklearn_common import check_classes, feature_names, skeleton, sklearn_payload, version
 from ._sklearn_trees import max_depths, tree_from_sklearn, tree_to_sklearn
 
 __all__ = ["from_sklearn", "to_sklearn", "monotone_method", "training_objective"]
@@ -148,8 +148,10 @@ def _kind_of(model):
 def _wrapper_hint(model) -> str:
     """How to reach the tree model inside a wrapper the user passed instead."""
     if hasattr(model, "steps"):
-        return (". For a Pipeline, pass its last step (pipeline[-1]) with X transformed by the steps before it "
-                "(pipeline[:-1].transform(X))")
+        return (
+            ". For a Pipeline, pass its last step (pipeline[-1]) with X transformed by the steps before it "
+            "(pipeline[:-1].transform(X))"
+        )
     if hasattr(model, "best_estimator_"):
         return ". For a fitted search, pass its best_estimator_"
     return ""
@@ -205,8 +207,11 @@ def _averaged_ensemble(model, name, trees, classes, record) -> Ensemble:
     """Trees and forests: class fractions (or means) averaged over the trees,
     compared as float32 ``<=`` as scikit-learn's trees do."""
     return averaged_ensemble(
-        trees, n_features=model.n_features_in_, source=Source("sklearn", name, version(), with_payload(record)),
-        classes=classes, feature_names=feature_names(model),
+        trees,
+        n_features=model.n_features_in_,
+        source=Source("sklearn", name, version(), with_payload(record)),
+        classes=classes,
+        feature_names=feature_names(model),
     )
 
 
@@ -440,7 +445,10 @@ def _export_forest(ensemble, cls, classifier, payload):
             return estimator
 
         _set_fitted(
-            forest, ensemble, classifier, classes=np.array(ensemble.classes_, copy=True) if classifier else None,
+            forest,
+            ensemble,
+            classifier,
+            classes=np.array(ensemble.classes_, copy=True) if classifier else None,
             is_tree=False,
         )
         if ensemble.feature_names_in_ is not None:
@@ -452,7 +460,11 @@ def _export_forest(ensemble, cls, classifier, payload):
         if random_states is not None:
             estimator.random_state = copy.deepcopy(random_states[index])
         estimator.tree_ = tree_to_sklearn(
-            tree, ensemble.n_features_in_, n_classes, index=index, criterion=getattr(estimator, "criterion", None),
+            tree,
+            ensemble.n_features_in_,
+            n_classes,
+            index=index,
+            criterion=getattr(estimator, "criterion", None),
             max_depth=tree_depths[index],
         )
         estimators.append(estimator)
@@ -474,8 +486,13 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
     recorded covers (``weighted_n_node_samples``) before they trust it."""
     payload = sklearn_payload(ensemble)
     template, seeds = payload.template, payload.random_states
-    if (payload.kind != "forest" or template is None or seeds is None or len(seeds) != ensemble.n_trees
-            or not getattr(template, "bootstrap", False)):
+    if (
+        payload.kind != "forest"
+        or template is None
+        or seeds is None
+        or len(seeds) != ensemble.n_trees
+        or not getattr(template, "bootstrap", False)
+    ):
         return None
     max_samples = getattr(template, "max_samples", None)
     if max_samples is None:
@@ -506,7 +523,7 @@ def training_objective(ensemble: Ensemble) -> tuple:
 
 
 def monotone_method(ensemble: Ensemble) -> str | None:
-    """"basic" when the estimator's ``monotonic_cst`` holds a non-zero
+    """ "basic" when the estimator's ``monotonic_cst`` holds a non-zero
     constraint (scikit-learn bounds each side's subtree by the middle of a
     split's outputs), else None (``Adapter.monotone_method``)."""
     payload = sklearn_payload(ensemble)

@@ -167,9 +167,7 @@ def _booster_and_template(model):
                 "treat it as a regression on its raw scores"
             )
         if not model.__sklearn_is_fitted__():
-            raise NotFittedError(
-                f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it"
-            )
+            raise NotFittedError(f"this {type(model).__name__} is not fitted yet; call fit(X, y) before importing it")
         missing = model.missing
         if missing is not None and not (isinstance(missing, (float, np.floating)) and math.isnan(missing)):
             raise UnsupportedModelError(
@@ -179,7 +177,9 @@ def _booster_and_template(model):
         booster = model.get_booster()
         template = copy.deepcopy(model, memo={id(booster): None})
         return booster, template
-    raise UnsupportedModelError(f"cannot import a {type(model).__module__}.{type(model).__name__}; supported: {SUPPORTED}")
+    raise UnsupportedModelError(
+        f"cannot import a {type(model).__module__}.{type(model).__name__}; supported: {SUPPORTED}"
+    )
 
 
 def _tree_config(config: dict) -> dict:
@@ -201,7 +201,9 @@ def _relation_checkable(tree_param: dict) -> bool:
 def _check_learning_rate(learning_rate):
     if learning_rate is None:
         return None
-    if isinstance(learning_rate, (bool, np.bool_)) or not isinstance(learning_rate, (int, float, np.integer, np.floating)):
+    if isinstance(learning_rate, (bool, np.bool_)) or not isinstance(
+        learning_rate, (int, float, np.integer, np.floating)
+    ):
         raise ParameterError(
             f"learning_rate must be a number (the eta used in training) or None, got {learning_rate!r}"
         )
@@ -532,7 +534,9 @@ def _document_header(document: dict) -> dict:
     header = copy.deepcopy({key: value for key, value in document.items() if key != "learner"})
     header["learner"] = {key: value for key, value in learner.items() if key != "gradient_booster"}
     header["learner"]["gradient_booster"] = {
-        key: value for key, value in learner["gradient_booster"].items() if key not in ("model", "gbtree", "weight_drop")
+        key: value
+        for key, value in learner["gradient_booster"].items()
+        if key not in ("model", "gbtree", "weight_drop")
     }
     return header
 
@@ -621,7 +625,7 @@ def recorded_trees_per_iteration(ensemble: Ensemble) -> int | None:
 
 
 def monotone_method(ensemble: Ensemble) -> str | None:
-    """"basic" when the training configuration holds a non-zero monotone
+    """ "basic" when the training configuration holds a non-zero monotone
     constraint (XGBoost bounds each side's subtree by the middle of a split's
     outputs), else None (``Adapter.monotone_method``; a model read from a
     file keeps no configuration)."""

@@ -106,9 +106,7 @@ class _MABSplitBase(BaseEstimator):
                 ) from None
             classes, codes = np.unique(y, return_inverse=True)
             if classes.shape[0] < 2:
-                raise DataError(
-                    f"y has only one class ({classes[0]!r}); a classifier needs at least two classes"
-                )
+                raise DataError(f"y has only one class ({classes[0]!r}); a classifier needs at least two classes")
             self.classes_ = classes
             self.n_classes_ = int(classes.shape[0])
             return codes.astype(np.int64), np.empty(0), self.n_classes_
@@ -287,9 +285,13 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
 
 
 class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
-    __doc__ = _TREE_DOC.format(kind="A classification", criteria="{'gini', 'entropy'}, default 'gini'",
-                               sklearn="DecisionTreeClassifier", suffix="Classifier",
-                               raises_and_data=_RAISES_AND_DATA.format(make="make_classification"))
+    __doc__ = _TREE_DOC.format(
+        kind="A classification",
+        criteria="{'gini', 'entropy'}, default 'gini'",
+        sklearn="DecisionTreeClassifier",
+        suffix="Classifier",
+        raises_and_data=_RAISES_AND_DATA.format(make="make_classification"),
+    )
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -321,8 +323,13 @@ class MABSplitTreeClassifier(_ClassifierMixin, _MABSplitTree):
 
 
 class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
-    __doc__ = _TREE_DOC.format(kind="A regression", criteria="{'squared_error'}", sklearn="DecisionTreeRegressor",
-                               suffix="Regressor", raises_and_data=_RAISES_AND_DATA.format(make="make_regression"))
+    __doc__ = _TREE_DOC.format(
+        kind="A regression",
+        criteria="{'squared_error'}",
+        sklearn="DecisionTreeRegressor",
+        suffix="Regressor",
+        raises_and_data=_RAISES_AND_DATA.format(make="make_regression"),
+    )
     _parameter_constraints = {**_TREE_CONSTRAINTS, **_REGRESSION}
 
     def __init__(
@@ -419,8 +426,9 @@ class _MABSplitForest(_MABSplitBase):
         params = {name: value for name, value in self.get_params(deep=False).items() if name in names}
         single = "ExtraTree" if self.splitter == "random" else "DecisionTree"
         single += "Classifier" if classification else "Regressor"
-        tree_params = {key: params[key] for key in ("criterion", "max_depth", "min_samples_leaf", "max_leaf_nodes",
-                                                    "max_features")}
+        tree_params = {
+            key: params[key] for key in ("criterion", "max_depth", "min_samples_leaf", "max_leaf_nodes", "max_features")
+        }
         estimators = []
         for result, seed in zip(grown, seeds):
             estimator = tree_class(**{**params, "random_state": int(seed)})
@@ -485,8 +493,12 @@ _FOREST_DOC = """A random forest of MABSplit trees ({kind}).
 
 
 class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Classifier", sklearn="RandomForestClassifier", max_features="'sqrt'",
-                                 raises_and_data=_RAISES_AND_DATA.format(make="make_classification"))
+    __doc__ = _FOREST_DOC.format(
+        kind="Classifier",
+        sklearn="RandomForestClassifier",
+        max_features="'sqrt'",
+        raises_and_data=_RAISES_AND_DATA.format(make="make_classification"),
+    )
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_CLASSIFICATION}
 
     def __init__(
@@ -528,8 +540,12 @@ class MABSplitForestClassifier(_ClassifierMixin, _MABSplitForest):
 
 
 class MABSplitForestRegressor(_RegressorMixin, _MABSplitForest):
-    __doc__ = _FOREST_DOC.format(kind="Regressor", sklearn="RandomForestRegressor", max_features="1.0",
-                                 raises_and_data=_RAISES_AND_DATA.format(make="make_regression"))
+    __doc__ = _FOREST_DOC.format(
+        kind="Regressor",
+        sklearn="RandomForestRegressor",
+        max_features="1.0",
+        raises_and_data=_RAISES_AND_DATA.format(make="make_regression"),
+    )
     _parameter_constraints = {**_FOREST_CONSTRAINTS, **_REGRESSION}
 
     def __init__(

@@ -50,7 +50,9 @@ def check_finite(X: np.ndarray, feature_names=None) -> None:
     if has_nan.any():
         parts.append(f"NaN in {[str(names[j]) for j in np.flatnonzero(has_nan)[:10]]}")
     if has_inf.any():
-        parts.append(f"inf (or a value too large for float32) in {[str(names[j]) for j in np.flatnonzero(has_inf)[:10]]}")
+        parts.append(
+            f"inf (or a value too large for float32) in {[str(names[j]) for j in np.flatnonzero(has_inf)[:10]]}"
+        )
     raise DataError(
         f"X contains {' and '.join(parts)}; MABSplit estimators have no missing-value handling: impute the "
         "missing values first (for example with sklearn.impute.SimpleImputer) and clip or drop infinite ones"

@@ -36,10 +36,9 @@ Conventions shared by every kernel
 """
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)
 from ._kernels_edges import (  # noqa: F401 (re-exported)
     BINS_LINSPACE,
@@ -248,9 +247,29 @@ def _build_tree(
                     X, rows, lo, hi, candidates, n_candidates, bins_mode, n_bins, round_float32, rng, edges, n_edges
                 )
                 slot, edge, arm_value, used_insertions, used_rows = _find_split(
-                    X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_code, y_value, mean, criterion,
-                    use_bandit, batch_size, z, tie_tolerance, min_samples_leaf, hist, arm_active, mu, var,
-                    valid, feature_active,
+                    X,
+                    rows,
+                    lo,
+                    hi,
+                    candidates,
+                    n_candidates,
+                    edges,
+                    n_edges,
+                    y_code,
+                    y_value,
+                    mean,
+                    criterion,
+                    use_bandit,
+                    batch_size,
+                    z,
+                    tie_tolerance,
+                    min_samples_leaf,
+                    hist,
+                    arm_active,
+                    mu,
+                    var,
+                    valid,
+                    feature_active,
                 )
                 insertions[current] = used_insertions
                 rows_used[current] = used_rows

@@ -2,10 +2,9 @@
 candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..bandits._random import randint as _randint
 from ..bandits._random import uniform as _uniform
 

@@ -4,10 +4,9 @@ and the solver (successive elimination or one exact pass); conventions in
 :mod:`._kernels`."""
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
 from ..tree._impurity import GINI, SQUARED_ERROR, class_impurity, variance_from_sums
 
@@ -33,7 +32,9 @@ def _bin_of(x, edges, slot, count):
 
 
 @numba.njit(cache=True, nogil=True)
-def _insert_batch(X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, hist):
+def _insert_batch(
+    X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, hist
+):
     """Insert rows ``rows[start:stop]`` into the histogram of every active
     candidate feature; return the number of insertions (rows x features)."""
     n_active = 0
@@ -272,8 +273,19 @@ def _find_split(
             size = n_node
             start = lo
         insertions += _insert_batch(
-            X, rows, start, start + size, candidates, feature_active, edges, n_edges, y_code, y_value, shift,
-            is_regression, hist,
+            X,
+            rows,
+            start,
+            start + size,
+            candidates,
+            feature_active,
+            edges,
+            n_edges,
+            y_code,
+            y_value,
+            shift,
+            is_regression,
+            hist,
         )
         n_sampled += size
         _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_samples_leaf, mu, var, valid)

@@ -113,8 +113,15 @@ class ResplitResult:
         sizes = 12 + 60 * np.sqrt(rows / rows.max()) if rows.size and rows.max() > 0 else 12
         for mask, colour, label in ((~same, "#c8453b", "another feature"), (same, "#4e79a7", "same feature")):
             if np.any(mask):
-                ax.scatter(old[mask], new[mask], s=np.broadcast_to(sizes, old.shape)[mask], c=colour,
-                           alpha=0.75, edgecolors="none", label=f"{label} ({int(np.count_nonzero(mask))})")
+                ax.scatter(
+                    old[mask],
+                    new[mask],
+                    s=np.broadcast_to(sizes, old.shape)[mask],
+                    c=colour,
+                    alpha=0.75,
+                    edgecolors="none",
+                    label=f"{label} ({int(np.count_nonzero(mask))})",
+                )
         finite = np.concatenate([old[np.isfinite(old)], new[np.isfinite(new)], [0.0]])
         top = float(finite.max()) if finite.size else 1.0
         low = float(min(0.0, finite.min())) if finite.size else 0.0
@@ -210,10 +217,14 @@ def _reduction(y_code, y_value, parent, left, right, n_classes, criterion) -> fl
     n = parent.size
     if n == 0:
         return np.nan
-    return _impurity(y_code, y_value, parent, n_classes, criterion) - (
-        left.size * _impurity(y_code, y_value, left, n_classes, criterion)
-        + right.size * _impurity(y_code, y_value, right, n_classes, criterion)
-    ) / n
+    return (
+        _impurity(y_code, y_value, parent, n_classes, criterion)
+        - (
+            left.size * _impurity(y_code, y_value, left, n_classes, criterion)
+            + right.size * _impurity(y_code, y_value, right, n_classes, criterion)
+        )
+        / n
+    )
 
 
 def _rows_per_node(indicator, offset: int, n_nodes: int) -> list:
@@ -402,9 +413,16 @@ def resplit(
     indicator = indicator.tocsr()
 
     def settings(depth: int) -> GrowthSettings:
-        return GrowthSettings(criterion=criterion, solver=solver, bins=bins, n_bins=int(n_bins),
-                              batch_size=int(batch_size), z=float(z), max_depth=depth,
-                              min_samples_leaf=int(min_samples_leaf))
+        return GrowthSettings(
+            criterion=criterion,
+            solver=solver,
+            bins=bins,
+            n_bins=int(n_bins),
+            batch_size=int(batch_size),
+            z=float(z),
+            max_depth=depth,
+            min_samples_leaf=int(min_samples_leaf),
+        )
 
     report = {name: [] for name in REPORT_FIELDS}
     trees = list(ensemble.trees)
@@ -472,8 +490,9 @@ def _routed_as_learned(new_tree: TreeArrays, split_rule: str, dtype) -> TreeArra
     )
 
 
-def _report_node(report: dict, tree_index: int, tree: TreeArrays, node: int, top, grown_at: dict, rows_at,
-                 target) -> None:
+def _report_node(
+    report: dict, tree_index: int, tree: TreeArrays, node: int, top, grown_at: dict, rows_at, target
+) -> None:
     """Append one selected node's row to ``report``: its old split and, from
     the subtree regrown at its topmost selected ancestor (``top``: that node
     and the turns down), the new split at the same place (empty where the new
@@ -492,8 +511,13 @@ def _report_node(report: dict, tree_index: int, tree: TreeArrays, node: int, top
     entry = grown_at.get(ancestor)
     new_node = -1 if entry is None else _follow(entry[0], 0, turns)
     if new_node < 0 or entry[0].children_left[new_node] == TREE_LEAF:
-        for name, empty in (("new_feature", -1), ("new_threshold", np.nan), ("new_reduction", np.nan),
-                            ("n_insertions", 0), ("rows_used", 0)):
+        for name, empty in (
+            ("new_feature", -1),
+            ("new_threshold", np.nan),
+            ("new_reduction", np.nan),
+            ("n_insertions", 0),
+            ("rows_used", 0),
+        ):
             report[name].append(empty)
         return
     new_tree, grown = entry

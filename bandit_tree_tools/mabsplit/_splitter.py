@@ -53,7 +53,9 @@ def encode_target(y, criterion: str):
         try:
             values = y.astype(np.float64)
         except (TypeError, ValueError):
-            raise DataError("criterion 'squared_error' needs a numeric y; for class labels use 'gini' or 'entropy'") from None
+            raise DataError(
+                "criterion 'squared_error' needs a numeric y; for class labels use 'gini' or 'entropy'"
+            ) from None
         if not np.all(np.isfinite(values)):
             raise DataError("y contains NaN or infinity; drop or impute those rows first")
         return np.empty(0, dtype=np.int64), values, 1
@@ -96,9 +98,19 @@ def find_split(
     bandit returns the exact answer whenever it uses up the node's rows.
     """
     check_params(
-        {"criterion": criterion, "solver": solver, "bins": bins, "n_bins": n_bins, "batch_size": batch_size, "z": z,
-         "tie_tolerance": tie_tolerance, "min_samples_leaf": min_samples_leaf, "random_state": random_state},
-        FIND_SPLIT_CONSTRAINTS, owner="find_split",
+        {
+            "criterion": criterion,
+            "solver": solver,
+            "bins": bins,
+            "n_bins": n_bins,
+            "batch_size": batch_size,
+            "z": z,
+            "tie_tolerance": tie_tolerance,
+            "min_samples_leaf": min_samples_leaf,
+            "random_state": random_state,
+        },
+        FIND_SPLIT_CONSTRAINTS,
+        owner="find_split",
     )
     X = np.require(np.asarray(X, dtype=dtype), dtype, ["C", "W"])
     if X.ndim != 2 or X.shape[0] == 0:
@@ -118,13 +130,38 @@ def find_split(
     edges = np.zeros((n_candidates, n_bins))
     n_edges = np.zeros(n_candidates, dtype=np.int64)
     _kernels._node_edges(
-        X, rows, 0, X.shape[0], candidates, n_candidates, BINS[bins], int(n_bins), X.dtype == np.float32, rng, edges,
+        X,
+        rows,
+        0,
+        X.shape[0],
+        candidates,
+        n_candidates,
+        BINS[bins],
+        int(n_bins),
+        X.dtype == np.float32,
+        rng,
+        edges,
         n_edges,
     )
     shift = float(y_value.mean()) if criterion == "squared_error" else 0.0
     slot, edge, value, insertions, used = _kernels._find_split(
-        X, rows, 0, X.shape[0], candidates, n_candidates, edges, n_edges, y_code, y_value, shift,
-        CRITERIA[criterion], solver == "mab", int(batch_size), float(z), float(tie_tolerance), int(min_samples_leaf),
+        X,
+        rows,
+        0,
+        X.shape[0],
+        candidates,
+        n_candidates,
+        edges,
+        n_edges,
+        y_code,
+        y_value,
+        shift,
+        CRITERIA[criterion],
+        solver == "mab",
+        int(batch_size),
+        float(z),
+        float(tie_tolerance),
+        int(min_samples_leaf),
         np.zeros((n_candidates, n_bins + 1, width)),
         np.zeros((n_candidates, n_bins), dtype=np.bool_),
         np.zeros((n_candidates, n_bins)),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataError, ParameterError
-from . import _kernels_bandit, _kernels
+from . import _kernels, _kernels_bandit
 from ._distances import CALLABLE, PRECOMPUTED, Metric, _pairwise, _to_medoids
 
 ALGORITHMS = ("auto", "pam", "fasterpam", "banditpam")
@@ -99,8 +99,18 @@ def is_constant(X: np.ndarray, metric: Metric) -> bool:
     return bool(np.all(X == X[0]))
 
 
-def fit_medoids(X, n_clusters, metric: Metric, *, algorithm="auto", max_iter=100, build_confidence=5.0,
-                swap_confidence=8.0, batch_size=100, random_state=None) -> MedoidFit:
+def fit_medoids(
+    X,
+    n_clusters,
+    metric: Metric,
+    *,
+    algorithm="auto",
+    max_iter=100,
+    build_confidence=5.0,
+    swap_confidence=8.0,
+    batch_size=100,
+    random_state=None,
+) -> MedoidFit:
     """k medoids of the rows of ``X`` (float64, C order, finite; for
     "precomputed" the checked (n, n) matrix). ``random_state`` is a
     ``numpy.random.Generator``-compatible seed."""
@@ -152,8 +162,10 @@ def distances_to(X, Y, medoids, metric: Metric) -> np.ndarray:
         return np.ascontiguousarray(X[:, medoids], dtype=np.float64)
     # writeable C arrays only: a read-only array (unpickled, memory-mapped)
     # is another numba type, and a user metric's callback refuses it
-    X, Y = (array if array.flags.writeable and array.flags.c_contiguous else np.array(array, dtype=np.float64)
-            for array in (X, Y))
+    X, Y = (
+        array if array.flags.writeable and array.flags.c_contiguous else np.array(array, dtype=np.float64)
+        for array in (X, Y)
+    )
     return _to_medoids(X, Y, medoids, *metric.args)
 
 

@@ -24,9 +24,11 @@ def demo() -> str:
     ]
     for leaf in largest:
         labels = y[result.medoids[leaf]].tolist()
-        lines.append(f"  leaf {leaf}: {result.n_samples[leaf]} rows, medoid rows "
-                     f"{result.medoids[leaf].tolist()} (digits {labels}), cluster sizes "
-                     f"{result.cluster_sizes[leaf].tolist()}")
+        lines.append(
+            f"  leaf {leaf}: {result.n_samples[leaf]} rows, medoid rows "
+            f"{result.medoids[leaf].tolist()} (digits {labels}), cluster sizes "
+            f"{result.cluster_sizes[leaf].tolist()}"
+        )
     fits = {}
     for algorithm in ("pam", "banditpam"):
         start = time.perf_counter()
@@ -36,9 +38,14 @@ def demo() -> str:
     lines.append(
         "k=5 medoids of all digits: BanditPAM {} PAM's medoids; loss {:.1f} vs {:.1f}; distance calls {:,} vs "
         "{:,} ({:.2f} n^2); {:.2f} s vs {:.2f} s".format(
-            "returns" if same else "DIFFERS FROM", fits["banditpam"].inertia_, fits["pam"].inertia_,
-            fits["banditpam"].n_distance_calls_, fits["pam"].n_distance_calls_,
-            fits["banditpam"].n_distance_calls_ / len(X) ** 2, fits["banditpam"].seconds_, fits["pam"].seconds_,
+            "returns" if same else "DIFFERS FROM",
+            fits["banditpam"].inertia_,
+            fits["pam"].inertia_,
+            fits["banditpam"].n_distance_calls_,
+            fits["pam"].n_distance_calls_,
+            fits["banditpam"].n_distance_calls_ / len(X) ** 2,
+            fits["banditpam"].seconds_,
+            fits["pam"].seconds_,
         )
     )
     return "\n".join(lines)

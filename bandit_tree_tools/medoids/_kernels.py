@@ -13,9 +13,9 @@ sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 """
 
 import numba
+import numpy as np
 
 from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
-import numpy as np
 
 # A swap must lower the loss by more than this fraction of it: rounding noise
 # on a swap between equivalent points (duplicates) would otherwise cycle.

@@ -18,10 +18,9 @@ full budget (infinite confidence) BanditPAM is PAM, step for step.
 import math
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
 from ._kernels import SWAP_TOLERANCE, _assign, _build_term, _loss, _swap_terms
@@ -240,8 +239,9 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             if not math.isfinite(confidence) or used + batch_size >= n:
                 for x in numba.prange(n):
                     if not is_medoid[x] and alive[x].any():
-                        _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second,
-                                    exact_change[x])
+                        _swap_exact(
+                            X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second, exact_change[x]
+                        )
                         is_exact[x] = True
                         for c in range(k):
                             estimate[x, c] = exact_change[x, c] / n
@@ -271,8 +271,9 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             converged = True
             break
         if not is_exact[best_x]:
-            _swap_exact(X, best_x, code, p, user, cache, position, calls, nearest_slot, nearest, second,
-                        exact_change[best_x])
+            _swap_exact(
+                X, best_x, code, p, user, cache, position, calls, nearest_slot, nearest, second, exact_change[best_x]
+            )
         if not exact_change[best_x, best_c] < -SWAP_TOLERANCE * loss:
             converged = True
             break

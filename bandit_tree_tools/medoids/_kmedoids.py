@@ -10,13 +10,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, seed_from
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError
 from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
+
     def _validate_data(estimator, X, **kwargs):
         return estimator._validate_data(X, **kwargs)
 
@@ -109,8 +110,20 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     0.7
     """
 
-    def __init__(self, n_clusters=5, *, metric="euclidean", p=2.0, algorithm="auto", max_iter=100,
-                 build_confidence=5.0, swap_confidence=8.0, batch_size=100, random_state=None, n_jobs=-1):
+    def __init__(
+        self,
+        n_clusters=5,
+        *,
+        metric="euclidean",
+        p=2.0,
+        algorithm="auto",
+        max_iter=100,
+        build_confidence=5.0,
+        swap_confidence=8.0,
+        batch_size=100,
+        random_state=None,
+        n_jobs=-1,
+    ):
         self.n_clusters = n_clusters
         self.metric = metric
         self.p = p
@@ -158,9 +171,17 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         k = check_n_clusters(self.n_clusters, X.shape[0])
         seed = seed_from(self.random_state)
         with numba_threads(self.n_jobs):
-            result = fit_medoids(X, k, metric, algorithm=self.algorithm, max_iter=self.max_iter,
-                                 build_confidence=build, swap_confidence=swap, batch_size=self.batch_size,
-                                 random_state=seed)
+            result = fit_medoids(
+                X,
+                k,
+                metric,
+                algorithm=self.algorithm,
+                max_iter=self.max_iter,
+                build_confidence=build,
+                swap_confidence=swap,
+                batch_size=self.batch_size,
+                random_state=seed,
+            )
             distances = distances_to(X, X, result.medoids, metric)
         if metric.code == CALLABLE and distances.size and np.nanmin(distances) < 0:
             row, column = np.unravel_index(np.nanargmin(distances), distances.shape)
@@ -171,7 +192,9 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         if not result.converged:
             warnings.warn(
                 f"KMedoids ({result.algorithm}) stopped after max_iter={self.max_iter} before converging; "
-                "increase max_iter", ConvergenceWarning, stacklevel=2,
+                "increase max_iter",
+                ConvergenceWarning,
+                stacklevel=2,
             )
         self.medoid_indices_ = result.medoids.astype(np.int64)
         self.cluster_centers_ = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()

@@ -137,20 +137,27 @@ class LeafMedoids:
             found.append(f"these medoids were computed with metric={self.metric!r}, not {metric!r}")
         if ensemble is not None:
             if ensemble.n_trees != self.n_trees or not 0 <= self.tree < ensemble.n_trees:
-                found.append(f"these medoids were computed on a model of {self.n_trees} trees, not on this one of "
-                             f"{ensemble.n_trees}")
+                found.append(
+                    f"these medoids were computed on a model of {self.n_trees} trees, not on this one of "
+                    f"{ensemble.n_trees}"
+                )
             elif ensemble.trees[self.tree].n_nodes != self.tree_nodes:
-                found.append(f"tree {self.tree} had {self.tree_nodes} nodes when these medoids were computed, "
-                             f"this model's has {ensemble.trees[self.tree].n_nodes}")
+                found.append(
+                    f"tree {self.tree} had {self.tree_nodes} nodes when these medoids were computed, "
+                    f"this model's has {ensemble.trees[self.tree].n_nodes}"
+                )
             elif tree_fingerprint(ensemble, self.tree) != self.model_fingerprint:
-                found.append(f"tree {self.tree} of this model splits differently from the one these medoids "
-                             "were computed on")
+                found.append(
+                    f"tree {self.tree} of this model splits differently from the one these medoids were computed on"
+                )
         if X is not None:
             if X.shape[0] != self.n_rows:
                 found.append(f"these medoids were computed on {self.n_rows} rows of X, not on these {X.shape[0]} rows")
             elif rows_fingerprint(X) != self.rows_fingerprint:
-                found.append(f"these medoids were computed on other rows of X (the same number, {self.n_rows}, "
-                             "with other values or in another order)")
+                found.append(
+                    f"these medoids were computed on other rows of X (the same number, {self.n_rows}, "
+                    "with other values or in another order)"
+                )
         return found
 
     def check_matches(self, model=None, X=None, *, tree=None, n_medoids=None, metric=None) -> None:
@@ -185,8 +192,9 @@ class LeafMedoids:
         return "\n".join(lines)
 
     def _plotted_leaves(self, max_leaves) -> list:
-        return sorted((leaf for leaf in self.medoids if len(self.medoids[leaf])),
-                      key=lambda leaf: (-self.n_samples[leaf], leaf))[:max_leaves]
+        return sorted(
+            (leaf for leaf in self.medoids if len(self.medoids[leaf])), key=lambda leaf: (-self.n_samples[leaf], leaf)
+        )[:max_leaves]
 
     def n_panels(self, image_shape=None, *, max_leaves=12) -> int:
         """How many Axes :meth:`plot` draws on with these arguments (the
@@ -219,8 +227,10 @@ class LeafMedoids:
             image_shape = tuple(int(size) for size in image_shape)
             width = self.prototypes[leaves[0]].shape[1]
             if int(np.prod(image_shape)) != width:
-                raise ParameterError(f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
-                                     f"but the rows have {width} features")
+                raise ParameterError(
+                    f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
+                    f"but the rows have {width} features"
+                )
         if ax is not None:
             figure, axes = axes_for(ax, self.n_panels(image_shape, max_leaves=max_leaves))
         elif not leaves:
@@ -248,8 +258,13 @@ class LeafMedoids:
         k = max(len(self.medoids[leaf]) for leaf in leaves)
         per_row = max(1, min(len(leaves), int(np.ceil(np.sqrt(len(leaves) / k)))))
         n_rows = int(np.ceil(len(leaves) / per_row))
-        figure, grid = plt.subplots(n_rows, per_row * k, squeeze=False, layout="constrained",
-                                    figsize=(1.25 * per_row * k + 0.6, 1.45 * n_rows + 0.5))
+        figure, grid = plt.subplots(
+            n_rows,
+            per_row * k,
+            squeeze=False,
+            layout="constrained",
+            figsize=(1.25 * per_row * k + 0.6, 1.45 * n_rows + 0.5),
+        )
         axes, used = [], set()
         for index, leaf in enumerate(leaves):
             row, block = divmod(index, per_row)
@@ -278,8 +293,9 @@ class LeafMedoids:
 
         for axis, leaf in zip(axes, leaves):
             for column, values in enumerate(self.prototypes[leaf]):
-                axis.plot(values, marker=".", label=f"row {self.medoids[leaf][column]} "
-                          f"({self.cluster_sizes[leaf][column]})")
+                axis.plot(
+                    values, marker=".", label=f"row {self.medoids[leaf][column]} ({self.cluster_sizes[leaf][column]})"
+                )
             axis.set_ylabel(f"leaf {leaf}\n{self.n_samples[leaf]} rows", fontsize=8)
             axis.yaxis.set_major_locator(MaxNLocator(nbins=4))
             axis.tick_params(labelsize=7)
@@ -335,8 +351,20 @@ LEAF_MEDOIDS_CONSTRAINTS = {
 
 
 @validate_params(LEAF_MEDOIDS_CONSTRAINTS, data=("model_or_ensemble", "X"))
-def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metric="euclidean", p=2.0,
-                 algorithm="auto", max_iter=100, random_state=0, n_jobs=None) -> LeafMedoids:
+def leaf_medoids(
+    model_or_ensemble,
+    X,
+    *,
+    n_medoids=3,
+    tree=0,
+    leaves=None,
+    metric="euclidean",
+    p=2.0,
+    algorithm="auto",
+    max_iter=100,
+    random_state=0,
+    n_jobs=None,
+) -> LeafMedoids:
     """Medoid rows of every leaf of one tree.
 
     The rows of ``X`` are routed through tree ``tree`` of the model
@@ -405,7 +433,11 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
     from ..tree import check_X
 
     ensemble = from_model(model_or_ensemble)
-    if isinstance(tree, (bool, np.bool_)) or not isinstance(tree, (int, np.integer)) or not 0 <= tree < ensemble.n_trees:
+    if (
+        isinstance(tree, (bool, np.bool_))
+        or not isinstance(tree, (int, np.integer))
+        or not 0 <= tree < ensemble.n_trees
+    ):
         raise NodeError(f"tree must be an index in [0, {ensemble.n_trees}), got {tree!r}")
     if isinstance(metric, str) and metric.lower() == "precomputed":
         raise ParameterError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
@@ -426,24 +458,42 @@ def leaf_medoids(model_or_ensemble, X, *, n_medoids=3, tree=0, leaves=None, metr
                 f"{all_leaves[:20].tolist()}{' ...' if all_leaves.size > 20 else ''}"
             )
     # float64 rows for the distances; the routing reads X as the model does
-    values = check_rows(check_X(
-        X, ensemble.n_features_in_, ensemble.feature_names_in_, "float64", ensemble.feature_categories,
-        library=ensemble.source.library,  # categories by value, as the model reads them
-    ))
+    values = check_rows(
+        check_X(
+            X,
+            ensemble.n_features_in_,
+            ensemble.feature_names_in_,
+            "float64",
+            ensemble.feature_categories,
+            library=ensemble.source.library,  # categories by value, as the model reads them
+        )
+    )
     leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
     seeds = generator.integers(0, 2**31 - 1, size=chosen.size)
     jobs = []
     for leaf, seed in zip(chosen, seeds):
         rows = np.flatnonzero(leaf_of_row == leaf)
-        jobs.append(joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed),
-                                              max_iter))
+        jobs.append(
+            joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
+        )
     outputs = joblib.Parallel(n_jobs=n_jobs)(jobs)
-    result = LeafMedoids(tree=int(tree), medoids={}, cluster_sizes={}, loss={}, n_samples={}, prototypes={},
-                         metric=metric if isinstance(metric, str) else resolve_metric(metric, p).name,
-                         feature_names=ensemble.feature_names_in_, n_medoids=int(n_medoids), p=float(p),
-                         n_rows=int(values.shape[0]), rows_fingerprint=rows_fingerprint(values),
-                         n_trees=int(ensemble.n_trees), tree_nodes=int(arrays.n_nodes),
-                         model_fingerprint=tree_fingerprint(ensemble, int(tree)))
+    result = LeafMedoids(
+        tree=int(tree),
+        medoids={},
+        cluster_sizes={},
+        loss={},
+        n_samples={},
+        prototypes={},
+        metric=metric if isinstance(metric, str) else resolve_metric(metric, p).name,
+        feature_names=ensemble.feature_names_in_,
+        n_medoids=int(n_medoids),
+        p=float(p),
+        n_rows=int(values.shape[0]),
+        rows_fingerprint=rows_fingerprint(values),
+        n_trees=int(ensemble.n_trees),
+        tree_nodes=int(arrays.n_nodes),
+        model_fingerprint=tree_fingerprint(ensemble, int(tree)),
+    )
     for leaf, (medoid_rows, sizes, loss, calls, used) in zip(chosen.tolist(), outputs):
         result.medoids[leaf] = medoid_rows
         result.cluster_sizes[leaf] = sizes

@@ -167,8 +167,19 @@ class BanditRound:
         The messages this call has warned so far.
     """
 
-    __slots__ = ("round", "phase", "arm", "tree", "node", "reward", "score_delta", "n_arms", "_policy", "_evaluator",
-                 "warnings")
+    __slots__ = (
+        "round",
+        "phase",
+        "arm",
+        "tree",
+        "node",
+        "reward",
+        "score_delta",
+        "n_arms",
+        "_policy",
+        "_evaluator",
+        "warnings",
+    )
 
     def __init__(self, round, phase, arm, tree, node, reward, score_delta, n_arms, policy, evaluator, warnings):
         self.round, self.phase, self.arm, self.tree, self.node = round, phase, arm, tree, node
@@ -188,8 +199,10 @@ class BanditRound:
         return self._evaluator.collapsed_nodes()
 
     def __repr__(self) -> str:
-        return (f"BanditRound(round={self.round}, phase={self.phase}, arm={self.arm}, tree={self.tree}, "
-                f"node={self.node}, reward={self.reward:.4g}, score_delta={self.score_delta:+.4g})")
+        return (
+            f"BanditRound(round={self.round}, phase={self.phase}, arm={self.arm}, tree={self.tree}, "
+            f"node={self.node}, reward={self.reward:.4g}, score_delta={self.score_delta:+.4g})"
+        )
 
 
 class _Arms:
@@ -200,8 +213,9 @@ class _Arms:
         self.delta_sum = np.zeros(len(trees))
 
 
-def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, history, phase, progress,
-                callback=None, notes=()):
+def _run_rounds(
+    evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, history, phase, progress, callback=None, notes=()
+):
     """Play the rounds of one phase; True if ``callback`` asked to stop."""
     n_arms = len(arms.tree)
     stopped = False
@@ -224,8 +238,19 @@ def _run_rounds(evaluator, arms, policy, rewards, n_rounds, eval_rows, rng, hist
         arms.delta_sum[arm] += delta
         history.append((len(history), phase, arm, tree, node, reward, delta))
         if callback is not None:
-            state = BanditRound(len(history) - 1, phase, int(arm), tree, node, float(reward), float(delta), n_arms,
-                                policy, evaluator, tuple(notes))
+            state = BanditRound(
+                len(history) - 1,
+                phase,
+                int(arm),
+                tree,
+                node,
+                float(reward),
+                float(delta),
+                n_arms,
+                policy,
+                evaluator,
+                tuple(notes),
+            )
             if callback_stops(callback(state)):
                 stopped = True
                 break
@@ -332,8 +357,10 @@ def bandit_prune(
     """
     started = time.perf_counter()
     if not np.isfinite(reward_threshold) or (reward_scale is not None and not np.isfinite(reward_scale)):
-        raise ParameterError(f"reward_threshold and reward_scale of bandit_prune must be finite, got "
-                             f"{reward_threshold!r} and {reward_scale!r}")
+        raise ParameterError(
+            f"reward_threshold and reward_scale of bandit_prune must be finite, got "
+            f"{reward_threshold!r} and {reward_scale!r}"
+        )
     bandit = make_policy(policy, **(policy_params or {}))
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
     eval_rows = eval_rows_of(eval_size, evaluator.n_rows)
@@ -341,15 +368,26 @@ def bandit_prune(
     if reward_scale is None:
         reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
     if not reward_scale > 0:
-        raise ParameterError(f"reward_scale of bandit_prune must be > 0, got {reward_scale} (from reward_threshold "
-                             f"{reward_threshold} and the weights {weights})")
+        raise ParameterError(
+            f"reward_scale of bandit_prune must be > 0, got {reward_scale} (from reward_threshold "
+            f"{reward_threshold} and the weights {weights})"
+        )
     rewards = _Rewards(bandit.reward_family, float(reward_threshold), float(reward_scale))
     if isinstance(bandit, WinStayLoseShift) and not isinstance(policy, Policy):
         bandit.win_threshold = rewards.neutral  # a win = the pull improved the score
     params = dict(
-        policy=bandit.name, n_rounds=n_rounds, eval_size=eval_size, eval_rows=eval_rows, candidates=candidates,
-        min_depth=min_depth, weights=weights, reward_threshold=reward_threshold, reward_scale=reward_scale,
-        strategy=strategy, random_state=random_state, stopped=False,
+        policy=bandit.name,
+        n_rounds=n_rounds,
+        eval_size=eval_size,
+        eval_rows=eval_rows,
+        candidates=candidates,
+        min_depth=min_depth,
+        weights=weights,
+        reward_threshold=reward_threshold,
+        reward_scale=reward_scale,
+        strategy=strategy,
+        random_state=random_state,
+        stopped=False,
     )
     notes = []
     params["warnings"] = notes  # the list the run appends to (a tuple in the result)
@@ -362,22 +400,37 @@ def bandit_prune(
     history = []
     trees, nodes, depths, excluded = evaluator.arms(candidates, min_depth)
     if excluded:
-        warn(f"{excluded} candidate nodes are not arms: the {ensemble.source.library} model does not store the "
-             "value they would have as leaves")
+        warn(
+            f"{excluded} candidate nodes are not arms: the {ensemble.source.library} model does not store the "
+            "value they would have as leaves"
+        )
     if len(trees) == 0:
-        warn(f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
-             f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth"
-             + (" or use candidates='internal'" if candidates == "twigs" else ""))
+        warn(
+            f"no arm to pull: no {'twig' if candidates == 'twigs' else 'internal node'} at depth >= {min_depth} "
+            f"(the model's max depth is {ensemble.max_depth}); returning the unpruned model. Lower min_depth"
+            + (" or use candidates='internal'" if candidates == "twigs" else "")
+        )
         params["warnings"] = tuple(notes)
-        return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
-                      history=_history_frame(history, {}), arms=_arms_frame({}, evaluator, ensemble),
-                      path=pd.DataFrame({"n_pruned": [0], "score": [evaluator.score()]}))
+        return finish(
+            "bandit",
+            ensemble,
+            X,
+            target,
+            evaluator,
+            weights,
+            started,
+            params=params,
+            history=_history_frame(history, {}),
+            arms=_arms_frame({}, evaluator, ensemble),
+            path=pd.DataFrame({"n_pruned": [0], "score": [evaluator.score()]}),
+        )
 
     totals = {}  # (tree, node) -> [depth, pulls, reward sum, delta sum, rank, pruned]
     if strategy == "rank":
         arms = _Arms(trees, nodes, depths)
-        pulls, means, mean_delta, stopped = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng,
-                                                        history, 0, progress, callback, notes)
+        pulls, means, mean_delta, stopped = _run_rounds(
+            evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng, history, 0, progress, callback, notes
+        )
         order = _rank(pulls, means, mean_delta)
         _accumulate(totals, arms, pulls, means, order)
         chosen = _non_nested(order, arms.tree, arms.node, evaluator)
@@ -388,8 +441,9 @@ def bandit_prune(
         scores, phase = [evaluator.score()], 0
         while len(trees):
             arms = _Arms(trees, nodes, depths)
-            pulls, means, mean_delta, stopped = _run_rounds(evaluator, arms, bandit, rewards, n_rounds, eval_rows,
-                                                            rng, history, phase, progress, callback, notes)
+            pulls, means, mean_delta, stopped = _run_rounds(
+                evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng, history, phase, progress, callback, notes
+            )
             order = _rank(pulls, means, mean_delta)
             _accumulate(totals, arms, pulls, means, order)
             best = int(order[0])
@@ -408,8 +462,19 @@ def bandit_prune(
         path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
     params["stopped"] = bool(stopped)
     params["warnings"] = tuple(notes)
-    return finish("bandit", ensemble, X, target, evaluator, weights, started, params=params,
-                  history=_history_frame(history, totals), arms=_arms_frame(totals, evaluator, ensemble), path=path)
+    return finish(
+        "bandit",
+        ensemble,
+        X,
+        target,
+        evaluator,
+        weights,
+        started,
+        params=params,
+        history=_history_frame(history, totals),
+        arms=_arms_frame(totals, evaluator, ensemble),
+        path=path,
+    )
 
 
 def _accumulate(totals, arms, pulls, means, order):
@@ -458,13 +523,32 @@ def _history_frame(history, totals) -> pd.DataFrame:
 def _arms_frame(totals, evaluator, ensemble) -> pd.DataFrame:
     records = []
     for arm, ((tree, node), (depth, pulls, reward_sum, delta_sum, rank, pruned)) in enumerate(sorted(totals.items())):
-        records.append(dict(
-            arm=arm, tree=tree, node=node, depth=depth,
-            samples=int(ensemble.trees[tree].n_node_samples[node]),
-            val_rows=int(evaluator.row_stop[tree][node] - evaluator.row_start[tree][node]),
-            pulls=pulls, mean_reward=reward_sum / pulls if pulls else 0.0,
-            mean_score_delta=delta_sum / pulls if pulls else 0.0, rank=rank, pruned=bool(pruned),
-        ))
-    columns = ["arm", "tree", "node", "depth", "samples", "val_rows", "pulls", "mean_reward", "mean_score_delta",
-               "rank", "pruned"]
+        records.append(
+            dict(
+                arm=arm,
+                tree=tree,
+                node=node,
+                depth=depth,
+                samples=int(ensemble.trees[tree].n_node_samples[node]),
+                val_rows=int(evaluator.row_stop[tree][node] - evaluator.row_start[tree][node]),
+                pulls=pulls,
+                mean_reward=reward_sum / pulls if pulls else 0.0,
+                mean_score_delta=delta_sum / pulls if pulls else 0.0,
+                rank=rank,
+                pruned=bool(pruned),
+            )
+        )
+    columns = [
+        "arm",
+        "tree",
+        "node",
+        "depth",
+        "samples",
+        "val_rows",
+        "pulls",
+        "mean_reward",
+        "mean_score_delta",
+        "rank",
+        "pruned",
+    ]
     return pd.DataFrame.from_records(records, columns=columns)

@@ -154,8 +154,9 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     for index, tree in enumerate(ensemble.trees):
         weight, impurity = impurity_of_counts(_node_statistics(tree, leaves[:, index], target), criterion)
         r_node = weight * impurity / weight[0]
-        nodes, alphas, impurities = _weakest_link_path(tree.children_left, tree.children_right, node_parent(tree),
-                                                       r_node)
+        nodes, alphas, impurities = _weakest_link_path(
+            tree.children_left, tree.children_right, node_parent(tree), r_node
+        )
         paths.append({"ccp_alphas": alphas, "impurities": impurities, "nodes": nodes})
     return paths
 
@@ -256,7 +257,5 @@ def cost_complexity_prune(
             evaluator.commit(tree, int(path["nodes"][step]))
             step += 1
     frame = pd.DataFrame({"alpha": alphas, "n_pruned": n_pruned, "score": scores})
-    params = dict(criterion=_check_criterion(criterion, ensemble), scoring=scoring, weights=weights,
-                  alpha=chosen_alpha)
+    params = dict(criterion=_check_criterion(criterion, ensemble), scoring=scoring, weights=weights, alpha=chosen_alpha)
     return finish("cost_complexity", ensemble, X, target, evaluator, weights, started, params=params, path=frame)
-

@@ -31,28 +31,54 @@ def register(subparsers) -> None:
         description=__doc__.split("\n\n", 1)[1].strip(),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("model", help="; ".join(f"{adapter.name} {'/'.join(adapter.extensions)}" for adapter in ADAPTERS.values())
-                        + " (scikit-learn's files are pickles, which may hold any library's estimator)")
+    parser.add_argument(
+        "model",
+        help="; ".join(f"{adapter.name} {'/'.join(adapter.extensions)}" for adapter in ADAPTERS.values())
+        + " (scikit-learn's files are pickles, which may hold any library's estimator)",
+    )
     parser.add_argument("--data", required=True, help="CSV file of validation rows (with a header)")
     parser.add_argument("--target", required=True, help="column of the CSV holding the target")
     parser.add_argument("--out", required=True, help="where to write the pruned model (same format as MODEL)")
-    parser.add_argument("--method", default="compress", choices=("compress", "paper"),
-                        help="compress: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune")
-    parser.add_argument("--tolerance", type=float, default=0.005,
-                        help="compress: how much worse than the unpruned model the pruned one may be on --data "
-                             "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)")
-    parser.add_argument("--margin", type=float, default=MARGIN,
-                        help="compress: standard errors of the validation change the model must stay inside the "
-                             "tolerance by (0: the change itself within it)")
-    parser.add_argument("--metric", default=None, choices=sorted(METRICS),
-                        help="compress: balanced_accuracy for classifiers and r2 for regressors by default")
-    parser.add_argument("--train-data", default=None,
-                        help="compress: CSV of training rows (same columns) to rank removals and re-fit leaves on")
+    parser.add_argument(
+        "--method",
+        default="compress",
+        choices=("compress", "paper"),
+        help="compress: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.005,
+        help="compress: how much worse than the unpruned model the pruned one may be on --data "
+        "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=MARGIN,
+        help="compress: standard errors of the validation change the model must stay inside the "
+        "tolerance by (0: the change itself within it)",
+    )
+    parser.add_argument(
+        "--metric",
+        default=None,
+        choices=sorted(METRICS),
+        help="compress: balanced_accuracy for classifiers and r2 for regressors by default",
+    )
+    parser.add_argument(
+        "--train-data",
+        default=None,
+        help="compress: CSV of training rows (same columns) to rank removals and re-fit leaves on",
+    )
     parser.add_argument("--n-jobs", type=int, default=-1, help="compress: threads, -1 for every core")
     parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES), help="paper: the bandit policy")
     parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
-    parser.add_argument("--eval-size", type=_eval_size, default=0.5,
-                        help="rows drawn each round: a fraction (<= 1) or a number of rows (> 1)")
+    parser.add_argument(
+        "--eval-size",
+        type=_eval_size,
+        default=0.5,
+        help="rows drawn each round: a fraction (<= 1) or a number of rows (> 1)",
+    )
     parser.add_argument("--candidates", default="twigs", choices=CANDIDATES)
     parser.add_argument("--min-depth", type=int, default=4, help="shallowest depth of an arm (root = 0)")
     parser.add_argument("--strategy", default="rank", choices=STRATEGIES)
@@ -70,9 +96,7 @@ def _eval_size(text: str):
         return value
     if 1.0 < value < 2**53 and value == int(value):
         return int(value)
-    raise argparse.ArgumentTypeError(
-        f"expected a fraction in (0, 1] or a whole number of rows (> 1), got {text!r}"
-    )
+    raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1] or a whole number of rows (> 1), got {text!r}")
 
 
 def _check_out(model_path: Path, out_path: Path) -> None:
@@ -87,7 +111,9 @@ def _check_out(model_path: Path, out_path: Path) -> None:
     if not folder.is_dir():
         raise DataError(f"--out {out_path}: the folder {str(folder)!r} does not exist; create it first")
     if out_path.is_dir():
-        raise DataError(f"--out {out_path} is a folder; give a file name such as {out_path / ('pruned' + model_path.suffix)}")
+        raise DataError(
+            f"--out {out_path} is a folder; give a file name such as {out_path / ('pruned' + model_path.suffix)}"
+        )
 
 
 def _columns(frame, ensemble):
@@ -156,8 +182,7 @@ def run(args) -> int:
     def read(path):
         frame = pd.read_csv(path)
         if args.target not in frame.columns:
-            raise DataError(f"the CSV {path} has no column {args.target!r}; its columns are "
-                            f"{list(frame.columns)[:20]}")
+            raise DataError(f"the CSV {path} has no column {args.target!r}; its columns are {list(frame.columns)[:20]}")
         y = frame.pop(args.target).to_numpy()
         return _columns(frame, ensemble), y
 
@@ -170,27 +195,49 @@ def run(args) -> int:
         X, y = read(args.data)
         if args.method == "compress":
             X_train, y_train = read(args.train_data) if args.train_data else (None, None)
-            result = prune(ensemble, X, y, tolerance=args.tolerance, margin=args.margin, metric=args.metric,
-                           X_train=X_train, y_train=y_train, random_state=args.random_state, progress=False,
-                           n_jobs=args.n_jobs)
+            result = prune(
+                ensemble,
+                X,
+                y,
+                tolerance=args.tolerance,
+                margin=args.margin,
+                metric=args.metric,
+                X_train=X_train,
+                y_train=y_train,
+                random_state=args.random_state,
+                progress=False,
+                n_jobs=args.n_jobs,
+            )
         else:
             result = bandit_prune(
-                ensemble, X, y, policy=args.policy, n_rounds=args.rounds, eval_size=args.eval_size,
-                candidates=args.candidates, min_depth=args.min_depth, strategy=args.strategy,
-                random_state=args.random_state, progress=False,
+                ensemble,
+                X,
+                y,
+                policy=args.policy,
+                n_rounds=args.rounds,
+                eval_size=args.eval_size,
+                candidates=args.candidates,
+                min_depth=args.min_depth,
+                strategy=args.strategy,
+                random_state=args.random_state,
+                progress=False,
             )
         adapter.save(result.to_model(), args.out)
     except (BanditTreeToolsError, ValueError, OSError, *native_errors()) as error:
         print(f"bandit-tree-tools prune: error: {first_line(error)}", file=sys.stderr)
         return 1
     if args.method == "compress":
-        print(f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
-              f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
-              f"{result.params['metric']}, {len(result.path)} models visited ({result.elapsed:.2f} s); metrics on "
-              f"the {int(result.metrics.loc['after', 'rows']):,} rows of {args.data} that checked the tolerance:")
+        print(
+            f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
+            f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
+            f"{result.params['metric']}, {len(result.path)} models visited ({result.elapsed:.2f} s); metrics on "
+            f"the {int(result.metrics.loc['after', 'rows']):,} rows of {args.data} that checked the tolerance:"
+        )
     else:
-        print(f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
-              f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:")
+        print(
+            f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
+            f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:"
+        )
     print(result.metrics.to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {args.out}")
     return 0

@@ -55,8 +55,7 @@ def eval_rows(eval_size, n_rows: int, name: str = "eval_size") -> int:
     than the validation set has is a DataError that says what to pass."""
     if isinstance(eval_size, float) and eval_size > 1 and eval_size.is_integer():
         eval_size = int(eval_size)
-    if isinstance(eval_size, numbers.Integral) and not isinstance(eval_size, (bool, np.bool_)) \
-            and eval_size > n_rows:
+    if isinstance(eval_size, numbers.Integral) and not isinstance(eval_size, (bool, np.bool_)) and eval_size > n_rows:
         raise DataError(
             f"{name}={eval_size} rows are drawn each round, but the validation set has only {n_rows} rows; "
             f"pass more validation rows or a smaller {name} (e.g. a fraction such as 0.5)"
@@ -74,8 +73,10 @@ def finish(method, ensemble, X, target, evaluator, weights, started, **parts) ->
     pruned_nodes = evaluator.collapsed_nodes()
     pruned = collapse(ensemble, pruned_nodes) if pruned_nodes else ensemble
     after_raw = pruned._raw_from_leaves(evaluator.pruned_leaves(pruned_nodes))
-    metrics = before_after(metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
-                           metrics_of_raw(pruned, after_raw, target, weights))
+    metrics = before_after(
+        metrics_of_raw(ensemble, evaluator.initial_raw, target, weights),
+        metrics_of_raw(pruned, after_raw, target, weights),
+    )
     return PruneResult(
         method=method,
         ensemble=pruned,

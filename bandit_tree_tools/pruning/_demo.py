@@ -8,8 +8,11 @@ import numpy as np
 def _models():
     from sklearn.tree import DecisionTreeClassifier
 
-    models = {"scikit-learn DecisionTreeClassifier": DecisionTreeClassifier(
-        max_depth=7, min_samples_leaf=3, min_samples_split=3, random_state=0)}
+    models = {
+        "scikit-learn DecisionTreeClassifier": DecisionTreeClassifier(
+            max_depth=7, min_samples_leaf=3, min_samples_split=3, random_state=0
+        )
+    }
     try:
         import lightgbm
 
@@ -62,5 +65,7 @@ def demo() -> str:
         )
     lines.append("score = accuracy + 2.5 F1 - logloss/34.5 (the paper's performance, log-loss scaled into [0, 1])")
     if failures:
-        raise AssertionError("\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"]))
+        raise AssertionError(
+            "\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"])
+        )
     return "\n".join(lines)

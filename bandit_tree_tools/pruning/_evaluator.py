@@ -76,8 +76,17 @@ class IncrementalEvaluator:
     def _refresh(self, rows):
         t = self.target
         _kernels._row_outputs(
-            self.raw, rows, t.codes, t.values, self.link, self.link_scale, self.float32, self.label_rule, t.n_classes,
-            self.prediction, self.loss,
+            self.raw,
+            rows,
+            t.codes,
+            t.values,
+            self.link,
+            self.link_scale,
+            self.float32,
+            self.label_rule,
+            t.n_classes,
+            self.prediction,
+            self.loss,
         )
 
     def rows_under(self, tree: int, node: int) -> np.ndarray:
@@ -141,8 +150,13 @@ class IncrementalEvaluator:
         self.collapsed[tree][node] = True
 
     def snapshot(self):
-        return (self.raw.copy(), self.current_node.copy(), self.prediction.copy(), self.loss.copy(),
-                [mask.copy() for mask in self.collapsed])
+        return (
+            self.raw.copy(),
+            self.current_node.copy(),
+            self.prediction.copy(),
+            self.loss.copy(),
+            [mask.copy() for mask in self.collapsed],
+        )
 
     def restore(self, snapshot) -> None:
         raw, current, prediction, loss, collapsed = snapshot
@@ -158,7 +172,9 @@ class IncrementalEvaluator:
         left out because the model does not store their collapsed value."""
         trees, nodes, depths, excluded = [], [], [], 0
         for index, tree in enumerate(self.ensemble.trees):
-            mask = _kernels._arm_mask(tree.children_left, tree.children_right, self.collapsed[index], candidates == "twigs")
+            mask = _kernels._arm_mask(
+                tree.children_left, tree.children_right, self.collapsed[index], candidates == "twigs"
+            )
             mask &= self.depths[index] >= min_depth
             excluded += int(np.count_nonzero(mask & (tree.has_leaf_value == 0)))
             mask &= tree.has_leaf_value == 1

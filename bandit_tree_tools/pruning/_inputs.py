@@ -90,12 +90,12 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
 # Adapter.objective), and why
 UNJUDGED_OBJECTIVES = {
     "quantile": "its predictions estimate a quantile of y, but pruning measures them (R^2, MSE) and re-fits them as "
-                "estimates of the mean, so the pruned model would drift towards the mean",
+    "estimates of the mean, so the pruned model would drift towards the mean",
     "ranking": "its scores order the rows of each query, and pruning has no ranking metric: it would judge the scores "
-               "as predictions of the relevance labels",
+    "as predictions of the relevance labels",
     "survival": "its predictions are hazard ratios, which pruning's metrics cannot compare with survival times",
     "margin": "it predicts margins, not probabilities, so pruning would judge it as a regression of the class labels; "
-              "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
+    "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
 }
 
 

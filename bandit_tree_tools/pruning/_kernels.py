@@ -17,6 +17,7 @@ import numba
 import numpy as np
 
 from ..tree._links import SIGMOID, link_row, link_value
+
 LOG_LOSS_EPS = 1e-15
 # a binary sigmoid's margin past this (scaled) puts P(positive) so far from 1/2 (2.5e-4) that no
 # float64 or float32 rounding can turn the class: the class is the margin's sign, no exp needed
@@ -106,7 +107,7 @@ def _class_proba(raw, row, link, link_scale, float32, proba):
         proba[1] = link_value(raw[row, 0], link, link_scale, float32)
         proba[0] = 1.0 - proba[1]
     else:
-        link_row(raw[row], link, link_scale, float32, proba[:raw.shape[1]])
+        link_row(raw[row], link, link_scale, float32, proba[: raw.shape[1]])
 
 
 @numba.njit(cache=True, inline="always")
@@ -152,8 +153,9 @@ def _row_classes(raw, link, link_scale, float32, label_rule, n_classes, predicti
 
 
 @numba.njit(cache=True, parallel=True)
-def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32, label_rule, n_classes, prediction,
-                 loss):
+def _row_outputs(
+    raw, rows, target_code, target_value, link, link_scale, float32, label_rule, n_classes, prediction, loss
+):
     """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw`` (blocks of
     rows in parallel, each with its own scratch probabilities)."""
     n, block = rows.shape[0], 4096
@@ -161,8 +163,9 @@ def _row_outputs(raw, rows, target_code, target_value, link, link_scale, float32
         proba = np.empty(max(n_classes, 2), dtype=np.float64)
         for i in range(start * block, min((start + 1) * block, n)):
             row = rows[i]
-            best, row_loss = _row_output(raw, row, target_code[row], target_value[row], link, link_scale, float32,
-                                         label_rule, n_classes, proba)
+            best, row_loss = _row_output(
+                raw, row, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
+            )
             prediction[row] = best
             loss[row] = row_loss
 
@@ -236,8 +239,9 @@ def _pull_stats(
             new_raw[0, k] = raw[row, k]
         for j in range(width):
             new_raw[0, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
-        best, row_loss = _row_output(new_raw, 0, target_code[row], target_value[row], link, link_scale, float32,
-                                     label_rule, n_classes, proba)
+        best, row_loss = _row_output(
+            new_raw, 0, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
+        )
         _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
         _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
     return stats

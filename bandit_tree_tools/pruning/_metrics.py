@@ -51,8 +51,19 @@ def row_outputs(ensemble: Ensemble, raw: np.ndarray, target, *, with_loss: bool 
         _kernels._row_classes(raw, link, link_scale, float32, rule, target.n_classes, prediction)
         return prediction, None
     loss = np.empty(n_rows, dtype=np.float64)
-    _kernels._row_outputs(raw, np.arange(n_rows, dtype=np.int64), target.codes, target.values, link, link_scale,
-                          float32, rule, target.n_classes, prediction, loss)
+    _kernels._row_outputs(
+        raw,
+        np.arange(n_rows, dtype=np.int64),
+        target.codes,
+        target.values,
+        link,
+        link_scale,
+        float32,
+        rule,
+        target.n_classes,
+        prediction,
+        loss,
+    )
     return prediction, loss
 
 

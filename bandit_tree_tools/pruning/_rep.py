@@ -75,5 +75,14 @@ def reduced_error_prune(model, X_val, y_val, *, scoring: str = "accuracy", weigh
                 scores.append(current)
                 n_pruned.append(n_pruned[-1] + 1)
     path = pd.DataFrame({"n_pruned": n_pruned, "score": scores})
-    return finish("reduced_error", ensemble, X, target, evaluator, weights, started,
-                  params=dict(scoring=scoring, weights=weights), path=path)
+    return finish(
+        "reduced_error",
+        ensemble,
+        X,
+        target,
+        evaluator,
+        weights,
+        started,
+        params=dict(scoring=scoring, weights=weights),
+        path=path,
+    )

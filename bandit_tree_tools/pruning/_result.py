@@ -136,8 +136,10 @@ class PruneResult:
         X = self.original.check_X(X)  # once for both models: they read the same columns
         target = check_target(self.original, y, X.shape[0], name="y")
         weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else weights
-        return before_after(model_metrics(self.original, X, target, weights, check_input=False),
-                            model_metrics(self.ensemble, X, target, weights, check_input=False))
+        return before_after(
+            model_metrics(self.original, X, target, weights, check_input=False),
+            model_metrics(self.ensemble, X, target, weights, check_input=False),
+        )
 
     # ----------------------------------------------------------------- display
     def plot(self, ax=None, *, axes=None):
@@ -159,8 +161,7 @@ class PruneResult:
         import warnings
 
         if axes is not None:
-            warnings.warn("PruneResult.plot(axes=...) is deprecated; pass ax=... instead", FutureWarning,
-                          stacklevel=2)
+            warnings.warn("PruneResult.plot(axes=...) is deprecated; pass ax=... instead", FutureWarning, stacklevel=2)
             ax = axes if ax is None else ax
         panels = 3 if len(self.history) else 1
         figure, axes = axes_for(ax, panels)

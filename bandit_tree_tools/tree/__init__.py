@@ -18,8 +18,8 @@ from ._arrays import (
     validate,
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
-from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
+from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 
 __all__ = [
     "MISSING_NAN",

@@ -489,8 +489,11 @@ def validate(tree: TreeArrays, *, n_features: int | None = None, where: str = "t
     if np.any(tree.has_leaf_value[leaf] != 1):
         raise InvalidTreeError(f"{where}: has_leaf_value must be 1 at every leaf")
     counts = tree.n_node_samples
-    known = internal & (counts >= 0) & (counts[np.where(internal, left, 0)] >= 0) & (
-        counts[np.where(internal, right, 0)] >= 0
+    known = (
+        internal
+        & (counts >= 0)
+        & (counts[np.where(internal, left, 0)] >= 0)
+        & (counts[np.where(internal, right, 0)] >= 0)
     )
     sums = counts[np.where(internal, left, 0)] + counts[np.where(internal, right, 0)]
     if np.any(known & (sums != counts)):

@@ -174,6 +174,7 @@ class Ensemble:
     task: str
     n_features_in_: int
     n_outputs: int
+    # given as array-likes (a scalar broadcasts); __post_init__ stores int64 / float64 arrays
     tree_output: np.ndarray
     tree_scale: np.ndarray
     aggregation: str
@@ -233,8 +234,10 @@ class Ensemble:
         """A new ensemble with other trees (as many as before) and everything else unchanged."""
         trees = tuple(trees)
         if len(trees) != self.n_trees:
-            raise ParameterError(f"replace_trees needs {self.n_trees} trees, got {len(trees)}; use dataclasses.replace "
-                             "to change tree_output and tree_scale too")
+            raise ParameterError(
+                f"replace_trees needs {self.n_trees} trees, got {len(trees)}; use dataclasses.replace "
+                "to change tree_output and tree_scale too"
+            )
         return replace(self, trees=trees)
 
     def __repr__(self) -> str:
@@ -366,8 +369,10 @@ class Ensemble:
         X = self._input(X, check_input=False)
         n_nodes = int(np.diff(self.packed.node_offset).max())
         if out.dtype.kind != "i" or np.iinfo(out.dtype).max < n_nodes - 1 or out.shape != (self.n_trees, order.size):
-            raise ValueError(f"out must be a signed integer array of shape ({self.n_trees}, {order.size}) holding "
-                             f"node ids up to {n_nodes - 1}, got {out.dtype} {out.shape}")
+            raise ValueError(
+                f"out must be a signed integer array of shape ({self.n_trees}, {order.size}) holding "
+                f"node ids up to {n_nodes - 1}, got {out.dtype} {out.shape}"
+            )
         if not 0 <= lo <= hi <= order.shape[0]:
             raise ValueError(f"need 0 <= lo <= hi <= {order.shape[0]}, got lo={lo}, hi={hi}")
         routed = order[lo:hi]  # only these are read: prefix routing checks each slice once
@@ -438,7 +443,7 @@ class Ensemble:
     def predict(self, X, *, check_input: bool = True) -> np.ndarray:
         """Class labels (classification) or predictions (regression)."""
         if self.task == "classification":
-            return self.classes_[self._class_index(X, check_input)]
+            return self.classes_[self._class_index(X, check_input)]  # type: ignore[index]  # a classifier has classes
         prediction = self.transform_raw(self.predict_raw(X, check_input=check_input))
         return prediction[:, 0] if prediction.shape[1] == 1 else prediction
 
@@ -546,7 +551,9 @@ def check_ensemble(ensemble: Ensemble) -> Ensemble:
         if tree.value.shape[1] != width:
             raise InvalidTreeError(f"tree {index} has values of width {tree.value.shape[1]}, tree 0 of width {width}")
     if np.any(ensemble.tree_output < 0) or np.any(ensemble.tree_output + width > ensemble.n_outputs):
-        raise InvalidTreeError(f"tree_output must place every tree's {width} values inside {ensemble.n_outputs} outputs")
+        raise InvalidTreeError(
+            f"tree_output must place every tree's {width} values inside {ensemble.n_outputs} outputs"
+        )
     if ensemble.task == "classification":
         if ensemble.classes_ is None or len(ensemble.classes_) < 2:
             raise InvalidTreeError("a classification ensemble needs classes_ with at least two labels")

@@ -130,7 +130,7 @@ def _as_lightgbm_reads_sparse(X, data: np.ndarray) -> np.ndarray:
 
 
 # ensemble -> int64 array of the features used by categorical splits (computed once per ensemble)
-_CATEGORICAL_FEATURES = weakref.WeakKeyDictionary()
+_CATEGORICAL_FEATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _categorical_features(ensemble) -> np.ndarray:
@@ -239,7 +239,7 @@ def _column_values(series, target) -> np.ndarray:
     """A numeric column rounded once to ``target``: numpy and nullable
     integers and longdouble cast straight to it (not through float64)."""
     dtype = series.dtype
-    if getattr(dtype, "kind", None) in "iub" and hasattr(dtype, "numpy_dtype"):  # nullable Int64, boolean
+    if (getattr(dtype, "kind", None) or "") in "iub" and hasattr(dtype, "numpy_dtype"):  # nullable Int64, boolean
         values = series.to_numpy(dtype=dtype.numpy_dtype, na_value=0)
         mask = series.isna().to_numpy()
         out = values.astype(target)

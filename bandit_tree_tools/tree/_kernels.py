@@ -200,7 +200,6 @@ def _is_compact(cuts):
 @overload(_step, inline="always", jit_options={"cache": True})
 def _step_overload(X, row, node, records, cuts, general):
     if _is_compact(cuts):
-
         if len(general) == 3:  # X holds no NaN: the steps skip the NaN bit
 
             def step_compact_finite(X, row, node, records, cuts, general):
@@ -342,8 +341,17 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
             for start in range(block * rows, stop, LANES):
                 count = min(LANES, stop - start)
                 _route_lanes(
-                    X, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts, general,
-                    at, lanes,
+                    X,
+                    start,
+                    count,
+                    tree_root[tree],
+                    tree_depth[tree],
+                    tree_lockstep[tree],
+                    records,
+                    cuts,
+                    general,
+                    at,
+                    lanes,
                 )
                 for lane in range(count):
                     leaves[start + lane, tree] = leaf_id[at[lane]]
@@ -351,8 +359,7 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
 
 
 @numba.njit(cache=True, parallel=True)
-def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out,
-                   rows):
+def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out, rows):
     """:func:`_apply` of the rows ``X[order[lo:hi]]``, written tree-major into
     ``out[:, lo:hi]`` (``out``'s integer type). Each block's rows are gathered
     from ``X`` first, so rows in a random order route as fast as rows in a row,
@@ -373,16 +380,39 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
             for start in range(0, in_block, LANES):
                 count = min(LANES, in_block - start)
                 _route_lanes(
-                    X_block, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts,
-                    general, at, lanes,
+                    X_block,
+                    start,
+                    count,
+                    tree_root[tree],
+                    tree_depth[tree],
+                    tree_lockstep[tree],
+                    records,
+                    cuts,
+                    general,
+                    at,
+                    lanes,
                 )
                 for lane in range(count):
                     out[tree, first + start + lane] = leaf_id[at[lane]]
 
 
 @numba.njit(cache=True, parallel=True)
-def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_value, leaf_value32,
-                 tree_output, base_score, average, accumulate_float32, rows):
+def _predict_raw(
+    X,
+    tree_root,
+    tree_depth,
+    tree_lockstep,
+    records,
+    cuts,
+    general,
+    leaf_value,
+    leaf_value32,
+    tree_output,
+    base_score,
+    average,
+    accumulate_float32,
+    rows,
+):
     """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
     * value``, computed once) added in tree order, the order the libraries use,
     so sums match bit for bit; ``average`` divides the tree sum by the number
@@ -410,8 +440,17 @@ def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general
             for start in range(first_row, stop, LANES):
                 count = min(LANES, stop - start)
                 _route_lanes(
-                    X, start, count, tree_root[tree], tree_depth[tree], tree_lockstep[tree], records, cuts, general,
-                    at, lanes,
+                    X,
+                    start,
+                    count,
+                    tree_root[tree],
+                    tree_depth[tree],
+                    tree_lockstep[tree],
+                    records,
+                    cuts,
+                    general,
+                    at,
+                    lanes,
                 )
                 offset = start - first_row
                 if accumulate_float32:
@@ -432,8 +471,9 @@ def _predict_raw(X, tree_root, tree_depth, tree_lockstep, records, cuts, general
 
 
 @numba.njit(cache=True, parallel=True)
-def _raw_from_leaves(leaves, tree_root, new_of_old, leaf_value, leaf_value32, tree_output, base_score, average,
-                     accumulate_float32):
+def _raw_from_leaves(
+    leaves, tree_root, new_of_old, leaf_value, leaf_value32, tree_output, base_score, average, accumulate_float32
+):
     """:func:`_predict_raw` from the leaves :func:`_apply` found (original local
     ids), with the same additions in the same order. Blocks of rows, tree
     after tree within a block, as there: a tree-major matrix seen through its

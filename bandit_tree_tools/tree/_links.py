@@ -11,13 +11,14 @@ numba bodies compute ``expit`` as scipy writes it, ``1 / (1 + exp(-x))``;
 ``exp`` may differ from numpy's (which is vectorised) by an ulp or two.
 """
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 from scipy.special import expit, softmax
+
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 
 IDENTITY, SIGMOID, SOFTMAX, EXP = 0, 1, 2, 3
 

@@ -53,6 +53,7 @@ class PackedEnsemble(NamedTuple):
         feature mask and shift (compact) or the arrays of the general splits
         (wide); one more item where the rows hold no NaN (``finite``), which
         compiles the engine's steps without the NaN rule."""
+        fields: tuple
         if self.compact:
             fields = (np.uint32(self.feature_mask), np.uint32(self.shift))
             return fields + (np.uint32(0),) if finite else fields

@@ -166,8 +166,9 @@ def tree_from_data(feature, first_child, n_categories, X_codes, y_codes, n_class
     feature = np.asarray(feature, dtype=np.int64)
     first_child = np.asarray(first_child, dtype=np.int64)
     n_categories = np.asarray(n_categories, dtype=np.int64)
-    counts = _node_class_counts(X_codes, y_codes, np.asarray(weight, dtype=np.int64), n_classes, feature, first_child,
-                                n_categories)
+    counts = _node_class_counts(
+        X_codes, y_codes, np.asarray(weight, dtype=np.int64), n_classes, feature, first_child, n_categories
+    )
     return tree_from_counts(feature, first_child, n_categories, counts)
 
 
@@ -387,8 +388,10 @@ def categorical_codes(X, *, fitting: bool, categories=None):
     if fitting:
         if (codes < 0).any():
             row, column = np.argwhere(codes < 0)[0]
-            raise DataError(f"Negative values in data passed to fit: X has a negative category code "
-                            f"{codes[row, column]:g} (row {row}, feature {column}); codes must be 0, 1, 2, ...")
+            raise DataError(
+                f"Negative values in data passed to fit: X has a negative category code "
+                f"{codes[row, column]:g} (row {row}, feature {column}); codes must be 0, 1, 2, ..."
+            )
         n_categories = codes.max(axis=0).astype(np.int64) + 1
         if declared is not None:
             n_categories = np.where(declared > 0, np.maximum(declared, n_categories), n_categories)
@@ -485,9 +488,7 @@ class CategoricalTreeModel:
 
     def _check_fitted(self):
         if not hasattr(self, "tree_"):
-            raise NotFittedError(
-                f"this {type(self).__name__} is not fitted yet; call fit(X, y) first"
-            )
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first")
 
     def _codes_for_predict(self, X) -> np.ndarray:
         self._check_fitted()
@@ -505,13 +506,17 @@ class CategoricalTreeModel:
                     "features as input"
                 )
         codes = check_X(
-            X, self.n_features_in_, getattr(self, "feature_names_in_", None),
+            X,
+            self.n_features_in_,
+            getattr(self, "feature_names_in_", None),
             feature_categories=getattr(self, "feature_categories_", None),
         )
         if np.isinf(codes).any():
             row, column = np.argwhere(np.isinf(codes))[0]
-            raise DataError(f"X has an infinite value inf (row {row}, feature {column}); codes must be 0, 1, 2, ... "
-                            "(NaN for a missing value)")
+            raise DataError(
+                f"X has an infinite value inf (row {row}, feature {column}); codes must be 0, 1, 2, ... "
+                "(NaN for a missing value)"
+            )
         for column in range(codes.shape[1]):
             _float_codes(codes[:, column], column)
         return codes
@@ -554,7 +559,10 @@ class CategoricalTreeModel:
             cached = (
                 self.tree_,
                 to_ensemble(
-                    self.tree_, self.classes_, getattr(self, "feature_names_in_", None), type(self).__name__,
+                    self.tree_,
+                    self.classes_,
+                    getattr(self, "feature_names_in_", None),
+                    type(self).__name__,
                     getattr(self, "feature_categories_", None),
                 ),
             )

@@ -13,7 +13,15 @@ from ._exact import optimal_categorical_tree
 from ._search import TSDTClassifier
 
 COLUMNS = [
-    "method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves", "n_splits", "objective", "seconds", "note",
+    "method",
+    "lambda_",
+    "train_accuracy",
+    "test_accuracy",
+    "n_leaves",
+    "n_splits",
+    "objective",
+    "seconds",
+    "note",
 ]
 
 
@@ -51,20 +59,40 @@ def _cart_rows(X_train, y_train, X_test, y_test, lambdas, random_state):
     full = DecisionTreeClassifier(random_state=random_state).fit(X_train, y_train)
     seconds = time.perf_counter() - started
     for lambda_ in lambdas:
-        rows.append(_row("CART", lambda_, full.score(X_train, y_train), full.score(X_test, y_test),
-                         full.get_n_leaves(), full.get_n_leaves() - 1, seconds))
+        rows.append(
+            _row(
+                "CART",
+                lambda_,
+                full.score(X_train, y_train),
+                full.score(X_test, y_test),
+                full.get_n_leaves(),
+                full.get_n_leaves() - 1,
+                seconds,
+            )
+        )
     # Cost-complexity pruning, alpha chosen on the training objective (a binary split counts once).
     started = time.perf_counter()
     path = full.cost_complexity_pruning_path(X_train, y_train)
-    pruned = [DecisionTreeClassifier(random_state=random_state, ccp_alpha=alpha).fit(X_train, y_train)
-              for alpha in np.unique(np.maximum(path.ccp_alphas, 0.0))]  # the path can hold -1e-19
+    pruned = [
+        DecisionTreeClassifier(random_state=random_state, ccp_alpha=alpha).fit(X_train, y_train)
+        for alpha in np.unique(np.maximum(path.ccp_alphas, 0.0))
+    ]  # the path can hold -1e-19
     seconds = time.perf_counter() - started
     for lambda_ in lambdas:
         objective = [tree.score(X_train, y_train) - lambda_ * (tree.get_n_leaves() - 1) for tree in pruned]
         best = pruned[int(np.argmax(objective))]
-        rows.append(_row("CART+CCP", lambda_, best.score(X_train, y_train), best.score(X_test, y_test),
-                         best.get_n_leaves(), best.get_n_leaves() - 1, seconds,
-                         f"ccp_alpha={best.ccp_alpha:.4g}"))
+        rows.append(
+            _row(
+                "CART+CCP",
+                lambda_,
+                best.score(X_train, y_train),
+                best.score(X_test, y_test),
+                best.get_n_leaves(),
+                best.get_n_leaves() - 1,
+                seconds,
+                f"ccp_alpha={best.ccp_alpha:.4g}",
+            )
+        )
     return rows
 
 
@@ -97,15 +125,18 @@ def _river_rows(river, X_train, y_train, X_test, y_test, lambdas, n_samples, ran
 
         train, test = accuracy(train_dicts, y_train), accuracy(test_dicts, y_test)
         for lambda_ in lambdas:
-            rows.append(_row(label, lambda_, train, test, model.n_leaves, model.n_branches, seconds,
-                             f"{n_samples} stream rows"))
+            rows.append(
+                _row(label, lambda_, train, test, model.n_leaves, model.n_branches, seconds, f"{n_samples} stream rows")
+            )
     return rows
 
 
 def _dl85_rows(dl85, X_train, y_train, X_test, y_test, lambdas, depths):
     rows = []
     if not np.all(np.isin(X_train, (0, 1))) or not np.all(np.isin(X_test, (0, 1))):
-        warnings.warn("DL8.5 needs binary (0/1) features; its rows are left out", stacklevel=4)  # the caller of compare_trees
+        warnings.warn(
+            "DL8.5 needs binary (0/1) features; its rows are left out", stacklevel=4
+        )  # the caller of compare_trees
         return rows
     for depth in depths:
         model = dl85.DL85Classifier(max_depth=depth)
@@ -235,8 +266,11 @@ def compare_trees(
     import pandas as pd
 
     if n_iter is not None:
-        warnings.warn("compare_trees(n_iter=...) is now max_iter; n_iter will be removed in a future release",
-                      FutureWarning, stacklevel=3)  # past validate_params: at the caller
+        warnings.warn(
+            "compare_trees(n_iter=...) is now max_iter; n_iter will be removed in a future release",
+            FutureWarning,
+            stacklevel=3,
+        )  # past validate_params: at the caller
         max_iter = n_iter
     lambdas = [float(value) for value in np.atleast_1d(lambdas)]
     if any(value < 0 or not np.isfinite(value) for value in lambdas):
@@ -257,13 +291,28 @@ def compare_trees(
     rows = []
     for lambda_ in lambdas:
         for label, variant in (("optimistic TSDT", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
-            model = TSDTClassifier(lambda_=lambda_, max_iter=max_iter, batch_size=batch_size, variant=variant,
-                                   gamma=gamma, random_state=random_state)
+            model = TSDTClassifier(
+                lambda_=lambda_,
+                max_iter=max_iter,
+                batch_size=batch_size,
+                variant=variant,
+                gamma=gamma,
+                random_state=random_state,
+            )
             started = time.perf_counter()
             model.fit(X_train, y_train)
             seconds = time.perf_counter() - started
-            rows.append(_row(label, lambda_, model.score(X_train, y_train), model.score(X_test, y_test),
-                             model.n_leaves_, model.n_splits_, seconds))
+            rows.append(
+                _row(
+                    label,
+                    lambda_,
+                    model.score(X_train, y_train),
+                    model.score(X_test, y_test),
+                    model.n_leaves_,
+                    model.n_splits_,
+                    seconds,
+                )
+            )
         if exact is not False:
             started = time.perf_counter()
             try:
@@ -271,13 +320,35 @@ def compare_trees(
             except DataError as error:
                 if exact:
                     raise
-                rows.append(_row("exact", lambda_, np.nan, np.nan, np.nan, np.nan,
-                                 time.perf_counter() - started, f"infeasible: {str(error)[:80]}"))
+                rows.append(
+                    _row(
+                        "exact",
+                        lambda_,
+                        np.nan,
+                        np.nan,
+                        np.nan,
+                        np.nan,
+                        time.perf_counter() - started,
+                        f"infeasible: {str(error)[:80]}",
+                    )
+                )
             else:
-                rows.append(_row("exact", lambda_, optimum.score(X_train, y_train), optimum.score(X_test, y_test),
-                                 optimum.n_leaves_, optimum.n_splits_, time.perf_counter() - started))
-    rows.extend(_cart_rows(codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0), y_test_labels,
-                           lambdas, random_state))
+                rows.append(
+                    _row(
+                        "exact",
+                        lambda_,
+                        optimum.score(X_train, y_train),
+                        optimum.score(X_test, y_test),
+                        optimum.n_leaves_,
+                        optimum.n_splits_,
+                        time.perf_counter() - started,
+                    )
+                )
+    rows.extend(
+        _cart_rows(
+            codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0), y_test_labels, lambdas, random_state
+        )
+    )
     if models:
         from ..interop import from_model
 
@@ -288,16 +359,36 @@ def compare_trees(
             test = float(np.mean(ensemble.predict(X_test) == y_test_labels))
             n_leaves = ensemble.n_leaves
             for lambda_ in lambdas:
-                rows.append(_row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan,
-                                 "passed in"))
+                rows.append(
+                    _row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan, "passed in")
+                )
     river_module = _optional("river", "river", "compare_trees' VFDT and EFDT rows", river)
     if river_module is not None:
         n_samples = int(stream_passes) * codes_train.shape[0]
-        rows.extend(_river_rows(river_module, codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0),
-                                y_test_labels, lambdas, n_samples, random_state))
+        rows.extend(
+            _river_rows(
+                river_module,
+                codes_train,
+                y_train_labels,
+                np.nan_to_num(codes_test, nan=-1.0),
+                y_test_labels,
+                lambdas,
+                n_samples,
+                random_state,
+            )
+        )
     dl85_module = _optional("dl85", "dl85", "compare_trees' DL8.5 rows", dl85)
     if dl85_module is not None:
-        rows.extend(_dl85_rows(dl85_module, codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0),
-                               y_test_labels, lambdas, dl85_depths))
+        rows.extend(
+            _dl85_rows(
+                dl85_module,
+                codes_train,
+                y_train_labels,
+                np.nan_to_num(codes_test, nan=-1.0),
+                y_test_labels,
+                lambdas,
+                dl85_depths,
+            )
+        )
     table = pd.DataFrame(rows, columns=COLUMNS)
     return table.sort_values("lambda_", kind="stable").reset_index(drop=True)

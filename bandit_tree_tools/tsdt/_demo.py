@@ -20,26 +20,30 @@ def demo() -> str:
 
     def line(name, accuracy, n_leaves, n_splits, seconds):
         objective = accuracy - lambda_ * n_splits
-        return (f"  {name:<10} {n_leaves:3d} leaves {n_splits:3d} splits  accuracy {accuracy:.3f}  "
-                f"objective {objective:.4f}  {seconds:.2f} s")
+        return (
+            f"  {name:<10} {n_leaves:3d} leaves {n_splits:3d} splits  accuracy {accuracy:.3f}  "
+            f"objective {objective:.4f}  {seconds:.2f} s"
+        )
 
     started = time.perf_counter()
     search = TSDTClassifier(lambda_=lambda_, random_state=1).fit(X, y)
-    lines.append(line("TSDT", search.score(X, y), search.n_leaves_, search.n_splits_,
-                      time.perf_counter() - started))
+    lines.append(line("TSDT", search.score(X, y), search.n_leaves_, search.n_splits_, time.perf_counter() - started))
     started = time.perf_counter()
     paper = TSDTClassifier(lambda_=lambda_, variant="fast", random_state=1).fit(X, y)
-    lines.append(line("Fast-TSDT", paper.score(X, y), paper.n_leaves_, paper.n_splits_,
-                      time.perf_counter() - started)
-                 + "  (the paper's search)")
+    lines.append(
+        line("Fast-TSDT", paper.score(X, y), paper.n_leaves_, paper.n_splits_, time.perf_counter() - started)
+        + "  (the paper's search)"
+    )
     started = time.perf_counter()
     optimum = optimal_categorical_tree(X, y, lambda_)
-    lines.append(line("exact", optimum.score(X, y), optimum.n_leaves_, optimum.n_splits_,
-                      time.perf_counter() - started))
+    lines.append(
+        line("exact", optimum.score(X, y), optimum.n_leaves_, optimum.n_splits_, time.perf_counter() - started)
+    )
     started = time.perf_counter()
     cart = DecisionTreeClassifier(random_state=0).fit(X, y)
-    lines.append(line("CART", cart.score(X, y), cart.get_n_leaves(), cart.get_n_leaves() - 1,
-                      time.perf_counter() - started))
+    lines.append(
+        line("CART", cart.score(X, y), cart.get_n_leaves(), cart.get_n_leaves() - 1, time.perf_counter() - started)
+    )
     same = np.array_equal(search.ensemble_.predict(X), search.predict(X))
     lines.append(f"  TSDT's tree in the common format predicts identically: {same}")
 

@@ -67,7 +67,10 @@ class OptimalCategoricalTree(CategoricalTreeModel):
         )
 
 
-OPTIMAL_TREE_CONSTRAINTS = {"lambda_": [Interval(float, 0.0, None, finite=True)], "max_subproblems": [Interval(int, 1, None)]}
+OPTIMAL_TREE_CONSTRAINTS = {
+    "lambda_": [Interval(float, 0.0, None, finite=True)],
+    "max_subproblems": [Interval(int, 1, None)],
+}
 
 
 @validate_params(OPTIMAL_TREE_CONSTRAINTS, data=("X", "y"))

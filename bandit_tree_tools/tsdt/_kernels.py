@@ -29,10 +29,9 @@ the state is in :mod:`._kernels_state`, the posteriors of trees in
 """
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ..bandits._random import normal as _normal
 from ..bandits._random import shuffle as _shuffle
 from ..tree._impurity import GINI, class_impurity
@@ -305,7 +304,20 @@ def _has_space(state, node, n_cat, n_cells):
 
 @numba.njit(cache=True)
 def run_search(
-    state, X, y, order, n_iter, batch_size, cycle, n_cat, cat_offset, lambda_, gamma, clark, divisor, trace_mu,
+    state,
+    X,
+    y,
+    order,
+    n_iter,
+    batch_size,
+    cycle,
+    n_cat,
+    cat_offset,
+    lambda_,
+    gamma,
+    clark,
+    divisor,
+    trace_mu,
     trace_sd,
 ):
     """Run up to ``n_iter`` iterations of (Fast-)TSDT (Algorithm 1).

@@ -4,9 +4,9 @@ partial assignments with a memo table that calls on the same rows can share
 tree both use them)."""
 
 import numba
+import numpy as np
 
 from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
-import numpy as np
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
 ABORTED = -np.inf
@@ -46,8 +46,12 @@ def _grown(table_keys, table_value, table_choice):
 def new_table():
     """An empty memo table (keys, values, attributes, [entries stored])
     for :func:`_solve_node`."""
-    return (np.full(1024, EMPTY, dtype=np.int64), np.zeros(1024, dtype=np.float64), np.zeros(1024, dtype=np.int64),
-            np.zeros(1, dtype=np.int64))
+    return (
+        np.full(1024, EMPTY, dtype=np.int64),
+        np.zeros(1024, dtype=np.float64),
+        np.zeros(1024, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
 
 
 @numba.njit(cache=True)
@@ -65,8 +69,20 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     work = np.array([budget[0], np.iinfo(np.int64).max], dtype=np.int64)
     rows = np.arange(X.shape[0])
     value, table_keys, table_value, table_choice = _solve_node(
-        X, y, np.ones(X.shape[0], dtype=np.int64), rows, 0, n_categories, radix, n_classes, penalty, work, table_keys,
-        table_value, table_choice, stored,
+        X,
+        y,
+        np.ones(X.shape[0], dtype=np.int64),
+        rows,
+        0,
+        n_categories,
+        radix,
+        n_classes,
+        penalty,
+        work,
+        table_keys,
+        table_value,
+        table_choice,
+        stored,
     )
     budget[0] = work[0]
     if value == ABORTED:
@@ -76,8 +92,22 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
 
 
 @numba.njit(cache=True)
-def _solve_node(X, y, weight, rows, key0, n_categories, radix, n_classes, penalty, budget, table_keys, table_value,
-                table_choice, stored):
+def _solve_node(
+    X,
+    y,
+    weight,
+    rows,
+    key0,
+    n_categories,
+    radix,
+    n_classes,
+    penalty,
+    budget,
+    table_keys,
+    table_value,
+    table_choice,
+    stored,
+):
     """Best value (correct rows - penalty * splits) of a tree on ``rows``
     (indices into ``X``, the rows of the partial assignment ``key0``), row
     ``r`` standing for ``weight[r]`` rows (values are in weighted rows).

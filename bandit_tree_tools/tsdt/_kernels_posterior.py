@@ -7,7 +7,6 @@ import math
 import numba
 
 from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
-
 from ._kernels_state import MIN_SAMPLES, _leaf_counts
 
 

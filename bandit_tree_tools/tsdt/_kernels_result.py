@@ -3,10 +3,9 @@ exact class counts of the tried splits, the best tree assembled from them by
 dynamic programming, and multiway prediction."""
 
 import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 import numpy as np
 
+from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
 from ._kernels_exact import ABORTED, _find, _solve_node
 from ._kernels_posterior import _mark, evaluate_marked_tree
 from ._kernels_state import C_DT, C_SEARCH, C_SLOTS
@@ -189,11 +188,75 @@ def _sizes_and_majorities(counts, n_dt):
 
 # ------------------------------------------------ exact completion of the DP
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.array([
-    0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24,
-    18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25,
-    14, 19, 9, 13, 8, 7, 6,
-], dtype=np.int64)
+_DEBRUIJN_INDEX = np.array(
+    [
+        0,
+        1,
+        48,
+        2,
+        57,
+        49,
+        28,
+        3,
+        61,
+        58,
+        50,
+        42,
+        38,
+        29,
+        17,
+        4,
+        62,
+        55,
+        59,
+        36,
+        53,
+        51,
+        43,
+        22,
+        45,
+        39,
+        33,
+        30,
+        24,
+        18,
+        12,
+        5,
+        63,
+        47,
+        56,
+        27,
+        60,
+        41,
+        37,
+        16,
+        54,
+        35,
+        52,
+        21,
+        44,
+        32,
+        23,
+        11,
+        46,
+        26,
+        40,
+        15,
+        34,
+        20,
+        31,
+        10,
+        25,
+        14,
+        19,
+        9,
+        13,
+        8,
+        7,
+        6,
+    ],
+    dtype=np.int64,
+)
 
 
 @numba.njit(cache=True)
@@ -275,8 +338,24 @@ def _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choic
 
 
 @numba.njit(cache=True)
-def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radix, n_classes, penalty, budget,
-                     table_keys, table_value, table_choice, stored):
+def exact_completion(
+    state,
+    X,
+    y,
+    weight,
+    counts,
+    n_cat,
+    cat_offset,
+    tried,
+    radix,
+    n_classes,
+    penalty,
+    budget,
+    table_keys,
+    table_value,
+    table_choice,
+    stored,
+):
     """The DP of :func:`best_assembled_tree` (``counts`` and values in
     rows, row ``r`` of ``X`` standing for ``weight[r]`` rows), where DT nodes
     that the exact solver finishes within ``budget`` (steps, shared;
@@ -335,8 +414,20 @@ def exact_completion(state, X, y, weight, counts, n_cat, cat_offset, tried, radi
             n, steps = _rows_of(state, dt, bits, cat_offset, mask, rows)
             budget[1] -= steps
             value, table_keys, table_value, table_choice = _solve_node(
-                X, y, weight, rows[:n], keys[dt], n_cat, radix, n_classes, penalty, budget, table_keys, table_value,
-                table_choice, stored,
+                X,
+                y,
+                weight,
+                rows[:n],
+                keys[dt],
+                n_cat,
+                radix,
+                n_classes,
+                penalty,
+                budget,
+                table_keys,
+                table_value,
+                table_choice,
+                stored,
             )
             if value == ABORTED:
                 budget[1] = -1

@@ -5,9 +5,9 @@ them; the layout is described in :mod:`._kernels`."""
 from typing import NamedTuple
 
 import numba
+import numpy as np
 
 from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
-import numpy as np
 
 DONE = 0
 NEEDS_SPACE = 1

@@ -133,8 +133,15 @@ _FIELDS = {
     "pool_leaf": ("pool", -1),
     "pool_done": ("pool", 0),
 }
-_DTYPES = {"stack_weight": np.float64, "s_mu": np.float64, "s_sd": np.float64, "s_wide": np.float64,
-           "s_is_stop": np.uint8, "s_state": np.uint8, "pool_done": np.uint8}
+_DTYPES = {
+    "stack_weight": np.float64,
+    "s_mu": np.float64,
+    "s_sd": np.float64,
+    "s_wide": np.float64,
+    "s_is_stop": np.uint8,
+    "s_state": np.uint8,
+    "pool_done": np.uint8,
+}
 _USED = {"dt": K.C_DT, "slot": K.C_SLOTS, "search": K.C_SEARCH, "pool": K.C_POOL}
 
 
@@ -183,8 +190,12 @@ def grow_state(state: K.SearchState, n_categories) -> K.SearchState:
             tree_size += int(n_categories[state.s_split_feature[node]])
         node = int(state.s_parent[node])
     needs = {"dt": n_cells, "slot": tree_size, "search": n_features + 1, "pool": tree_size}
-    current = {"dt": state.dt_parent.shape[0], "slot": state.slot_total.shape[0],
-               "search": state.s_parent.shape[0], "pool": state.pool_leaf.shape[0]}
+    current = {
+        "dt": state.dt_parent.shape[0],
+        "slot": state.slot_total.shape[0],
+        "search": state.s_parent.shape[0],
+        "pool": state.pool_leaf.shape[0],
+    }
     wanted = {}
     for kind, capacity in current.items():
         used = int(state.counters[_USED[kind]])
@@ -235,10 +246,7 @@ class SearchTrace:
     def __repr__(self) -> str:
         if len(self.mean) == 0:
             return "SearchTrace(n_iterations=0)"
-        return (
-            f"SearchTrace(n_iterations={len(self.mean)}, final mean={self.mean[-1]:.4f}, "
-            f"final sd={self.sd[-1]:.4f})"
-        )
+        return f"SearchTrace(n_iterations={len(self.mean)}, final mean={self.mean[-1]:.4f}, final sd={self.sd[-1]:.4f})"
 
 
 class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
@@ -529,8 +537,11 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         # partial_fit's distinct (row, label) pairs and counts; () when not kept (the paper's variants).
         self._patterns = ()
         if self.variant == "optimistic":
-            self._patterns = (np.empty((0, len(n_categories)), dtype=np.int64), np.empty(0, dtype=np.int64),
-                              np.empty(0, dtype=np.int64))
+            self._patterns = (
+                np.empty((0, len(n_categories)), dtype=np.int64),
+                np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.int64),
+            )
 
     def _spread_divisor(self) -> float:
         """The kernels widen a search leaf's sd to gain / divisor; 0: the paper's sd."""
@@ -548,10 +559,21 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             trace_mu = np.empty(step, dtype=np.float64)
             trace_sd = np.empty(step, dtype=np.float64)
             count, status = K.run_search(
-                self._state, X_codes, y_codes, order, step, int(self.batch_size), cycle,
-                self.n_categories_, self._cat_offset, float(self.lambda_), float(self.gamma),
-                self.variant == "clark", self._spread_divisor(),
-                trace_mu, trace_sd,
+                self._state,
+                X_codes,
+                y_codes,
+                order,
+                step,
+                int(self.batch_size),
+                cycle,
+                self.n_categories_,
+                self._cat_offset,
+                float(self.lambda_),
+                float(self.gamma),
+                self.variant == "clark",
+                self._spread_divisor(),
+                trace_mu,
+                trace_sd,
             )
             self._trace.append((trace_mu[:count], trace_sd[:count]))
             done += count
@@ -593,8 +615,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             return self._splits_of(self._most_visited_node())
         if X_codes is None:
             n_search = int(state.counters[K.C_SEARCH])
-            scores = K.current_lower_bounds(state, self.n_categories_, self._cat_offset, float(self.lambda_), 1.0,
-                                            2.0)
+            scores = K.current_lower_bounds(state, self.n_categories_, self._cat_offset, float(self.lambda_), 1.0, 2.0)
             tied = np.flatnonzero(scores >= scores.max() - 1e-12)
             return self._splits_of(int(tied[np.argmin(state.s_n_splits[:n_search][tied])]))
         # Every split created (the children of visited trees too) unless counting them would take more
@@ -604,12 +625,12 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         expected = X_codes.shape[0] * K.counting_work(state, tried, self.n_categories_, self._cat_offset)
         if expected > COUNT_BUDGET:
             tried = K.tried_splits(state, n_features, True)
-        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried,
-                                             COUNT_BUDGET)
+        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried, COUNT_BUDGET)
         if not complete:  # the estimate was short: the visited trees' splits, whatever they cost
             tried = K.tried_splits(state, n_features, True)
-            counts, _ = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried,
-                                          np.iinfo(np.int64).max)
+            counts, _ = K.exact_dt_counts(
+                state, X_codes, y_codes, weight, self.n_categories_, tried, np.iinfo(np.int64).max
+            )
         n_rows = int(weight.sum())
         radix = _exact_radix(self.n_categories_)
         if radix is None or self.exact_effort == 0:  # too many combinations to index: the tried splits only
@@ -620,8 +641,22 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         steps = float(self.exact_effort) * self._rows_streamed * n_features
         budget = np.array([np.iinfo(np.int64).max, int(min(steps, 2.0**62))], dtype=np.int64)
         choice, _, keys, values, choices = K.exact_completion(
-            state, X_codes, y_codes, weight, counts, self.n_categories_, self._cat_offset, tried, radix,
-            len(self.classes_), float(self.lambda_) * n_rows, budget, keys, values, choices, stored,
+            state,
+            X_codes,
+            y_codes,
+            weight,
+            counts,
+            self.n_categories_,
+            self._cat_offset,
+            tried,
+            radix,
+            len(self.classes_),
+            float(self.lambda_) * n_rows,
+            budget,
+            keys,
+            values,
+            choices,
+            stored,
         )
         self._exact_table = (keys, choices, radix, K.dt_keys(state, radix))
         self.proven_optimal_ = bool(choice[0] == EXACT)

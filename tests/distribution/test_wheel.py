@@ -109,8 +109,20 @@ def test_the_installed_wheel_runs_the_demo_and_a_panel_outside_the_checkout(buil
     venv = tmp_path / "venv"
     _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-          "--no-index", str(wheel)])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ]
+    )
     purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
     project_site = Path(sysconfig.get_paths()["purelib"])
     assert project_site in map(Path, site.getsitepackages() + [sysconfig.get_paths()["purelib"]])
@@ -119,12 +131,16 @@ def test_the_installed_wheel_runs_the_demo_and_a_panel_outside_the_checkout(buil
     work, home, temp = tmp_path / "work", tmp_path / "home", tmp_path / "temp"
     for folder in (work, home, temp):
         folder.mkdir()
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTHON", "NUMBA_", "VIRTUAL_ENV", "XDG_CACHE"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "NUMBA_", "VIRTUAL_ENV", "XDG_CACHE"))
+    }
     env.update(HOME=str(home), TMPDIR=str(temp), MPLBACKEND="Agg", OMP_NUM_THREADS="1")
     _read_only(purelib / "bandit_tree_tools")
     home.chmod(0o555)
     try:
+
         def run(*args):
             return _run(["unshare", "--user", str(python), *args], cwd=work, env=env)
 

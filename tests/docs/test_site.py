@@ -25,7 +25,10 @@ def site():
         env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}
         run = subprocess.run(
             [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(HTML)],
-            cwd=ROOT, env=env, capture_output=True, text=True,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         assert run.returncode == 0, f"the docs build failed:\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
     return HTML

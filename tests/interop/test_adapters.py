@@ -72,7 +72,9 @@ def test_saved_files_load_back_and_predict_like_the_ensemble(data, library, tmp_
 def test_raw_scores_of_boosting_are_the_decision_function(data):
     X, y = data
     model = GradientBoostingClassifier(n_estimators=5, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(adapter_for(model).predict_native(model, X, raw=True), btt.from_model(model).predict_raw(X))
+    np.testing.assert_array_equal(
+        adapter_for(model).predict_native(model, X, raw=True), btt.from_model(model).predict_raw(X)
+    )
 
 
 def test_unknown_library_suffix_and_object_are_refused():
@@ -113,7 +115,10 @@ def test_bad_files_raise_the_documented_types(tmp_path):
     with pytest.raises(btt.ConversionError):
         adapter_for("lightgbm").load(tmp_path / "garbage.txt")
     (tmp_path / "garbage.pkl").write_bytes(b"\x80\x04not a pickle")
-    with pytest.warns(UserWarning, match="unpickles"), pytest.raises(btt.ConversionError, match="could not be unpickled"):
+    with (
+        pytest.warns(UserWarning, match="unpickles"),
+        pytest.raises(btt.ConversionError, match="could not be unpickled"),
+    ):
         adapter_for("sklearn").load(tmp_path / "garbage.pkl")
 
 
@@ -128,7 +133,10 @@ def test_payload_is_one_typed_record_and_old_plain_payloads_still_export(data, l
     model = fitted(library, X, y)
     ensemble = btt.from_model(model)
     record = ensemble.source.payload[NATIVE]
-    assert type(record).__name__ == {"sklearn": "Sklearn", "lightgbm": "LightGBM", "xgboost": "XGBoost"}[library] + "Payload"
+    assert (
+        type(record).__name__
+        == {"sklearn": "Sklearn", "lightgbm": "LightGBM", "xgboost": "XGBoost"}[library] + "Payload"
+    )
     assert record.template is not None and record.template is not model
     # an ensemble pickled before the records: plain keys, the private copy under the library's old name
     old_name = {"sklearn": "template", "lightgbm": "estimator", "xgboost": "shell"}[library]

@@ -51,7 +51,7 @@ def cycle(edges: dict):
         stack.append(node)
         for target in sorted(edges.get(node, ())):
             if state.get(target) == "open":
-                return stack[stack.index(target):] + [target]
+                return stack[stack.index(target) :] + [target]
             if target not in state:
                 found = visit(target)
                 if found:

@@ -100,7 +100,9 @@ def probe_rows(rng, model, ensemble, X, n_rows=300, categorical_columns=()):
     """Adversarial rows: thresholds (LightGBM's and ours) and their float
     neighbours, NaN, signed zeros, the zero band, infinities, negative and
     unseen categories, mixed with real cells."""
-    ours = np.concatenate([tree.threshold[(tree.children_left != -1) & (tree.is_categorical == 0)] for tree in ensemble.trees])
+    ours = np.concatenate(
+        [tree.threshold[(tree.children_left != -1) & (tree.is_categorical == 0)] for tree in ensemble.trees]
+    )
     thresholds = np.concatenate([lightgbm_thresholds(model), ours, [0.0]])
     specials = [np.nan, 0.0, -0.0, 1e-36, -1e-36, 1e-35, -1e-35, LIGHTGBM_ZERO, -LIGHTGBM_ZERO, np.inf, -np.inf,
                 -1.0, -3.0, 0.5, 1.0, 2.0, 5.0, 40.0, 1e9, 2.0**31, 1e300]  # fmt: skip

@@ -224,7 +224,9 @@ def test_pandas_categorical_columns_and_column_checks():
     np.testing.assert_array_equal(ensemble.predict(frame), model.predict(frame))
     exported = btt.to_model(btt.collapse(ensemble, {0: [1]}))
     assert exported.booster_.pandas_categorical == model.booster_.pandas_categorical
-    np.testing.assert_array_equal(exported.predict_proba(frame)[:, 1], btt.collapse(ensemble, {0: [1]}).predict_proba(frame)[:, 1])
+    np.testing.assert_array_equal(
+        exported.predict_proba(frame)[:, 1], btt.collapse(ensemble, {0: [1]}).predict_proba(frame)[:, 1]
+    )
     with pytest.raises(DataError, match="another order"):
         ensemble.predict(frame[["size", "colour", "weight"]])
     with pytest.raises(DataError, match="missing"):
@@ -393,7 +395,9 @@ def test_pandas_categories_are_remapped_to_the_training_categories():
     unseen = frame.assign(colour=pd.Categorical(np.where(colour == "red", "purple", colour)))
     np.testing.assert_array_equal(ensemble.predict_proba(unseen), model.predict_proba(unseen))
     exported = to_lightgbm(btt.collapse(ensemble, {0: [0]}))
-    np.testing.assert_array_equal(exported.predict_proba(reordered)[:, 1], btt.collapse(ensemble, {0: [0]}).predict_proba(reordered)[:, 1])
+    np.testing.assert_array_equal(
+        exported.predict_proba(reordered)[:, 1], btt.collapse(ensemble, {0: [0]}).predict_proba(reordered)[:, 1]
+    )
 
 
 def test_ambiguous_pandas_categories_warn_and_fall_back_to_codes():
@@ -414,7 +418,9 @@ def test_infinite_thresholds_survive_collapse_and_export():
     X = rng.normal(size=(400, 2))
     missing = rng.random(400) < 0.4
     X[missing, 0] = np.nan  # LightGBM separates NaN from every number with threshold=inf
-    model = lgb.LGBMRegressor(n_estimators=2, num_leaves=3, verbose=-1, n_jobs=1).fit(X, missing + 0.1 * rng.normal(size=400))
+    model = lgb.LGBMRegressor(n_estimators=2, num_leaves=3, verbose=-1, n_jobs=1).fit(
+        X, missing + 0.1 * rng.normal(size=400)
+    )
     ensemble = from_lightgbm(model)
     assert np.isinf(ensemble.trees[0].threshold[0])
     collapsed = btt.collapse(ensemble, {1: [1]})

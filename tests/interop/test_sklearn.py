@@ -16,6 +16,7 @@ from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF
 from tests.oracles.tree import reference_predict_raw
 
+
 @pytest.fixture(autouse=True)
 def one_openmp_thread():
     """HistGradientBoosting's OpenMP threads spin-wait on a shared machine;
@@ -37,10 +38,16 @@ TREES = {
 N_EXAMPLES = int(os.environ.get("BTT_EXAMPLES", 40))  # raise it locally for a longer search
 ACCEPTS_NAN = {"DecisionTree", "ExtraTree", "RandomForest", "ExtraTrees", "HistGradientBoosting"}
 ACCEPTS_INF = {"HistGradientBoosting"}
-GB_LOSSES = {"binary": ["log_loss", "exponential"], "multiclass": ["log_loss"],
-             "regression": ["squared_error", "absolute_error", "huber", "quantile"]}
-HGB_LOSSES = {"binary": ["log_loss"], "multiclass": ["log_loss"],
-              "regression": ["squared_error", "absolute_error", "poisson", "gamma", "quantile"]}
+GB_LOSSES = {
+    "binary": ["log_loss", "exponential"],
+    "multiclass": ["log_loss"],
+    "regression": ["squared_error", "absolute_error", "huber", "quantile"],
+}
+HGB_LOSSES = {
+    "binary": ["log_loss"],
+    "multiclass": ["log_loss"],
+    "regression": ["squared_error", "absolute_error", "poisson", "gamma", "quantile"],
+}
 
 
 def make_data(rng, task, n_rows, n_features, n_classes, with_nan):
@@ -107,7 +114,7 @@ def assert_predicts_like(native, ensemble, X):
 def random_internal_nodes(ensemble, rng):
     chosen = {}
     for index in rng.choice(ensemble.n_trees, size=min(3, ensemble.n_trees), replace=False):
-        candidates = np.flatnonzero((ensemble.trees[index].children_left != TREE_LEAF))
+        candidates = np.flatnonzero(ensemble.trees[index].children_left != TREE_LEAF)
         if candidates.size:
             chosen[int(index)] = rng.choice(candidates, size=min(2, candidates.size), replace=False).tolist()
     return chosen
@@ -179,8 +186,9 @@ def test_tree_fields_match_the_model():
     assert (imported.split_rule, imported.input_dtype, imported.aggregation) == ("le", "float32", "mean")
     for ours, estimator in zip(imported.trees, model.estimators_):
         np.testing.assert_array_equal(ours.children_left, estimator.tree_.children_left)
-        np.testing.assert_array_equal(ours.threshold[ours.children_left != TREE_LEAF],
-                                      estimator.tree_.threshold[ours.children_left != TREE_LEAF])
+        np.testing.assert_array_equal(
+            ours.threshold[ours.children_left != TREE_LEAF], estimator.tree_.threshold[ours.children_left != TREE_LEAF]
+        )
         np.testing.assert_array_equal(ours.value, estimator.tree_.value[:, 0, :])
         np.testing.assert_array_equal(ours.weighted_n_node_samples, estimator.tree_.weighted_n_node_samples)
         np.testing.assert_array_equal(ours.missing_go_to_left, estimator.tree_.missing_go_to_left)

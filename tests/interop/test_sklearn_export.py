@@ -17,6 +17,7 @@ from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF, Ensemble, Source, make_tree
 from tests.oracles.tree import reference_predict_raw
 
+
 @pytest.fixture(autouse=True)
 def one_openmp_thread():
     """HistGradientBoosting's OpenMP threads spin-wait on a shared machine;
@@ -54,12 +55,21 @@ def random_tree(rng, n_features, n_classes, max_depth):
         value = raw / raw.sum(axis=1, keepdims=True)
     else:
         value = rng.normal(size=(n, 1))
-    return make_tree(left, right, feature, threshold, value, n_node_samples=counts,
-                     weighted_n_node_samples=np.array(counts, dtype=float), missing_go_to_left=rng.integers(0, 2, n))
+    return make_tree(
+        left,
+        right,
+        feature,
+        threshold,
+        value,
+        n_node_samples=counts,
+        weighted_n_node_samples=np.array(counts, dtype=float),
+        missing_go_to_left=rng.integers(0, 2, n),
+    )
 
 
-def hand_built(estimator, rng, *, n_trees=3, n_features=3, n_classes=3, input_dtype="float32", payload=None,
-               names=None):
+def hand_built(
+    estimator, rng, *, n_trees=3, n_features=3, n_classes=3, input_dtype="float32", payload=None, names=None
+):
     classifier = estimator.endswith("Classifier")
     forest = estimator.startswith(("RandomForest", "ExtraTrees"))
     n_trees = n_trees if forest else 1
@@ -88,8 +98,14 @@ def grid_rows(rng, n_features, n_rows=200):
 
 
 ESTIMATORS = [
-    "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreeClassifier", "ExtraTreeRegressor",
-    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "ExtraTreeClassifier",
+    "ExtraTreeRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
 ]
 
 
@@ -187,9 +203,13 @@ def test_export_refuses_unknown_node_fields(monkeypatch):
 def test_hist_gradient_boosting_numeric_categories():
     rng = np.random.default_rng(5)
     n = 400
-    X = np.column_stack([
-        rng.normal(size=n), rng.choice([0, 2, 5, 7, 11], size=n).astype(float), rng.integers(0, 4, size=n).astype(float)
-    ])
+    X = np.column_stack(
+        [
+            rng.normal(size=n),
+            rng.choice([0, 2, 5, 7, 11], size=n).astype(float),
+            rng.integers(0, 4, size=n).astype(float),
+        ]
+    )
     X[rng.random(n) < 0.1, 1] = np.nan
     y = ((X[:, 1] == 5) | (X[:, 2] == 2) | (X[:, 0] > 0.8)).astype(int)
     model = ensemble.HistGradientBoostingClassifier(max_iter=8, categorical_features=[1, 2], random_state=0).fit(X, y)
@@ -206,8 +226,12 @@ def test_hist_gradient_boosting_numeric_categories():
     exported = to_sklearn(imported)
     np.testing.assert_array_equal(exported.predict_proba(rows), model.predict_proba(rows))
     categorical_tree = next(i for i, t in enumerate(imported.trees) if t.is_categorical[0])
-    collapsed = btt.collapse(imported, {categorical_tree: [int(imported.trees[categorical_tree].children_left[0])]}
-                             if imported.trees[categorical_tree].children_left[1] != TREE_LEAF else {0: [0]})
+    collapsed = btt.collapse(
+        imported,
+        {categorical_tree: [int(imported.trees[categorical_tree].children_left[0])]}
+        if imported.trees[categorical_tree].children_left[1] != TREE_LEAF
+        else {0: [0]},
+    )
     np.testing.assert_array_equal(to_sklearn(collapsed).predict_proba(rows), collapsed.predict_proba(rows))
     assert pickle.dumps(model) == before
 
@@ -216,11 +240,13 @@ def test_hist_gradient_boosting_pandas_categories_map_to_codes_and_columns():
     rng = np.random.default_rng(6)
     n = 300
     letters = np.array(["v", "w", "x", "y", "z"])
-    frame = pd.DataFrame({
-        "size": rng.normal(size=n),
-        "colour": pd.Categorical(letters[rng.integers(0, 5, size=n)], categories=letters),
-        "weight": rng.normal(size=n),
-    })
+    frame = pd.DataFrame(
+        {
+            "size": rng.normal(size=n),
+            "colour": pd.Categorical(letters[rng.integers(0, 5, size=n)], categories=letters),
+            "weight": rng.normal(size=n),
+        }
+    )
     target = frame["size"] * 2 + frame["colour"].isin(["w", "z"]) * 3.0 + rng.normal(size=n) * 0.1
     model = ensemble.HistGradientBoostingRegressor(max_iter=6, random_state=0).fit(frame, target)
     imported = from_sklearn(model)
@@ -252,8 +278,13 @@ def test_hist_gradient_boosting_internal_values_include_learning_rate():
 # ------------------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     "model",
-    [tree.DecisionTreeClassifier(), ensemble.RandomForestRegressor(), ensemble.GradientBoostingClassifier(),
-     ensemble.HistGradientBoostingRegressor(), ensemble.ExtraTreesClassifier()],
+    [
+        tree.DecisionTreeClassifier(),
+        ensemble.RandomForestRegressor(),
+        ensemble.GradientBoostingClassifier(),
+        ensemble.HistGradientBoostingRegressor(),
+        ensemble.ExtraTreesClassifier(),
+    ],
     ids=lambda m: type(m).__name__,
 )
 def test_unfitted_models_are_refused(model):
@@ -315,9 +346,11 @@ def test_pickled_ensemble_still_exports():
     rng = np.random.default_rng(13)
     X = rng.normal(size=(120, 3))
     y = (X[:, 0] > 0).astype(int)
-    for model in (ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y),
-                  ensemble.GradientBoostingClassifier(n_estimators=3).fit(X, y),
-                  ensemble.HistGradientBoostingClassifier(max_iter=3).fit(X, y)):
+    for model in (
+        ensemble.RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y),
+        ensemble.GradientBoostingClassifier(n_estimators=3).fit(X, y),
+        ensemble.HistGradientBoostingClassifier(max_iter=3).fit(X, y),
+    ):
         imported = pickle.loads(pickle.dumps(from_sklearn(model)))
         np.testing.assert_array_equal(to_sklearn(imported).predict_proba(X), model.predict_proba(X))
 
@@ -338,7 +371,11 @@ def test_hist_gradient_boosting_with_early_stopping_and_validation_split():
     y = rng.integers(0, 3, size=n)
     y[X[:, 1] == 2] = 0
     model = ensemble.HistGradientBoostingClassifier(
-        max_iter=30, early_stopping=True, n_iter_no_change=2, validation_fraction=0.3, categorical_features=[1],
+        max_iter=30,
+        early_stopping=True,
+        n_iter_no_change=2,
+        validation_fraction=0.3,
+        categorical_features=[1],
         random_state=0,
     ).fit(X, y)
     imported = from_sklearn(model)

@@ -72,8 +72,13 @@ def probe_rows(ensemble, X, rng):
         for node in internal[:6]:
             threshold = np.float32(t.threshold[node])
             below = np.nextafter(threshold, np.float32(-np.inf))
-            for value in (threshold, np.nextafter(threshold, np.float32(np.inf)), below,
-                          float(threshold) - 1e-12, (float(threshold) + float(below)) / 2):
+            for value in (
+                threshold,
+                np.nextafter(threshold, np.float32(np.inf)),
+                below,
+                float(threshold) - 1e-12,
+                (float(threshold) + float(below)) / 2,
+            ):
                 row = base.copy()
                 row[0, t.feature[node]] = value
                 rows.append(row)
@@ -156,13 +161,22 @@ def fingerprint(model):
     with_nan=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_round_trip_is_exact(kind, task, tree_method, booster, depth, n_parallel, n_classes, n_rows, n_features,
-                             with_nan, seed):
+def test_round_trip_is_exact(
+    kind, task, tree_method, booster, depth, n_parallel, n_classes, n_rows, n_features, with_nan, seed
+):
     rng = np.random.default_rng(seed)
     X, y = make_data(rng, task, n_rows, n_features, n_classes, with_nan)
-    params = dict(max_depth=depth, tree_method=tree_method, booster=booster, num_parallel_tree=n_parallel,
-                  learning_rate=float(rng.choice([0.1, 0.3, 0.77])), reg_lambda=float(rng.choice([0.0, 1.0, 3.0])),
-                  subsample=0.8 if n_parallel > 1 else 1.0, seed=seed, nthread=1)
+    params = dict(
+        max_depth=depth,
+        tree_method=tree_method,
+        booster=booster,
+        num_parallel_tree=n_parallel,
+        learning_rate=float(rng.choice([0.1, 0.3, 0.77])),
+        reg_lambda=float(rng.choice([0.0, 1.0, 3.0])),
+        subsample=0.8 if n_parallel > 1 else 1.0,
+        seed=seed,
+        nthread=1,
+    )
     if booster == "dart":
         params.update(rate_drop=0.4, skip_drop=0.0)
     objective = OBJECTIVES[task]
@@ -225,14 +239,16 @@ def test_deep_trees_and_deleted_nodes():
     deleted nodes (split index 2**31 - 1) inside the arrays."""
     rng = np.random.default_rng(7)
     X, y = make_data(rng, "regression", 3000, 6, with_nan=True)
-    model = xgb.train({"max_depth": 12, "tree_method": "exact", "gamma": 2.0, "eta": 0.5, "nthread": 1},
-                      xgb.DMatrix(X, y), 4)
+    model = xgb.train(
+        {"max_depth": 12, "tree_method": "exact", "gamma": 2.0, "eta": 0.5, "nthread": 1}, xgb.DMatrix(X, y), 4
+    )
     trees = json.loads(model.save_raw("json"))["learner"]["gradient_booster"]["model"]["trees"]
     assert sum(int(t["tree_param"]["num_deleted"]) for t in trees) > 0
     ensemble = from_xgboost(model)
     assert ensemble.max_depth >= 10
-    assert ensemble.n_nodes == sum(int(t["tree_param"]["num_nodes"]) - int(t["tree_param"]["num_deleted"])
-                                   for t in trees)
+    assert ensemble.n_nodes == sum(
+        int(t["tree_param"]["num_nodes"]) - int(t["tree_param"]["num_deleted"]) for t in trees
+    )
     probes = probe_rows(ensemble, X, rng)
     assert_predicts_like(model, ensemble, probes)
     exported = to_xgboost(ensemble)
@@ -243,11 +259,13 @@ def test_deep_trees_and_deleted_nodes():
 
 # ---------------------------------------------------------------- categories
 def categorical_frame(rng, n):
-    frame = pd.DataFrame({
-        "a": rng.normal(size=n),
-        "c": pd.Categorical(rng.integers(0, 40, n)),
-        "d": pd.Categorical(rng.choice(["x", "y", "z"], n)),
-    })
+    frame = pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "c": pd.Categorical(rng.integers(0, 40, n)),
+            "d": pd.Categorical(rng.choice(["x", "y", "z"], n)),
+        }
+    )
     frame.loc[rng.random(n) < 0.1, "c"] = np.nan
     y = ((frame["a"] + (frame["c"].cat.codes % 3 == 0) + (frame["d"] == "y")) > 0.5).astype(int)
     return frame, y
@@ -257,23 +275,48 @@ def categorical_frame(rng, n):
 def test_categorical_splits_send_listed_categories_right(max_cat_to_onehot):
     rng = np.random.default_rng(11)
     frame, y = categorical_frame(rng, 1500)
-    model = xgb.XGBClassifier(n_estimators=6, max_depth=4, enable_categorical=True, tree_method="hist",
-                              max_cat_to_onehot=max_cat_to_onehot, n_jobs=1).fit(frame, y)
+    model = xgb.XGBClassifier(
+        n_estimators=6,
+        max_depth=4,
+        enable_categorical=True,
+        tree_method="hist",
+        max_cat_to_onehot=max_cat_to_onehot,
+        n_jobs=1,
+    ).fit(frame, y)
     before = fingerprint(model)
     ensemble = from_xgboost(model)
     assert any(tree.is_categorical.any() for tree in ensemble.trees)
     categorical = [tree for tree in ensemble.trees if tree.is_categorical.any()]
     assert all(not tree.category_left.any() for tree in categorical)
-    probes = np.array([[0, -1, 0], [0, 100, 1], [0, np.nan, 2], [0, 2.5, -3], [0, 1e9, 1], [np.nan, 39, 5],
-                       [0, -0.5, 0.99], [0, 31, 2], [0, 32, 1], [0, 2**24, 0], [0, -0.0, np.inf]], dtype=float)
+    probes = np.array(
+        [
+            [0, -1, 0],
+            [0, 100, 1],
+            [0, np.nan, 2],
+            [0, 2.5, -3],
+            [0, 1e9, 1],
+            [np.nan, 39, 5],
+            [0, -0.5, 0.99],
+            [0, 31, 2],
+            [0, 32, 1],
+            [0, 2**24, 0],
+            [0, -0.0, np.inf],
+        ],
+        dtype=float,
+    )
     np.testing.assert_array_equal(ensemble.predict_raw(probes), native_margin(model.get_booster(), probes))
     np.testing.assert_array_equal(reference_predict_raw(ensemble, probes), ensemble.predict_raw(probes))
     assert_predicts_like(model, ensemble, frame)
     exported = to_xgboost(ensemble)
-    np.testing.assert_array_equal(native_margin(exported.get_booster(), probes), native_margin(model.get_booster(), probes))
+    np.testing.assert_array_equal(
+        native_margin(exported.get_booster(), probes), native_margin(model.get_booster(), probes)
+    )
     assert_predicts_like(exported, ensemble, frame)
-    nodes = {index: [int(np.flatnonzero(tree.is_categorical)[0])] for index, tree in enumerate(ensemble.trees)
-             if tree.is_categorical.any() and np.flatnonzero(tree.is_categorical)[0] != 0}
+    nodes = {
+        index: [int(np.flatnonzero(tree.is_categorical)[0])]
+        for index, tree in enumerate(ensemble.trees)
+        if tree.is_categorical.any() and np.flatnonzero(tree.is_categorical)[0] != 0
+    }
     collapsed = btt.collapse(ensemble, nodes or random_internal_nodes(ensemble, rng))
     exported = to_xgboost(collapsed)
     np.testing.assert_array_equal(native_margin(exported.get_booster(), probes), collapsed.predict_raw(probes))
@@ -382,8 +425,9 @@ def test_early_stopping_imports_what_predict_uses():
 def test_model_loaded_from_a_file_needs_its_learning_rate(tmp_path):
     rng = np.random.default_rng(9)
     X, y = make_data(rng, "binary", 300, 4)
-    trained = xgb.train({"objective": "binary:logistic", "max_depth": 3, "eta": 0.1, "nthread": 1},
-                        xgb.DMatrix(X, y), 3)
+    trained = xgb.train(
+        {"objective": "binary:logistic", "max_depth": 3, "eta": 0.1, "nthread": 1}, xgb.DMatrix(X, y), 3
+    )
     trained.save_model(tmp_path / "model.json")
     loaded = xgb.Booster(model_file=tmp_path / "model.json")  # its configuration says eta=0.3
     ensemble = from_xgboost(loaded)
@@ -430,8 +474,10 @@ def test_exported_document_keeps_xgboost_invariants():
     document = json.loads(to_xgboost(collapsed).get_booster().save_raw("json"))
     trees = document["learner"]["gradient_booster"]["model"]["trees"]
     assert document["learner"]["gradient_booster"]["model"]["gbtree_model_param"]["num_trees"] == str(len(trees))
-    assert document["learner"]["learner_model_param"] == json.loads(model.get_booster().save_raw("json"))[
-        "learner"]["learner_model_param"]
+    assert (
+        document["learner"]["learner_model_param"]
+        == json.loads(model.get_booster().save_raw("json"))["learner"]["learner_model_param"]
+    )
     for tree, ours in zip(trees, collapsed.trees):
         left, right = np.array(tree["left_children"]), np.array(tree["right_children"])
         internal = np.flatnonzero(left != -1)
@@ -501,8 +547,11 @@ def test_bad_input_is_refused_clearly():
         from_xgboost(xgb.train({"booster": "gblinear"}, xgb.DMatrix(X, y), 2))
     with pytest.raises(UnsupportedModelError, match="multi_output_tree"):
         Y = np.column_stack([y, 1 - y]).astype(float)
-        from_xgboost(xgb.train({"multi_strategy": "multi_output_tree", "tree_method": "hist", "max_depth": 2},
-                               xgb.DMatrix(X, Y), 2))
+        from_xgboost(
+            xgb.train(
+                {"multi_strategy": "multi_output_tree", "tree_method": "hist", "max_depth": 2}, xgb.DMatrix(X, Y), 2
+            )
+        )
     with pytest.raises(UnsupportedModelError, match="binary:hinge"):
         from_xgboost(xgb.train({"objective": "binary:hinge"}, xgb.DMatrix(X, y), 2))
     with pytest.raises(UnsupportedModelError, match="missing=np.nan"):

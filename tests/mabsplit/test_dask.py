@@ -17,9 +17,12 @@ def test_dask_backend_grows_the_same_trees_as_the_default_backend():
     local = MABSplitForestClassifier(**params).fit(X, y)
     # An in-process worker reached over TCP: tasks and results are serialised
     # as for a remote worker, without paying for a new process importing numba.
-    with distributed.LocalCluster(
-        host="127.0.0.1", n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            host="127.0.0.1", n_workers=1, threads_per_worker=2, processes=False, protocol="tcp", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         with distributed.get_task_stream(client) as stream, joblib.parallel_config(backend="dask"):
             remote = MABSplitForestClassifier(**params).fit(X, y)
     assert len(stream.data) > 0  # the trees really were grown on the cluster

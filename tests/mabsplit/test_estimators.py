@@ -88,7 +88,9 @@ def test_regressor_exports_to_an_identical_scikit_learn_model(cls, regression):
     np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
 
 
-@pytest.mark.parametrize("cls,data", [(MABSplitTreeClassifier, "classification"), (MABSplitTreeRegressor, "regression")])
+@pytest.mark.parametrize(
+    "cls,data", [(MABSplitTreeClassifier, "classification"), (MABSplitTreeRegressor, "regression")]
+)
 def test_bandit_tree_with_a_budget_covering_every_node_is_the_exact_tree(cls, data, request):
     X, y = request.getfixturevalue(data)
     exact = cls(solver="exact", max_depth=6, min_samples_leaf=3, random_state=0).fit(X, y)
@@ -116,8 +118,9 @@ def test_structure_parameters_are_respected(classification):
     assert tree.n_leaves == 9
     tree = MABSplitTreeClassifier(min_samples_leaf=40, random_state=0).fit(X, y).ensemble_.trees[0]
     assert tree.n_node_samples[tree.is_leaf].min() >= 40
-    forest = MABSplitForestClassifier(n_estimators=3, max_samples=200, bootstrap=False, max_features=2,
-                                      random_state=0).fit(X, y)
+    forest = MABSplitForestClassifier(
+        n_estimators=3, max_samples=200, bootstrap=False, max_features=2, random_state=0
+    ).fit(X, y)
     assert all(tree.n_node_samples[0] == 200 for tree in forest.ensemble_.trees)
 
 
@@ -161,7 +164,9 @@ def test_bad_input_is_explained(classification):
     holes[5, 2] = np.nan
     with pytest.raises(DataError, match=r"NaN in \['column 2'\].*impute"):
         MABSplitTreeClassifier().fit(holes, y)
-    with pytest.raises(ParameterError, match=r"batch_size of MABSplitTreeClassifier must be an int in \[1, inf\], got 0"):
+    with pytest.raises(
+        ParameterError, match=r"batch_size of MABSplitTreeClassifier must be an int in \[1, inf\], got 0"
+    ):
         MABSplitTreeClassifier(batch_size=0).fit(X, y)
     with pytest.raises(ParameterError, match="batch_size of MABSplitForestRegressor must be an int"):
         MABSplitForestRegressor(batch_size=-5).fit(X, y.astype(float))
@@ -177,7 +182,9 @@ def test_bad_input_is_explained(classification):
         MABSplitTreeRegressor().fit(X, np.array(["low", "high", "mid"] * 500))
     with pytest.raises(DataError, match="only one class"):
         MABSplitTreeClassifier().fit(X, np.zeros(X.shape[0]))
-    with pytest.raises(ParameterError, match="splitter of MABSplitForestClassifier must be one of 'histogram', 'random'"):
+    with pytest.raises(
+        ParameterError, match="splitter of MABSplitForestClassifier must be one of 'histogram', 'random'"
+    ):
         MABSplitForestClassifier(splitter="best").fit(X, y)
 
 

@@ -36,8 +36,9 @@ def node_edges(X, mode, n_bins, seed=0):
     edges = np.zeros((n_features, n_bins))
     n_edges = np.zeros(n_features, dtype=np.int64)
     rows = np.arange(X.shape[0], dtype=np.int64)
-    _kernels._node_edges(X, rows, 0, X.shape[0], candidates, n_features, mode, n_bins, True, seed_state(seed), edges,
-                         n_edges)
+    _kernels._node_edges(
+        X, rows, 0, X.shape[0], candidates, n_features, mode, n_bins, True, seed_state(seed), edges, n_edges
+    )
     return candidates, edges, n_edges, [edges[a, : n_edges[a]] for a in range(n_features)]
 
 
@@ -69,8 +70,9 @@ def test_random_and_quantile_edges_are_sorted_float32_inside_the_range(mode):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), criterion=st.sampled_from(["gini", "entropy", "squared_error"]),
-       discrete=st.booleans())
+@given(
+    seed=st.integers(0, 10_000), criterion=st.sampled_from(["gini", "entropy", "squared_error"]), discrete=st.booleans()
+)
 def test_insert_batch_matches_reference_histogram(seed, criterion, discrete):
     X, y_code, y_value = make_data(seed, discrete=discrete)
     candidates, edges, n_edges, edge_list = node_edges(X, _kernels.BINS_LINSPACE, 11)
@@ -80,11 +82,13 @@ def test_insert_batch_matches_reference_histogram(seed, criterion, discrete):
     rows = np.random.RandomState(seed).permutation(X.shape[0]).astype(np.int64)
     active = n_edges > 0
     shift = 0.25
-    insertions = _kernels._insert_batch(X, rows, 10, 200, candidates, active, edges, n_edges, y_code, y_value, shift,
-                                        regression, hist)
+    insertions = _kernels._insert_batch(
+        X, rows, 10, 200, candidates, active, edges, n_edges, y_code, y_value, shift, regression, hist
+    )
     assert insertions == 190 * int(active.sum())
-    expected = reference_histogram(X, rows[10:200], candidates, edge_list, y_value if regression else y_code,
-                                   None if regression else 3, shift)
+    expected = reference_histogram(
+        X, rows[10:200], candidates, edge_list, y_value if regression else y_code, None if regression else 3, shift
+    )
     for a in np.flatnonzero(active):
         np.testing.assert_allclose(hist[a, : n_edges[a] + 1], expected[a, : n_edges[a] + 1], rtol=1e-12, atol=1e-9)
     assert not hist[~active].any()
@@ -109,8 +113,11 @@ def test_entropy_gradient_uses_log_pk_minus_log_pj():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), criterion=st.sampled_from(["gini", "entropy", "squared_error"]),
-       min_samples_leaf=st.integers(1, 40))
+@given(
+    seed=st.integers(0, 10_000),
+    criterion=st.sampled_from(["gini", "entropy", "squared_error"]),
+    min_samples_leaf=st.integers(1, 40),
+)
 def test_scores_on_all_rows_are_exact(seed, criterion, min_samples_leaf):
     X, y_code, y_value = make_data(seed, n_rows=250, discrete=seed % 2 == 0)
     candidates, edges, n_edges, edge_list = node_edges(X, _kernels.BINS_LINSPACE, 11)
@@ -118,8 +125,21 @@ def test_scores_on_all_rows_are_exact(seed, criterion, min_samples_leaf):
     y = y_value if regression else y_code
     hist = np.zeros((X.shape[1], 12, 3))
     rows = np.arange(X.shape[0], dtype=np.int64)
-    _kernels._insert_batch(X, rows, 0, X.shape[0], candidates, n_edges > 0, edges, n_edges, y_code, y_value,
-                           float(y_value.mean()), regression, hist)
+    _kernels._insert_batch(
+        X,
+        rows,
+        0,
+        X.shape[0],
+        candidates,
+        n_edges > 0,
+        edges,
+        n_edges,
+        y_code,
+        y_value,
+        float(y_value.mean()),
+        regression,
+        hist,
+    )
     arm_active = np.zeros((X.shape[1], 11), dtype=bool)
     for a in range(X.shape[1]):
         arm_active[a, : n_edges[a]] = True
@@ -146,8 +166,9 @@ def test_sampled_scores_carry_delta_variance_with_finite_population_correction(c
     rows = np.random.RandomState(0).permutation(X.shape[0]).astype(np.int64)
     n_sampled, n_node = 150, X.shape[0]
     hist = np.zeros((X.shape[1], 12, 3))
-    _kernels._insert_batch(X, rows, 0, n_sampled, candidates, n_edges > 0, edges, n_edges, y_code, y_value, 0.0,
-                           regression, hist)
+    _kernels._insert_batch(
+        X, rows, 0, n_sampled, candidates, n_edges > 0, edges, n_edges, y_code, y_value, 0.0, regression, hist
+    )
     arm_active = np.zeros((X.shape[1], 11), dtype=bool)
     arm_active[0, : n_edges[0]] = True
     mu, var = np.zeros((X.shape[1], 11)), np.zeros((X.shape[1], 11))

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bandit_tree_tools.exceptions import ParameterError
 from bandit_tree_tools._validation import resolve_max_features, resolve_n_rows
+from bandit_tree_tools.exceptions import ParameterError
 
 
 @pytest.mark.parametrize(

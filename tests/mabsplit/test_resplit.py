@@ -92,8 +92,9 @@ def test_bandit_resplit_of_a_forest_regressor():
 def test_resplit_regrows_a_node_of_a_lightgbm_random_forest_regressor(data):
     lightgbm = pytest.importorskip("lightgbm")
     X, y = data
-    model = lightgbm.LGBMRegressor(boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1,
-                                   bagging_fraction=0.8, verbose=-1).fit(X, y.astype(float))
+    model = lightgbm.LGBMRegressor(
+        boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1, bagging_fraction=0.8, verbose=-1
+    ).fit(X, y.astype(float))
     old = btt.from_model(model)
     # leaves of a LightGBM random forest regressor hold mean targets and its trees are averaged
     assert (old.link, old.aggregation) == ("identity", "mean")
@@ -111,8 +112,9 @@ def test_resplit_regrows_a_node_of_a_lightgbm_random_forest_regressor(data):
 def test_resplit_refuses_a_lightgbm_random_forest_classifier_whose_leaves_are_raw_scores(data):
     lightgbm = pytest.importorskip("lightgbm")
     X, y = data
-    model = lightgbm.LGBMClassifier(boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1,
-                                    bagging_fraction=0.8, verbose=-1).fit(X, y)
+    model = lightgbm.LGBMClassifier(
+        boosting_type="rf", n_estimators=3, num_leaves=8, bagging_freq=1, bagging_fraction=0.8, verbose=-1
+    ).fit(X, y)
     with pytest.raises(UnsupportedModelError, match=r"looks boosted \(its link is 'sigmoid'"):
         btt.resplit(model, X, y, nodes={0: [0]}, max_depth=2)
 

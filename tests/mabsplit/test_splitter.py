@@ -49,8 +49,9 @@ def test_bandit_with_a_budget_covering_the_node_returns_the_exact_split(case):
     assert bandit.exact and exact.exact
     # ... and both are the slow reference's answer over the same candidates
     n_classes = None if task == "regression" else int(y.max()) + 1
-    feature, threshold, reduction = reference_exact_split(X, y, exact.features, exact.edges, criterion, n_classes,
-                                                          min_samples_leaf)
+    feature, threshold, reduction = reference_exact_split(
+        X, y, exact.features, exact.edges, criterion, n_classes, min_samples_leaf
+    )
     assert exact.feature == feature
     if feature >= 0:
         assert exact.threshold == threshold

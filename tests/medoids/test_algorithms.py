@@ -21,8 +21,9 @@ def mixture(seed, n, d, centers, spread=3.0):
 
 
 def run(X, k, algorithm, metric="euclidean", **options):
-    return fit_medoids(np.ascontiguousarray(X, dtype=np.float64), k, resolve_metric(metric), algorithm=algorithm,
-                       **options)
+    return fit_medoids(
+        np.ascontiguousarray(X, dtype=np.float64), k, resolve_metric(metric), algorithm=algorithm, **options
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -65,8 +66,16 @@ def test_banditpam_tiny_batches_full_budget_on_duplicates_is_pam():
     # integer data full of exact ties: tie-breaking must match PAM's too
     X = np.random.default_rng(0).integers(0, 3, size=(60, 2)).astype(float)
     pam = run(X, 4, "pam", "manhattan")
-    bandit = run(X, 4, "banditpam", "manhattan", build_confidence=math.inf, swap_confidence=math.inf,
-                 batch_size=7, random_state=3)
+    bandit = run(
+        X,
+        4,
+        "banditpam",
+        "manhattan",
+        build_confidence=math.inf,
+        swap_confidence=math.inf,
+        batch_size=7,
+        random_state=3,
+    )
     np.testing.assert_array_equal(bandit.medoids, pam.medoids)
 
 
@@ -103,8 +112,16 @@ def test_banditpam_with_a_partial_distance_cache_is_pam(monkeypatch, entries):
     assert width == max(20, entries // 150) < 150
     X = mixture(11, 150, 4, 3)
     pam = run(X, 3, "pam", "manhattan")
-    full = run(X, 3, "banditpam", "manhattan", build_confidence=math.inf, swap_confidence=math.inf, batch_size=20,
-               random_state=2)
+    full = run(
+        X,
+        3,
+        "banditpam",
+        "manhattan",
+        build_confidence=math.inf,
+        swap_confidence=math.inf,
+        batch_size=20,
+        random_state=2,
+    )
     default = run(X, 3, "banditpam", "manhattan", batch_size=20, random_state=2)
     np.testing.assert_array_equal(full.medoids, pam.medoids)
     np.testing.assert_array_equal(default.medoids, pam.medoids)
@@ -132,8 +149,14 @@ def test_user_metric_and_precomputed_agree_with_builtin():
     X = mixture(3, 90, 3, 3)
     builtin = run(X, 3, "pam", "sqeuclidean")
     user = run(X, 3, "banditpam", squared_gap, build_confidence=math.inf, swap_confidence=math.inf)
-    precomputed = run(pairwise_distances(X, metric="sqeuclidean"), 3, "banditpam", "precomputed",
-                      build_confidence=math.inf, swap_confidence=math.inf)
+    precomputed = run(
+        pairwise_distances(X, metric="sqeuclidean"),
+        3,
+        "banditpam",
+        "precomputed",
+        build_confidence=math.inf,
+        swap_confidence=math.inf,
+    )
     np.testing.assert_array_equal(user.medoids, builtin.medoids)
     np.testing.assert_array_equal(precomputed.medoids, builtin.medoids)
 

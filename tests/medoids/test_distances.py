@@ -47,9 +47,16 @@ def test_minkowski_matches_the_oracle(X, p):
 
 def test_metrics_agree_with_scipy_and_aliases():
     X = np.random.default_rng(3).normal(size=(9, 6))
-    for name, scipy_name in [("euclidean", "euclidean"), ("l2", "euclidean"), ("sqeuclidean", "sqeuclidean"),
-                             ("manhattan", "cityblock"), ("l1", "cityblock"), ("cityblock", "cityblock"),
-                             ("chebyshev", "chebyshev"), ("cosine", "cosine")]:
+    for name, scipy_name in [
+        ("euclidean", "euclidean"),
+        ("l2", "euclidean"),
+        ("sqeuclidean", "sqeuclidean"),
+        ("manhattan", "cityblock"),
+        ("l1", "cityblock"),
+        ("cityblock", "cityblock"),
+        ("chebyshev", "chebyshev"),
+        ("cosine", "cosine"),
+    ]:
         np.testing.assert_allclose(pairwise_distances(X, metric=name), cdist(X, X, scipy_name), atol=1e-12)
     np.testing.assert_allclose(pairwise_distances(X, metric="minkowski", p=3), cdist(X, X, "minkowski", p=3))
 
@@ -129,7 +136,6 @@ def test_cosine_of_zero_rows():
     assert D[0, 1] == 0.0 and D[0, 2] == 1.0 and math.isclose(D[2, 2], 0.0, abs_tol=1e-15)
 
 
-
 _DISTANCE_SIGNATURES = """
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
@@ -158,7 +164,8 @@ def test_distance_kernel_is_compiled_for_int64_indices_only(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", _DISTANCE_SIGNATURES], env=env, cwd=root, capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _DISTANCE_SIGNATURES], env=env, cwd=root, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[('int64', 'int64')]"

@@ -45,8 +45,11 @@ def test_fitted_attributes_are_consistent(algorithm):
     assert again.n_iter_ == model.n_iter_
     assert model.algorithm_ == ("pam" if algorithm == "auto" else algorithm)
     Y = blobs(1, 20)
-    np.testing.assert_allclose(model.transform(Y), oracle.distance_matrix(np.vstack([Y, X]), oracle.euclidean)
-                               [:20, 20 + model.medoid_indices_], rtol=1e-12)
+    np.testing.assert_allclose(
+        model.transform(Y),
+        oracle.distance_matrix(np.vstack([Y, X]), oracle.euclidean)[:20, 20 + model.medoid_indices_],
+        rtol=1e-12,
+    )
     np.testing.assert_array_equal(model.predict(Y), np.argmin(model.transform(Y), axis=1))
     np.testing.assert_array_equal(model.fit_predict(X), model.labels_)
 

@@ -27,8 +27,9 @@ def test_each_leaf_gets_pams_medoids_of_its_rows(digits_tree):
     for leaf, medoids in result.medoids.items():
         rows = np.flatnonzero(leaves_of_rows == leaf)
         assert result.n_samples[leaf] == rows.size == result.cluster_sizes[leaf].sum()
-        expected = fit_medoids(np.ascontiguousarray(X[rows], dtype=float), min(3, rows.size),
-                               resolve_metric("manhattan"), algorithm="pam")
+        expected = fit_medoids(
+            np.ascontiguousarray(X[rows], dtype=float), min(3, rows.size), resolve_metric("manhattan"), algorithm="pam"
+        )
         np.testing.assert_array_equal(medoids, rows[expected.medoids])
         distances = np.abs(X[rows][:, None, :] - X[medoids][None, :, :]).sum(axis=2)
         assert result.loss[leaf] == pytest.approx(distances.min(axis=1).sum())
@@ -99,8 +100,12 @@ def test_dask_backend_gives_the_same_result(digits_tree):
     # in-process workers reached over TCP: tasks and results are serialised as
     # for remote workers, without new processes compiling numba again. Two
     # one-thread workers: with a single thread joblib runs the tasks locally.
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", processes=False,
-                                  protocol="tcp", dashboard_address=None) as cluster, distributed.Client(cluster):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", processes=False, protocol="tcp", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
         with joblib.parallel_config(backend="dask"):
             result = btt.leaf_medoids(model, X, n_medoids=2, n_jobs=-1)
         assert cluster.scheduler.transition_counter > 0  # the leaves really went through the scheduler
@@ -146,8 +151,9 @@ def test_a_legacy_random_state_works_like_its_draw(digits_tree):
     legacy = btt.leaf_medoids(model, X, n_medoids=3, algorithm="fasterpam", random_state=np.random.RandomState(5))
     seed = int(np.random.RandomState(5).randint(2**31 - 1))
     same = btt.leaf_medoids(model, X, n_medoids=3, algorithm="fasterpam", random_state=seed)
-    assert {leaf: m.tolist() for leaf, m in legacy.medoids.items()} == {leaf: m.tolist() for leaf, m in
-                                                                       same.medoids.items()}
+    assert {leaf: m.tolist() for leaf, m in legacy.medoids.items()} == {
+        leaf: m.tolist() for leaf, m in same.medoids.items()
+    }
     generator = btt.leaf_medoids(model, X, n_medoids=3, random_state=np.random.default_rng(0))
     assert len(generator.medoids) == 8
     with pytest.raises(ParameterError, match="random_state of leaf_medoids must be"):
@@ -175,5 +181,6 @@ def test_the_leaves_are_those_of_the_tree_asked_for():
     result = btt.leaf_medoids(forest, X, n_medoids=2, tree=1)
     leaves = forest.estimators_[1].apply(X.astype(np.float32))
     assert {leaf: n for leaf, n in result.n_samples.items() if n} == {
-        int(leaf): int((leaves == leaf).sum()) for leaf in np.unique(leaves)}
+        int(leaf): int((leaves == leaf).sum()) for leaf in np.unique(leaves)
+    }
     assert result.tree_nodes == forest.estimators_[1].tree_.node_count and result.n_trees == 3

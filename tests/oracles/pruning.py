@@ -63,8 +63,12 @@ def _classification_metrics(proba, classes, y, weights):
     column = np.array([list(classes).index(label) for label in y])
     log_loss = float(np.mean(-np.log(np.clip(proba[np.arange(len(y)), column], EPS, 1 - EPS))))
     a, g, b = weights
-    return {"accuracy": accuracy, "f1": f1, "log_loss": log_loss,
-            "score": a * accuracy + g * f1 - b * log_loss / -np.log(EPS)}
+    return {
+        "accuracy": accuracy,
+        "f1": f1,
+        "log_loss": log_loss,
+        "score": a * accuracy + g * f1 - b * log_loss / -np.log(EPS),
+    }
 
 
 def collapsed(ensemble, pruned):
@@ -107,9 +111,7 @@ def reference_arms(ensemble, candidates, min_depth, pruned=()):
         for node in range(tree.n_nodes):
             if is_leaf(node) or hidden[node] or depth[node] < min_depth or not tree.has_leaf_value[node]:
                 continue
-            if candidates == "twigs" and not (
-                is_leaf(tree.children_left[node]) and is_leaf(tree.children_right[node])
-            ):
+            if candidates == "twigs" and not (is_leaf(tree.children_left[node]) and is_leaf(tree.children_right[node])):
                 continue
             arms.append((t, node))
     return arms
@@ -175,8 +177,9 @@ def exact_sequential_prune(ensemble, X, y, candidates, min_depth, weights, varia
 def _outermost(ensemble, pruned):
     out = []
     for arm in pruned:
-        if not any(other != arm and _is_nested(ensemble, other, arm) and _below(ensemble, other, arm)
-                   for other in pruned):
+        if not any(
+            other != arm and _is_nested(ensemble, other, arm) and _below(ensemble, other, arm) for other in pruned
+        ):
             out.append(arm)
     return sorted(out)
 

@@ -43,7 +43,9 @@ def reference_leaf(tree, row, split_rule):
     node = 0
     while tree.children_left[node] != TREE_LEAF:
         x = float(row[tree.feature[node]])
-        node = int(tree.children_left[node] if reference_goes_left(tree, node, x, split_rule) else tree.children_right[node])
+        node = int(
+            tree.children_left[node] if reference_goes_left(tree, node, x, split_rule) else tree.children_right[node]
+        )
     return node
 
 

@@ -128,9 +128,9 @@ def reference_max_moments(mu1, sd1, mu2, sd2):
     high = max(mu1 + 12 * sd1, mu2 + 12 * sd2)
 
     def density(t):  # d/dt [F1(t) F2(t)]
-        return stats.norm.pdf(t, mu1, sd1) * stats.norm.cdf(t, mu2, sd2) + stats.norm.cdf(
-            t, mu1, sd1
-        ) * stats.norm.pdf(t, mu2, sd2)
+        return stats.norm.pdf(t, mu1, sd1) * stats.norm.cdf(t, mu2, sd2) + stats.norm.cdf(t, mu1, sd1) * stats.norm.pdf(
+            t, mu2, sd2
+        )
 
     points = [mu1, mu2]
     first = integrate.quad(lambda t: t * density(t), low, high, points=points, limit=200)[0]

@@ -1,11 +1,9 @@
 """Small models in the common format for the pruning tests, built by hand
 from fitted scikit-learn trees (independent of the importers)."""
 
-
 import numpy as np
 
 from bandit_tree_tools.tree import Ensemble, Source, make_tree
-
 
 
 def tree_arrays(sklearn_tree, *, classifier: bool):
@@ -110,8 +108,13 @@ def classification_data(n_rows=450, n_classes=2, seed=0, labels=None):
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
-        n_samples=n_rows, n_features=6, n_informative=4, n_redundant=0, n_classes=n_classes,
-        flip_y=0.15, random_state=seed,
+        n_samples=n_rows,
+        n_features=6,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=n_classes,
+        flip_y=0.15,
+        random_state=seed,
     )
     if labels is not None:
         y = np.asarray(labels)[y]

@@ -28,8 +28,16 @@ def full_budget(name, candidates, min_depth, **kwargs):
     ensemble, X, y = ZOO[name]
     n_arms = len(reference_arms(ensemble, candidates, min_depth))
     return bandit_prune(
-        ensemble, X, y, eval_size=len(y), n_rounds=2 * n_arms, candidates=candidates, min_depth=min_depth,
-        random_state=0, progress=False, **kwargs,
+        ensemble,
+        X,
+        y,
+        eval_size=len(y),
+        n_rounds=2 * n_arms,
+        candidates=candidates,
+        min_depth=min_depth,
+        random_state=0,
+        progress=False,
+        **kwargs,
     )
 
 
@@ -52,16 +60,27 @@ def test_full_budget_equals_exact_ranking_across_trees(name):
     assert result.metrics.loc["after", "score"] >= result.metrics.loc["before", "score"] - 1e-12
 
 
-@pytest.mark.parametrize(("name", "candidates", "min_depth"), [("tree_binary", "twigs", 2),
-                                                               ("tree_binary", "internal", 3),
-                                                               ("forest_regression", "twigs", 4)])
+@pytest.mark.parametrize(
+    ("name", "candidates", "min_depth"),
+    [("tree_binary", "twigs", 2), ("tree_binary", "internal", 3), ("forest_regression", "twigs", 4)],
+)
 def test_full_budget_sequential_equals_exact_greedy(name, candidates, min_depth):
     ensemble, X, y = ZOO[name]
     variance = check_target(ensemble, y, len(y)).variance
     n_arms = len(reference_arms(ensemble, candidates, min_depth))
-    result = bandit_prune(ensemble, X, y, eval_size=len(y), n_rounds=n_arms, candidates=candidates,
-                          min_depth=min_depth, strategy="sequential", policy="thompson", random_state=1,
-                          progress=False)
+    result = bandit_prune(
+        ensemble,
+        X,
+        y,
+        eval_size=len(y),
+        n_rounds=n_arms,
+        candidates=candidates,
+        min_depth=min_depth,
+        strategy="sequential",
+        policy="thompson",
+        random_state=1,
+        progress=False,
+    )
     expected = exact_sequential_prune(ensemble, X, y, candidates, min_depth, WEIGHTS, variance)
     assert len(expected) > 1, "the test model must have several things worth pruning"
     assert pruned_pairs(result) == expected
@@ -70,8 +89,20 @@ def test_full_budget_sequential_equals_exact_greedy(name, candidates, min_depth)
 
 def test_same_random_state_same_result_and_fresh_subsets():
     ensemble, X, y = ZOO["tree_binary"]
-    run = lambda seed: bandit_prune(ensemble, X, y, n_rounds=300, eval_size=40, min_depth=2, policy="thompson",
-                                    random_state=seed, progress=False)
+
+    def run(seed):
+        return bandit_prune(
+            ensemble,
+            X,
+            y,
+            n_rounds=300,
+            eval_size=40,
+            min_depth=2,
+            policy="thompson",
+            random_state=seed,
+            progress=False,
+        )
+
     first, second, other = run(5), run(5), run(6)
     assert first.history.equals(second.history)
     assert pruned_pairs(first) == pruned_pairs(second)
@@ -85,8 +116,9 @@ def test_result_contents():
     ensemble, X, y = ZOO["tree_binary"]
     before = [array.copy() for array in ensemble.trees[0]]
     X_copy = X.copy()
-    result = bandit_prune(ensemble, X, y, n_rounds=200, min_depth=2, candidates="internal", random_state=0,
-                          progress=False)
+    result = bandit_prune(
+        ensemble, X, y, n_rounds=200, min_depth=2, candidates="internal", random_state=0, progress=False
+    )
     for array, saved in zip(ensemble.trees[0], before):
         np.testing.assert_array_equal(array, saved)  # the model is never modified
     np.testing.assert_array_equal(X, X_copy)
@@ -114,10 +146,20 @@ def test_policy_object_and_parameters():
     from bandit_tree_tools.bandits import Softmax
 
     ensemble, X, y = ZOO["tree_binary"]
-    by_name = bandit_prune(ensemble, X, y, n_rounds=100, min_depth=2, policy="softmax",
-                           policy_params={"temperature": 0.5}, random_state=3, progress=False)
-    by_object = bandit_prune(ensemble, X, y, n_rounds=100, min_depth=2, policy=Softmax(temperature=0.5),
-                             random_state=3, progress=False)
+    by_name = bandit_prune(
+        ensemble,
+        X,
+        y,
+        n_rounds=100,
+        min_depth=2,
+        policy="softmax",
+        policy_params={"temperature": 0.5},
+        random_state=3,
+        progress=False,
+    )
+    by_object = bandit_prune(
+        ensemble, X, y, n_rounds=100, min_depth=2, policy=Softmax(temperature=0.5), random_state=3, progress=False
+    )
     assert by_name.history.equals(by_object.history)
 
 
@@ -143,7 +185,9 @@ def test_bad_input():
         bandit_prune(ensemble, X, y, n_rounds=0, progress=False)
     with pytest.raises(ParameterError, match="random_state of bandit_prune must be"):
         bandit_prune(ensemble, X, y, random_state=-3, progress=False)
-    with pytest.raises(ParameterError, match=r"eval_size must be an int in \[1, inf\] or a float in \(0.0, 1.0\], got 1.5"):
+    with pytest.raises(
+        ParameterError, match=r"eval_size must be an int in \[1, inf\] or a float in \(0.0, 1.0\], got 1.5"
+    ):
         bandit_prune(ensemble, X, y, eval_size=1.5, progress=False)
     with pytest.raises(ParameterError, match="reward_scale of bandit_prune must be > 0"):
         bandit_prune(ensemble, X, y, reward_threshold=-10.0, progress=False)
@@ -173,8 +217,9 @@ def test_nodes_without_a_stored_value_are_not_arms():
 
 def test_sequential_history_numbers_arms_like_the_arms_table():
     ensemble, X, y = ZOO["tree_binary"]
-    result = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
-                          progress=False)
+    result = bandit_prune(
+        ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0, progress=False
+    )
     assert result.history["phase"].max() >= 1
     table = result.arms.set_index("arm")
     np.testing.assert_array_equal(table.loc[result.history["arm"], "node"].to_numpy(), result.history["node"])
@@ -203,14 +248,16 @@ def test_callback_sees_every_round_and_stopping_equals_a_shorter_run():
         assert state.pruned_nodes == {}  # "rank" commits only at the end
         return state.round + 1 == 40
 
-    stopped = bandit_prune(ensemble, X, y, n_rounds=10**6, min_depth=2, random_state=3, progress=False,
-                           callback=stop_at_40)
+    stopped = bandit_prune(
+        ensemble, X, y, n_rounds=10**6, min_depth=2, random_state=3, progress=False, callback=stop_at_40
+    )
     short = bandit_prune(ensemble, X, y, n_rounds=40, min_depth=2, random_state=3, progress=False)
     assert len(seen) == 40 and stopped.params["stopped"] and not short.params["stopped"]
     history = stopped.history
     # the history renumbers arms over the arms table; rounds, phases and nodes are the callback's
     assert [(r, p, t, n) for r, p, _, t, n, _, _ in seen] == list(
-        history[["round", "phase", "tree", "node"]].itertuples(index=False, name=None))
+        history[["round", "phase", "tree", "node"]].itertuples(index=False, name=None)
+    )
     np.testing.assert_allclose([row[5] for row in seen], history["reward"])
     # the phase is finished with the rounds played: the same ranking and pruning as a 40-round run
     assert history.equals(short.history)
@@ -221,8 +268,9 @@ def test_callback_sees_every_round_and_stopping_equals_a_shorter_run():
 def test_callback_values_other_than_true_go_on():
     ensemble, X, y = ZOO["tree_binary"]
     answers = iter([None, False, 1, "stop", np.False_] * 20)  # True and np.True_ stop
-    result = bandit_prune(ensemble, X, y, n_rounds=50, min_depth=2, random_state=0, progress=False,
-                          callback=lambda state: next(answers))
+    result = bandit_prune(
+        ensemble, X, y, n_rounds=50, min_depth=2, random_state=0, progress=False, callback=lambda state: next(answers)
+    )
     assert len(result.history) == 50 and not result.params["stopped"]
 
 
@@ -237,11 +285,19 @@ def test_sequential_stop_finishes_the_phase_under_way_and_starts_no_other():
             assert sum(len(nodes) for nodes in state.pruned_nodes.values()) == 1
         return state.phase == 1 and len([p for p in phases if p == 1]) == 10
 
-    full = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
-                        progress=False)
+    full = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0, progress=False)
     assert full.history["phase"].max() >= 2  # the stop below cuts a longer run
-    stopped = bandit_prune(ensemble, X, y, n_rounds=60, min_depth=2, strategy="sequential", random_state=0,
-                           progress=False, callback=stop_in_phase_1)
+    stopped = bandit_prune(
+        ensemble,
+        X,
+        y,
+        n_rounds=60,
+        min_depth=2,
+        strategy="sequential",
+        random_state=0,
+        progress=False,
+        callback=stop_in_phase_1,
+    )
     assert stopped.params["stopped"]
     assert len(stopped.history) == 70 and stopped.history["phase"].max() == 1
     columns = ["round", "phase", "tree", "node", "reward", "score_delta"]

@@ -31,8 +31,19 @@ def expected_model(model, Xv, yv):
 
 
 def run(folder, model_name, out_name, capsys):
-    status = main(["prune", str(folder / model_name), "--data", str(folder / "val.csv"), "--target", "label",
-                   "--out", str(folder / out_name), *ARGS])
+    status = main(
+        [
+            "prune",
+            str(folder / model_name),
+            "--data",
+            str(folder / "val.csv"),
+            "--target",
+            "label",
+            "--out",
+            str(folder / out_name),
+            *ARGS,
+        ]
+    )
     return status, capsys.readouterr()
 
 
@@ -73,20 +84,50 @@ def test_default_method_is_compress_with_tolerance_metric_and_training_rows(data
     model = lightgbm.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1).fit(X, y)
     model.booster_.save_model(str(folder / "compress.txt"))
     X.assign(label=y).to_csv(folder / "train.csv", index=False)
-    status = main(["prune", str(folder / "compress.txt"), "--data", str(folder / "val.csv"), "--target", "label",
-                   "--out", str(folder / "compressed.txt"), "--tolerance", "0.05", "--metric", "accuracy",
-                   "--train-data", str(folder / "train.csv"), "--random-state", "3"])
+    status = main(
+        [
+            "prune",
+            str(folder / "compress.txt"),
+            "--data",
+            str(folder / "val.csv"),
+            "--target",
+            "label",
+            "--out",
+            str(folder / "compressed.txt"),
+            "--tolerance",
+            "0.05",
+            "--metric",
+            "accuracy",
+            "--train-data",
+            str(folder / "train.csv"),
+            "--random-state",
+            "3",
+        ]
+    )
     output = capsys.readouterr()
     assert status == 0, output.err
     assert "within 0.05 of accuracy" in output.out
     booster = lightgbm.Booster(model_file=str(folder / "compress.txt"))
-    expected = prune(booster, Xv, yv, tolerance=0.05, metric="accuracy", X_train=X, y_train=y, random_state=3,
-                     progress=False).to_model()
+    expected = prune(
+        booster, Xv, yv, tolerance=0.05, metric="accuracy", X_train=X, y_train=y, random_state=3, progress=False
+    ).to_model()
     written = lightgbm.Booster(model_file=str(folder / "compressed.txt"))
     assert written.num_trees() == expected.num_trees()
     np.testing.assert_array_equal(written.predict(Xv), expected.predict(Xv))
-    status = main(["prune", str(folder / "compress.txt"), "--data", str(folder / "val.csv"), "--target", "label",
-                   "--out", str(folder / "bad.txt"), "--tolerance", "-1"])
+    status = main(
+        [
+            "prune",
+            str(folder / "compress.txt"),
+            "--data",
+            str(folder / "val.csv"),
+            "--target",
+            "label",
+            "--out",
+            str(folder / "bad.txt"),
+            "--tolerance",
+            "-1",
+        ]
+    )
     assert status == 1
     error = capsys.readouterr().err  # the parameter check's one line: names the parameter and the value
     assert error.startswith("bandit-tree-tools prune: error: tolerance") and "-1.0" in error and "\n" == error[-1:]
@@ -116,6 +157,16 @@ def test_errors_are_reported_not_raised(data, capsys):
     with open(folder / "tree2.pkl", "wb") as handle:
         pickle.dump(DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1]), handle)
     with pytest.warns(UserWarning):
-        status = main(["prune", str(folder / "tree2.pkl"), "--data", str(folder / "val.csv"), "--target", "nope",
-                       "--out", str(folder / "x.pkl")])
+        status = main(
+            [
+                "prune",
+                str(folder / "tree2.pkl"),
+                "--data",
+                str(folder / "val.csv"),
+                "--target",
+                "nope",
+                "--out",
+                str(folder / "x.pkl"),
+            ]
+        )
     assert status == 1 and "no column 'nope'" in capsys.readouterr().err

@@ -6,7 +6,6 @@ from bandit_tree_tools.pruning._demo import demo
 
 
 @pytest.mark.slow  # fits LightGBM and XGBoost models; `make demo` runs the same code
-
 def test_demo_prunes_and_verifies_every_available_library():
     text = demo()
     lines = text.splitlines()

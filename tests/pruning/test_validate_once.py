@@ -22,6 +22,7 @@ def calls(monkeypatch):
     """Counts of X conversions (check_X) and of routings (the engine's entry
     points), counted around the real functions; ``routed_rows`` (not in the
     counts) sums the rows each routing took."""
+
     class Counts(dict):
         routed_rows = 0
 
@@ -33,14 +34,16 @@ def calls(monkeypatch):
             if rows is not None:
                 counts.routed_rows += rows(*args)
             return original(*args, **kwargs)
+
         return wrapper
 
     monkeypatch.setattr(_ensemble, "check_X", counting("check_X", _ensemble.check_X))
     for kernel in ("_apply", "_predict_raw", "_path_lengths"):
         monkeypatch.setattr(_kernels, kernel, counting("route", getattr(_kernels, kernel), lambda X, *_: X.shape[0]))
     # rows X[order[lo:hi]]
-    monkeypatch.setattr(_kernels, "_apply_columns", counting("route", _kernels._apply_columns,
-                                                             lambda X, order, lo, hi, *_: hi - lo))
+    monkeypatch.setattr(
+        _kernels, "_apply_columns", counting("route", _kernels._apply_columns, lambda X, order, lo, hi, *_: hi - lo)
+    )
     return counts
 
 

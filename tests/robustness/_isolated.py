@@ -16,7 +16,10 @@ def run_isolated(code: str, *args: str, timeout: float = 120.0, threads: int = 2
     try:
         done = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code), *args],
-            capture_output=True, text=True, timeout=timeout, env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
         )
     except subprocess.TimeoutExpired as expired:
         raise AssertionError(

@@ -24,75 +24,121 @@ def negative_manhattan(a, b):
 
 
 CASES = {
-    "resplit n_bins=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], n_bins=0), btt.ParameterError, r"n_bins of resplit must be an int in \[1"),
-    "resplit z=0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=0), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
-    "resplit z<0": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
-    "resplit z=nan": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan), btt.ParameterError, r"z of resplit must be a finite float in \(0"),
-    "resplit z=inf": (lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.inf), btt.ParameterError, r"z of resplit must be a finite float in \(0.0, inf\), got inf"),
+    "resplit n_bins=0": (
+        lambda: btt.resplit(TREE, X, y, nodes=[0], n_bins=0),
+        btt.ParameterError,
+        r"n_bins of resplit must be an int in \[1",
+    ),
+    "resplit z=0": (
+        lambda: btt.resplit(TREE, X, y, nodes=[0], z=0),
+        btt.ParameterError,
+        r"z of resplit must be a finite float in \(0",
+    ),
+    "resplit z<0": (
+        lambda: btt.resplit(TREE, X, y, nodes=[0], z=-1.0),
+        btt.ParameterError,
+        r"z of resplit must be a finite float in \(0",
+    ),
+    "resplit z=nan": (
+        lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.nan),
+        btt.ParameterError,
+        r"z of resplit must be a finite float in \(0",
+    ),
+    "resplit z=inf": (
+        lambda: btt.resplit(TREE, X, y, nodes=[0], z=np.inf),
+        btt.ParameterError,
+        r"z of resplit must be a finite float in \(0.0, inf\), got inf",
+    ),
     "collapse bool tree index": (
-        lambda: btt.collapse(btt.from_model(TREE), {True: [0]}), btt.NodeError, r"tree indices must be ints, got True"
+        lambda: btt.collapse(btt.from_model(TREE), {True: [0]}),
+        btt.NodeError,
+        r"tree indices must be ints, got True",
     ),
     "collapse scalar node": (
-        lambda: btt.collapse(btt.from_model(TREE), {0: 3}), btt.NodeError, r"nodes\[0\] must be a list of node ids.*\{0: \[3\]\}"
+        lambda: btt.collapse(btt.from_model(TREE), {0: 3}),
+        btt.NodeError,
+        r"nodes\[0\] must be a list of node ids.*\{0: \[3\]\}",
     ),
     "leaf_medoids random_state": (
-        lambda: btt.leaf_medoids(TREE, X, n_medoids=2, random_state="x"), btt.ParameterError, r"random_state of leaf_medoids must be a random state"
+        lambda: btt.leaf_medoids(TREE, X, n_medoids=2, random_state="x"),
+        btt.ParameterError,
+        r"random_state of leaf_medoids must be a random state",
     ),
     "bandit_prune eval_size": (
-        lambda: btt.bandit_prune(TREE, X, y, eval_size="half", progress=False), btt.ParameterError, r"eval_size of bandit_prune must be"
+        lambda: btt.bandit_prune(TREE, X, y, eval_size="half", progress=False),
+        btt.ParameterError,
+        r"eval_size of bandit_prune must be",
     ),
     "bandit_prune weights": (
-        lambda: btt.bandit_prune(TREE, X, y, weights="abc", progress=False), btt.ParameterError, r"weights of bandit_prune must be array-like"
+        lambda: btt.bandit_prune(TREE, X, y, weights="abc", progress=False),
+        btt.ParameterError,
+        r"weights of bandit_prune must be array-like",
     ),
     "bandit_prune reward_threshold": (
-        lambda: btt.bandit_prune(TREE, X, y, reward_threshold=float("nan"), progress=False), btt.ParameterError,
+        lambda: btt.bandit_prune(TREE, X, y, reward_threshold=float("nan"), progress=False),
+        btt.ParameterError,
         r"reward_threshold of bandit_prune must be a float \(not NaN\), got nan",
     ),
     "bandit_prune NaN in y": (
-        lambda: btt.bandit_prune(TREE, X, y_nan, progress=False), btt.DataError, r"y_val has 1 missing targets.*row 3"
+        lambda: btt.bandit_prune(TREE, X, y_nan, progress=False),
+        btt.DataError,
+        r"y_val has 1 missing targets.*row 3",
     ),
     "prune random_state": (
-        lambda: btt.prune(TREE, X, y, random_state=-1, progress=False), btt.ParameterError,
+        lambda: btt.prune(TREE, X, y, random_state=-1, progress=False),
+        btt.ParameterError,
         r"random_state of prune must be a random state",
     ),
     "reduced_error_prune scoring": (
-        lambda: btt.reduced_error_prune(TREE, X, y, scoring="f1"), btt.ParameterError,
+        lambda: btt.reduced_error_prune(TREE, X, y, scoring="f1"),
+        btt.ParameterError,
         r"scoring of reduced_error_prune must be one of 'accuracy', 'score', got 'f1'",
     ),
     "cost_complexity_path criterion": (
-        lambda: btt.cost_complexity_path(TREE, X, y, criterion="mse"), btt.ParameterError,
+        lambda: btt.cost_complexity_path(TREE, X, y, criterion="mse"),
+        btt.ParameterError,
         r"criterion of cost_complexity_path must be one of",
     ),
     "reduced_error_prune NaN in y": (
-        lambda: btt.reduced_error_prune(TREE, X, y_nan), btt.DataError, r"y_val has 1 missing targets"
+        lambda: btt.reduced_error_prune(TREE, X, y_nan),
+        btt.DataError,
+        r"y_val has 1 missing targets",
     ),
     "TSDT NaN label": (
-        lambda: btt.TSDTClassifier(lambda_=0.01, random_state=0).fit((X > 0).astype(int), y_nan), btt.DataError,
+        lambda: btt.TSDTClassifier(lambda_=0.01, random_state=0).fit((X > 0).astype(int), y_nan),
+        btt.DataError,
         r"y has 1 missing labels",
     ),
     "TSDT None label": (
         lambda: btt.TSDTClassifier(lambda_=0.01).fit((X > 0).astype(int)[:4], np.array(["a", "b", None, "a"], object)),
-        btt.DataError, r"missing labels",
+        btt.DataError,
+        r"missing labels",
     ),
     "KMedoids negative distances": (
-        lambda: btt.KMedoids(n_clusters=2, metric=negative_manhattan, random_state=0).fit(X[:40]), btt.DataError,
+        lambda: btt.KMedoids(n_clusters=2, metric=negative_manhattan, random_state=0).fit(X[:40]),
+        btt.DataError,
         r"returned a negative distance",
     ),
     "MABSplit huge targets": (
-        lambda: btt.MABSplitTreeRegressor(max_depth=2, random_state=0).fit(X, X[:, 0] * 1e300), btt.DataError,
+        lambda: btt.MABSplitTreeRegressor(max_depth=2, random_state=0).fit(X, X[:, 0] * 1e300),
+        btt.DataError,
         r"squared sums overflow float64.*Rescale y",
     ),
     "resplit huge targets": (
         lambda: btt.resplit(DecisionTreeRegressor(max_depth=3).fit(X, X[:, 0]), X, X[:, 0] * 1e300, nodes=[0]),
-        btt.DataError, r"squared sums overflow",
+        btt.DataError,
+        r"squared sums overflow",
     ),
     "from_xgboost learning_rate": (
-        lambda: btt.from_xgboost(pytest.importorskip("xgboost").XGBClassifier(n_estimators=2).fit(X, y),
-                                 learning_rate="a"),
-        btt.ParameterError, r"learning_rate must be a number",
+        lambda: btt.from_xgboost(
+            pytest.importorskip("xgboost").XGBClassifier(n_estimators=2).fit(X, y), learning_rate="a"
+        ),
+        btt.ParameterError,
+        r"learning_rate must be a number",
     ),
     "ragged X": (
-        lambda: btt.from_model(TREE).predict([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]), btt.DataError,
+        lambda: btt.from_model(TREE).predict([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]),
+        btt.DataError,
         r"X must be a 2-D array of numbers",
     ),
 }

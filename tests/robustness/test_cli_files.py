@@ -98,8 +98,9 @@ def test_corrupt_lightgbm_text_is_refused_by_the_cli_and_by_the_loader(files):
 
 def run(folder, model, *extra, out=None, data="val.csv", capsys=None):
     out = out or str(folder / ("out" + model[model.rfind(".") :]))
-    status = main(["prune", str(folder / model), "--data", str(folder / data), "--target", "label", "--out", out,
-                   *ARGS, *extra])
+    status = main(
+        ["prune", str(folder / model), "--data", str(folder / data), "--target", "label", "--out", out, *ARGS, *extra]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     return status, err
 

@@ -55,8 +55,10 @@ FRAME_VARIANTS = {
         (f["kind"] != "a").to_numpy(),
     ),
     "extra category": lambda f: (_recategorized(f, ["a", "b", "c", "zz"]), slice(None)),
-    "nullable dtypes": lambda f: (f.assign(**{"größe": f["größe"].astype("Float64"),
-                                              "n°": f["n°"].astype("Int64")}), slice(None)),
+    "nullable dtypes": lambda f: (
+        f.assign(**{"größe": f["größe"].astype("Float64"), "n°": f["n°"].astype("Int64")}),
+        slice(None),
+    ),
 }
 REFUSED_FRAMES = {
     "duplicate column names": (
@@ -101,10 +103,12 @@ def _frame_models():
         "sklearn HistGradientBoosting": HistGradientBoostingClassifier(
             max_iter=5, max_depth=3, categorical_features="from_dtype", random_state=0
         ).fit(FRAME, Y),
-        "LightGBM": lgb.LGBMClassifier(n_estimators=5, num_leaves=7, min_child_samples=5, verbose=-1,
-                                       random_state=0).fit(FRAME, Y),
-        "XGBoost": xgb.XGBClassifier(n_estimators=5, max_depth=3, enable_categorical=True, tree_method="hist",
-                                     random_state=0).fit(FRAME, Y),
+        "LightGBM": lgb.LGBMClassifier(
+            n_estimators=5, num_leaves=7, min_child_samples=5, verbose=-1, random_state=0
+        ).fit(FRAME, Y),
+        "XGBoost": xgb.XGBClassifier(
+            n_estimators=5, max_depth=3, enable_categorical=True, tree_method="hist", random_state=0
+        ).fit(FRAME, Y),
     }
 
 
@@ -114,8 +118,9 @@ def _array_model(library, X, y):
     if library == "sklearn":
         return DecisionTreeClassifier(max_depth=6, random_state=0).fit(frame, y)
     if library == "LightGBM":
-        return lgb.LGBMClassifier(n_estimators=5, num_leaves=7, min_child_samples=3, verbose=-1,
-                                  random_state=0).fit(frame, y)
+        return lgb.LGBMClassifier(n_estimators=5, num_leaves=7, min_child_samples=3, verbose=-1, random_state=0).fit(
+            frame, y
+        )
     return xgb.XGBClassifier(n_estimators=5, max_depth=3, random_state=0).fit(frame, y)
 
 
@@ -230,8 +235,12 @@ def test_leaf_medoids_reads_every_variant_like_the_canonical_frame(variant):
 
 @pytest.mark.parametrize("variant", ["reordered categories", "missing category", "extra category"])
 def test_tsdt_reads_every_variant_like_the_canonical_frame(variant):
-    codes = FRAME.assign(**{"größe": pd.Categorical(np.where(FRAME["größe"] > 0, "+", "-")),
-                            "n°": pd.Categorical(FRAME["n°"].astype(int))})
+    codes = FRAME.assign(
+        **{
+            "größe": pd.Categorical(np.where(FRAME["größe"] > 0, "+", "-")),
+            "n°": pd.Categorical(FRAME["n°"].astype(int)),
+        }
+    )
     model = btt.TSDTClassifier(max_iter=300, random_state=0).fit(codes, Y)
     frame, rows = FRAME_VARIANTS[variant](codes)
     canonical = codes if isinstance(rows, slice) else codes[rows].reset_index(drop=True)
@@ -245,12 +254,15 @@ def test_tsdt_reads_every_variant_like_the_canonical_frame(variant):
 def test_discretize_and_mabsplit_read_every_variant_like_its_float_copy(variant):
     X = ARRAY_VARIANTS[variant](X_NUM)
     as_float = np.asarray(pd.DataFrame(X).astype(np.float64)) if isinstance(X, pd.DataFrame) else X.astype(np.float64)
+
     def codes(binned):
         return binned.apply(lambda column: column.cat.codes).to_numpy() if hasattr(binned, "columns") else binned
 
     np.testing.assert_array_equal(codes(btt.discretize(X, n_bins=3)), codes(btt.discretize(as_float, n_bins=3)))
-    for estimator in (btt.MABSplitTreeClassifier(max_depth=3, random_state=0),
-                      btt.MABSplitForestClassifier(n_estimators=2, max_depth=3, random_state=0)):
+    for estimator in (
+        btt.MABSplitTreeClassifier(max_depth=3, random_state=0),
+        btt.MABSplitForestClassifier(n_estimators=2, max_depth=3, random_state=0),
+    ):
         labels = Y_NUM
         ours = estimator.fit(X, labels).predict(X)
         canonical = estimator.fit(as_float.astype(np.float32), labels).predict(as_float.astype(np.float32))

@@ -104,7 +104,9 @@ def test_scikit_learn_reads_numeric_categories_by_value(numeric_frame):
     X, y, as_category = numeric_frame
     for model in (RandomForestClassifier(n_estimators=5, random_state=0), HistGradientBoostingClassifier(max_iter=5)):
         model.fit(X, y)
-        np.testing.assert_array_equal(btt.from_model(model).predict_proba(as_category), model.predict_proba(as_category))
+        np.testing.assert_array_equal(
+            btt.from_model(model).predict_proba(as_category), model.predict_proba(as_category)
+        )
 
 
 @pytest.mark.parametrize("library", ["lightgbm", "xgboost"])
@@ -155,8 +157,9 @@ def test_sparse_input_is_read_as_each_library_reads_it():
     booster = lightgbm.LGBMClassifier(n_estimators=5, verbose=-1).fit(dense, y)
     xgb = xgboost.XGBClassifier(n_estimators=5).fit(matrix, y)  # implicit entries are missing to XGBoost
     for model in (forest, booster, xgb):
-        np.testing.assert_allclose(btt.from_model(model).predict_proba(matrix), model.predict_proba(matrix),
-                                   rtol=0, atol=1e-6)
+        np.testing.assert_allclose(
+            btt.from_model(model).predict_proba(matrix), model.predict_proba(matrix), rtol=0, atol=1e-6
+        )
 
 
 # ---------------------------------------------------------------- collapse values from hints
@@ -205,8 +208,9 @@ def test_xgboost_learning_rate_hint_is_checked_against_the_trees(tmp_path):
     ensemble = btt.from_xgboost(loaded, learning_rate=0.3)
     assert ensemble.trees[0].has_leaf_value.all()
     collapsed = btt.collapse(ensemble, {0: [1]})
-    np.testing.assert_allclose(btt.to_model(collapsed).predict(xgboost.DMatrix(X)), collapsed.predict_proba(X)[:, 1],
-                               rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        btt.to_model(collapsed).predict(xgboost.DMatrix(X)), collapsed.predict_proba(X)[:, 1], rtol=0, atol=1e-6
+    )
 
 
 # ---------------------------------------------------------------- XGBoost DART through inplace_predict

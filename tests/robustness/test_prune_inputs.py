@@ -35,8 +35,7 @@ def test_a_callback_answering_numpy_true_stops_bandit_prune_at_once():
         calls.append(state)
         return np.float64(1.0) > 0  # an np.bool_
 
-    btt.bandit_prune(CLASSIFIER, X, labels, n_rounds=50, min_depth=1, progress=False, callback=callback,
-                     random_state=0)
+    btt.bandit_prune(CLASSIFIER, X, labels, n_rounds=50, min_depth=1, progress=False, callback=callback, random_state=0)
     assert len(calls) == 1
 
 

@@ -65,7 +65,12 @@ def test_collapse_refuses_nodes_without_a_leaf_value():
     rng = np.random.default_rng(4)
     tree = random_tree(rng, max_depth=2, p_split=1.0)
     unknown = make_tree(
-        tree.children_left, tree.children_right, tree.feature, tree.threshold, tree.value, has_leaf_value=np.zeros(tree.n_nodes)
+        tree.children_left,
+        tree.children_right,
+        tree.feature,
+        tree.threshold,
+        tree.value,
+        has_leaf_value=np.zeros(tree.n_nodes),
     )
     source = Source("sklearn", "GradientBoostingClassifier", collapse_hint="Pass X and y.")
     ensemble = random_ensemble(rng, n_trees=1, source=source).replace_trees([unknown])

@@ -15,14 +15,30 @@ def categorical_stump(feature_categories=None):
     right = np.zeros((3, 1), dtype=np.uint32)
     bits[0, 0], right[0, 0] = 0b10, 0b01
     tree = make_tree(
-        [1, -1, -1], [2, -1, -1], [0, -2, -2], [-2.0, 0, 0], [0.0, 10.0, 20.0],
-        is_categorical=[1, 0, 0], category_left=bits, category_right=right, missing_go_to_left=[1, 0, 0],
+        [1, -1, -1],
+        [2, -1, -1],
+        [0, -2, -2],
+        [-2.0, 0, 0],
+        [0.0, 10.0, 20.0],
+        is_categorical=[1, 0, 0],
+        category_left=bits,
+        category_right=right,
+        missing_go_to_left=[1, 0, 0],
         unknown_category_go_to_left=[0, 0, 0],
     )
     return Ensemble(
-        trees=(tree,), task="regression", n_features_in_=2, n_outputs=1, tree_output=0, tree_scale=1.0,
-        aggregation="sum", base_score=0.0, link="identity", source=Source("bandit_tree_tools", "stump", payload={"a": [1]}),
-        feature_names_in_=["colour", "size"], feature_categories=feature_categories,
+        trees=(tree,),
+        task="regression",
+        n_features_in_=2,
+        n_outputs=1,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="sum",
+        base_score=0.0,
+        link="identity",
+        source=Source("bandit_tree_tools", "stump", payload={"a": [1]}),
+        feature_names_in_=["colour", "size"],
+        feature_categories=feature_categories,
     )
 
 

@@ -11,23 +11,55 @@ from tests.tree.random_trees import probe_rows, random_ensemble
 
 def _ensemble(trees, n_features, **options):
     defaults = dict(
-        task="regression", n_features_in_=n_features, n_outputs=1, tree_output=0, tree_scale=1.0,
-        aggregation="sum", base_score=0.0, link="identity", source=Source("bandit_tree_tools", "test"),
+        task="regression",
+        n_features_in_=n_features,
+        n_outputs=1,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="sum",
+        base_score=0.0,
+        link="identity",
+        source=Source("bandit_tree_tools", "test"),
     )
     defaults.update(options)
     return Ensemble(trees=trees, **defaults)
 
 
 def _stump(threshold, missing_left=0, missing_type=0):
-    return make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [threshold, -2.0, -2.0], [0.0, -1.0, 1.0],
-                     missing_go_to_left=[missing_left, 0, 0], missing_type=[missing_type, 0, 0])
+    return make_tree(
+        [1, -1, -1],
+        [2, -1, -1],
+        [0, -2, -2],
+        [threshold, -2.0, -2.0],
+        [0.0, -1.0, 1.0],
+        missing_go_to_left=[missing_left, 0, 0],
+        missing_type=[missing_type, 0, 0],
+    )
 
 
 # thresholds where "x < t" and "x <= below(t)" could part: not float32-representable,
 # infinities, signed zeros, subnormals, the float32 range's ends
 EDGE_THRESHOLDS = [
-    0.1, -0.1, 1.0 / 3.0, 0.0, -0.0, 5e-324, -5e-324, 1e-45, 1.5e-45, np.inf, -np.inf, 3.4028234663852886e38,
-    -3.4028234663852886e38, 3.5e38, -3.5e38, 1e300, -1e300, 16777217.0, 2.0**-149, 2.0**-126,
+    0.1,
+    -0.1,
+    1.0 / 3.0,
+    0.0,
+    -0.0,
+    5e-324,
+    -5e-324,
+    1e-45,
+    1.5e-45,
+    np.inf,
+    -np.inf,
+    3.4028234663852886e38,
+    -3.4028234663852886e38,
+    3.5e38,
+    -3.5e38,
+    1e300,
+    -1e300,
+    16777217.0,
+    2.0**-149,
+    2.0**-126,
 ]
 
 
@@ -39,10 +71,17 @@ def test_numerical_rewrite_is_exact_at_edge_thresholds(split_rule, input_dtype):
     t = np.array(EDGE_THRESHOLDS)
     with np.errstate(over="ignore"):
         t32 = t.astype(np.float32).astype(np.float64)
-    values = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), t32,
-                             np.nextafter(t32.astype(np.float32), np.float32(np.inf)).astype(np.float64),
-                             np.nextafter(t32.astype(np.float32), np.float32(-np.inf)).astype(np.float64),
-                             [np.nan, 0.0, -0.0, np.inf, -np.inf]])
+    values = np.concatenate(
+        [
+            t,
+            np.nextafter(t, np.inf),
+            np.nextafter(t, -np.inf),
+            t32,
+            np.nextafter(t32.astype(np.float32), np.float32(np.inf)).astype(np.float64),
+            np.nextafter(t32.astype(np.float32), np.float32(-np.inf)).astype(np.float64),
+            [np.nan, 0.0, -0.0, np.inf, -np.inf],
+        ]
+    )
     X = values.reshape(-1, 1)
     np.testing.assert_array_equal(ensemble.apply(X), reference_apply(ensemble, X))
     np.testing.assert_array_equal(ensemble.predict_raw(X), reference_predict_raw(ensemble, X))
@@ -68,13 +107,12 @@ def _chain(depth, rng):
         left[node], right[node] = node + 2, node + 1
         feature[node] = int(rng.integers(3))
         threshold[node] = float(rng.normal())
-    return make_tree(left, right, feature, threshold, rng.normal(size=n),
-                     missing_go_to_left=rng.integers(2, size=n))
+    return make_tree(left, right, feature, threshold, rng.normal(size=n), missing_go_to_left=rng.integers(2, size=n))
 
 
 @pytest.mark.parametrize(
-    "n_rows", [1, 63, 64, 65, _kernels.LANES - 1, _kernels.LANES + 1, 300, 2 * _kernels.BLOCK + 17,
-               2 * _kernels.DEEP_BLOCK + 17],
+    "n_rows",
+    [1, 63, 64, 65, _kernels.LANES - 1, _kernels.LANES + 1, 300, 2 * _kernels.BLOCK + 17, 2 * _kernels.DEEP_BLOCK + 17],
 )
 def test_every_block_and_lane_count_matches_the_reference(n_rows):
     rng = np.random.default_rng(n_rows)
@@ -88,8 +126,13 @@ def test_every_block_and_lane_count_matches_the_reference(n_rows):
 
 def test_lockstep_steps_stop_before_the_leaves_of_deep_unbalanced_trees():
     rng = np.random.default_rng(3)
-    balanced = make_tree([1, 3, 5, -1, -1, -1, -1], [2, 4, 6, -1, -1, -1, -1], [0, 1, 2, -2, -2, -2, -2],
-                         [0.0, 0.5, -0.5, -2, -2, -2, -2], np.arange(7.0))
+    balanced = make_tree(
+        [1, 3, 5, -1, -1, -1, -1],
+        [2, 4, 6, -1, -1, -1, -1],
+        [0, 1, 2, -2, -2, -2, -2],
+        [0.0, 0.5, -0.5, -2, -2, -2, -2],
+        np.arange(7.0),
+    )
     packed = _ensemble([_chain(40, rng), _chain(3, rng), _stump(0.5), balanced], 3).packed
     # deep: half the depth, or the shallowest leaf's depth (the chains' first leaf is at depth 1); shallow: the depth
     np.testing.assert_array_equal(packed.tree_depth, [40, 3, 1, 2])
@@ -115,7 +158,7 @@ def test_apply_columns_routes_rows_in_any_order_a_slice_at_a_time(seed):
     ensemble = random_ensemble(rng, n_trees=4, n_outputs=int(rng.choice([1, 3])))
     n_rows = 2 * _kernels.BLOCK + 37
     X = ensemble.check_X(probe_rows(rng, ensemble, n_rows=n_rows))
-    X[n_rows - 5:, 0] = np.nan  # NaN in the last slice only: the first slices route without the NaN rule
+    X[n_rows - 5 :, 0] = np.nan  # NaN in the last slice only: the first slices route without the NaN rule
     order = rng.permutation(n_rows)
     order = np.concatenate([order[order < n_rows - 5], order[order >= n_rows - 5]])
     expected = reference_apply(ensemble, X[order]).T
@@ -134,9 +177,11 @@ def test_apply_columns_refuses_ids_its_type_cannot_hold():
     ensemble = _ensemble([_chain(70, rng), _stump(0.5)], 3)  # 141 nodes: more than int8 holds
     X = ensemble.check_X(rng.normal(size=(10, 3)))
     order = np.arange(10)
-    for out, match in ((np.zeros((2, 10), dtype=np.uint16), "signed integer"),
-                       (np.zeros((3, 10), dtype=np.int32), r"shape \(2, 10\)"),
-                       (np.zeros((2, 10), dtype=np.int8), "node ids up to 140")):
+    for out, match in (
+        (np.zeros((2, 10), dtype=np.uint16), "signed integer"),
+        (np.zeros((3, 10), dtype=np.int32), r"shape \(2, 10\)"),
+        (np.zeros((2, 10), dtype=np.int8), "node ids up to 140"),
+    ):
         with pytest.raises(ValueError, match=match):
             ensemble._apply_columns(X, order, out)
     with pytest.raises(ValueError, match="row indices of X"):

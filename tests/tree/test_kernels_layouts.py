@@ -26,9 +26,11 @@ def _numerical_tree(rng, max_depth, input_dtype):
 
 def _categorical_tree():
     tree = _stump(0.0)
-    return tree._replace(is_categorical=np.array([1, 0, 0], dtype=tree.is_categorical.dtype),
-                         category_left=np.array([[5], [0], [0]], dtype=np.uint32),
-                         category_right=np.array([[2], [0], [0]], dtype=np.uint32))
+    return tree._replace(
+        is_categorical=np.array([1, 0, 0], dtype=tree.is_categorical.dtype),
+        category_left=np.array([[5], [0], [0]], dtype=np.uint32),
+        category_right=np.array([[2], [0], [0]], dtype=np.uint32),
+    )
 
 
 def _edge_rows(thresholds, n_features=1):
@@ -36,12 +38,17 @@ def _edge_rows(thresholds, n_features=1):
     t = np.asarray(thresholds, dtype=np.float64)
     with np.errstate(over="ignore"):
         t32 = t.astype(np.float32)
-        values = np.concatenate([
-            t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf), t32.astype(np.float64),
-            np.nextafter(t32, np.float32(np.inf)).astype(np.float64),
-            np.nextafter(t32, np.float32(-np.inf)).astype(np.float64),
-            [np.nan, 0.0, -0.0, np.inf, -np.inf],
-        ])
+        values = np.concatenate(
+            [
+                t,
+                np.nextafter(t, np.inf),
+                np.nextafter(t, -np.inf),
+                t32.astype(np.float64),
+                np.nextafter(t32, np.float32(np.inf)).astype(np.float64),
+                np.nextafter(t32, np.float32(-np.inf)).astype(np.float64),
+                [np.nan, 0.0, -0.0, np.inf, -np.inf],
+            ]
+        )
     return np.repeat(values[:, None], n_features, axis=1)
 
 
@@ -59,15 +66,21 @@ def test_the_compact_layout_is_chosen_only_where_it_is_exact():
     assert _ensemble(exact, 1, input_dtype="float64").packed.compact
     # general splits: categories, zero-as-missing, "x < -inf"
     assert not _ensemble(exact + [_categorical_tree()], 1, input_dtype="float32").packed.compact
-    assert not _ensemble(exact + [_stump(0.5, missing_type=MISSING_ZERO_OR_NAN)], 1,
-                         input_dtype="float32").packed.compact
+    assert not _ensemble(
+        exact + [_stump(0.5, missing_type=MISSING_ZERO_OR_NAN)], 1, input_dtype="float32"
+    ).packed.compact
     assert not _ensemble([_stump(-np.inf)], 1, input_dtype="float32", split_rule="lt").packed.compact
     assert _ensemble([_stump(-np.inf)], 1, input_dtype="float32", split_rule="le").packed.compact
 
 
 def test_a_left_child_too_far_for_the_word_falls_back_to_the_wide_layout():
-    balanced = make_tree([1, 3, 5, -1, -1, -1, -1], [2, 4, 6, -1, -1, -1, -1], [0, 0, 0, -2, -2, -2, -2],
-                         [0.0, -1.0, 1.0, -2, -2, -2, -2], np.arange(7.0))
+    balanced = make_tree(
+        [1, 3, 5, -1, -1, -1, -1],
+        [2, 4, 6, -1, -1, -1, -1],
+        [0, 0, 0, -2, -2, -2, -2],
+        [0.0, -1.0, 1.0, -2, -2, -2, -2],
+        np.arange(7.0),
+    )
     # 2**28 features leave 3 bits for the distance to a left child (at most 7); node 2's is 3, node 0's 1
     assert _ensemble([balanced], 2**28, input_dtype="float32").packed.compact
     # a full tree of depth 4 has a node (id 7) whose left child (id 15) is 8 further on: too far
@@ -127,8 +140,9 @@ def test_compact_and_wide_layouts_route_alike(seed):
 
 def test_deep_trees_in_the_compact_layout_match_the_reference():
     rng = np.random.default_rng(11)
-    ensemble = _ensemble([_chain(40, rng), _chain(3, rng), _stump(0.5)], 3, input_dtype="float32",
-                         tree_scale=[1.0, 0.5, 0.1])
+    ensemble = _ensemble(
+        [_chain(40, rng), _chain(3, rng), _stump(0.5)], 3, input_dtype="float32", tree_scale=[1.0, 0.5, 0.1]
+    )
     assert ensemble.packed.compact and ensemble.packed.tree_depth.max() == 40
     X = rng.normal(size=(300, 3))
     _check_against_reference(ensemble, X)

@@ -23,11 +23,11 @@ def test_subset_routes_and_predicts_like_its_trees(seed):
     np.testing.assert_array_equal(part.predict_raw(X), reference_predict_raw(part, X))
     # the documented sum: base score plus the listed trees (their mean for averaged ensembles)
     expected = np.zeros((X.shape[0], ensemble.n_outputs))
-    for column, t in enumerate(chosen):
+    for t in chosen:
         tree = ensemble.trees[t]
         width = tree.value.shape[1]
         first = ensemble.tree_output[t]
-        expected[:, first:first + width] += ensemble.tree_scale[t] * tree.value[leaves[:, t]]
+        expected[:, first : first + width] += ensemble.tree_scale[t] * tree.value[leaves[:, t]]
     if ensemble.aggregation == "mean":
         expected /= 3
     np.testing.assert_allclose(part.predict_raw(X), expected + ensemble.base_score, rtol=1e-5, atol=1e-5)
@@ -84,8 +84,9 @@ def test_averaged_ensemble_predicts_like_the_forest_it_holds():
     X, y = make_classification(n_samples=200, random_state=0)
     forest = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
     imported = btt.from_model(forest)
-    rebuilt = averaged_ensemble(imported.trees, n_features=X.shape[1], source=Source("bandit_tree_tools", "test"),
-                                classes=forest.classes_)
+    rebuilt = averaged_ensemble(
+        imported.trees, n_features=X.shape[1], source=Source("bandit_tree_tools", "test"), classes=forest.classes_
+    )
     assert rebuilt.aggregation == "mean" and rebuilt.input_dtype == "float32"
     np.testing.assert_array_equal(rebuilt.predict_proba(X), imported.predict_proba(X))
     np.testing.assert_allclose(rebuilt.predict_proba(X), forest.predict_proba(X), rtol=1e-12)

@@ -15,8 +15,7 @@ def test_wide_sparse_rows_predict_in_blocks_like_scikit_learn(monkeypatch):
     rng = np.random.default_rng(8)
     n_rows, n_columns = 300, 60_000
     X = sp.random(n_rows, n_columns, density=2e-4, format="csr", random_state=8, dtype=np.float64)
-    X = X + sp.csr_matrix((rng.normal(size=n_rows), (np.arange(n_rows), rng.integers(0, 50, n_rows))),
-                          shape=X.shape)
+    X = X + sp.csr_matrix((rng.normal(size=n_rows), (np.arange(n_rows), rng.integers(0, 50, n_rows))), shape=X.shape)
     y = (np.asarray(X[:, :50].sum(axis=1)).ravel() > 0).astype(int)
     model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
     ensemble = btt.from_model(model)

@@ -8,8 +8,8 @@ import pytest
 
 from bandit_tree_tools.exceptions import ParameterError
 from bandit_tree_tools.tsdt import TSDTClassifier, optimal_categorical_tree
-from bandit_tree_tools.tsdt import _kernels_result as R
 from bandit_tree_tools.tsdt import _kernels as K
+from bandit_tree_tools.tsdt import _kernels_result as R
 from bandit_tree_tools.tsdt._kernels_exact import ABORTED, _find, _solve_node, new_table
 from bandit_tree_tools.tsdt._search import _exact_radix
 from tests.oracles.tsdt import reference_optimal_value
@@ -56,8 +56,9 @@ def test_node_kernel_with_a_shared_table_agrees_with_the_exact_solver(seed):
         rows = np.flatnonzero(match)
         key = sum((category + 1) * int(radix[feature]) for feature, category in tests.items())
         budget = np.array([10**9, 10**12], dtype=np.int64)
-        value, keys, values, choices = _solve_node(X, y, _ones(len(y)), rows, key, n_categories, radix, 2, penalty,
-                                                   budget, keys, values, choices, stored)
+        value, keys, values, choices = _solve_node(
+            X, y, _ones(len(y)), rows, key, n_categories, radix, 2, penalty, budget, keys, values, choices, stored
+        )
         # The same objective in rows: the node's rows alone, the penalty per split unchanged (lambda N / n).
         if len(rows) == 0:
             assert value == 0.0
@@ -68,8 +69,8 @@ def test_node_kernel_with_a_shared_table_agrees_with_the_exact_solver(seed):
         alone = optimal_categorical_tree(X[rows], y[rows], lambda_ * len(y) / len(rows))
         assert value == pytest.approx(alone.objective_ * len(rows), abs=1e-6)
         assert value == pytest.approx(
-            reference_optimal_value(X[rows], y[rows], lambda_ * len(y) / len(rows), n_categories) * len(rows),
-            abs=1e-6)
+            reference_optimal_value(X[rows], y[rows], lambda_ * len(y) / len(rows), n_categories) * len(rows), abs=1e-6
+        )
     assert stored[0] > 0 and np.sum(keys >= 0) == stored[0]
 
 
@@ -79,8 +80,9 @@ def test_a_node_stopped_by_the_budget_leaves_only_finished_entries():
     keys, values, choices, stored = new_table()
     rows = np.arange(len(y))
     budget = np.array([10**9, 300], dtype=np.int64)  # steps: far from enough for the root
-    value, keys, values, choices = _solve_node(X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, budget,
-                                               keys, values, choices, stored)
+    value, keys, values, choices = _solve_node(
+        X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, budget, keys, values, choices, stored
+    )
     assert value == ABORTED and budget[1] < 0 and stored[0] > 0
     fresh = new_table()
     full = np.array([10**9, 10**12], dtype=np.int64)
@@ -92,11 +94,13 @@ def test_a_node_stopped_by_the_budget_leaves_only_finished_entries():
             if digit:
                 tests[feature] = digit - 1
         match = np.all([X[:, f] == c for f, c in tests.items()], axis=0) if tests else np.ones(len(y), bool)
-        alone, *_ = _solve_node(X, y, _ones(len(y)), np.flatnonzero(match), int(key), n_categories, radix, 2, 0.0,
-                                full.copy(), *fresh)
+        alone, *_ = _solve_node(
+            X, y, _ones(len(y)), np.flatnonzero(match), int(key), n_categories, radix, 2, 0.0, full.copy(), *fresh
+        )
         assert values[_find(keys, key)] == pytest.approx(alone)
-    value, *_ = _solve_node(X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, full, keys, values, choices,
-                            stored)
+    value, *_ = _solve_node(
+        X, y, _ones(len(y)), rows, 0, n_categories, radix, 2, 0.0, full, keys, values, choices, stored
+    )
     assert value == pytest.approx(optimal_categorical_tree(X, y, 0.0).objective_ * len(y))
 
 

@@ -50,7 +50,11 @@ def test_model_thresholds_separate_exactly_what_the_model_separates():
     probe = [X]
     for j, cuts in enumerate(bins.thresholds):
         for cut in cuts:
-            for value in (cut, np.nextafter(np.float32(cut), np.float32(-np.inf)), np.nextafter(np.float32(cut), np.float32(np.inf))):
+            for value in (
+                cut,
+                np.nextafter(np.float32(cut), np.float32(-np.inf)),
+                np.nextafter(np.float32(cut), np.float32(np.inf)),
+            ):
                 rows = X[:20].copy()
                 rows[:, j] = value
                 probe.append(rows)
@@ -69,8 +73,16 @@ def test_model_thresholds_separate_exactly_what_the_model_separates():
 def test_strict_less_than_rule_is_respected():
     tree = make_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [0.5, -2, -2], [[0.0], [1.0], [2.0]])
     ensemble = Ensemble(
-        trees=(tree,), task="regression", n_features_in_=1, n_outputs=1, tree_output=0, tree_scale=1.0,
-        aggregation="sum", base_score=0.0, link="identity", source=Source("xgboost", "XGBRegressor"),
+        trees=(tree,),
+        task="regression",
+        n_features_in_=1,
+        n_outputs=1,
+        tree_output=0,
+        tree_scale=1.0,
+        aggregation="sum",
+        base_score=0.0,
+        link="identity",
+        source=Source("xgboost", "XGBRegressor"),
         split_rule="lt",
     )
     codes = discretize(np.array([[0.4], [0.5], [0.6]]), ensemble)
@@ -91,10 +103,20 @@ def test_compare_trees_table():
     X, y = or_of_equal(n_rows=240, seed=0)
     X_test, y_test = or_of_equal(n_rows=100, seed=1)
     cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
-    table = compare_trees(X, y, X_test, y_test, lambdas=(0.01, 0.05), models={"depth-2 CART": cart},
-                          max_iter=200, river=False, dl85=False)
-    assert list(table.columns) == ["method", "lambda_", "train_accuracy", "test_accuracy", "n_leaves",
-                                   "n_splits", "objective", "seconds", "note"]
+    table = compare_trees(
+        X, y, X_test, y_test, lambdas=(0.01, 0.05), models={"depth-2 CART": cart}, max_iter=200, river=False, dl85=False
+    )
+    assert list(table.columns) == [
+        "method",
+        "lambda_",
+        "train_accuracy",
+        "test_accuracy",
+        "n_leaves",
+        "n_splits",
+        "objective",
+        "seconds",
+        "note",
+    ]
     methods = set(table["method"])
     assert {"optimistic TSDT", "Fast-TSDT", "TSDT", "exact", "CART", "CART+CCP", "depth-2 CART"} <= methods
     for lambda_, group in table.groupby("lambda_"):

@@ -46,9 +46,14 @@ def test_negative_lambda_is_refused(lambda_):
 
 @pytest.mark.parametrize(
     "params, match",
-    [({"variant": "slow"}, "variant"), ({"max_iter": 0}, "max_iter"), ({"n_iter": 0}, "n_iter"),
-     ({"gamma": 0}, "gamma"),
-     ({"batch_size": 0}, "batch_size"), ({"time_limit": -1}, "time_limit")],
+    [
+        ({"variant": "slow"}, "variant"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"n_iter": 0}, "n_iter"),
+        ({"gamma": 0}, "gamma"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"time_limit": -1}, "time_limit"),
+    ],
 )
 def test_other_bad_parameters(params, match):
     X, y = or_of_equal(n_rows=30)

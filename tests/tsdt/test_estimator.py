@@ -50,8 +50,9 @@ def test_partial_fit_on_a_shuffled_stream_reaches_the_monk1_optimum():
     _, _, X, y = load_monk1()  # the 432-row grid: optimum 27 leaves, objective 0.900 at lambda 0.01
     rng = np.random.default_rng(0)
     stream = np.concatenate([rng.permutation(len(y)) for _ in range(700)])
-    models = {variant: TSDTClassifier(lambda_=0.01, variant=variant, random_state=0)
-              for variant in ("optimistic", "fast")}
+    models = {
+        variant: TSDTClassifier(lambda_=0.01, variant=variant, random_state=0) for variant in ("optimistic", "fast")
+    }
     for start in range(0, len(stream), 10_000):
         rows = stream[start : start + 10_000]
         for model in models.values():

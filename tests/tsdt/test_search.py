@@ -43,9 +43,21 @@ def _drive(model, X, y, n_iter):
         start = int(model._state.counters[K.C_POSITION])
         while True:
             done, status = K.run_search(
-                model._state, X, y, order, 1, model.batch_size, False, model.n_categories_, model._cat_offset,
-                model.lambda_, model.gamma, model.variant == "clark",
-                model._spread_divisor(), np.empty(1), np.empty(1),
+                model._state,
+                X,
+                y,
+                order,
+                1,
+                model.batch_size,
+                False,
+                model.n_categories_,
+                model._cat_offset,
+                model.lambda_,
+                model.gamma,
+                model.variant == "clark",
+                model._spread_divisor(),
+                np.empty(1),
+                np.empty(1),
             )
             if status == K.DONE:
                 break
@@ -87,7 +99,12 @@ def test_posteriors_equal_the_reference_statistics(variant):
         if variant == "optimistic":
             K._mark(state, node, True)
             _, wide = K.evaluate_marked_tree(
-                state, state.s_n_splits[node], model.n_categories_, model._cat_offset, model.lambda_, model.gamma,
+                state,
+                state.s_n_splits[node],
+                model.n_categories_,
+                model._cat_offset,
+                model.lambda_,
+                model.gamma,
                 model._spread_divisor(),
             )
             K._mark(state, node, False)
@@ -302,8 +319,11 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
         parent = int(state.dt_parent[dt])
         reached[dt] = reached[parent] and tried[state.dt_slot[parent], state.dt_feature[dt]] == 1
     assert 50 < reached.sum() < n_dt  # splits of unvisited search leaves are left out
-    steps = sum(int(counts[dt].sum()) * int(tried[state.dt_slot[dt]].sum())
-                for dt in range(n_dt) if reached[dt] and state.dt_slot[dt] >= 0)
+    steps = sum(
+        int(counts[dt].sum()) * int(tried[state.dt_slot[dt]].sum())
+        for dt in range(n_dt)
+        if reached[dt] and state.dt_slot[dt] >= 0
+    )
     estimate = len(y) * K.counting_work(state, tried, model.n_categories_, model._cat_offset)
     assert 0.8 * steps < estimate < 1.25 * steps  # chain-rule shares of the stream stand for the rows
     assert not K.exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, steps // 2)[1]
@@ -332,7 +352,6 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     assert model.objective_ <= optimum.objective_ + 1e-12
 
 
-
 _SEARCH_SIGNATURES = """
 import numpy as np
 from bandit_tree_tools.tsdt import TSDTClassifier
@@ -355,7 +374,6 @@ def test_search_helpers_are_compiled_once_without_literal_arguments(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", _SEARCH_SIGNATURES], env=env, cwd=root, capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, "-c", _SEARCH_SIGNATURES], env=env, cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[1, 1]"

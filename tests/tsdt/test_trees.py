@@ -78,8 +78,12 @@ def test_unseen_category_gets_the_majority_class_of_the_node():
 
 def test_pandas_categoricals_keep_names_and_codes():
     X, y = or_of_equal(n_rows=200, seed=4)
-    frame = pd.DataFrame({name: pd.Categorical.from_codes(X[:, j], categories=["lo", "mid", "hi"])
-                          for j, name in enumerate(["a", "b", "c", "d"])})
+    frame = pd.DataFrame(
+        {
+            name: pd.Categorical.from_codes(X[:, j], categories=["lo", "mid", "hi"])
+            for j, name in enumerate(["a", "b", "c", "d"])
+        }
+    )
     model = TSDTClassifier(max_iter=100, random_state=0).fit(frame, np.where(y == 1, "yes", "no"))
     assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
     np.testing.assert_array_equal(model.n_categories_, [3, 3, 3, 3])

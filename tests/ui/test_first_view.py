@@ -152,8 +152,7 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
     page.locator(".btt-pruning-panel").scroll_into_view_if_needed()
     # a resized box is redrawn on the next throttled frame: give a busy machine a few seconds
     try:
-        page.wait_for_function(f"() => ({CANVAS_SIZES})().every((s) => Math.abs(s.bitmap - s.box) <= 1)",
-                               timeout=5_000)
+        page.wait_for_function(f"() => ({CANVAS_SIZES})().every((s) => Math.abs(s.bitmap - s.box) <= 1)", timeout=5_000)
     except PlaywrightTimeoutError:
         pass  # the assertion below says which canvas stayed at the wrong width
     sizes = page.evaluate(CANVAS_SIZES)

@@ -13,7 +13,8 @@ def _models():
         import lightgbm
 
         models["LightGBM 300 trees x 31 leaves"] = lightgbm.LGBMClassifier(
-            n_estimators=300, num_leaves=31, verbose=-1, random_state=0)
+            n_estimators=300, num_leaves=31, verbose=-1, random_state=0
+        )
     except ImportError:
         pass
     try:
@@ -25,9 +26,9 @@ def _models():
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 
     models["scikit-learn HistGradientBoosting 200"] = HistGradientBoostingClassifier(
-        max_iter=200, early_stopping=False, random_state=0)
-    models["scikit-learn RandomForest 100 trees"] = RandomForestClassifier(
-        n_estimators=100, n_jobs=2, random_state=0)
+        max_iter=200, early_stopping=False, random_state=0
+    )
+    models["scikit-learn RandomForest 100 trees"] = RandomForestClassifier(n_estimators=100, n_jobs=2, random_state=0)
     return models
 
 
@@ -56,20 +57,25 @@ def demo() -> str:
     for name, model in _models().items():
         model.fit(X_train, y_train)
         started = time.perf_counter()
-        result = prune(model, X_val, y_val, tolerance=TOLERANCE, X_train=X_train, y_train=y_train, random_state=0,
-                       progress=False)
+        result = prune(
+            model, X_val, y_val, tolerance=TOLERANCE, X_train=X_train, y_train=y_train, random_state=0, progress=False
+        )
         elapsed = time.perf_counter() - started
         native = result.to_model()
-        ok = bool(np.array_equal(native.predict(X_test), result.ensemble.predict(X_test))) and float(
-            np.max(np.abs(native.predict_proba(X_test) - result.ensemble.predict_proba(X_test)))) <= 1e-6
+        ok = (
+            bool(np.array_equal(native.predict(X_test), result.ensemble.predict(X_test)))
+            and float(np.max(np.abs(native.predict_proba(X_test) - result.ensemble.predict_proba(X_test)))) <= 1e-6
+        )
         failures += not ok
         metric = result.metrics["balanced_accuracy"]
         before = balanced_accuracy_score(y_test, model.predict(X_test))
         after = balanced_accuracy_score(y_test, native.predict(X_test))
         # the standard error of the test change, by the rule of the search's margin (its per-row terms)
         target = check_target(result.original, y_test, len(y_test), name="y_test")
-        hits = [_row_terms("balanced_accuracy", ensemble, ensemble.predict_raw(X_test), target)
-                for ensemble in (result.original, result.ensemble)]
+        hits = [
+            _row_terms("balanced_accuracy", ensemble, ensemble.predict_raw(X_test), target)
+            for ensemble in (result.original, result.ensemble)
+        ]
         se = paired_standard_error("balanced_accuracy", hits[1], hits[0], target)
         lines.append(
             f"{name:38s} {result.original.n_leaves:>6,d} -> {result.ensemble.n_leaves:<6,d} "
@@ -85,10 +91,15 @@ def demo() -> str:
                 f"the change was {held['change']:+.4f} +- {held['standard_error']:.4f}, held {held['margin']:g} "
                 f"standard errors inside the tolerance ({held['worst_plausible']:+.4f} >= {held['allowed']:+.4f}). "
                 "The test rows are a sample too: a model whose true change is within the tolerance measures past it "
-                "on some samples")
-    lines += ["val change: on the validation rows that checked the tolerance (result.metrics)",
-              "+- SE: the standard error of the test change, paired by row (the test rows are a sample too)"]
+                "on some samples"
+            )
+    lines += [
+        "val change: on the validation rows that checked the tolerance (result.metrics)",
+        "+- SE: the standard error of the test change, paired by row (the test rows are a sample too)",
+    ]
     lines += notes
     if failures:
-        raise AssertionError("\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"]))
+        raise AssertionError(
+            "\n".join(lines + [f"{failures} exported model(s) do not predict like the pruned ensemble"])
+        )
     return "\n".join(lines)

@@ -183,8 +183,27 @@ def _softmax_parts(raw, row):
 
 
 @numba.njit(cache=True, parallel=True)
-def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, tree_output, factor, row_scale,
-                   alive, raw, codes, targets, loss_kind, grad, hess, moment, held):
+def collapse_costs(
+    rows,
+    leaf,
+    offset,
+    parent,
+    current,
+    value,
+    candidate_value,
+    tree_output,
+    factor,
+    row_scale,
+    alive,
+    raw,
+    codes,
+    targets,
+    loss_kind,
+    grad,
+    hess,
+    moment,
+    held,
+):
     """Per node, over ``rows``: the sum and the sum of squares of each row's
     loss change if the node were collapsed into a leaf of value
     ``candidate_value[node]`` (rows not below a node contribute zero), and
@@ -218,8 +237,8 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
             continue
         root, first, scale = offset[tree], tree_output[tree], factor[tree]
         if loss_kind != FRACTIONS:  # sums of a, b, a*a, a*b, b*b per current leaf, and its rows
-            moment[root:offset[tree + 1]] = 0.0
-            held[root:offset[tree + 1]] = 0
+            moment[root : offset[tree + 1]] = 0.0
+            held[root : offset[tree + 1]] = 0
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
@@ -269,8 +288,9 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
                 d = candidate_value[node, 0] - value[start, 0]
                 total_change[node] += d * moment[start, 0] + 0.5 * d * d * moment[start, 1]
                 # a sum of squares, but from moments: cancellation can leave it a hair below 0
-                total_square[node] += max(0.0, d * d * (moment[start, 2] + d * moment[start, 3]
-                                                        + 0.25 * d * d * moment[start, 4]))
+                total_square[node] += max(
+                    0.0, d * d * (moment[start, 2] + d * moment[start, 3] + 0.25 * d * d * moment[start, 4])
+                )
                 reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up
@@ -278,8 +298,9 @@ def collapse_costs(rows, leaf, offset, parent, current, value, candidate_value, 
 
 
 @numba.njit(cache=True, parallel=True)
-def removal_costs(rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes,
-                  targets, loss_kind):
+def removal_costs(
+    rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind
+):
     """Averaged ensembles (squared loss or class fractions): per tree, the sum
     and sum of squares over ``rows`` of the loss change if the tree were
     dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
@@ -309,8 +330,7 @@ def removal_costs(rows, leaf, offset, current, value, tree_output, alive, live, 
                 after[0, k] = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k]
             change = 0.0
             for k in range(n_outputs):
-                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row, 0],
-                                       loss_kind)
+                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row, 0], loss_kind)
             total_change[tree] += change
             total_square[tree] += change * change
     return total_change, total_square
@@ -345,8 +365,22 @@ REFIT_CHUNK = 4096  # rows per partial sum of refit_leaves: fixed, so its sums d
 
 
 @numba.njit(cache=True, parallel=True)
-def refit_leaves(leaf, offset, current, value, tree_output, factor, alive, raw, codes, targets, loss_kind,
-                 link_scale, reg_lambda, step):
+def refit_leaves(
+    leaf,
+    offset,
+    current,
+    value,
+    tree_output,
+    factor,
+    alive,
+    raw,
+    codes,
+    targets,
+    loss_kind,
+    link_scale,
+    reg_lambda,
+    step,
+):
     """One backfitting pass: tree after tree, every current leaf takes a
     damped Newton step ``-step * G / (H + lambda)`` on the rows it holds, and
     the rows' scores follow before the next tree is fitted.
@@ -451,8 +485,9 @@ def cover_weighted_values(children_left, children_right, offset, collapsed, cove
 
 
 @numba.njit(cache=True)
-def select_disjoint(order, ids, benefit, is_root, subtree_span, preorder_nodes, parent, offset, tree_of, trees_left,
-                    budget):
+def select_disjoint(
+    order, ids, benefit, is_root, subtree_span, preorder_nodes, parent, offset, tree_of, trees_left, budget
+):
     """The greedy step: candidates ``ids[order]`` one after the other, each
     taken unless it lies in or above one taken already (or is the last live
     tree's root), until ``budget`` leaves are gone. Returns the taken ids in

@@ -40,8 +40,11 @@ def _check_tolerance(tolerance) -> float:
 
 
 def _check_margin(margin) -> float:
-    return _finite_non_negative(margin, f"margin must be a finite number >= 0 of standard errors ({MARGIN:g} by "
-                                        "default; 0 holds the validation metric itself within the tolerance)")
+    return _finite_non_negative(
+        margin,
+        f"margin must be a finite number >= 0 of standard errors ({MARGIN:g} by "
+        "default; 0 holds the validation metric itself within the tolerance)",
+    )
 
 
 def _check_metric(metric, ensemble: Ensemble) -> str:
@@ -52,8 +55,10 @@ def _check_metric(metric, ensemble: Ensemble) -> str:
     task = METRICS[metric][0]
     if task != ensemble.task:
         fitting = [name for name, spec in METRICS.items() if spec[0] == ensemble.task]
-        raise ParameterError(f"metric {metric!r} is for {task} models, but this is a {ensemble.task} model; "
-                             f"use one of {', '.join(fitting)}")
+        raise ParameterError(
+            f"metric {metric!r} is for {task} models, but this is a {ensemble.task} model; "
+            f"use one of {', '.join(fitting)}"
+        )
     return metric
 
 
@@ -64,8 +69,10 @@ def _check_validation(metric: str, target: Target, tolerance: float, check_rows)
     if target.n_classes:
         counts = np.bincount(target.codes, minlength=target.n_classes)
         if np.count_nonzero(counts) < 2:
-            raise DataError(f"y_val holds one class only ({np.flatnonzero(counts).tolist()} of the model's "
-                            f"{target.n_classes}); the validation rows need at least two classes")
+            raise DataError(
+                f"y_val holds one class only ({np.flatnonzero(counts).tolist()} of the model's "
+                f"{target.n_classes}); the validation rows need at least two classes"
+            )
         counts = np.bincount(target.codes[check_rows], minlength=target.n_classes)
     elif n_rows < 4:
         raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE (half of them check it), got {n_rows}")
@@ -94,12 +101,17 @@ def _check_validation(metric: str, target: Target, tolerance: float, check_rows)
     else:
         return
     if have < needed:
-        what = {"accuracy": "rows", "balanced_accuracy": "rows of the rarest class",
-                "roc_auc": "pairs of rows from different classes"}[metric]
-        raise DataError(f"too few validation rows to measure {metric} at tolerance {tolerance}: half of them "
-                        f"check the tolerance, and there one row moves the metric by more than the tolerance; the "
-                        f"checking half needs at least {needed} {what}, got {have}, so pass at least twice as many "
-                        f"or a larger tolerance")
+        what = {
+            "accuracy": "rows",
+            "balanced_accuracy": "rows of the rarest class",
+            "roc_auc": "pairs of rows from different classes",
+        }[metric]
+        raise DataError(
+            f"too few validation rows to measure {metric} at tolerance {tolerance}: half of them "
+            f"check the tolerance, and there one row moves the metric by more than the tolerance; the "
+            f"checking half needs at least {needed} {what}, got {have}, so pass at least twice as many "
+            f"or a larger tolerance"
+        )
 
 
 def _halves(target: Target, rng) -> tuple:
@@ -151,11 +163,11 @@ def paired_standard_error(metric: str, terms, base_terms, target: Target) -> flo
         counts, total, square = class_moments(target.codes, difference, target.n_classes)
         present = counts > 0
         counts, mean, square = counts[present], total[present] / counts[present], square[present] / counts[present]
-        variance = np.sum(np.maximum(square - mean * mean, 0.0) / counts) / counts.size ** 2
+        variance = np.sum(np.maximum(square - mean * mean, 0.0) / counts) / counts.size**2
     else:
         variance = np.var(difference) / difference.size
     if metric == "r2":
-        variance /= target.variance ** 2
+        variance /= target.variance**2
     return float(np.sqrt(variance))
 
 
@@ -164,7 +176,7 @@ def smoothed_metric(path: pd.DataFrame, row: int) -> float:
     the metric falls off (the smallest models), one lucky point among many
     would otherwise be the one chosen."""
     values = path["metric"].to_numpy()
-    return float(np.mean(values[max(row - 1, 0):row + 2]))
+    return float(np.mean(values[max(row - 1, 0) : row + 2]))
 
 
 def within_margin(metric: str, value: float, standard_error: float, bound: float, margin: float = MARGIN) -> bool:

@@ -60,9 +60,25 @@ PRUNE_CONSTRAINTS = {
 
 
 @validate_params(PRUNE_CONSTRAINTS, data=("model", "X_val", "y_val", "X_train", "y_train"))
-def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None = None, X_train=None, y_train=None,
-          margin: float = MARGIN, search: str = "bandit", confidence: float = 3.0, refit: bool | str = "auto",
-          reweight: bool = True, random_state=None, progress: bool = True, callback=None, n_jobs=-1) -> PrunePathResult:
+def prune(
+    model,
+    X_val,
+    y_val,
+    *,
+    tolerance: float = 0.005,
+    metric: str | None = None,
+    X_train=None,
+    y_train=None,
+    margin: float = MARGIN,
+    search: str = "bandit",
+    confidence: float = 3.0,
+    refit: bool | str = "auto",
+    reweight: bool = True,
+    random_state=None,
+    progress: bool = True,
+    callback=None,
+    n_jobs=-1,
+) -> PrunePathResult:
     """Prune any imported model to the smallest one within ``tolerance``.
 
     Parameters
@@ -199,8 +215,10 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         # need not (LightGBM's raw score then fell along its increasing feature), and
         # under LightGBM's other methods neither need collapses: there only whole trees go
         if refit is True:
-            raise ParameterError("refit=True would move the leaves of a model trained with monotone constraints "
-                                 "out of their order; pass refit='auto' or False, which keep the constraints")
+            raise ParameterError(
+                "refit=True would move the leaves of a model trained with monotone constraints "
+                "out of their order; pass refit='auto' or False, which keep the constraints"
+            )
         refit, reweight = False, False
     tolerance = _check_tolerance(tolerance)  # and finite
     margin = _check_margin(margin)
@@ -210,8 +228,9 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
         raise DataError("X_val has no rows; pruning needs validation rows")
     target = check_target(ensemble, y_val, X_val.shape[0], name="y_val")
     if (X_train is None) != (y_train is None):
-        raise ParameterError("pass X_train and y_train together (the rows to rank removals and re-fit leaves on), "
-                             "or neither")
+        raise ParameterError(
+            "pass X_train and y_train together (the rows to rank removals and re-fit leaves on), or neither"
+        )
     rng = check_random_state(random_state)
     plan = _plan(ensemble, X_train is not None, refit, reweight)
     halves = _halves(target, rng) if plan[0][0] == HALF_OF_VALIDATION else None
@@ -226,8 +245,18 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
         rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng)
         walks, baseline, row_evaluations, scoring_seconds = _walks(
-            ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started,
-            monotone not in (None, "basic"))
+            ensemble,
+            rankings,
+            plan,
+            metric,
+            tolerance,
+            search,
+            confidence,
+            progress,
+            callback,
+            started,
+            monotone not in (None, "basic"),
+        )
         checking = next(iter(rankings.values()))[1]  # every walk checks on the same rows
         result = PrunePathResult(
             method="prune",
@@ -237,8 +266,16 @@ def prune(model, X_val, y_val, *, tolerance: float = 0.005, metric: str | None =
             metrics=pd.DataFrame(),
             path=walks[0].path,
             # choose() adds the chosen walk's refit, reweighted and ranked_on
-            params=dict(tolerance=tolerance, margin=margin, metric=metric, baseline=baseline, search=search,
-                        confidence=confidence, row_evaluations=row_evaluations, scoring_seconds=scoring_seconds),
+            params=dict(
+                tolerance=tolerance,
+                margin=margin,
+                metric=metric,
+                baseline=baseline,
+                search=search,
+                confidence=confidence,
+                row_evaluations=row_evaluations,
+                scoring_seconds=scoring_seconds,
+            ),
             elapsed=time.perf_counter() - started,
             _walks=tuple(walks),
             _checking=(X_val, None if halves is None else checking.order, checking.target),
@@ -282,8 +319,9 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
     set it (True or False for every walk; "auto": as planned)."""
     soft = distillable(ensemble)
     plan = []
-    for ranked_on, reweighted, refitted in (WALKS_WITH_TRAINING_ROWS if with_training_rows
-                                            else WALKS_WITHOUT_TRAINING_ROWS):
+    for ranked_on, reweighted, refitted in (
+        WALKS_WITH_TRAINING_ROWS if with_training_rows else WALKS_WITHOUT_TRAINING_ROWS
+    ):
         if not with_training_rows and (ranked_on == HALF_OF_VALIDATION) == soft:
             continue
         if ranked_on in (DISTILLED, OUTPUTS_ON_PERTURBED_VALIDATION) and not soft:
@@ -317,8 +355,9 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> 
         elif ranked_on == DISTILLED:
             rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
         else:
-            rows = _model_outputs(ensemble, np.concatenate([perturbed_rows(X_val, rng)
-                                                            for _ in range(PERTURBED_COPIES)]), rng)
+            rows = _model_outputs(
+                ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)]), rng
+            )
         rankings[ranked_on] = (rows, checking, True)
     return rankings
 
@@ -329,8 +368,7 @@ def _model_outputs(ensemble, X_soft, rng):
     return ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
 
 
-def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started,
-           whole_trees):
+def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started, whole_trees):
     """Every walk of the ``plan`` whose rows exist, the unpruned model's
     checking metric, and the row evaluations and the seconds spent choosing
     steps of all walks; ``whole_trees``: the walks only remove trees."""
@@ -345,16 +383,26 @@ def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, prog
         if reweighted:  # one start per ranking, for all of its re-weighted walks
             if ranked_on not in starts:
                 fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
-                starts[ranked_on] = engine.reweighted_start(_bound(metric, baseline, START_SHARE * tolerance),
-                                                            progress, fitting)
+                starts[ranked_on] = engine.reweighted_start(
+                    _bound(metric, baseline, START_SHARE * tolerance), progress, fitting
+                )
             start = starts[ranked_on]
             if start is None:  # no point of the L1 path leaves a tree out within the tolerance
                 continue
         report = None if callback is None else _WalkCallback(callback, len(walks))
-        label = (f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
-                 f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}")
-        path, states = engine.run(_bound(metric, baseline, tolerance), _bound(metric, baseline, FAR * tolerance),
-                                  progress, report, started, start=start, label=label)
+        label = (
+            f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
+            f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
+        )
+        path, states = engine.run(
+            _bound(metric, baseline, tolerance),
+            _bound(metric, baseline, FAR * tolerance),
+            progress,
+            report,
+            started,
+            start=start,
+            label=label,
+        )
         stopped = report is not None and report.stopped
         walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
         row_evaluations += engine.row_evaluations

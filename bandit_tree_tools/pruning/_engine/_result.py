@@ -14,7 +14,14 @@ from .._result import PruneResult
 from ._metrics import METRICS, _bound, _check_margin, _check_tolerance, metric_value, smoothed_metric, within_margin
 from ._state import build_ensemble, pruned_nodes
 
-__all__ = ["DISTILLED", "HALF_OF_VALIDATION", "OUT_OF_BAG", "OUTPUTS_ON_PERTURBED_VALIDATION", "PrunePathResult", "Walk"]
+__all__ = [
+    "DISTILLED",
+    "HALF_OF_VALIDATION",
+    "OUT_OF_BAG",
+    "OUTPUTS_ON_PERTURBED_VALIDATION",
+    "PrunePathResult",
+    "Walk",
+]
 
 HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows, for forests
 OUTPUTS_ON_PERTURBED_VALIDATION = "the model's outputs on perturbed X_val"  # the same, for boosted models
@@ -45,12 +52,17 @@ def _kept_whole(walks, chosen, tolerance, metric, margin) -> tuple:
     first = stepped[0].iloc[1]
     change = first["metric"] - stepped[0]["metric"].iat[0]
     with_training_rows = any("X_train" in walk.ranked_on for walk in walks)
-    remedies = ("More validation rows or a larger tolerance" if with_training_rows else
-                "More validation rows, X_train and y_train (then every validation row checks) or a larger tolerance")
-    return (f"prune kept the unpruned model: no smaller model of its path is within the tolerance ({tolerance:g}) "
-            f"by {margin:g} standard errors of its change in {metric} on the checking rows (after the first step the "
-            f"change was {change:+.4f}, with a standard error of {first['metric_se']:.4f}). {remedies} let it "
-            "prune; result.path holds every model it measured.",)
+    remedies = (
+        "More validation rows or a larger tolerance"
+        if with_training_rows
+        else "More validation rows, X_train and y_train (then every validation row checks) or a larger tolerance"
+    )
+    return (
+        f"prune kept the unpruned model: no smaller model of its path is within the tolerance ({tolerance:g}) "
+        f"by {margin:g} standard errors of its change in {metric} on the checking rows (after the first step the "
+        f"change was {change:+.4f}, with a standard error of {first['metric_se']:.4f}). {remedies} let it "
+        "prune; result.path holds every model it measured.",
+    )
 
 
 def _walk_choice(walk: Walk, metric: str, bound: float, margin: float) -> tuple:
@@ -62,8 +74,10 @@ def _walk_choice(walk: Walk, metric: str, bound: float, margin: float) -> tuple:
 
     def within_bound(row: int) -> bool:
         standard_error = path["metric_se"].iat[row]
-        return all(within_margin(metric, value, standard_error, bound, margin)
-                   for value in (path["metric"].iat[row], smoothed_metric(path, row)))
+        return all(
+            within_margin(metric, value, standard_error, bound, margin)
+            for value in (path["metric"].iat[row], smoothed_metric(path, row))
+        )
 
     path = walk.path.copy()
     # the unpruned model always qualifies
@@ -138,14 +152,28 @@ class PrunePathResult(PruneResult):
         pruned = build_ensemble(self.original, state)
         after = dict(self._summary(pruned, *self._checking), **{metric: float(path["metric"].iat[chosen])})
         return PrunePathResult(
-            method=self.method, ensemble=pruned, original=self.original,
+            method=self.method,
+            ensemble=pruned,
+            original=self.original,
             pruned_nodes=pruned_nodes(self.original, state),
             metrics=before_after(self._before, after),
-            path=path, params=dict(self.params, tolerance=tolerance, margin=margin, refit=walk.refit,
-                                   reweighted=walk.reweighted, ranked_on=walk.ranked_on,
-                                   warnings=_kept_whole(self._walks, chosen, tolerance, metric, margin)),
-            elapsed=self.elapsed, chosen=chosen, _walks=self._walks, _walk=walk, _checking=self._checking,
-            _before=self._before)
+            path=path,
+            params=dict(
+                self.params,
+                tolerance=tolerance,
+                margin=margin,
+                refit=walk.refit,
+                reweighted=walk.reweighted,
+                ranked_on=walk.ranked_on,
+                warnings=_kept_whole(self._walks, chosen, tolerance, metric, margin),
+            ),
+            elapsed=self.elapsed,
+            chosen=chosen,
+            _walks=self._walks,
+            _walk=walk,
+            _checking=self._checking,
+            _before=self._before,
+        )
 
     @property
     def walks(self) -> pd.DataFrame:
@@ -158,10 +186,19 @@ class PrunePathResult(PruneResult):
         rows = []
         for index, walk in enumerate(self._walks):
             path, row = _walk_choice(walk, self.params["metric"], self.metric_bound, self.params["margin"])
-            rows.append({"walk": index, "ranked_on": walk.ranked_on, "reweighted": walk.reweighted,
-                         "refit": walk.refit, "steps": len(path) - 1, "leaves": int(path["leaves"].iat[row]),
-                         "trees": int(path["trees"].iat[row]), "metric": float(path["metric"].iat[row]),
-                         "chosen": walk is self._walk})
+            rows.append(
+                {
+                    "walk": index,
+                    "ranked_on": walk.ranked_on,
+                    "reweighted": walk.reweighted,
+                    "refit": walk.refit,
+                    "steps": len(path) - 1,
+                    "leaves": int(path["leaves"].iat[row]),
+                    "trees": int(path["trees"].iat[row]),
+                    "metric": float(path["metric"].iat[row]),
+                    "chosen": walk is self._walk,
+                }
+            )
         return pd.DataFrame(rows)
 
     @property
@@ -185,9 +222,21 @@ class PrunePathResult(PruneResult):
         worst = change - sign * margin * standard_error
         allowed = float(self.metric_bound - self.params["baseline"])
         held = self.chosen == 0 or (worst >= allowed - 1e-12 if sign > 0 else worst <= allowed + 1e-12)
-        return pd.DataFrame([{"metric": metric, "change": change, "standard_error": standard_error,
-                              "margin": margin, "worst_plausible": worst, "allowed": allowed, "held": bool(held),
-                              "rows": int(self.metrics.loc["after", "rows"])}], index=["chosen"])
+        return pd.DataFrame(
+            [
+                {
+                    "metric": metric,
+                    "change": change,
+                    "standard_error": standard_error,
+                    "margin": margin,
+                    "worst_plausible": worst,
+                    "allowed": allowed,
+                    "held": bool(held),
+                    "rows": int(self.metrics.loc["after", "rows"]),
+                }
+            ],
+            index=["chosen"],
+        )
 
     def _summary(self, ensemble, X_val, rows, target, raw=None) -> dict:
         """``prune``'s before/after row on the checking rows (``rows`` of
@@ -213,8 +262,7 @@ class PrunePathResult(PruneResult):
         import warnings
 
         if axes is not None:
-            warnings.warn("PruneResult.plot(axes=...) is deprecated; pass ax=... instead", FutureWarning,
-                          stacklevel=2)
+            warnings.warn("PruneResult.plot(axes=...) is deprecated; pass ax=... instead", FutureWarning, stacklevel=2)
             ax = axes if ax is None else ax
         figure, (axis,) = axes_for(ax, 1, panel_size=(6.0, 3.6))
         self._plot_path(axis)
@@ -229,29 +277,57 @@ class PrunePathResult(PruneResult):
         bound = self.metric_bound
         others = [walk.path for walk in self._walks if walk is not self._walk]
         for index, other in enumerate(others):  # the walks that found no smaller model
-            ax.plot(other["leaves"], other["metric"], "-", color="tab:grey", linewidth=0.8, alpha=0.6,
-                    label="other walks" if index == 0 else None)
+            ax.plot(
+                other["leaves"],
+                other["metric"],
+                "-",
+                color="tab:grey",
+                linewidth=0.8,
+                alpha=0.6,
+                label="other walks" if index == 0 else None,
+            )
         inside = path["within_tolerance"].to_numpy()
         ax.plot(path["leaves"], path["metric"], "-", color="tab:blue", linewidth=1, label="path")
-        ax.plot(path["leaves"][inside], path["metric"][inside], "o", markersize=3, color="tab:blue",
-                label="within tolerance")
+        ax.plot(
+            path["leaves"][inside],
+            path["metric"][inside],
+            "o",
+            markersize=3,
+            color="tab:blue",
+            label="within tolerance",
+        )
         if (~inside).any():
             ax.plot(path["leaves"][~inside], path["metric"][~inside], "x", color="tab:grey", label="outside")
         if margin > 0:  # what choose() holds against the tolerance: the smoothed metric less the margin
             smoothed = np.array([smoothed_metric(path, row) for row in range(len(path))])
             sign = 1.0 if METRICS[metric][1] else -1.0
-            ax.fill_between(path["leaves"], smoothed, smoothed - sign * margin * path["metric_se"].to_numpy(),
-                            color="tab:blue", alpha=0.15, linewidth=0,
-                            label=f"margin: {margin:g} standard errors")
+            ax.fill_between(
+                path["leaves"],
+                smoothed,
+                smoothed - sign * margin * path["metric_se"].to_numpy(),
+                color="tab:blue",
+                alpha=0.15,
+                linewidth=0,
+                label=f"margin: {margin:g} standard errors",
+            )
         ax.axhline(self.params["baseline"], color="tab:green", linestyle="--", linewidth=1, label="unpruned")
         ax.axhline(bound, color="tab:orange", linestyle=":", linewidth=1, label="tolerance")
         chosen = path.iloc[self.chosen]
-        ax.plot([chosen["leaves"]], [chosen["metric"]], "*", color="tab:red", markersize=14,
-                label=f"chosen: {int(chosen['leaves']):,} leaves")
+        ax.plot(
+            [chosen["leaves"]],
+            [chosen["metric"]],
+            "*",
+            color="tab:red",
+            markersize=14,
+            label=f"chosen: {int(chosen['leaves']):,} leaves",
+        )
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.set(xlabel="leaves (log scale)", ylabel=f"validation {metric.replace('_', ' ')}",
-               title="Model size against validation metric")
+        ax.set(
+            xlabel="leaves (log scale)",
+            ylabel=f"validation {metric.replace('_', ' ')}",
+            title="Model size against validation metric",
+        )
         ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False)
         return ax
 

@@ -50,8 +50,13 @@ class _RowSet:
         self.ensemble, self.X, self.order, self.soft = ensemble, X, order, soft
         self.n = order.shape[0]
         t = target
-        self.target = Target(t.codes[order], t.values[order], t.n_classes, t.positive,
-                             (float(np.var(t.values[order])) or 1.0) if t.n_classes == 0 else 1.0)
+        self.target = Target(
+            t.codes[order],
+            t.values[order],
+            t.n_classes,
+            t.positive,
+            (float(np.var(t.values[order])) or 1.0) if t.n_classes == 0 else 1.0,
+        )
         self.out_of_bag = out_of_bag_leaves is not None
         if self.out_of_bag:
             if not out_of_bag_leaves.flags.c_contiguous:
@@ -112,8 +117,11 @@ def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False
     if X_fit is None:
         ranking = halves[0][rng.permutation(halves[0].shape[0])]
         return _RowSet(ensemble, X_val, ranking, target), _RowSet(ensemble, X_val, halves[1], target), False
-    return (ranking_rows(ensemble, X_fit, fit_target, rng, soft),
-            _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target), True)
+    return (
+        ranking_rows(ensemble, X_fit, fit_target, rng, soft),
+        _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target),
+        True,
+    )
 
 
 def ranking_rows(ensemble, X_fit, fit_target, rng, soft=False) -> _RowSet:
@@ -232,8 +240,7 @@ class _Rows:
 
 
 class _Search:
-    def __init__(self, ensemble, ranking, checking, may_refit, metric, search, confidence, refit,
-                 whole_trees=False):
+    def __init__(self, ensemble, ranking, checking, may_refit, metric, search, confidence, refit, whole_trees=False):
         """``ranking``, ``checking``, ``may_refit``: of :func:`row_sets`;
         ``whole_trees``: the candidates are whole trees only (no node collapses)."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
@@ -307,8 +314,18 @@ class _Search:
         return self._table
 
     def _raw(self, rows, lo, hi):
-        return kernels.raw_scores(rows.leaves(hi), lo, hi, self.offset, self._value_table(), self.tree_output,
-                                  self.factor(), self.alive, self.base_score, rows.row_scale(self.alive))
+        return kernels.raw_scores(
+            rows.leaves(hi),
+            lo,
+            hi,
+            self.offset,
+            self._value_table(),
+            self.tree_output,
+            self.factor(),
+            self.alive,
+            self.base_score,
+            rows.row_scale(self.alive),
+        )
 
     def _changed(self):
         """The model changed: every raw score, its shape and the value table are out of date."""
@@ -322,8 +339,7 @@ class _Search:
         model as pruned so far, computed once per change: the step's
         candidates and the path's sizes both read them. Read-only."""
         if self._shape is None:
-            counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset,
-                                                 self.collapsed)
+            counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
             visible = self.current == np.arange(self.current.shape[0])
             internal = visible & (self.children_left != -1) & ~self.collapsed & self.alive[self.tree_of]
             counts.flags.writeable = internal.flags.writeable = False
@@ -339,7 +355,7 @@ class _Search:
         if rows.raw is None:
             rows.raw = np.empty((n, self.n_outputs))
         if rows.ready < upto:
-            rows.raw[rows.ready:upto] = self._raw(rows, rows.ready, upto)
+            rows.raw[rows.ready : upto] = self._raw(rows, rows.ready, upto)
             rows.ready = upto
         return rows.raw
 
@@ -367,15 +383,27 @@ class _Search:
         if not self.newton:
             return self.stored_value
         if self.cover is not None:
-            values = kernels.cover_weighted_values(self.children_left, self.children_right, self.offset,
-                                                   self.collapsed, self.cover, self.value)
+            values = kernels.cover_weighted_values(
+                self.children_left, self.children_right, self.offset, self.collapsed, self.cover, self.value
+            )
             return np.where(np.isnan(values), self.value, values)
         fit = self.fit.target
-        grad, hess = kernels.gradients(self._scored(self.fit), fit.codes, _columns(fit.values), self.loss_kind,
-                                       float(self.ensemble.link_scale))
+        grad, hess = kernels.gradients(
+            self._scored(self.fit), fit.codes, _columns(fit.values), self.loss_kind, float(self.ensemble.link_scale)
+        )
         factor = self.factor()
-        numerator, hessian = kernels.newton_sums(self.fit.leaves(), self.offset, self.parent, self.current, self.value,
-                                                 self.tree_output, factor, self.alive, grad, hess)
+        numerator, hessian = kernels.newton_sums(
+            self.fit.leaves(),
+            self.offset,
+            self.parent,
+            self.current,
+            self.value,
+            self.tree_output,
+            factor,
+            self.alive,
+            grad,
+            hess,
+        )
         values = self.value.copy()
         internal = self._leaf_counts_and_internal()[1]
         values[internal, 0] = numerator[internal] / (hessian[internal] + REG_LAMBDA) / factor[self.tree_of[internal]]
@@ -391,14 +419,32 @@ class _Search:
         leaf = on.leaves(upto)
         raw = self._scored(on, upto)
         if self.loss_kind in (kernels.LOGISTIC, kernels.SOFTMAX, kernels.POISSON):
-            grad, hess = kernels.gradients(raw[rows], t.codes[rows], _columns(t.values[rows]), self.loss_kind,
-                                           float(self.ensemble.link_scale))
+            grad, hess = kernels.gradients(
+                raw[rows], t.codes[rows], _columns(t.values[rows]), self.loss_kind, float(self.ensemble.link_scale)
+            )
         else:
             grad = hess = np.zeros((0, self.n_outputs))
         change, square, reached = kernels.collapse_costs(
-            rows, leaf, self.offset, self.parent, self.current, self.value, candidate_value,
-            self.tree_output, self.factor(), on.row_scale(self.alive), self.alive, raw, t.codes, _columns(t.values),
-            self.loss_kind, grad, hess, self._moment, self._held)
+            rows,
+            leaf,
+            self.offset,
+            self.parent,
+            self.current,
+            self.value,
+            candidate_value,
+            self.tree_output,
+            self.factor(),
+            on.row_scale(self.alive),
+            self.alive,
+            raw,
+            t.codes,
+            _columns(t.values),
+            self.loss_kind,
+            grad,
+            hess,
+            self._moment,
+            self._held,
+        )
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             # the sum of the live trees' values per row, from the scores already computed: a
@@ -406,8 +452,20 @@ class _Search:
             holding = on.holding(self.alive)
             tree_sum = (raw[:upto] - self.base_score) * holding[:upto, None]
             change[roots], square[roots] = kernels.removal_costs(
-                rows, leaf, self.offset, self.current, self.value, self.tree_output, self.alive,
-                holding, tree_sum, self.ensemble.base_score, t.codes, _columns(t.values), self.loss_kind)
+                rows,
+                leaf,
+                self.offset,
+                self.current,
+                self.value,
+                self.tree_output,
+                self.alive,
+                holding,
+                tree_sum,
+                self.ensemble.base_score,
+                t.codes,
+                _columns(t.values),
+                self.loss_kind,
+            )
         reached[roots] = np.count_nonzero(leaf[:, rows] >= 0, axis=1) if on.out_of_bag else rows.shape[0]
         return change, square, reached
 
@@ -442,9 +500,19 @@ class _Search:
         # the greedy pass rarely reads past the first few times ``budget`` candidates: sort those
         # first (a prefix of the full stable order), and all of them only if the prefix runs out
         for order in _stable_order_prefixes(key, SORTED_PREFIX * int(np.ceil(budget)) + 1_000):
-            chosen, reached = kernels.select_disjoint(order, ids, benefit, self.is_root, self.subtree_span,
-                                                      self.preorder_nodes, self.parent, self.offset, self.tree_of,
-                                                      n_alive, float(budget))
+            chosen, reached = kernels.select_disjoint(
+                order,
+                ids,
+                benefit,
+                self.is_root,
+                self.subtree_span,
+                self.preorder_nodes,
+                self.parent,
+                self.offset,
+                self.tree_of,
+                n_alive,
+                float(budget),
+            )
             if reached or order.shape[0] == key.shape[0]:
                 return chosen
 
@@ -511,8 +579,9 @@ class _Search:
         trees = np.flatnonzero(self.alive)
         fit = self.fit
         n = min(fit.n, weights.MAX_FIT_ROWS)  # stored in random order: the first n are a sample
-        outputs = weights.tree_outputs(fit.leaves(n), self.offset, self.current, self.value, self.factor() * link,
-                                       trees, n)
+        outputs = weights.tree_outputs(
+            fit.leaves(n), self.offset, self.current, self.value, self.factor() * link, trees, n
+        )
         y = (fit.target.values if fit.soft else fit.target.codes)[:n].astype(np.float64)
         self.row_evaluations += n * trees.size  # the outputs the fit reads (checks count nowhere, as in run)
         tried = 0
@@ -530,12 +599,22 @@ class _Search:
                 factor = self.factor().copy()
                 factor[trees] *= weight
                 base_score = np.array([intercept / link])
-                raw = kernels.raw_scores(self.check.leaves(), 0, self.check.n, self.offset, self._value_table(),
-                                         self.tree_output, factor, alive, base_score, self.check.ones)
+                raw = kernels.raw_scores(
+                    self.check.leaves(),
+                    0,
+                    self.check.n,
+                    self.offset,
+                    self._value_table(),
+                    self.tree_output,
+                    factor,
+                    alive,
+                    base_score,
+                    self.check.ones,
+                )
                 if within(self.metric, metric_value(self.metric, self.ensemble, raw, self.check.target), bound):
                     value = self.value.copy()
                     for tree, scale in zip(trees, weight):
-                        value[self.offset[tree]:self.offset[tree + 1]] *= scale
+                        value[self.offset[tree] : self.offset[tree + 1]] *= scale
                     return _State(self.collapsed.copy(), alive, value, base_score)
         return None
 
@@ -557,8 +636,15 @@ class _Search:
                 self.alive[tree] = False
             else:
                 collapsing.append(node)
-        kernels.collapse_into(np.array(collapsing, dtype=np.int64), self.subtree_span, self.preorder_nodes,
-                              self.current, self.collapsed, self.value, np.asarray(candidate_value, dtype=np.float64))
+        kernels.collapse_into(
+            np.array(collapsing, dtype=np.int64),
+            self.subtree_span,
+            self.preorder_nodes,
+            self.current,
+            self.collapsed,
+            self.value,
+            np.asarray(candidate_value, dtype=np.float64),
+        )
         self._changed()
         if self.refit:
             self._refit(factor)
@@ -566,9 +652,22 @@ class _Search:
     def _refit(self, factor) -> None:
         """Re-fit every leaf by one damped Newton pass on the training rows."""
         fit = self.fit
-        kernels.refit_leaves(fit.leaves(), self.offset, self.current, self.value, self.tree_output, factor, self.alive,
-                             self._scored(fit), fit.target.codes, _columns(fit.target.values), self.loss_kind,
-                             float(self.ensemble.link_scale), REG_LAMBDA, REFIT_STEP)
+        kernels.refit_leaves(
+            fit.leaves(),
+            self.offset,
+            self.current,
+            self.value,
+            self.tree_output,
+            factor,
+            self.alive,
+            self._scored(fit),
+            fit.target.codes,
+            _columns(fit.target.values),
+            self.loss_kind,
+            float(self.ensemble.link_scale),
+            REG_LAMBDA,
+            REFIT_STEP,
+        )
         self._changed()  # the pass updated the training rows' scores only
 
     def rank_loss(self, n_rows) -> float:
@@ -611,8 +710,13 @@ class _Search:
             terms = _row_terms(self.metric, self.ensemble, raw, self.check.target)
             metric = metric_value(self.metric, self.ensemble, raw, self.check.target, terms)
             se = paired_standard_error(self.metric, terms, base_terms, self.check.target)
-            row = {"step": len(rows), **self.size(), "metric": metric, "metric_se": se,
-                   "elapsed": time.perf_counter() - started}
+            row = {
+                "step": len(rows),
+                **self.size(),
+                "metric": metric,
+                "metric_se": se,
+                "elapsed": time.perf_counter() - started,
+            }
             rows.append(row)
             states.append(self.state())
             return callback is not None and callback_stops(callback(dict(row)))
@@ -657,8 +761,13 @@ def reweightable(ensemble: Ensemble) -> bool:
     """Whether ``prune`` walks from re-weighted trees: a binary classifier's
     summed trees of one raw output with log-loss (``_weights``; why
     not regression: there)."""
-    return (ensemble.task == "classification" and ensemble.aggregation == "sum" and ensemble.n_outputs == 1
-            and ensemble.n_trees > 1 and _loss_kind(ensemble) == kernels.LOGISTIC)
+    return (
+        ensemble.task == "classification"
+        and ensemble.aggregation == "sum"
+        and ensemble.n_outputs == 1
+        and ensemble.n_trees > 1
+        and _loss_kind(ensemble) == kernels.LOGISTIC
+    )
 
 
 def _columns(values):

@@ -35,8 +35,8 @@ def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = Fa
         keep_stump = (~groups & groups.any(axis=1, keepdims=True)).ravel()
     trees, kept = [], []
     for index, tree in enumerate(ensemble.trees):
-        values = state.value[offset[index]:offset[index + 1]]
-        make_leaf = state.collapsed[offset[index]:offset[index + 1]]
+        values = state.value[offset[index] : offset[index + 1]]
+        make_leaf = state.collapsed[offset[index] : offset[index + 1]]
         if not state.alive[index]:
             if not keep_stump[index]:
                 continue
@@ -46,8 +46,9 @@ def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = Fa
         make_leaf = make_leaf & (tree.children_left != -1)
         # a collapsed node's value is the search's own, also where the library stored none
         known = np.asarray(tree.has_leaf_value) | make_leaf
-        trees.append(rebuild_tree(tree._replace(value=np.array(values), has_leaf_value=known.astype(np.uint8)),
-                                  make_leaf))
+        trees.append(
+            rebuild_tree(tree._replace(value=np.array(values), has_leaf_value=known.astype(np.uint8)), make_leaf)
+        )
         kept.append(index)
     base_score = state.base_score.copy()
     if ensemble.aggregation == "sum":
@@ -63,8 +64,13 @@ def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = Fa
                 shift = (base_score[k] - ensemble.base_score[k]) / ensemble.tree_scale[kept[position]]
                 trees[position] = tree._replace(value=np.asarray(tree.value) + shift)
                 base_score[k] = ensemble.base_score[k]
-    return replace(ensemble, trees=tuple(trees), tree_output=ensemble.tree_output[kept],
-                   tree_scale=ensemble.tree_scale[kept], base_score=base_score)
+    return replace(
+        ensemble,
+        trees=tuple(trees),
+        tree_output=ensemble.tree_output[kept],
+        tree_scale=ensemble.tree_scale[kept],
+        base_score=base_score,
+    )
 
 
 def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
@@ -75,7 +81,7 @@ def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
         if not state.alive[index]:
             out[index] = np.zeros(1, dtype=np.int64)
             continue
-        mask = state.collapsed[offset[index]:offset[index + 1]]
+        mask = state.collapsed[offset[index] : offset[index + 1]]
         if mask.any():
             out[index] = outermost_nodes(tree, mask)
     return out

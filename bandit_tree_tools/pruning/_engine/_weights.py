@@ -243,5 +243,5 @@ def l1_path(outputs, y, logistic):
     largest = float(np.max(np.abs(outputs @ (y - mean)))) / outputs.shape[1]
     weight = np.zeros(outputs.shape[0])
     for k in range(1, PATH_LENGTH + 1):
-        intercept = l1_fit(outputs, y, logistic, largest * PATH_RATIO ** k, weight, intercept)
+        intercept = l1_fit(outputs, y, logistic, largest * PATH_RATIO**k, weight, intercept)
         yield weight.copy(), intercept

@@ -16,8 +16,11 @@ def test_demo_prunes_every_available_model_and_reports_validation_and_test_chang
         assert line.endswith("OK"), text
         # leaves before -> after, the ratio, the validation change within the tolerance, and the
         # test balanced accuracy before -> after with its change and that change's standard error
-        match = re.search(r"([\d,]+) -> ([\d,]+)\s+([\d.]+)x\s+([+-][\d.]+) ([\d.]+) -> ([\d.]+) "
-                          r"\(([+-][\d.]+) \+- ([\d.]+)\)", line)
+        match = re.search(
+            r"([\d,]+) -> ([\d,]+)\s+([\d.]+)x\s+([+-][\d.]+) ([\d.]+) -> ([\d.]+) "
+            r"\(([+-][\d.]+) \+- ([\d.]+)\)",
+            line,
+        )
         assert match, line
         before, after = (int(match.group(k).replace(",", "")) for k in (1, 2))
         assert after < before and float(match.group(3)) == pytest.approx(before / after, abs=0.05)

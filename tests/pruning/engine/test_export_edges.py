@@ -15,7 +15,6 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 import bandit_tree_tools as btt
 from tests.optional import lgb, xgb
 
-
 COLOURS = list("abcdefgh")
 
 
@@ -67,16 +66,25 @@ def _case(name):
         X = X.assign(colour=X.colour.cat.codes.astype(float))
     models = {
         "lightgbm_binary": (lgb.LGBMClassifier(n_estimators=40, num_leaves=15, verbose=-1, random_state=0), y),
-        "lightgbm_regressor": (lgb.LGBMRegressor(n_estimators=40, num_leaves=15, verbose=-1, random_state=0),
-                               y_value),
-        "xgboost_binary": (xgb.XGBClassifier(n_estimators=40, max_depth=4, enable_categorical=True,
-                                             tree_method="hist", random_state=0), y),
-        "xgboost_regressor": (xgb.XGBRegressor(n_estimators=40, max_depth=4, enable_categorical=True,
-                                               tree_method="hist", random_state=0), y_value),
-        "hist_gradient_boosting_binary": (HistGradientBoostingClassifier(
-            max_iter=30, categorical_features="from_dtype", random_state=0), y),
-        "hist_gradient_boosting_regressor": (HistGradientBoostingRegressor(
-            max_iter=30, categorical_features="from_dtype", random_state=0), y_value),
+        "lightgbm_regressor": (lgb.LGBMRegressor(n_estimators=40, num_leaves=15, verbose=-1, random_state=0), y_value),
+        "xgboost_binary": (
+            xgb.XGBClassifier(
+                n_estimators=40, max_depth=4, enable_categorical=True, tree_method="hist", random_state=0
+            ),
+            y,
+        ),
+        "xgboost_regressor": (
+            xgb.XGBRegressor(n_estimators=40, max_depth=4, enable_categorical=True, tree_method="hist", random_state=0),
+            y_value,
+        ),
+        "hist_gradient_boosting_binary": (
+            HistGradientBoostingClassifier(max_iter=30, categorical_features="from_dtype", random_state=0),
+            y,
+        ),
+        "hist_gradient_boosting_regressor": (
+            HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype", random_state=0),
+            y_value,
+        ),
         "random_forest": (RandomForestClassifier(n_estimators=10, min_samples_leaf=3, random_state=0), y),
     }
     model, target = models[name]
@@ -103,9 +111,18 @@ def our_scores(ensemble, model, X):
 
 
 @pytest.mark.parametrize("with_training_rows", [True, False], ids=["X_train", "no X_train"])
-@pytest.mark.parametrize("name", ["lightgbm_binary", "lightgbm_regressor", "xgboost_binary", "xgboost_regressor",
-                                  "hist_gradient_boosting_binary", "hist_gradient_boosting_regressor",
-                                  "random_forest"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "lightgbm_binary",
+        "lightgbm_regressor",
+        "xgboost_binary",
+        "xgboost_regressor",
+        "hist_gradient_boosting_binary",
+        "hist_gradient_boosting_regressor",
+        "random_forest",
+    ],
+)
 def test_pruned_model_exports_exactly_on_missing_values_thresholds_and_unseen_categories(name, with_training_rows):
     model, X, y, categorical = _case(name)
     train, val = slice(0, 2000), slice(2000, 4000)
@@ -114,8 +131,9 @@ def test_pruned_model_exports_exactly_on_missing_values_thresholds_and_unseen_ca
     fit = dict(X_train=X[train], y_train=y[train]) if with_training_rows else {}
     result = btt.prune(model, X[val], y[val], tolerance=0.02, random_state=0, progress=False, **fit)
     assert result.ensemble.n_leaves < result.original.n_leaves, "a 2-point tolerance leaves room to prune"
-    rows = edge_rows(result.ensemble, X, categorical, unseen=not name.startswith("xgboost"),
-                     infinite=name != "random_forest")
+    rows = edge_rows(
+        result.ensemble, X, categorical, unseen=not name.startswith("xgboost"), infinite=name != "random_forest"
+    )
     native = result.to_model()
     assert type(native) is type(model)
     np.testing.assert_array_equal(native_scores(native, rows), our_scores(result.ensemble, model, rows))

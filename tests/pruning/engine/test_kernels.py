@@ -48,12 +48,15 @@ def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
     table = kernels.value_table(current, value, np.full((width, offset[-1]), np.nan))
     for lo, hi in [(0, n_rows), (1, n_rows - 1), (1_024, 2_049), (7, 7)]:
         args = (tree_output, factor, alive, base_score, row_scale)
-        np.testing.assert_array_equal(kernels.raw_scores(leaf, lo, hi, offset, table, *args),
-                                      reference_raw(leaf, lo, hi, offset, current, value, *args))
+        np.testing.assert_array_equal(
+            kernels.raw_scores(leaf, lo, hi, offset, table, *args),
+            reference_raw(leaf, lo, hi, offset, current, value, *args),
+        )
 
 
-@pytest.mark.parametrize("name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax",
-                                  "boosted_binary float32"])
+@pytest.mark.parametrize(
+    "name", ["tree_binary", "forest_multiclass", "boosted_binary", "boosted_softmax", "boosted_binary float32"]
+)
 @pytest.mark.parametrize("rule", LABEL_RULES)
 def test_classes_without_losses_are_the_predicted_classes(name, rule):
     ensemble, X, y = model_zoo()[name.split()[0]]
@@ -65,15 +68,16 @@ def test_classes_without_losses_are_the_predicted_classes(name, rule):
     near = np.array([1e-17, 1e-9, 5e-4, 1e-3, 1e-3 * (1 + 1e-12), 2e-3, 0.1])
     assert near[0] < CLEAR_MARGIN < near[-1]
     near = np.concatenate([near, -near, np.nextafter(near, 0), -np.nextafter(near, 0)])
-    raw[3:3 + 7 * near.size:7] = near[:, None]
+    raw[3 : 3 + 7 * near.size : 7] = near[:, None]
     target = check_target(ensemble, y, len(y))
     classes, loss = row_outputs(ensemble, raw, target, with_loss=False)
     with_loss, _ = row_outputs(ensemble, raw, target)
     assert loss is None
     np.testing.assert_array_equal(classes, with_loss)
     if rule == "proba":
-        expected = np.argmax(np.column_stack([1 - p, p]) if (p := ensemble.transform_raw(raw)).shape[1] == 1 else p,
-                             axis=1)
+        expected = np.argmax(
+            np.column_stack([1 - p, p]) if (p := ensemble.transform_raw(raw)).shape[1] == 1 else p, axis=1
+        )
     elif raw.shape[1] == 1:
         expected = (raw[:, 0] >= 0 if rule == "raw>=0" else raw[:, 0] > 0).astype(int)
     else:

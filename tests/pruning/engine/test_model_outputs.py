@@ -50,8 +50,7 @@ def _smooth_case(loss):
     model.fit(X[:1500], y[:1500])
     ensemble = btt.from_model(model)
     X_rank = X[1500:2200]
-    target = (engine_search.model_target(ensemble, X_rank) if loss in SOFT
-              else check_target(ensemble, y[1500:2200], 700))
+    target = engine_search.model_target(ensemble, X_rank) if loss in SOFT else check_target(ensemble, y[1500:2200], 700)
     return ensemble, X_rank, target, X[2200:], y[2200:]
 
 
@@ -74,10 +73,17 @@ def _derivatives(loss, raw, target, column):
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
     soft = loss in SOFT
-    rows = engine_search.row_sets(ensemble, ensemble.check_X(X_val), check_target(ensemble, y_val, len(y_val)),
-                                     None, ensemble.check_X(X_rank), target, np.random.default_rng(0), soft=soft)
-    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0,
-                                      False)
+    rows = engine_search.row_sets(
+        ensemble,
+        ensemble.check_X(X_val),
+        check_target(ensemble, y_val, len(y_val)),
+        None,
+        ensemble.check_X(X_rank),
+        target,
+        np.random.default_rng(0),
+        soft=soft,
+    )
+    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0, False)
     values = search.candidate_values()
     ids, _ = search.candidates()
     cost, square, reached = search.costs(np.arange(search.n_rank), values)
@@ -109,7 +115,7 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
         delta = ensemble.tree_scale[tree] * (values[node, 0] - search.value[root + leaf[held], 0])
         change = delta * (grad[held] + 0.5 * hess[held] * delta)
         assert cost[node] == pytest.approx(change.sum(), rel=1e-9, abs=1e-12)
-        assert square[node] == pytest.approx(np.sum(change ** 2), rel=1e-9, abs=1e-15)
+        assert square[node] == pytest.approx(np.sum(change**2), rel=1e-9, abs=1e-15)
         assert reached[node] == held.sum()
         if soft:
             assert cost[node] >= 0.0  # nothing moves closer to the model than the model itself
@@ -121,20 +127,34 @@ def test_boosted_models_walk_towards_their_own_outputs():
     X, y = _classification()
     model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X[:1500], y[:1500])
     before = copy.deepcopy(model.booster_.dump_model())
-    result = btt.prune(model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], random_state=0, progress=False
+    )
     assert model.booster_.dump_model() == before
     walks = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
     # after the walks on X_train (test_weights.py): from re-weighted trees when a start is found
     assert walks[-1] == (VALIDATION_OUTPUTS, True, False)
     assert [walk for walk in walks if walk[0] == DISTILLED] in ([], [(DISTILLED, True, True)])
     assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
-    np.testing.assert_allclose(result.to_model().predict_proba(X[2500:]), result.ensemble.predict_proba(X[2500:]),
-                               rtol=0, atol=1e-12)
-    kept = btt.prune(model, X[1500:2500], y[1500:2500], X_train=X[:1500], y_train=y[:1500], refit=False,
-                     reweight=False, random_state=0, progress=False)
-    assert [(walk.ranked_on, walk.refit) for walk in kept._walks] == [("X_train", False), (DISTILLED, False),
-                                                                       (VALIDATION_OUTPUTS, False)]
+    np.testing.assert_allclose(
+        result.to_model().predict_proba(X[2500:]), result.ensemble.predict_proba(X[2500:]), rtol=0, atol=1e-12
+    )
+    kept = btt.prune(
+        model,
+        X[1500:2500],
+        y[1500:2500],
+        X_train=X[:1500],
+        y_train=y[:1500],
+        refit=False,
+        reweight=False,
+        random_state=0,
+        progress=False,
+    )
+    assert [(walk.ranked_on, walk.refit) for walk in kept._walks] == [
+        ("X_train", False),
+        (DISTILLED, False),
+        (VALIDATION_OUTPUTS, False),
+    ]
 
 
 @pytest.mark.parametrize("objective", ["regression", "poisson"])
@@ -147,8 +167,16 @@ def test_regressors_walk_towards_their_own_predictions(objective):
     ensemble = btt.from_model(model)
     target = engine_search.model_target(ensemble, X[:1000])
     np.testing.assert_allclose(target.values, model.predict(X[:1000]), rtol=1e-9)
-    result = btt.prune(model, X[1000:1500], y[1000:1500], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
-                       random_state=0, progress=False)
+    result = btt.prune(
+        model,
+        X[1000:1500],
+        y[1000:1500],
+        tolerance=0.02,
+        X_train=X[:1000],
+        y_train=y[:1000],
+        random_state=0,
+        progress=False,
+    )
     assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED, VALIDATION_OUTPUTS]
     for walk in result._walks:
         assert walk.path["leaves"].is_monotonic_decreasing
@@ -160,18 +188,28 @@ def test_multiclass_models_walk_towards_their_class_probabilities():
     target = engine_search.model_target(btt.from_model(model), X[:1000])
     assert (target.values.shape, target.n_classes) == ((1000, 3), 3)
     np.testing.assert_allclose(target.values, model.predict_proba(X[:1000]), rtol=1e-12)
-    result = btt.prune(model, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
-                       random_state=0, progress=False)
+    result = btt.prune(
+        model, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000], random_state=0, progress=False
+    )
     assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train", DISTILLED, VALIDATION_OUTPUTS]
-    np.testing.assert_array_equal(result.to_model().booster_.predict(X[:200], raw_score=True),
-                                  result.ensemble.predict_raw(X[:200]))
+    np.testing.assert_array_equal(
+        result.to_model().booster_.predict(X[:200], raw_score=True), result.ensemble.predict_raw(X[:200])
+    )
 
 
 def test_forests_do_not():
     Xb, yb = _classification(2000)
     forest = RandomForestClassifier(n_estimators=5, max_depth=6, random_state=0).fit(Xb[:1000], yb[:1000])
-    result = btt.prune(forest, Xb[1000:], yb[1000:], tolerance=0.02, X_train=Xb[:1000], y_train=yb[:1000],
-                       random_state=0, progress=False)
+    result = btt.prune(
+        forest,
+        Xb[1000:],
+        yb[1000:],
+        tolerance=0.02,
+        X_train=Xb[:1000],
+        y_train=yb[:1000],
+        random_state=0,
+        progress=False,
+    )
     assert DISTILLED not in {walk.ranked_on for walk in result._walks}
     # without training rows a forest ranks on half of the validation rows (its leaves take no soft targets)
     result = btt.prune(forest, Xb[1000:], yb[1000:], tolerance=0.02, random_state=0, progress=False)
@@ -184,9 +222,16 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     ensemble = btt.from_model(model)
     X_soft = engine_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
     target = check_target(ensemble, y[42_000:], 2000)
-    rows = engine_search.row_sets(ensemble, ensemble.check_X(X[42_000:]), target, None, ensemble.check_X(X_soft),
-                                     engine_search.model_target(ensemble, X_soft), np.random.default_rng(0),
-                                     soft=True)
+    rows = engine_search.row_sets(
+        ensemble,
+        ensemble.check_X(X[42_000:]),
+        target,
+        None,
+        ensemble.check_X(X_soft),
+        engine_search.model_target(ensemble, X_soft),
+        np.random.default_rng(0),
+        soft=True,
+    )
     paths, evaluations = {}, {}
     for search, confidence in (("exact", 3.0), ("bandit", np.inf), ("bandit", 3.0)):
         engine = engine_search._Search(ensemble, *rows, "balanced_accuracy", search, confidence, True)

@@ -34,14 +34,21 @@ def largest_fall(ensemble, feature=0, seed=1):
 
 def models():
     return {
-        "lightgbm": lgb.LGBMClassifier(n_estimators=100, num_leaves=31, monotone_constraints=[1, 0, 0, 0],
-                                       verbose=-1, random_state=0),
-        "lightgbm advanced": lgb.LGBMClassifier(n_estimators=100, num_leaves=31, monotone_constraints=[1, 0, 0, 0],
-                                                monotone_constraints_method="advanced", verbose=-1, random_state=0),
-        "xgboost": xgb.XGBClassifier(n_estimators=100, max_depth=5, monotone_constraints=(1, 0, 0, 0),
-                                     random_state=0),
-        "hist gradient boosting": HistGradientBoostingClassifier(max_iter=60, monotonic_cst=[1, 0, 0, 0],
-                                                                 random_state=0),
+        "lightgbm": lgb.LGBMClassifier(
+            n_estimators=100, num_leaves=31, monotone_constraints=[1, 0, 0, 0], verbose=-1, random_state=0
+        ),
+        "lightgbm advanced": lgb.LGBMClassifier(
+            n_estimators=100,
+            num_leaves=31,
+            monotone_constraints=[1, 0, 0, 0],
+            monotone_constraints_method="advanced",
+            verbose=-1,
+            random_state=0,
+        ),
+        "xgboost": xgb.XGBClassifier(n_estimators=100, max_depth=5, monotone_constraints=(1, 0, 0, 0), random_state=0),
+        "hist gradient boosting": HistGradientBoostingClassifier(
+            max_iter=60, monotonic_cst=[1, 0, 0, 0], random_state=0
+        ),
     }
 
 
@@ -52,8 +59,16 @@ def test_pruned_models_keep_their_monotone_constraints(data, name):
     ensemble = btt.from_model(model)
     assert adapter_for(ensemble).monotone_method(ensemble) == ("advanced" if "advanced" in name else "basic")
     assert largest_fall(ensemble) == 0.0
-    result = btt.prune(model, X[3000:4500], y[3000:4500], X_train=X[:3000], y_train=y[:3000], tolerance=0.01,
-                       random_state=0, progress=False)
+    result = btt.prune(
+        model,
+        X[3000:4500],
+        y[3000:4500],
+        X_train=X[:3000],
+        y_train=y[:3000],
+        tolerance=0.01,
+        random_state=0,
+        progress=False,
+    )
     assert result.ensemble.n_leaves < ensemble.n_leaves / 2
     if "advanced" in name:  # only whole trees go: every kept tree is as it was
         kept = [tree.n_nodes for tree in result.ensemble.trees]
@@ -67,7 +82,10 @@ def test_pruned_models_keep_their_monotone_constraints(data, name):
 
 def test_models_without_constraints_are_not_constrained(data):
     X, y = data
-    for model in (lgb.LGBMClassifier(n_estimators=5, verbose=-1), xgb.XGBClassifier(n_estimators=5),
-                  HistGradientBoostingClassifier(max_iter=5)):
+    for model in (
+        lgb.LGBMClassifier(n_estimators=5, verbose=-1),
+        xgb.XGBClassifier(n_estimators=5),
+        HistGradientBoostingClassifier(max_iter=5),
+    ):
         ensemble = btt.from_model(model.fit(X[:500], y[:500]))
         assert adapter_for(ensemble).monotone_method(ensemble) is None

@@ -39,8 +39,11 @@ def split(X, y):
 
 
 def lightgbm(objective, X, y, **params):
-    return lgb.train(dict(objective=objective, num_leaves=15, verbose=-1, seed=0, **params),
-                     lgb.Dataset(X, y, **params.pop("dataset", {})), 30)
+    return lgb.train(
+        dict(objective=objective, num_leaves=15, verbose=-1, seed=0, **params),
+        lgb.Dataset(X, y, **params.pop("dataset", {})),
+        30,
+    )
 
 
 def xgboost(objective, X, y, group=None, **params):
@@ -61,15 +64,31 @@ def unjudged_models(X, score, rng):
     return [
         (lightgbm("quantile", X, y, alpha=0.9), "quantile", "quantile of y"),
         (xgboost("reg:quantileerror", X, y, quantile_alpha=0.9), "reg:quantileerror", "quantile of y"),
-        (GradientBoostingRegressor(loss="quantile", alpha=0.9, n_estimators=20, random_state=0)
-         .fit(np.nan_to_num(X), y), "quantile", "quantile of y"),
-        (HistGradientBoostingRegressor(loss="quantile", quantile=0.9, max_iter=20, random_state=0).fit(X, y),
-         "quantile", "quantile of y"),
-        (lgb.train(dict(objective="lambdarank", num_leaves=7, verbose=-1), lgb.Dataset(X, relevance, group=queries),
-                   10), "lambdarank", "order the rows of each query"),
+        (
+            GradientBoostingRegressor(loss="quantile", alpha=0.9, n_estimators=20, random_state=0).fit(
+                np.nan_to_num(X), y
+            ),
+            "quantile",
+            "quantile of y",
+        ),
+        (
+            HistGradientBoostingRegressor(loss="quantile", quantile=0.9, max_iter=20, random_state=0).fit(X, y),
+            "quantile",
+            "quantile of y",
+        ),
+        (
+            lgb.train(
+                dict(objective="lambdarank", num_leaves=7, verbose=-1), lgb.Dataset(X, relevance, group=queries), 10
+            ),
+            "lambdarank",
+            "order the rows of each query",
+        ),
         (xgb.train(dict(objective="rank:ndcg", max_depth=3), ranked, 10), "rank:ndcg", "order the rows of each query"),
-        (xgboost("survival:cox", X, np.exp(0.3 * score) + rng.exponential(0.5, X.shape[0])), "survival:cox",
-         "hazard ratios"),
+        (
+            xgboost("survival:cox", X, np.exp(0.3 * score) + rng.exponential(0.5, X.shape[0])),
+            "survival:cox",
+            "hazard ratios",
+        ),
         (xgboost("binary:logitraw", X, labels), "binary:logitraw", "binary:logistic"),
     ]
 
@@ -98,7 +117,10 @@ def test_objectives_report_their_family(data):
         (xgboost("reg:logistic", X, labels * 0.8 + 0.1), ("reg:logistic", "regression")),
         (xgboost("multi:softprob", X, labels, num_class=2), ("multi:softprob", "classification")),
         (GradientBoostingRegressor(loss="huber", n_estimators=5).fit(np.nan_to_num(X), y), ("huber", "regression")),
-        (HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, np.exp(score / 3)), ("poisson", "regression")),
+        (
+            HistGradientBoostingRegressor(loss="poisson", max_iter=5).fit(X, np.exp(score / 3)),
+            ("poisson", "regression"),
+        ),
     ]
     for model, expected in cases:
         ensemble = btt.from_model(model)
@@ -112,8 +134,11 @@ def test_objectives_report_their_family(data):
 def test_regression_through_the_sigmoid_prunes_by_log_loss_and_exports_exactly(data, library):
     X, score, rng = data
     y = np.clip(1 / (1 + np.exp(-score)) + rng.normal(scale=0.1, size=X.shape[0]), 0, 1)
-    model = xgboost("reg:logistic", X[:1500], y[:1500]) if library == "xgboost" else \
-        lightgbm("cross_entropy", X[:1500], y[:1500])
+    model = (
+        xgboost("reg:logistic", X[:1500], y[:1500])
+        if library == "xgboost"
+        else lightgbm("cross_entropy", X[:1500], y[:1500])
+    )
     ensemble = btt.from_model(model)
     assert (ensemble.task, ensemble.link, _loss_kind(ensemble)) == ("regression", "sigmoid", kernels.LOGISTIC)
     X_train, y_train, X_val, y_val, X_test = split(X, y)
@@ -166,10 +191,13 @@ def test_one_sigmoid_per_class_prunes_and_exports_exactly(data):
     y = np.digitize(score + rng.normal(size=X.shape[0]), [-0.5, 0.8])
     X_train, y_train, X_val, y_val, X_test = split(X, y)
     model = lightgbm("multiclassova", X_train, y_train, num_class=3)
-    result = btt.prune(model, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
+    )
     assert result.ensemble.n_leaves < result.original.n_leaves
-    np.testing.assert_array_equal(result.to_model().predict(X_test, raw_score=True), result.ensemble.predict_raw(X_test))
+    np.testing.assert_array_equal(
+        result.to_model().predict(X_test, raw_score=True), result.ensemble.predict_raw(X_test)
+    )
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -181,12 +209,14 @@ def test_xgboost_random_forests_keep_whole_iterations_of_parallel_trees(data, n_
     ensemble = btt.from_model(model)
     per_iteration = 12 * (1 if n_classes == 2 else n_classes)
     assert trees_per_iteration(ensemble) == per_iteration  # one iteration: the output columns do not show it
-    result = btt.prune(model, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
+    )
     assert result.ensemble.n_leaves < ensemble.n_leaves
     # removed trees stay in their iteration as one-leaf trees of value 0
     assert result.ensemble.n_trees == per_iteration
     assert any(tree.n_nodes == 1 for tree in result.ensemble.trees)
     native = result.to_model()
-    np.testing.assert_array_equal(native.predict(X_test, output_margin=True).reshape(len(X_test), -1),
-                                  result.ensemble.predict_raw(X_test))
+    np.testing.assert_array_equal(
+        native.predict(X_test, output_margin=True).reshape(len(X_test), -1), result.ensemble.predict_raw(X_test)
+    )

@@ -20,10 +20,12 @@ def _classification(n_rows=1500):
 
 
 def test_forest_in_bag_redraws_the_samples_scikit_learn_drew():
-    X, y = _classification()
+    Xc, yc = _classification()
     Xr, yr = make_regression(1500, 6, noise=5.0, random_state=0)
-    for model, X, y in [(RandomForestClassifier(n_estimators=6, random_state=0), X, y),
-                        (RandomForestRegressor(n_estimators=6, max_samples=0.6, random_state=1), Xr, yr)]:
+    for model, X, y in [
+        (RandomForestClassifier(n_estimators=6, random_state=0), Xc, yc),
+        (RandomForestRegressor(n_estimators=6, max_samples=0.6, random_state=1), Xr, yr),
+    ]:
         model.fit(X, y)
         counts = forest_in_bag(btt.from_model(model), X.shape[0])
         assert counts.shape == (6, X.shape[0])
@@ -71,8 +73,7 @@ def test_out_of_bag_scores_equal_scikit_learns(task):
     with warnings.catch_warnings():  # the few rows every tree drew have no out-of-bag score
         warnings.simplefilter("ignore", UserWarning)
         model.fit(X, y)
-    _, out_of_bag, _, _, ranking_raw = _out_of_bag_search(model, X, y,
-                                                          "accuracy" if task == "classification" else "r2")
+    _, out_of_bag, _, _, ranking_raw = _out_of_bag_search(model, X, y, "accuracy" if task == "classification" else "r2")
     raw = ranking_raw()
     held = (out_of_bag >= 0).any(axis=1)  # rows some tree did not draw
     assert held.mean() > 0.99
@@ -140,22 +141,31 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
     X, y = _classification()
     forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:1000], y[:1000])
     weighted = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(
-        X[:1000], y[:1000], sample_weight=np.where(y[:1000] == 1, 2.0, 1.0))
+        X[:1000], y[:1000], sample_weight=np.where(y[:1000] == 1, 2.0, 1.0)
+    )
     extra = ExtraTreesClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:1000], y[:1000])
     boosted = lgb.LGBMClassifier(n_estimators=8, num_leaves=7, verbose=-1).fit(X[:1000], y[:1000])
-    for model, rows, expected in [(forest, slice(0, 1000), True), (forest, slice(1, 1001), False),
-                                  (weighted, slice(0, 1000), False), (extra, slice(0, 1000), False),
-                                  (boosted, slice(0, 1000), False)]:
+    for model, rows, expected in [
+        (forest, slice(0, 1000), True),
+        (forest, slice(1, 1001), False),
+        (weighted, slice(0, 1000), False),
+        (extra, slice(0, 1000), False),
+        (boosted, slice(0, 1000), False),
+    ]:
         ensemble = btt.from_model(model)
         found = _out_of_bag_rows(ensemble, X[rows], y[rows])[1]
         assert (found is not None) is expected, (type(model).__name__, rows)
 
-    result = btt.prune(forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000],
-                       random_state=0, progress=False)
-    assert [(walk.ranked_on, walk.refit) for walk in result._walks] == [("X_train", False),
-                                                                        ("X_train, out of bag", False)]
+    result = btt.prune(
+        forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000], random_state=0, progress=False
+    )
+    assert [(walk.ranked_on, walk.refit) for walk in result._walks] == [
+        ("X_train", False),
+        ("X_train, out of bag", False),
+    ]
     assert result.params["ranked_on"] in ("X_train", "X_train, out of bag")
-    shifted = btt.prune(forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001],
-                        random_state=0, progress=False)
+    shifted = btt.prune(
+        forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001], random_state=0, progress=False
+    )
     assert [walk.ranked_on for walk in shifted._walks] == ["X_train"]
     np.testing.assert_array_equal(forest.predict(X), btt.from_model(forest).predict(X))  # untouched

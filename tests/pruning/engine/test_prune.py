@@ -48,8 +48,11 @@ def _models():
         "xgboost_binary": (xgb.XGBClassifier(n_estimators=30, max_depth=4), X, y),
         "xgboost_regressor": (xgb.XGBRegressor(n_estimators=30, max_depth=4), Xr, yr),
         "random_forest": (RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0), X, y),
-        "gradient_boosting_multiclass": (GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0),
-                                         Xm, ym),
+        "gradient_boosting_multiclass": (
+            GradientBoostingClassifier(n_estimators=10, max_depth=3, random_state=0),
+            Xm,
+            ym,
+        ),
         "hist_gradient_boosting_regressor": (HistGradientBoostingRegressor(max_iter=20, random_state=0), Xr, yr),
     }
 
@@ -60,8 +63,9 @@ def test_every_library_prunes_and_exports_exactly(name):
     model.fit(X[:1200], y[:1200])
     before = copy.deepcopy(model)
     X_val, y_val, X_test = X[1200:2000], y[1200:2000], X[2000:]
-    result = btt.prune(model, X_val, y_val, tolerance=0.02, X_train=X[:1200], y_train=y[:1200], random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X_val, y_val, tolerance=0.02, X_train=X[:1200], y_train=y[:1200], random_state=0, progress=False
+    )
     pruned = result.ensemble
     assert result.method == "prune" and isinstance(result, btt.PrunePathResult)
     assert pruned.n_leaves < result.original.n_leaves, "a 2-point tolerance leaves room to prune"
@@ -83,48 +87,78 @@ def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
     model, X, y = _models()[name]
     model.fit(X[:1200], y[:1200])
     X_val, y_val = X[1200:2000], y[1200:2000]
-    result = btt.prune(model, X_val, y_val, tolerance=0.05, X_train=X[:1200], y_train=y[:1200], random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X_val, y_val, tolerance=0.05, X_train=X[:1200], y_train=y[:1200], random_state=0, progress=False
+    )
     target = check_target(result.original, y_val, len(y_val))
     for walk in result._walks:
         for row, state in enumerate(walk.states):
             ensemble = engine_state.build_ensemble(result.original, state)
             assert ensemble.n_leaves == walk.path["leaves"].iat[row]
             assert ensemble.n_trees == walk.path["trees"].iat[row]
-            metric = engine_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val),
-                                                    target)
+            metric = engine_metrics.metric_value(result.params["metric"], ensemble, ensemble.predict_raw(X_val), target)
             assert metric == pytest.approx(walk.path["metric"].iat[row], abs=1e-9)
 
 
 def test_refit_auto_keeps_the_smaller_of_both_walks(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
-    runs = {refit: btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, refit=refit,
-                             reweight=False, random_state=0, progress=False) for refit in ("auto", True, False)}
+    runs = {
+        refit: btt.prune(
+            lightgbm_binary,
+            X_val,
+            y_val,
+            X_train=X_train,
+            y_train=y_train,
+            refit=refit,
+            reweight=False,
+            random_state=0,
+            progress=False,
+        )
+        for refit in ("auto", True, False)
+    }
     auto = runs["auto"]
     distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
     outputs = "the model's outputs on perturbed X_val"
-    assert [(walk.ranked_on, walk.refit) for walk in auto._walks] == [("X_train", True), ("X_train", False),
-                                                                       (distilled, True), (outputs, True)]
+    assert [(walk.ranked_on, walk.refit) for walk in auto._walks] == [
+        ("X_train", True),
+        ("X_train", False),
+        (distilled, True),
+        (outputs, True),
+    ]
     for walk, refit in zip(auto._walks, (True, False)):
         assert walk.path[["leaves", "metric"]].equals(runs[refit]._walks[0].path[["leaves", "metric"]])
     assert auto._walks[2].path[["leaves", "metric"]].equals(runs[True]._walks[1].path[["leaves", "metric"]])
-    assert runs[True]._walks[0].path["leaves"].iat[-1] != runs[False]._walks[0].path["leaves"].iat[-1], \
+    assert runs[True]._walks[0].path["leaves"].iat[-1] != runs[False]._walks[0].path["leaves"].iat[-1], (
         "the walks differ"
+    )
     # auto walks every walk of refit=True and refit=False's walk on X_train: it keeps the smallest of their models
     kept_values = dataclasses.replace(runs[False], _walks=runs[False]._walks[:1])
-    assert auto.ensemble.n_leaves == min(runs[True].ensemble.n_leaves,
-                                         kept_values.choose(auto.params["tolerance"]).ensemble.n_leaves)
-    chosen = [walk for walk in auto._walks if (walk.ranked_on, walk.refit) == (auto.params["ranked_on"],
-                                                                             auto.params["refit"])]
+    assert auto.ensemble.n_leaves == min(
+        runs[True].ensemble.n_leaves, kept_values.choose(auto.params["tolerance"]).ensemble.n_leaves
+    )
+    chosen = [
+        walk for walk in auto._walks if (walk.ranked_on, walk.refit) == (auto.params["ranked_on"], auto.params["refit"])
+    ]
     assert auto.path.drop(columns=["elapsed", "within_tolerance"]).equals(chosen[0].path.drop(columns="elapsed"))
     steps = []
-    btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, reweight=False, random_state=0,
-              progress=False, callback=lambda row: steps.append((row["walk"], row["step"])))
+    btt.prune(
+        lightgbm_binary,
+        X_val,
+        y_val,
+        X_train=X_train,
+        y_train=y_train,
+        reweight=False,
+        random_state=0,
+        progress=False,
+        callback=lambda row: steps.append((row["walk"], row["step"])),
+    )
     assert steps[0] == (0, 0) and (1, 0) in steps and steps[-1][0] == 3
     without_training_rows = btt.prune(lightgbm_binary, X_val, y_val, reweight=False, random_state=0, progress=False)
     # without them, auto walks both ways too, towards the model's own outputs on perturbed validation rows
     assert [(walk.ranked_on, walk.refit) for walk in without_training_rows._walks] == [
-        ("the model's outputs on perturbed X_val", True), ("the model's outputs on perturbed X_val", False)]
+        ("the model's outputs on perturbed X_val", True),
+        ("the model's outputs on perturbed X_val", False),
+    ]
 
 
 @pytest.mark.parametrize("with_training_rows", [True, False], ids=["X_train", "no X_train"])
@@ -144,8 +178,7 @@ def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data,
     assert result.metrics.loc["before", metric] == pytest.approx(result.params["baseline"], rel=1e-12)
     for chosen in (result, result.choose(0.05)):
         assert chosen.chosen > 0, "a pruned model, not the unpruned one, is measured"
-        assert chosen.metrics.loc["after", metric] == pytest.approx(chosen.path["metric"].iat[chosen.chosen],
-                                                                    rel=1e-12)
+        assert chosen.metrics.loc["after", metric] == pytest.approx(chosen.path["metric"].iat[chosen.chosen], rel=1e-12)
         assert chosen.metrics.loc["after", "trees"] == chosen.ensemble.n_trees
 
 
@@ -156,20 +189,20 @@ def test_progress_bars_say_which_walk(lightgbm_binary, binary_data, capsys):
     # X_train with and without re-fits, from the model and from re-weighted trees, then the
     # perturbed training rows (from re-weighted trees) and validation rows, re-fitted; tqdm follows
     # each label with ": "
-    for label in ("walk 1 of up to 6: ranked on X_train, re-fitted",
-                  "walk 2 of up to 6: ranked on X_train",
-                  "walk 4 of up to 6: ranked on X_train, from re-weighted trees",
-                  "walk 5 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, "
-                  "re-fitted",
-                  "walk 6 of up to 6: ranked on the model's outputs on perturbed X_val, re-fitted"):
+    for label in (
+        "walk 1 of up to 6: ranked on X_train, re-fitted",
+        "walk 2 of up to 6: ranked on X_train",
+        "walk 4 of up to 6: ranked on X_train, from re-weighted trees",
+        "walk 5 of up to 6: ranked on the model's outputs on perturbed X_train, from re-weighted trees, re-fitted",
+        "walk 6 of up to 6: ranked on the model's outputs on perturbed X_val, re-fitted",
+    ):
         assert f"pruning, {label}: " in err
     assert "pruning, ranked on X_train: the trees' weights, L1 path: " in err  # the re-weighted start's fits
 
 
 def test_path_choose_and_plot(lightgbm_binary, binary_data):
     X_train, y_train, X_val, y_val, _, _ = binary_data
-    result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0,
-                       progress=False)
+    result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False)
     path = result.path
     assert list(path.columns[:6]) == ["step", "leaves", "trees", "nodes", "metric", "metric_se"]
     assert path["leaves"].iat[0] == result.original.n_leaves
@@ -184,8 +217,10 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert any(looser.path[["leaves", "metric"]].equals(walk) for walk in walks), "no rerun"
     strict = result.choose(0.0)
     bound = result.params["baseline"]
-    assert engine_metrics.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen] \
+    assert (
+        engine_metrics.smoothed_metric(strict.path, strict.chosen) - strict.path["metric_se"].iat[strict.chosen]
         >= bound - 1e-12
+    )
     assert set(result.metrics.index) == {"before", "after"}
     assert result.metrics.loc["after", "leaves"] == result.ensemble.n_leaves
     # one row per walk, each with its own smallest model within the tolerance; the chosen one is the smallest
@@ -193,9 +228,14 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     assert len(walks) == len(result._walks) > 1 and walks["chosen"].sum() == 1
     chosen_walk = walks[walks["chosen"]].iloc[0]
     assert chosen_walk["leaves"] == result.ensemble.n_leaves == walks["leaves"].min()
-    assert chosen_walk["trees"] == result.ensemble.n_trees and chosen_walk["metric"] == path["metric"].iat[result.chosen]
+    assert (
+        chosen_walk["trees"] == result.ensemble.n_trees and chosen_walk["metric"] == path["metric"].iat[result.chosen]
+    )
     assert (chosen_walk["ranked_on"], chosen_walk["refit"], chosen_walk["reweighted"]) == (
-        result.params["ranked_on"], result.params["refit"], result.params["reweighted"])
+        result.params["ranked_on"],
+        result.params["refit"],
+        result.params["reweighted"],
+    )
     assert walks["steps"].tolist() == [len(walk.path) - 1 for walk in result._walks]
     looser_walks = looser.walks  # at the looser result's own tolerance: no walk's smallest model grows
     assert (looser_walks["leaves"] <= walks["leaves"]).all()
@@ -207,8 +247,10 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     legend = " ".join(text.get_text() for text in ax.get_legend().get_texts())
     assert "chosen" in legend and "other walks" in legend and "margin: 2 standard errors" in legend
     band = ax.collections[0].get_paths()[0].vertices[:, 1]  # the margin's band reaches down to what is held
-    held = [engine_metrics.smoothed_metric(result.path, row) - 2 * result.path["metric_se"].iat[row]
-            for row in range(len(result.path))]
+    held = [
+        engine_metrics.smoothed_metric(result.path, row) - 2 * result.path["metric_se"].iat[row]
+        for row in range(len(result.path))
+    ]
     assert band.min() == pytest.approx(min(held))
     grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
     assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
@@ -249,8 +291,11 @@ def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm
 def test_a_search_that_keeps_the_whole_model_says_why():
     X, y = classification(3000)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=7, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
-    with pytest.warns(UserWarning, match=r"kept the unpruned model.*after the first step the change was "
-                                         r"[-+]\d\.\d{4}, with a standard error of \d\.\d{4}.*X_train and y_train"):
+    with pytest.warns(
+        UserWarning,
+        match=r"kept the unpruned model.*after the first step the change was "
+        r"[-+]\d\.\d{4}, with a standard error of \d\.\d{4}.*X_train and y_train",
+    ):
         result = btt.prune(model, X[2000:2600], y[2000:2600], tolerance=0.0, random_state=0, progress=False)
     assert result.chosen == 0 and result.ensemble.n_leaves == result.original.n_leaves
     assert len(result.params["warnings"]) == 1
@@ -305,7 +350,7 @@ def test_sorted_prefixes_start_the_full_stable_order_ties_and_nan_included():
         np.testing.assert_array_equal(orders[-1], full)
         if k < numbers:  # the k-th smallest key is a number: a prefix comes first
             assert len(orders) == 2 and orders[0].shape[0] > k
-            np.testing.assert_array_equal(orders[0], full[:orders[0].shape[0]])
+            np.testing.assert_array_equal(orders[0], full[: orders[0].shape[0]])
         else:
             assert len(orders) == 1
 
@@ -318,9 +363,15 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     X, y = classification(4_400, seed=2)
     ensemble = btt.from_model(RandomForestClassifier(n_estimators=6, random_state=0).fit(X[:4_000], y[:4_000]))
     target = check_target(ensemble, y[4_000:], 400)
-    rows = engine_search.row_sets(ensemble, ensemble.check_X(X[4_000:]), target, None,
-                                     ensemble.check_X(X[:4_000]), check_target(ensemble, y[:4_000], 4_000),
-                                     np.random.default_rng(0))
+    rows = engine_search.row_sets(
+        ensemble,
+        ensemble.check_X(X[4_000:]),
+        target,
+        None,
+        ensemble.check_X(X[:4_000]),
+        check_target(ensemble, y[:4_000], 4_000),
+        np.random.default_rng(0),
+    )
     search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
     ids, benefit = search.candidates()
     assert ids.size > 1_000  # more candidates than the shortest prefix sorts
@@ -329,9 +380,18 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     monkeypatch.setattr(engine_search, "SORTED_PREFIX", prefix)
     for budget in (1, 25, 0.4 * benefit.sum(), 10 * benefit.sum()):
         expected, _ = engine_kernels.select_disjoint(
-            np.argsort(key / np.maximum(benefit, 1.0), kind="stable"), ids, benefit, search.is_root,
-            search.subtree_span, search.preorder_nodes, search.parent, search.offset, search.tree_of,
-            ensemble.n_trees, float(budget))
+            np.argsort(key / np.maximum(benefit, 1.0), kind="stable"),
+            ids,
+            benefit,
+            search.is_root,
+            search.subtree_span,
+            search.preorder_nodes,
+            search.parent,
+            search.offset,
+            search.tree_of,
+            ensemble.n_trees,
+            float(budget),
+        )
         np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
 
 
@@ -352,8 +412,16 @@ def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
     rows = engine_search._RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
     assert rows.leaves().dtype == np.int32
     np.testing.assert_array_equal(rows.leaves().T, ensemble.apply(X_val))
-    result = btt.prune(deep, X[20_000:], y[20_000:], X_train=X[:20_000], y_train=y[:20_000], tolerance=0.05,
-                       random_state=0, progress=False)
+    result = btt.prune(
+        deep,
+        X[20_000:],
+        y[20_000:],
+        X_train=X[:20_000],
+        y_train=y[:20_000],
+        tolerance=0.05,
+        random_state=0,
+        progress=False,
+    )
     assert result.ensemble.n_leaves < ensemble.n_leaves
     np.testing.assert_array_equal(result.to_model().predict(X[20_000:]), result.ensemble.predict(X[20_000:]))
 
@@ -370,11 +438,18 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        rows = engine_search.row_sets(ensemble, ensemble.check_X(X_val), target, None,
-                                         ensemble.check_X(X_val[:150]), check_target(ensemble, y_val[:150], 150),
-                                         np.random.default_rng(0))
-        search = engine_search._Search(ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact",
-                                          3.0, False)
+        rows = engine_search.row_sets(
+            ensemble,
+            ensemble.check_X(X_val),
+            target,
+            None,
+            ensemble.check_X(X_val[:150]),
+            check_target(ensemble, y_val[:150], 150),
+            np.random.default_rng(0),
+        )
+        search = engine_search._Search(
+            ensemble, *rows, "r2" if target.n_classes == 0 else "accuracy", "exact", 3.0, False
+        )
         ids, _ = search.candidates()
         values = search.candidate_values()
         search.costs(np.arange(7, 40), values)  # leaves the search's scratch sums of other rows behind
@@ -391,8 +466,9 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
                 if changed is None:
                     continue
                 trees = list(changed.trees)
-                trees[tree] = trees[tree]._replace(value=_value_after(changed.trees[tree], ensemble.trees[tree],
-                                                                      local, values[node]))
+                trees[tree] = trees[tree]._replace(
+                    value=_value_after(changed.trees[tree], ensemble.trees[tree], local, values[node])
+                )
                 changed = changed.replace_trees(trees)
             after = _loss(changed, changed.predict_raw(X_val[:150]), target, rows=slice(0, 150))
             assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
@@ -412,9 +488,26 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
         raw = rng.normal(size=(n, 1))
         targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
         _, square, reached = engine_kernels.collapse_costs(
-            np.arange(n), leaf, offset, parent, current, value, candidate, np.zeros(1, np.int64), np.ones(1),
-            np.ones(n), np.ones(1, bool), raw, np.zeros(n, np.int64), targets, engine_kernels.SQUARED,
-            np.empty((n, 1)), np.empty((n, 1)), np.empty((3, 5)), np.empty(3, np.int64))
+            np.arange(n),
+            leaf,
+            offset,
+            parent,
+            current,
+            value,
+            candidate,
+            np.zeros(1, np.int64),
+            np.ones(1),
+            np.ones(n),
+            np.ones(1, bool),
+            raw,
+            np.zeros(n, np.int64),
+            targets,
+            engine_kernels.SQUARED,
+            np.empty((n, 1)),
+            np.empty((n, 1)),
+            np.empty((3, 5)),
+            np.empty(3, np.int64),
+        )
         assert reached[0] == n
         assert 0.0 <= square[0] < 1e-12
 
@@ -443,8 +536,9 @@ def _value_after(collapsed_tree, original_tree, node, value):
 def _replace_trees(ensemble, trees, keep):
     from dataclasses import replace
 
-    return replace(ensemble, trees=tuple(trees), tree_output=ensemble.tree_output[keep],
-                   tree_scale=ensemble.tree_scale[keep])
+    return replace(
+        ensemble, trees=tuple(trees), tree_output=ensemble.tree_output[keep], tree_scale=ensemble.tree_scale[keep]
+    )
 
 
 def test_callback_sees_every_step_and_can_stop(lightgbm_binary, binary_data):
@@ -455,8 +549,16 @@ def test_callback_sees_every_step_and_can_stop(lightgbm_binary, binary_data):
         seen.append(row)
         return row["step"] == 2
 
-    result = btt.prune(lightgbm_binary, X_val, y_val, X_train=X_train, y_train=y_train, callback=callback,
-                       progress=False, random_state=0)
+    result = btt.prune(
+        lightgbm_binary,
+        X_val,
+        y_val,
+        X_train=X_train,
+        y_train=y_train,
+        callback=callback,
+        progress=False,
+        random_state=0,
+    )
     assert [row["step"] for row in seen] == [0, 1, 2]
     assert len(result.path) == 3
     assert set(seen[0]) >= {"step", "leaves", "trees", "nodes", "metric", "elapsed"}
@@ -477,10 +579,13 @@ def test_the_path_does_not_depend_on_the_number_of_threads(binary_data):
     threads = numba.get_num_threads()
     paths = []
     for n_jobs in (1, -1):
-        result = btt.prune(model, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False,
-                           n_jobs=n_jobs)
+        result = btt.prune(
+            model, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False, n_jobs=n_jobs
+        )
         assert numba.get_num_threads() == threads  # the caller's count is restored
-        paths.append(pd.concat([walk.path.drop(columns="elapsed") for walk in result._walks], keys=range(len(result._walks))))
+        paths.append(
+            pd.concat([walk.path.drop(columns="elapsed") for walk in result._walks], keys=range(len(result._walks)))
+        )
     pd.testing.assert_frame_equal(*paths)
     for n_jobs in (0, "two", 1.5):
         with pytest.raises(ParameterError, match="n_jobs"):
@@ -496,7 +601,7 @@ def _refit_pass_by_numpy(leaf, offset, value, tree_output, alive, raw, codes, re
         hess = np.bincount(nodes, np.maximum(p * (1 - p), 1e-16), minlength=value.shape[0])
         change = step * grad / (hess + reg_lambda)
         raw[:, k] -= change[nodes]
-        value[offset[tree]:offset[tree + 1], 0] -= change[offset[tree]:offset[tree + 1]]
+        value[offset[tree] : offset[tree + 1], 0] -= change[offset[tree] : offset[tree + 1]]
 
 
 def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
@@ -513,16 +618,30 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
     raw = rng.normal(size=(n_rows, 1))
     codes = rng.integers(0, 2, n_rows).astype(np.int64)
     expected_value, expected_raw = value.copy(), raw.copy()
-    _refit_pass_by_numpy(leaf, offset, expected_value, np.zeros(n_trees, np.int64), alive, expected_raw, codes,
-                         1.0, 0.5)
+    _refit_pass_by_numpy(
+        leaf, offset, expected_value, np.zeros(n_trees, np.int64), alive, expected_raw, codes, 1.0, 0.5
+    )
     threads, results = numba.get_num_threads(), []
     try:
         for count in (1, threads):
             numba.set_num_threads(count)
             got_value, got_raw = value.copy(), raw.copy()
-            engine_kernels.refit_leaves(leaf, offset, np.arange(offset[-1]), got_value, np.zeros(n_trees, np.int64),
-                                           np.ones(n_trees), alive, got_raw, codes, np.zeros((n_rows, 1)),
-                                           engine_kernels.LOGISTIC, 1.0, 1.0, 0.5)
+            engine_kernels.refit_leaves(
+                leaf,
+                offset,
+                np.arange(offset[-1]),
+                got_value,
+                np.zeros(n_trees, np.int64),
+                np.ones(n_trees),
+                alive,
+                got_raw,
+                codes,
+                np.zeros((n_rows, 1)),
+                engine_kernels.LOGISTIC,
+                1.0,
+                1.0,
+                0.5,
+            )
             results.append((got_value, got_raw))
     finally:
         numba.set_num_threads(threads)
@@ -538,8 +657,7 @@ def test_regression_metrics_and_pandas_input():
     frame = pd.DataFrame(Xr, columns=[f"f{i}" for i in range(5)])
     model = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, verbose=-1).fit(frame[:800], yr[:800])
     for metric in ("r2", "mse"):
-        result = btt.prune(model, frame[800:], yr[800:], metric=metric, tolerance=0.05, progress=False,
-                           random_state=0)
+        result = btt.prune(model, frame[800:], yr[800:], metric=metric, tolerance=0.05, progress=False, random_state=0)
         assert result.params["metric"] == metric
         assert result.ensemble.n_leaves <= result.original.n_leaves
     with pytest.raises(DataError, match="columns"):

@@ -105,6 +105,7 @@ def test_one_computation_of_each_figure_and_the_average_never_lets_a_point_in():
         assert chosen.validation_change.iloc[0]["held"]
     # a refit given as numpy's True means True for every walk
     X_train, y_train = X[:1500], y[:1500]
-    numpy_true = btt.prune(model, X[1500:], y[1500:], X_train=X_train, y_train=y_train, refit=np.True_,
-                           random_state=0, progress=False)
+    numpy_true = btt.prune(
+        model, X[1500:], y[1500:], X_train=X_train, y_train=y_train, refit=np.True_, random_state=0, progress=False
+    )
     assert {walk.refit for walk in numpy_true._walks} == {True}

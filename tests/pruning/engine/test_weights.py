@@ -36,8 +36,9 @@ def test_without_penalty_the_fit_is_the_plain_glm(logistic):
     y = labels if logistic else values
     weight = np.zeros(outputs.shape[0])
     intercept = engine_weights.l1_fit(outputs, y, logistic, 0.0, weight, 0.0)
-    reference = (LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000) if logistic else
-                 LinearRegression()).fit(outputs.T, y)
+    reference = (LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000) if logistic else LinearRegression()).fit(
+        outputs.T, y
+    )
     np.testing.assert_allclose(weight, np.ravel(reference.coef_), rtol=1e-4, atol=5e-5)
     assert intercept == pytest.approx(float(np.ravel(reference.intercept_)[0]), rel=1e-4, abs=5e-5)
 
@@ -66,7 +67,7 @@ def test_the_path_starts_empty_and_fills_up():
     largest = np.max(np.abs(outputs @ (labels - labels.mean()))) / outputs.shape[1]
     weight, intercept = list(engine_weights.l1_path(outputs, labels, True))[9]
     cold = np.zeros(outputs.shape[0])
-    engine_weights.l1_fit(outputs, labels, True, largest * engine_weights.PATH_RATIO ** 10, cold, 0.0)
+    engine_weights.l1_fit(outputs, labels, True, largest * engine_weights.PATH_RATIO**10, cold, 0.0)
     np.testing.assert_allclose(weight, cold, atol=1e-5)
 
 
@@ -82,13 +83,20 @@ def redundant_model():
 def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_model):
     model, X, y = redundant_model
     X_train, y_train, X_val, y_val, X_test = X[:2500], y[:2500], X[2500:4000], y[2500:4000], X[4000:]
-    result = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0,
-                       progress=False)
+    result = btt.prune(
+        model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, random_state=0, progress=False
+    )
     kinds = [(walk.ranked_on, walk.refit, walk.reweighted) for walk in result._walks]
     distilled = "the model's outputs on perturbed X_train"  # re-fitted only (test_model_outputs.py)
     outputs = "the model's outputs on perturbed X_val"
-    assert kinds == [("X_train", True, False), ("X_train", False, False), ("X_train", True, True),
-                     ("X_train", False, True), (distilled, True, True), (outputs, True, False)]
+    assert kinds == [
+        ("X_train", True, False),
+        ("X_train", False, False),
+        ("X_train", True, True),
+        ("X_train", False, True),
+        (distilled, True, True),
+        (outputs, True, False),
+    ]
     target = check_target(result.original, y_val, len(y_val))
     for walk in result._walks:
         path = walk.path
@@ -97,15 +105,24 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
         for row, state in enumerate(walk.states):
             ensemble = engine_state.build_ensemble(result.original, state)
             assert ensemble.n_leaves == path["leaves"].iat[row]
-            metric = engine_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val),
-                                                    target)
+            metric = engine_metrics.metric_value("balanced_accuracy", ensemble, ensemble.predict_raw(X_val), target)
             assert metric == pytest.approx(path["metric"].iat[row], abs=1e-9)
-    plain = btt.prune(model, X_val, y_val, tolerance=0.01, X_train=X_train, y_train=y_train, reweight=False,
-                      random_state=0, progress=False)
+    plain = btt.prune(
+        model,
+        X_val,
+        y_val,
+        tolerance=0.01,
+        X_train=X_train,
+        y_train=y_train,
+        reweight=False,
+        random_state=0,
+        progress=False,
+    )
     assert [walk.reweighted for walk in plain._walks] == [False, False, False, False]
     assert result.ensemble.n_leaves <= plain.ensemble.n_leaves
-    assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, \
+    assert result.params["reweighted"] is True and result.ensemble.n_leaves < plain.ensemble.n_leaves, (
         "on a redundant model the re-weighted walk wins"
+    )
     chosen = kinds.index((result.params["ranked_on"], result.params["refit"], True))
     assert result.path.drop(columns="within_tolerance").equals(result._walks[chosen].path)
     # the scaled trees export as plain leaf values of the library
@@ -120,12 +137,13 @@ def test_only_binary_boosted_classifiers_are_reweighted():
 
     X, y = make_classification(1500, 6, n_informative=4, n_classes=3, random_state=0)
     Xr, yr = make_regression(1500, 6, noise=5.0, random_state=0)
-    cases = [(lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1), X, y),
-             (RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0), X, y),
-             (lgb.LGBMRegressor(n_estimators=10, num_leaves=7, verbose=-1), Xr, yr)]  # why: engine_weights
+    cases = [
+        (lgb.LGBMClassifier(n_estimators=10, num_leaves=7, verbose=-1), X, y),
+        (RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0), X, y),
+        (lgb.LGBMRegressor(n_estimators=10, num_leaves=7, verbose=-1), Xr, yr),
+    ]  # why: engine_weights
     for model, X, y in cases:
         model.fit(X[:800], y[:800])
-        result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0,
-                           progress=False)
+        result = btt.prune(model, X[800:], y[800:], X_train=X[:800], y_train=y[:800], random_state=0, progress=False)
         assert not any(walk.reweighted for walk in result._walks)
         assert result.params["reweighted"] is False
