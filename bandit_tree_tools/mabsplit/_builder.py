@@ -98,26 +98,31 @@ def grow_tree(
         np.asarray(y_value, dtype=np.float64)[order] if len(y_value) else y_value, dtype=np.float64
     )
     capacity = node_capacity(rows.shape[0], settings.max_depth, settings.max_leaf_nodes)
+    search = _kernels.SplitSearch(
+        criterion,
+        settings.solver == "mab",
+        int(settings.batch_size),
+        float(settings.z),
+        float(settings.tie_tolerance),
+        int(settings.min_samples_leaf),
+    )
+    node_edges = _kernels.NodeEdges(BINS[settings.bins], int(settings.n_bins), X.dtype == np.float32)
+    limits = _kernels.TreeLimits(
+        -1 if settings.max_depth is None else int(settings.max_depth),
+        0 if settings.max_leaf_nodes is None else int(settings.max_leaf_nodes),
+        max_features,
+        capacity,
+    )
     (left, right, feature, threshold, value, n_node_samples, impurity, insertions, rows_used) = _kernels._build_tree(
         X_order,
         np.arange(rows.shape[0], dtype=np.int64),
         y_code,
         y_value,
         1 if is_regression else int(n_classes),
-        criterion,
-        settings.solver == "mab",
-        BINS[settings.bins],
-        int(settings.n_bins),
-        X.dtype == np.float32,
-        int(settings.batch_size),
-        float(settings.z),
-        float(settings.tie_tolerance),
-        -1 if settings.max_depth is None else int(settings.max_depth),
-        int(settings.min_samples_leaf),
-        0 if settings.max_leaf_nodes is None else int(settings.max_leaf_nodes),
-        max_features,
+        search,
+        node_edges,
+        limits,
         kernel_rng(generator),
-        capacity,
     )
     internal = left >= 0
     gain = np.full(left.shape[0], np.nan)

@@ -35,6 +35,8 @@ Conventions shared by every kernel
   seed, not on the thread or process.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -55,6 +57,8 @@ from ._kernels_edges import (  # noqa: F401 (re-exported)
 from ._kernels_split import (  # noqa: F401 (re-exported)
     _TIE_EPS,
     NO_SPLIT,
+    ArmTables,
+    SplitSearch,
     _best_arm,
     _bin_of,
     _class_impurity,
@@ -63,6 +67,23 @@ from ._kernels_split import (  # noqa: F401 (re-exported)
     _score_arms,
     _squared_error,
 )
+
+
+class NodeEdges(NamedTuple):
+    """How a node's candidate thresholds are drawn."""
+
+    bins_mode: int  # BINS: evenly spaced, quantiles or random (builder)
+    n_bins: int
+    round_float32: bool  # round the edges to float32, as the model compares
+
+
+class TreeLimits(NamedTuple):
+    """Where a tree stops growing."""
+
+    max_depth: int  # -1: no limit
+    max_leaf_nodes: int  # 0: no limit (depth-first); else best-first
+    max_features: int  # features drawn at each node
+    capacity: int  # nodes the arrays hold (node_capacity)
 
 
 # ------------------------------------------------------------ node stats
@@ -113,27 +134,7 @@ def _partition(X, rows, lo, hi, feature, threshold, buffer):
 
 # --------------------------------------------------------------- builder
 @numba.njit(cache=True, nogil=True)
-def _build_tree(
-    X,
-    rows,
-    y_code,
-    y_value,
-    n_classes,
-    criterion,
-    use_bandit,
-    bins_mode,
-    n_bins,
-    round_float32,
-    batch_size,
-    z,
-    tie_tolerance,
-    max_depth,
-    min_samples_leaf,
-    max_leaf_nodes,
-    max_features,
-    rng,
-    capacity,
-):
+def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits, rng):
     """Grow one tree on ``X[rows]``; ``rows`` should be ``0..n-1`` over an X
     whose rows are in random order (see the module docstring).
 
@@ -144,7 +145,13 @@ def _build_tree(
     or if the chosen split leaves a child below ``min_samples_leaf`` (possible
     when the bandit stopped on estimated child sizes). Node ids grow as
     nodes are created, so children always follow their parent.
+
+    ``search``: a :class:`SplitSearch`; ``node_edges``: a :class:`NodeEdges`;
+    ``limits``: a :class:`TreeLimits`.
     """
+    criterion, use_bandit, batch_size, z, tie_tolerance, min_samples_leaf = search
+    bins_mode, n_bins, round_float32 = node_edges
+    max_depth, max_leaf_nodes, max_features, capacity = limits  # min_samples_leaf: in search
     n_features = X.shape[1]
     width = n_classes if criterion != SQUARED_ERROR else 3
     value_width = n_classes if criterion != SQUARED_ERROR else 1
@@ -173,6 +180,7 @@ def _build_tree(
     var = np.zeros((n_features, n_bins))
     valid = np.zeros((n_features, n_bins), dtype=np.bool_)
     feature_active = np.zeros(n_features, dtype=np.bool_)
+    tables = ArmTables(hist, arm_active, mu, var, valid, feature_active)
     edges = np.zeros((n_features, n_bins))
     n_edges = np.zeros(n_features, dtype=np.int64)
     candidates = np.zeros(n_features, dtype=np.int64)
@@ -258,18 +266,8 @@ def _build_tree(
                     y_code,
                     y_value,
                     mean,
-                    criterion,
-                    use_bandit,
-                    batch_size,
-                    z,
-                    tie_tolerance,
-                    min_samples_leaf,
-                    hist,
-                    arm_active,
-                    mu,
-                    var,
-                    valid,
-                    feature_active,
+                    search,
+                    tables,
                 )
                 insertions[current] = used_insertions
                 rows_used[current] = used_rows

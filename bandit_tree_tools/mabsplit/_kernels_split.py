@@ -3,6 +3,8 @@ scoring of every (feature, threshold) arm with the variance of its estimate,
 and the solver (successive elimination or one exact pass); conventions in
 :mod:`._kernels`."""
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -18,6 +20,29 @@ NO_SPLIT = -1
 _TIE_EPS = 1e-12
 
 _INV_LN2 = 1.0 / np.log(2.0)
+
+
+class SplitSearch(NamedTuple):
+    """How one node's split is searched: the same for every node of a tree."""
+
+    criterion: int  # GINI, ENTROPY or SQUARED_ERROR (tree._impurity)
+    use_bandit: bool  # successive elimination on batches, else one exact pass
+    batch_size: int  # rows per batch of the bandit
+    z: float  # width of the confidence intervals, in standard errors
+    tie_tolerance: float  # survivors within this (relative) of the best are ties: stop
+    min_samples_leaf: int
+
+
+class ArmTables(NamedTuple):
+    """Scratch of one node's arms, (features, bins) each (``hist``: (features,
+    bins + 1, width)), allocated once per tree and overwritten node after node."""
+
+    hist: np.ndarray  # per arm and bin: class counts, or count, sum and sum of squares of y
+    arm_active: np.ndarray  # still a candidate
+    mu: np.ndarray  # estimated child impurity minus the parent's
+    var: np.ndarray  # variance of that estimate (its confidence radius during elimination)
+    valid: np.ndarray  # both children keep min_samples_leaf
+    feature_active: np.ndarray  # the feature still has an active arm (its histogram is filled)
 
 
 # ------------------------------------------------------------- insertion
@@ -213,31 +238,7 @@ def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
 
 # ---------------------------------------------------------------- solver
 @numba.njit(cache=True, nogil=True)
-def _find_split(
-    X,
-    rows,
-    lo,
-    hi,
-    candidates,
-    n_candidates,
-    edges,
-    n_edges,
-    y_code,
-    y_value,
-    shift,
-    criterion,
-    use_bandit,
-    batch_size,
-    z,
-    tie_tolerance,
-    min_samples_leaf,
-    hist,
-    arm_active,
-    mu,
-    var,
-    valid,
-    feature_active,
-):
+def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_code, y_value, shift, search, tables):
     """Best (slot, edge) of one node by successive elimination (MABSplit,
     Algorithm 3 of chapter 3 of M. Tiwari's thesis "Accelerating Machine
     Learning Algorithms with Adaptive Sampling"; the step itself is
@@ -245,8 +246,11 @@ def _find_split(
     ``use_bandit=False``, by one exact pass over all rows.
 
     Returns ``(slot, edge, value, insertions, rows_used)``; ``slot == -1``
-    when no valid arm reduces impurity.
+    when no valid arm reduces impurity. ``search``: a :class:`SplitSearch`;
+    ``tables``: an :class:`ArmTables`.
     """
+    criterion, use_bandit, batch_size, z, tie_tolerance, min_samples_leaf = search
+    hist, arm_active, mu, var, valid, feature_active = tables
     n_node = hi - lo
     is_regression = criterion == SQUARED_ERROR
     for a in range(n_candidates):

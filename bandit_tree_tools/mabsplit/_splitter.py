@@ -144,30 +144,19 @@ def find_split(
         n_edges,
     )
     shift = float(y_value.mean()) if criterion == "squared_error" else 0.0
-    slot, edge, value, insertions, used = _kernels._find_split(
-        X,
-        rows,
-        0,
-        X.shape[0],
-        candidates,
-        n_candidates,
-        edges,
-        n_edges,
-        y_code,
-        y_value,
-        shift,
-        CRITERIA[criterion],
-        solver == "mab",
-        int(batch_size),
-        float(z),
-        float(tie_tolerance),
-        int(min_samples_leaf),
+    search = _kernels.SplitSearch(
+        CRITERIA[criterion], solver == "mab", int(batch_size), float(z), float(tie_tolerance), int(min_samples_leaf)
+    )
+    tables = _kernels.ArmTables(
         np.zeros((n_candidates, n_bins + 1, width)),
         np.zeros((n_candidates, n_bins), dtype=np.bool_),
         np.zeros((n_candidates, n_bins)),
         np.zeros((n_candidates, n_bins)),
         np.zeros((n_candidates, n_bins), dtype=np.bool_),
         np.zeros(n_candidates, dtype=np.bool_),
+    )
+    slot, edge, value, insertions, used = _kernels._find_split(
+        X, rows, 0, X.shape[0], candidates, n_candidates, edges, n_edges, y_code, y_value, shift, search, tables
     )
     found = slot != _kernels.NO_SPLIT and value < 0.0
     return NodeSplit(
