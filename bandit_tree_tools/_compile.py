@@ -179,6 +179,13 @@ def compile_kernels(*, progress: bool = True) -> dict:
     -------
     dict
         ``{capability: seconds}`` spent on each (compiling, or loading from the cache).
+
+    Examples
+    --------
+    >>> import bandit_tree_tools as btt
+    >>> seconds = btt.compile_kernels(progress=False)  # once per environment; later calls load the cache
+    >>> list(seconds)[:3]
+    ['prediction', 'btt.prune', 'import and export']
     """
     from tqdm.auto import tqdm
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.widgets import TreeCanvas
-from bandit_tree_tools.widgets._assets import static_dir
+from bandit_tree_tools.widgets._assets import module_source, static_dir
 from sklearn.datasets import load_breast_cancer
 from sklearn.tree import DecisionTreeClassifier
 
@@ -50,7 +50,7 @@ Path("tree_view.html").write_text(view.static_html(), encoding="utf-8")
 print("package", Path(btt.__file__).resolve().parent)
 print("static", static_dir())
 print("css_from_static", TreeCanvas._css == (static_dir() / "panels.css").read_text(encoding="utf-8"))
-print("js_from_static", (static_dir() / "common.js").read_text(encoding="utf-8") in TreeCanvas._esm)
+print("js_from_static", "// ---- common.js" in TreeCanvas._esm and TreeCanvas._esm == module_source("tree_view.js"))
 """
 
 
