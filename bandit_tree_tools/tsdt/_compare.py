@@ -12,6 +12,9 @@ from ._categorical_tree import categorical_codes, encode_labels
 from ._exact import optimal_categorical_tree
 from ._search import TSDTClassifier
 
+# TSDTClassifier's variant -> the method's name in the table (and in the comparison panel)
+VARIANT_TITLES = {"optimistic": "optimistic TSDT", "fast": "Fast-TSDT", "clark": "TSDT"}
+
 COLUMNS = [
     "method",
     "lambda_",
@@ -290,7 +293,7 @@ def compare_trees(
     y_test_labels = np.asarray(y_test)
     rows = []
     for lambda_ in lambdas:
-        for label, variant in (("optimistic TSDT", "optimistic"), ("Fast-TSDT", "fast"), ("TSDT", "clark")):
+        for variant, label in VARIANT_TITLES.items():
             model = TSDTClassifier(
                 lambda_=lambda_,
                 max_iter=max_iter,

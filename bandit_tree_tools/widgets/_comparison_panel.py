@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tsdt._compare import COLUMNS, VARIANT_TITLES
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from ._static_html import error_html, escape, number, section
 from ._tree_view import TreeView
-
-TABLE_COLUMNS = (
-    "method",
-    "lambda_",
-    "train_accuracy",
-    "test_accuracy",
-    "n_leaves",
-    "n_splits",
-    "objective",
-    "seconds",
-    "note",
-)
 
 
 def trace_svg(mean, sd, *, width: int = 560, height: int = 160) -> str:
@@ -58,7 +47,7 @@ def trace_svg(mean, sd, *, width: int = 560, height: int = 160) -> str:
 
 def comparison_table_html(frame) -> str:
     """The compare_trees table, best test accuracy and objective in bold."""
-    columns = [name for name in TABLE_COLUMNS if name in frame.columns]
+    columns = [name for name in COLUMNS if name in frame.columns]
     columns += [name for name in frame.columns if name not in columns]
     best = {name: frame[name].max() for name in ("test_accuracy", "objective") if name in frame.columns}
     head = "".join(f'<th style="padding:2px 8px;text-align:right">{escape(name)}</th>' for name in columns)
@@ -80,7 +69,6 @@ def comparison_table_html(frame) -> str:
 
 
 # TSDTClassifier's variant -> the method name compare_trees gives its row
-VARIANT_TITLES = {"optimistic": "optimistic TSDT", "fast": "Fast-TSDT", "clark": "TSDT"}
 
 
 class ComparisonPanel(StaticFallback, ipywidgets.VBox):
