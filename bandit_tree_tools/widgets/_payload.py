@@ -112,6 +112,38 @@ def decode_column(payload: dict, name: str, dtype, width: int = 1) -> np.ndarray
     return array.reshape(-1, width) if width > 1 else array
 
 
+def _changed_pairs(before: TreeArrays, after: TreeArrays, atol: float = 0.0):
+    """Walk both trees together from the root, pairing nodes by position, and
+    yield ``(old, new, mark)`` for each pair where ``after`` changed the tree:
+    ``MARK_PRUNED`` (a leaf where ``before`` splits) or ``MARK_RESPLIT``
+    (another feature, threshold beyond ``atol`` or category set, or a split
+    grown from a leaf). The walk stops at a changed pair."""
+    stack = [(0, 0)]
+    while stack:
+        old, new = stack.pop()
+        old_leaf = before.children_left[old] == TREE_LEAF
+        new_leaf = after.children_left[new] == TREE_LEAF
+        if old_leaf and new_leaf:
+            continue
+        if new_leaf:
+            yield old, new, MARK_PRUNED
+            continue
+        if old_leaf or not _same_split(before, old, after, new, atol):
+            yield old, new, MARK_RESPLIT
+            continue
+        stack.append((int(before.children_left[old]), int(after.children_left[new])))
+        stack.append((int(before.children_right[old]), int(after.children_right[new])))
+
+
+def _same_split(before: TreeArrays, old: int, after: TreeArrays, new: int, atol: float) -> bool:
+    if before.feature[old] != after.feature[new] or before.is_categorical[old] != after.is_categorical[new]:
+        return False
+    if before.is_categorical[old]:
+        return np.array_equal(before.category_left[old], after.category_left[new])
+    threshold, other = before.threshold[old], after.threshold[new]
+    return bool(threshold == other or abs(threshold - other) <= atol)
+
+
 def diff_marks(before: TreeArrays, after: TreeArrays, *, atol: float = 0.0) -> np.ndarray:
     """Mark the nodes of ``before`` that ``after`` changed.
 
@@ -123,34 +155,12 @@ def diff_marks(before: TreeArrays, after: TreeArrays, *, atol: float = 0.0) -> n
     renumber nodes, so the walk pairs them by position.
     """
     marks = np.zeros(before.n_nodes, dtype=np.uint8)
-    stack = [(0, 0)]
-    while stack:
-        old, new = stack.pop()
-        old_leaf = before.children_left[old] == TREE_LEAF
-        new_leaf = after.children_left[new] == TREE_LEAF
-        if old_leaf and new_leaf:
-            continue
-        if new_leaf:
-            marks[old] = MARK_PRUNED
+    for old, _, mark in _changed_pairs(before, after, atol):
+        marks[old] = mark
+        if mark == MARK_PRUNED:
             _mark_below(before, old, MARK_REMOVED, marks)
-            continue
-        same_split = (
-            not old_leaf
-            and before.feature[old] == after.feature[new]
-            and before.is_categorical[old] == after.is_categorical[new]
-            and (
-                abs(before.threshold[old] - after.threshold[new]) <= atol
-                if not before.is_categorical[old]
-                else np.array_equal(before.category_left[old], after.category_left[new])
-            )
-        )
-        if not same_split:
-            marks[old] = MARK_RESPLIT
-            if not old_leaf:
-                _mark_below(before, old, MARK_CHANGED, marks)
-            continue
-        stack.append((int(before.children_left[old]), int(after.children_left[new])))
-        stack.append((int(before.children_right[old]), int(after.children_right[new])))
+        elif before.children_left[old] != TREE_LEAF:
+            _mark_below(before, old, MARK_CHANGED, marks)
     return marks
 
 
@@ -165,32 +175,10 @@ def after_marks(before: TreeArrays, after: TreeArrays):
     """
     marks = np.zeros(after.n_nodes, dtype=np.uint8)
     previous = {}
-    stack = [(0, 0)]
-    while stack:
-        old, new = stack.pop()
-        old_leaf = before.children_left[old] == TREE_LEAF
-        new_leaf = after.children_left[new] == TREE_LEAF
-        if old_leaf and new_leaf:
-            continue
-        if new_leaf:
-            marks[new] = MARK_PRUNED
-            continue
-        same = (
-            not old_leaf
-            and before.feature[old] == after.feature[new]
-            and before.is_categorical[old] == after.is_categorical[new]
-            and (
-                before.threshold[old] == after.threshold[new]
-                if not before.is_categorical[old]
-                else np.array_equal(before.category_left[old], after.category_left[new])
-            )
-        )
-        if not same:
-            marks[new] = MARK_RESPLIT
+    for old, new, mark in _changed_pairs(before, after):
+        marks[new] = mark
+        if mark == MARK_RESPLIT:
             previous[int(new)] = int(old)
-            continue
-        stack.append((int(before.children_left[old]), int(after.children_left[new])))
-        stack.append((int(before.children_right[old]), int(after.children_right[new])))
     return marks, previous
 
 
