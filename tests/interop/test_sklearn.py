@@ -14,6 +14,7 @@ from sklearn import ensemble, tree
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop.sklearn import from_sklearn, to_sklearn
 from bandit_tree_tools.tree import TREE_LEAF
+from tests.interop.synthetic import make_data, random_internal_nodes
 from tests.oracles.tree import reference_predict_raw
 
 
@@ -48,20 +49,6 @@ HGB_LOSSES = {
     "multiclass": ["log_loss"],
     "regression": ["squared_error", "absolute_error", "poisson", "gamma", "quantile"],
 }
-
-
-def make_data(rng, task, n_rows, n_features, n_classes, with_nan):
-    X = rng.normal(size=(n_rows, n_features))
-    X[:, 0] = np.round(X[:, 0], 1)  # repeated values: thresholds between close neighbours
-    if with_nan:
-        X[rng.random((n_rows, n_features)) < 0.1] = np.nan
-    signal = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, -1]) + 0.3 * rng.normal(size=n_rows)
-    if task == "regression":
-        return X, signal * 3.0
-    edges = np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1])
-    labels = np.digitize(signal, edges)
-    labels[:n_classes] = np.arange(n_classes)  # every class present
-    return X, np.array(["a", "b", "c", "d"])[labels] if n_classes > 2 else labels
 
 
 def make_model(kind, task, depth, seed, loss):
@@ -111,15 +98,6 @@ def assert_predicts_like(native, ensemble, X):
         np.testing.assert_array_equal(native.predict(X), ensemble.predict(X))
 
 
-def random_internal_nodes(ensemble, rng):
-    chosen = {}
-    for index in rng.choice(ensemble.n_trees, size=min(3, ensemble.n_trees), replace=False):
-        candidates = np.flatnonzero(ensemble.trees[index].children_left != TREE_LEAF)
-        if candidates.size:
-            chosen[int(index)] = rng.choice(candidates, size=min(2, candidates.size), replace=False).tolist()
-    return chosen
-
-
 @pytest.mark.filterwarnings("error::UserWarning")
 @settings(max_examples=N_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -137,7 +115,9 @@ def random_internal_nodes(ensemble, rng):
 def test_round_trip_is_exact(kind, task, depth, n_rows, n_features, weighted, seed, loss_pick):
     rng = np.random.default_rng(seed)
     n_classes = {"binary": 2, "multiclass": 3, "regression": 0}[task]
-    X, y = make_data(rng, task, n_rows, n_features, n_classes, with_nan=kind in ACCEPTS_NAN and seed % 2 == 0)
+    X, y = make_data(
+        rng, task, n_rows, n_features, n_classes, with_nan=kind in ACCEPTS_NAN and seed % 2 == 0, string_labels=True
+    )
     losses = {"GradientBoosting": GB_LOSSES, "HistGradientBoosting": HGB_LOSSES}.get(kind)
     loss = losses[task][loss_pick % len(losses[task])] if losses else None
     if loss in ("poisson", "gamma"):
@@ -179,7 +159,7 @@ def test_import_copies_instead_of_aliasing():
 
 def test_tree_fields_match_the_model():
     rng = np.random.default_rng(1)
-    X, y = make_data(rng, "multiclass", 200, 4, 3, with_nan=True)
+    X, y = make_data(rng, "multiclass", 200, 4, 3, with_nan=True, string_labels=True)
     model = ensemble.RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0)
     model.fit(X, y, sample_weight=rng.uniform(0.5, 2.0, size=200))
     imported = from_sklearn(model)

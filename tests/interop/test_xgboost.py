@@ -29,6 +29,7 @@ from bandit_tree_tools.exceptions import (
 from bandit_tree_tools.interop import _xgboost_ubjson as ubjson
 from bandit_tree_tools.interop.xgboost import from_xgboost, to_xgboost
 from bandit_tree_tools.tree import TREE_LEAF
+from tests.interop.synthetic import make_data, random_internal_nodes
 from tests.optional import xgb  # noqa: E402
 from tests.oracles.tree import reference_predict_raw
 
@@ -43,22 +44,6 @@ OBJECTIVES = {
     "regression": "reg:squarederror",
     "poisson": "count:poisson",
 }
-
-
-def make_data(rng, task, n_rows, n_features, n_classes=3, with_nan=False):
-    X = rng.normal(size=(n_rows, n_features))
-    X[:, 0] = np.round(X[:, 0], 1)  # repeated values: thresholds between close neighbours
-    if with_nan:
-        X[rng.random((n_rows, n_features)) < 0.1] = np.nan
-    signal = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, -1]) + 0.3 * rng.normal(size=n_rows)
-    if task == "regression":
-        return X, signal * 3.0
-    if task == "poisson":
-        return X, rng.poisson(np.exp(signal * 0.5))
-    n = 2 if task == "binary" else n_classes
-    labels = np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n + 1)[1:-1]))
-    labels[:n] = np.arange(n)  # every class present
-    return X, labels
 
 
 def probe_rows(ensemble, X, rng):
@@ -131,15 +116,6 @@ def assert_predicts_like(model, ensemble, X):
         native, ours = model.predict(X).reshape(len(X), -1), ensemble.predict(X).reshape(len(X), -1)
     tolerance = 1e-6 * np.maximum(1.0, np.abs(native)) if ensemble.link == "exp" else 1e-6
     assert np.all(np.abs(ours - native) <= tolerance)
-
-
-def random_internal_nodes(ensemble, rng):
-    chosen = {}
-    for index in rng.choice(ensemble.n_trees, size=min(3, ensemble.n_trees), replace=False):
-        candidates = np.flatnonzero(ensemble.trees[index].children_left != TREE_LEAF)
-        if candidates.size:
-            chosen[int(index)] = rng.choice(candidates, size=min(2, candidates.size), replace=False).tolist()
-    return chosen
 
 
 def fingerprint(model):

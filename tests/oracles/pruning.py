@@ -117,22 +117,23 @@ def reference_arms(ensemble, candidates, min_depth, pruned=()):
     return arms
 
 
+def in_subtree(tree, top, node):
+    """Whether ``node`` is ``top`` or one of its descendants in ``tree``."""
+    stack = [top]
+    while stack:
+        current = stack.pop()
+        if current == node:
+            return True
+        if tree.children_left[current] != -1:
+            stack += [tree.children_left[current], tree.children_right[current]]
+    return False
+
+
 def _is_nested(ensemble, arm, other):
     if arm[0] != other[0]:
         return False
     tree = ensemble.trees[arm[0]]
-
-    def below(top, node):
-        stack = [top]
-        while stack:
-            current = stack.pop()
-            if current == node:
-                return True
-            if tree.children_left[current] != -1:
-                stack += [tree.children_left[current], tree.children_right[current]]
-        return False
-
-    return below(arm[1], other[1]) or below(other[1], arm[1])
+    return in_subtree(tree, arm[1], other[1]) or in_subtree(tree, other[1], arm[1])
 
 
 def exact_rank_prune(ensemble, X, y, candidates, min_depth, weights, variance=None):

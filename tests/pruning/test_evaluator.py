@@ -6,7 +6,7 @@ import pytest
 
 from bandit_tree_tools.pruning._evaluator import IncrementalEvaluator
 from bandit_tree_tools.pruning._inputs import check_target
-from tests.oracles.pruning import collapsed, reference_arms, reference_delta, reference_score
+from tests.oracles.pruning import collapsed, in_subtree, reference_arms, reference_delta, reference_score
 
 from .models import model_zoo
 
@@ -64,7 +64,7 @@ def test_snapshot_restore_and_rows_under():
     leaves = ensemble.apply(X)[:, 0]
     tree = ensemble.trees[0]
     for node in range(tree.n_nodes):
-        expected = {row for row in range(len(y)) if _inside(tree, node, leaves[row])}
+        expected = {row for row in range(len(y)) if in_subtree(tree, node, leaves[row])}
         assert set(evaluator.rows_under(0, node).tolist()) == expected
     before = evaluator.score()
     snapshot = evaluator.snapshot()
@@ -73,14 +73,3 @@ def test_snapshot_restore_and_rows_under():
     evaluator.restore(snapshot)
     assert evaluator.score() == before
     assert not evaluator.collapsed[0].any()
-
-
-def _inside(tree, top, node):
-    stack = [top]
-    while stack:
-        current = stack.pop()
-        if current == node:
-            return True
-        if tree.children_left[current] != -1:
-            stack += [tree.children_left[current], tree.children_right[current]]
-    return False
