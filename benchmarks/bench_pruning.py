@@ -119,6 +119,18 @@ def test_metrics(ensemble, X_test, y_test):
     return model_metrics(ensemble, X_test, check_target(ensemble, y_test, len(y_test)))
 
 
+def run_records(runs, ensemble, X_test, y_test, columns, **keys):
+    """One record per method of ``runs`` (method -> (result, seconds); None:
+    the unpruned model): ``keys``, the method, the test ``columns`` of its
+    model, its time and its number of arms."""
+    records = []
+    for method, (result, seconds) in runs.items():
+        metrics = test_metrics(ensemble if result is None else result.ensemble, X_test, y_test)
+        arms = len(result.arms) if result is not None and len(result.arms) else 0
+        records.append(dict(**keys, method=method, **{c: metrics[c] for c in columns}, seconds=seconds, arms=arms))
+    return records
+
+
 def timed(function, *args, **kwargs):
     started = time.perf_counter()
     with warnings.catch_warnings():
@@ -174,21 +186,9 @@ def run_trees(names, seeds, n_rounds, log):
                     random_state=seed,
                     progress=False,
                 )
-            for method, (result, seconds) in runs.items():
-                pruned = ensemble if result is None else result.ensemble
-                metrics = test_metrics(pruned, X_test, y_test)
-                records.append(
-                    dict(
-                        dataset=name,
-                        seed=seed,
-                        method=method,
-                        score=metrics["score"],
-                        accuracy=metrics["accuracy"],
-                        leaves=metrics["leaves"],
-                        seconds=seconds,
-                        arms=len(result.arms) if result is not None and len(result.arms) else 0,
-                    )
-                )
+            records += run_records(
+                runs, ensemble, X_test, y_test, ("score", "accuracy", "leaves"), dataset=name, seed=seed
+            )
             log(f"  {name} seed {seed}: done")
     return pd.DataFrame(records)
 
@@ -237,21 +237,9 @@ def run_ensembles(names, seeds, n_rounds, log):
                         random_state=seed,
                         progress=False,
                     )
-                for method, (result, seconds) in runs.items():
-                    pruned = ensemble if result is None else result.ensemble
-                    metrics = test_metrics(pruned, X_test, y_test)
-                    records.append(
-                        dict(
-                            dataset=name,
-                            model=kind,
-                            seed=seed,
-                            method=method,
-                            score=metrics["score"],
-                            leaves=metrics["leaves"],
-                            seconds=seconds,
-                            arms=len(result.arms) if result is not None and len(result.arms) else 0,
-                        )
-                    )
+                records += run_records(
+                    runs, ensemble, X_test, y_test, ("score", "leaves"), dataset=name, model=kind, seed=seed
+                )
             log(f"  {name} seed {seed}: ensembles done")
     return pd.DataFrame(records)
 
