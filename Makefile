@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-fast lint format docs lab bench clean
+.PHONY: compile demo test test-fast lint format docs lab bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
