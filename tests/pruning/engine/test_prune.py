@@ -304,10 +304,21 @@ def test_a_search_that_keeps_the_whole_model_says_why():
     assert looser.ensemble.n_leaves < result.original.n_leaves and looser.params["warnings"] == ()
 
 
-def test_bandit_with_a_full_budget_walks_the_exact_path():
-    X, y = classification(102_000, seed=5)
+@pytest.mark.parametrize(
+    "n_rows, sampled_from, first_batch",
+    [
+        # the search's row thresholds scaled down 10x: the same walks on a fifth of the rows
+        pytest.param(22_000, 4_000, 200, id="thresholds scaled down"),
+        pytest.param(102_000, None, None, id="thresholds as shipped", marks=pytest.mark.slow),
+    ],
+)
+def test_bandit_with_a_full_budget_walks_the_exact_path(n_rows, sampled_from, first_batch, monkeypatch):
+    if sampled_from is not None:
+        monkeypatch.setattr(engine_search, "SAMPLED_FROM", sampled_from)
+        monkeypatch.setattr(engine_search, "FIRST_BATCH", first_batch)
+    X, y = classification(n_rows, seed=5)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
-    # without training rows half of the validation rows rank: 50,000, enough for the bandit to sample
+    # without training rows half of the validation rows rank: 10,000 (50,000 as shipped), enough to sample
     X, y = X[2000:], y[2000:]
     exact = btt.prune(model, X, y, search="exact", random_state=3, progress=False)
     bandit = btt.prune(model, X, y, search="bandit", confidence=np.inf, random_state=3, progress=False)
