@@ -263,6 +263,12 @@ def split_histograms(
     numeric ``y`` (regression), ``hist_target`` holds the mean of ``y`` per
     bin (float32, NaN where empty) and ``hist_target_low/high`` its range.
     ``hist_index`` maps each node to its split number (-1 at leaves).
+
+    Categorical split nodes (a category set sends rows left, as LightGBM's,
+    HistGradientBoosting's and TSDT's multiway splits do) have no bins of
+    numbers: their ``hist_counts`` bins stay empty and their rows are counted
+    per category instead (:func:`category_counts`, the ``hist_cat_*``
+    columns), so that the picture draws one bar per category.
     """
     at_node = at_node.tocsc()
     n_nodes = tree.n_nodes
@@ -294,6 +300,11 @@ def split_histograms(
     low[flat], high[flat] = low[flat] - 0.5, high[flat] + 0.5
     entry_split, values = entry_split[finite], values[finite]
     entry_row = entry_row[finite]
+    categorical = tree.is_categorical[split][entry_split].astype(bool)
+    category_columns = category_counts(
+        entry_split[categorical], values[categorical], entry_row[categorical], split.size, y=y, classes=classes
+    )
+    entry_split, values, entry_row = entry_split[~categorical], values[~categorical], entry_row[~categorical]
     span = (high - low)[entry_split]
     position = np.clip(((values - low[entry_split]) / span * bins).astype(np.int64), 0, bins - 1)
     cell = entry_split * bins + position
@@ -322,6 +333,66 @@ def split_histograms(
         columns["hist_target"] = column(means, np.float32)
         columns["hist_target_low"] = float(np.nanmin(target)) if target.size else 0.0
         columns["hist_target_high"] = float(np.nanmax(target)) if target.size else 1.0
+    columns.update(category_columns)
+    return columns
+
+
+# A categorical split node's picture draws at most this many categories (those
+# with the most rows); the rows of the others are counted in hist_cat_other.
+HISTOGRAM_MAX_CATEGORIES = 64
+
+
+def category_counts(entry_split, values, entry_row, n_splits: int, *, y=None, classes=None) -> dict:
+    """The rows reaching categorical split nodes, counted per category, as
+    the ``hist_cat_*`` payload columns of :func:`split_histograms`.
+
+    ``entry_split``, ``values`` and ``entry_row`` list one (split number,
+    finite value of its feature, row) triple per row reaching a categorical
+    split node. A value's category is ``int(value)`` truncated toward zero,
+    as the common format routes it. Split ``k`` draws the categories
+    ``hist_cat_value[hist_cat_start[k]:hist_cat_start[k + 1]]`` (ascending,
+    float64; none for numeric splits), with ``hist_cat_counts`` (uint32,
+    ``(categories, series)``) rows of each per class of ``y`` (``classes``
+    given), else one series of rows. At most
+    ``HISTOGRAM_MAX_CATEGORIES`` categories per node, those with the most
+    rows: the rows of the others are counted in ``hist_cat_other``, so a
+    categorical node's counts plus its other plus its missing rows are the
+    rows reaching it. With a numeric ``y``, ``hist_cat_target`` is the mean
+    of ``y`` per category (float32).
+    """
+    series = len(classes) if classes is not None else 1
+    category = np.trunc(np.asarray(values, dtype=np.float64))
+    pairs, inverse = np.unique(np.stack([entry_split.astype(np.float64), category]), axis=1, return_inverse=True)
+    inverse = inverse.ravel()
+    pair_split = pairs[0].astype(np.int64)
+    pair_rows = np.bincount(inverse, minlength=pairs.shape[1])
+    if classes is not None:
+        classes = np.asarray(classes)
+        sorter = np.argsort(classes)
+        labels = np.asarray(y)[entry_row]
+        label_index = sorter[np.searchsorted(classes, labels, sorter=sorter)]
+        counts = np.bincount(inverse * series + label_index, minlength=pairs.shape[1] * series)
+    else:
+        counts = np.bincount(inverse, minlength=pairs.shape[1])
+    counts = counts.reshape(-1, series)
+    # per split, the categories with the most rows (ties: the smaller code)
+    rank_order = np.lexsort((pairs[1], -pair_rows, pair_split))
+    first = np.searchsorted(pair_split[rank_order], pair_split[rank_order])
+    rank = np.empty(pairs.shape[1], dtype=np.int64)
+    rank[rank_order] = np.arange(pairs.shape[1]) - first
+    kept = rank < HISTOGRAM_MAX_CATEGORIES  # pairs stay sorted by (split, category)
+    other = np.bincount(pair_split[~kept], weights=pair_rows[~kept], minlength=n_splits)
+    start = np.searchsorted(pair_split[kept], np.arange(n_splits + 1))
+    columns = {
+        "hist_cat_start": column(start, np.int32),
+        "hist_cat_value": column(pairs[1][kept], np.float64),
+        "hist_cat_counts": column(counts[kept], np.uint32),
+        "hist_cat_other": column(other, np.uint32),
+    }
+    if y is not None and classes is None:
+        sums = np.bincount(inverse, weights=np.asarray(y, dtype=np.float64)[entry_row], minlength=pairs.shape[1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            columns["hist_cat_target"] = column((sums / pair_rows)[kept], np.float32)
     return columns
 
 

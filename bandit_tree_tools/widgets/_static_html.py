@@ -264,7 +264,8 @@ def tree_svg(
             row_value = None
             if row_values is not None and node in on_path:
                 row_value = row_values.get(int(tree.feature[node]))
-            parts.append(_histogram_svg(tree, node, histograms, x[node] - box_w / 2, top, box_w, hist_h, row_value))
+            box = (x[node] - box_w / 2, top, box_w, hist_h)
+            parts.append(_histogram_svg(tree, node, histograms, *box, row_value, multiway=node in groups))
             text_top = top + hist_h
         elif histograms is not None and is_leaf:
             parts.append(_leaf_mix_svg(tree, node, value_kind, x[node] - box_w / 2, top + height_here, box_w))
@@ -333,15 +334,27 @@ HIST_H = 40.0  # the height of a split node's histogram above its text
 
 
 def _histogram_svg(
-    tree: TreeArrays, node: int, histograms: dict, left: float, top: float, width: float, height: float, row_value
+    tree: TreeArrays,
+    node: int,
+    histograms: dict,
+    left: float,
+    top: float,
+    width: float,
+    height: float,
+    row_value,
+    *,
+    multiway: bool = False,
 ) -> str:
     """The split feature's histogram of ``node`` in the box area given: the
-    live view's picture (tree_node_pictures.js) as SVG."""
+    live view's picture (tree_node_pictures.js) as SVG; one bar per category
+    at a categorical node (:func:`_category_bars_svg`)."""
     from ._payload import decode_column
 
     k = int(decode_column(histograms, "hist_index", np.int32)[node])
     if k < 0:
         return ""
+    if tree.is_categorical[node] and "hist_cat_start" in histograms:
+        return _category_bars_svg(tree, node, k, histograms, left, top, width, height, row_value, multiway)
     bins, series = int(histograms["hist_bins"]), int(histograms["hist_series"])
     counts = decode_column(histograms, "hist_counts", np.uint32).reshape(-1, bins, series)[k].astype(np.float64)
     low = float(decode_column(histograms, "hist_low", np.float64)[k])
@@ -393,6 +406,60 @@ def _histogram_svg(
             f'<rect x="{rx - 3:.2f}" y="{y0 - 1:.1f}" width="6" height="4" fill="#d81b60"/>'
         )
     return f'<g class="btt-histogram" data-node="{node}">{"".join(parts)}</g>'
+
+
+def _category_bars_svg(
+    tree: TreeArrays, node: int, k: int, histograms: dict, left, top, width, height, row_value, multiway: bool
+) -> str:
+    """A categorical node's picture: one bar per category stacked by class,
+    the categories sent left marked under the axis (not on a multiway node),
+    the chosen row's category in pink (the live view's drawCategoryBars)."""
+    from ._payload import decode_column
+
+    series = int(histograms["hist_series"])
+    start = decode_column(histograms, "hist_cat_start", np.int32)
+    first, stop = int(start[k]), int(start[k + 1])
+    categories = decode_column(histograms, "hist_cat_value", np.float64)[first:stop]
+    counts = decode_column(histograms, "hist_cat_counts", np.uint32).reshape(-1, series)[first:stop].astype(np.float64)
+    x0, x1, y0, y1 = left + 5, left + width - 5, top + 4, top + height - 3
+    peak = float(counts.sum(axis=1).max()) if counts.size else 1.0
+    slot = (x1 - x0) / max(1, categories.size)
+    bar_w = max(1.0, 0.7 * slot)
+    means = None
+    if "hist_cat_target" in histograms:
+        means = decode_column(histograms, "hist_cat_target", np.float32)[first:stop]
+        t_low = float(histograms["hist_target_low"])
+        t_span = float(histograms["hist_target_high"]) - t_low
+    row_category = float(np.trunc(row_value)) if row_value is not None and np.isfinite(row_value) else None
+    parts = [
+        f'<rect x="{left + 1:.1f}" y="{top + 1:.1f}" width="{width - 2:.1f}" height="{height - 1:.1f}" fill="#ffffff"/>'
+    ]
+    for b, category in enumerate(categories):
+        centre = x0 + (b + 0.5) * slot
+        stacked = 0.0
+        for c in range(series):
+            if counts[b, c] <= 0:
+                continue
+            bar_h = counts[b, c] / (peak or 1.0) * (y1 - y0)
+            fill = PALETTE[c % len(PALETTE)] if series > 1 else "#8a8a8a"
+            parts.append(
+                f'<rect class="btt-category-bar" x="{centre - bar_w / 2:.2f}" y="{y1 - stacked - bar_h:.2f}" '
+                f'width="{bar_w:.2f}" height="{bar_h:.2f}" fill="{fill}"/>'
+            )
+            stacked += bar_h
+        if means is not None and np.isfinite(means[b]):
+            y = y1 - (float(means[b]) - t_low) / (t_span or 1.0) * (y1 - y0)
+            parts.append(f'<rect x="{centre - 1.5:.2f}" y="{y - 1.5:.2f}" width="3" height="3" fill="#1f5fbf"/>')
+        code = int(category)
+        words = tree.category_left[node]
+        if not multiway and 0 <= code < 32 * words.shape[0] and (int(words[code // 32]) >> (code % 32)) & 1:
+            parts.append(f'<path class="btt-sent-left" d="M{centre:.2f},{y1:.1f} l-3,3 l6,0 z" fill="#111111"/>')
+        if row_category is not None and category == row_category:
+            parts.append(
+                f'<path class="btt-row-value" d="M{centre - 3.5:.2f},{y0 - 1:.1f} l7,0 l-3.5,5 z" fill="#d81b60"/>'
+            )
+    parts.append(f'<line x1="{x0:.1f}" y1="{y1 + 0.5:.1f}" x2="{x1:.1f}" y2="{y1 + 0.5:.1f}" stroke="#555555"/>')
+    return f'<g class="btt-histogram btt-categories" data-node="{node}">{"".join(parts)}</g>'
 
 
 def _leaf_mix_svg(tree: TreeArrays, node: int, value_kind: str, left: float, bottom: float, width: float) -> str:
