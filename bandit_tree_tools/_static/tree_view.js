@@ -30,6 +30,11 @@ export default {
       pathReading.textContent = text;
       pathReading.style.display = text ? "block" : "none";
     };
+    // the whole title also in its tooltip (a narrow view cuts it with an ellipsis)
+    const showTitle = () => {
+      title.textContent = model.get("title") || "";
+      title.title = title.textContent;
+    };
     let overviewHover = -1;
     const overview = bttCanvas(overviewBox, 56, (ctx, width, height) => drawTreeOverview(state, ctx, width, height));
 
@@ -294,7 +299,7 @@ export default {
       const error = model.get("error") || "";
       errorBox.textContent = error;
       errorBox.style.display = error ? "block" : "none";
-      title.textContent = model.get("title") || "";
+      showTitle();
       const values = (model.get("overview") || {}).values || [];
       overviewBox.style.display = values.length > 1 ? "block" : "none";
       if (!tree) {
@@ -421,7 +426,7 @@ export default {
       canvas.redraw();
       overview.redraw();
     });
-    const onTitle = () => (title.textContent = model.get("title") || "");
+    const onTitle = () => showTitle();
     const onHistogram = () => showDetails();
     const onPathText = () => {
       showPathReading();

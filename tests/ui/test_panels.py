@@ -244,7 +244,18 @@ COMPARISON_CELLS = [
     "cart = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)\n"
     "table = btt.compare_trees(X, y, X, y, n_iter=30, exact=False, river=False, dl85=False)",
     "comparison = btt.ComparisonPanel(tsdt, cart, table=table, X=X, y=y)\ncomparison",
+    # an edited tree: its view has the before / after toggle labelled "model"
+    "shallow = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)\n"
+    "edited = btt.TreeView(cart, X, y, after=shallow)\nedited",
 ]
+
+# the bounding boxes of a tree view's header parts and of its stage, in page pixels
+HEADER_BOXES = """(el) => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; };
+  const header = el.querySelector('.btt-tree-header');
+  const parts = Array.from(header.children).filter((e) => e.offsetParent !== null).map(box);
+  return { contentBottom: Math.max(...parts.map((p) => p.bottom)), stageTop: box(el.querySelector('.btt-tree-stage')).top };
+}"""
 
 
 def test_comparison_panel(page, lab, notebook_dir):
@@ -270,6 +281,13 @@ def test_comparison_panel(page, lab, notebook_dir):
     assert any(
         label["lines"][1].endswith(" branches") for label in drawn if "node" in label and len(label["lines"]) > 2
     )
+    # the multiway root's picture: one bar per category of a1 (three), stacked by class
+    pictures = {item["node"]: item for item in tsdt_tree.evaluate("(el) => el.bttView.histograms()")}
+    assert 0 in pictures, "the TSDT root draws no picture"
+    root = pictures[0]
+    assert root["categorical"] and root["bins"] == 3 and [bar["category"] for bar in root["bars"]] == [0, 1, 2]
+    assert root["rows"] == 432 and root["leftMarks"] == 0  # every category has its own branch: none marked
+    assert all(root["left"] <= bar["x"] <= root["right"] for bar in root["bars"])
     # Fit keeps the labels of a small tree
     tsdt_tree.locator(".btt-button-fit").click()
     page.wait_for_timeout(300)
@@ -277,7 +295,22 @@ def test_comparison_panel(page, lab, notebook_dir):
     # the two canvases start at the same height on the page
     tops = [trees.nth(k).locator(".btt-tree-stage canvas").bounding_box()["y"] for k in range(2)]
     assert abs(tops[0] - tops[1]) < 2, tops
+    # no blank band under the headers: the toolbar sits right above the canvas
+    for k in range(2):
+        found = trees.nth(k).evaluate(HEADER_BOXES)
+        assert 0 <= found["stageTop"] - found["contentBottom"] <= 6, f"tree {k}: a band under its header: {found}"
     screenshot(page, "comparison_panel", panel)
+    # the edited tree's "model" toggle: its label beside its buttons, on their line
+    toggle = page.locator(".btt-tree-view").last.locator(".btt-version-toggle")
+    toggle.scroll_into_view_if_needed()
+    label = toggle.locator(".widget-label").bounding_box()
+    button = toggle.locator("button").first.bounding_box()
+    assert label["x"] + label["width"] <= button["x"] + 1 and button["x"] - (label["x"] + label["width"]) <= 12, (
+        label,
+        button,
+    )
+    assert abs((label["y"] + label["height"] / 2) - (button["y"] + button["height"] / 2)) <= 3, (label, button)
+    screenshot(page, "version_toggle", page.locator(".btt-tree-view").last.locator(".btt-tree-controls"))
     # dark theme: the trace's labels (SVG fill) and the tables stay readable
     from .test_legibility import DOM_CONTRAST, set_theme
 
