@@ -33,6 +33,19 @@ CANVAS_SIZES = """() => Array.from(document.querySelectorAll('canvas.btt-canvas'
   .filter((c) => c.offsetParent !== null)
   .map((c) => ({ cls: c.parentElement.className, bitmap: c.width, box: Math.round(c.clientWidth * (window.devicePixelRatio || 1)) }))"""
 
+# the dark theme is on the page (a dark --jp-layout-color0) and the tree view
+# has read its colours
+DARK_THEME_READ = """(el) => {
+  const value = getComputedStyle(el).getPropertyValue('--jp-layout-color0').trim();
+  const probe = document.createElement('span');
+  probe.style.color = value;
+  document.body.appendChild(probe);
+  const [r, g, b] = getComputedStyle(probe).color.match(/[\\d.]+/g).map(Number);
+  probe.remove();
+  return document.body.dataset.jpThemeName === 'JupyterLab Dark' && r + g + b < 200
+    && el.bttView.theme().background === value;
+}"""
+
 # the drawn box of every visible node, in canvas pixels, and the minimap's box
 BOXES = """(el) => {
   const v = el.bttView;
@@ -147,12 +160,16 @@ def test_first_view_frames_the_wine_tree(page, lab, notebook_dir):
 
     # after a theme change, every chart's bitmap is as wide as its box (not blurred)
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-    page.wait_for_function("() => document.body.dataset.jpThemeName === 'JupyterLab Dark'", timeout=30_000)
-    page.wait_for_timeout(800)
+    # wait on what the test is about, not on a time: the dark theme applied
+    # (the tree view read its colours) and every chart canvas repainted at
+    # its box's width (a resized box is redrawn on a later frame, late on a
+    # busy machine); the timeout only stops a hang
+    page.wait_for_function(DARK_THEME_READ, arg=view.element_handle(), timeout=60_000)
     page.locator(".btt-pruning-panel").scroll_into_view_if_needed()
-    # a resized box is redrawn on the next throttled frame: give a busy machine a few seconds
     try:
-        page.wait_for_function(f"() => ({CANVAS_SIZES})().every((s) => Math.abs(s.bitmap - s.box) <= 1)", timeout=5_000)
+        page.wait_for_function(
+            f"() => ({CANVAS_SIZES})().every((s) => Math.abs(s.bitmap - s.box) <= 1)", timeout=60_000
+        )
     except PlaywrightTimeoutError:
         pass  # the assertion below says which canvas stayed at the wrong width
     sizes = page.evaluate(CANVAS_SIZES)
