@@ -3,8 +3,9 @@
 // height that follows the tree, and which node is under the pointer.
 //
 // treeCamera(scene) returns these functions for one view; `scene` is the
-// view's state built in tree_view.js (its getters give the current tree and
-// layout; view, bounds, canvas, stage, root and model are its own objects).
+// view's state built in tree_view.js (newViewState): read at each call, its
+// tree and layout are the current ones; view, bounds, canvas, stage, root and
+// model are its own objects.
 
 export const READABLE = 0.8; // first views never zoom below this (12 px text -> 9.6 px)
 export const LEGIBLE = 0.75; // a whole tree is framed at this scale or above (9 px text)

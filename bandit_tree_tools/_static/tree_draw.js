@@ -2,9 +2,9 @@
 // the dense dot view of a zoomed-out tree, the minimap, the ensemble's
 // overview bars and the colour legend.
 //
-// The canvas functions take the view's state `s`, built in tree_view.js: its
-// getters read the view's current tree, layout, colours and theme, and it
-// carries the view's own helpers (colourOf, screenOf, firstView, ...). What a
+// The canvas functions take the view's state `s`, built in tree_view.js
+// (newViewState): it holds the view's current tree, layout, colours and
+// theme, and it carries the view's own helpers (colourOf, screenOf, firstView, ...). What a
 // frame wrote is left in `s.drawn` for tests and automation.
 
 import { bttClassColour, bttRGBString, bttTint, bttDiverging, bttSequential, bttFormat, bttElement, bttTextOn } from "./common.js";

@@ -262,6 +262,27 @@ def test_browser_files_stay_short_and_each_part_is_joined_once():
     assert set(MODULES) == {"tree_view.js", "reward_chart.js", "medoid_gallery.js"}
 
 
+def test_the_tree_views_parts_are_named_functions_of_at_most_100_lines():
+    """tree_view.js is cut into named parts: no function (render included)
+    runs past 100 lines."""
+    import re
+
+    lines = (static_dir() / "tree_view.js").read_text(encoding="utf-8").splitlines()
+    lengths = {}
+    for start, line in enumerate(lines):
+        found = re.match(r"^(?:export\s+)?function\s+(\w+)|^\s+(render)\(", line)
+        if not found:
+            continue
+        depth = 0
+        for end in range(start, len(lines)):
+            depth += lines[end].count("{") - lines[end].count("}")
+            if depth <= 0 and end > start:
+                break
+        lengths[found.group(1) or found.group(2)] = end - start + 1
+    assert "render" in lengths and len(lengths) >= 10
+    assert max(lengths.values()) <= 100, sorted(lengths.items(), key=lambda item: -item[1])[:3]
+
+
 def test_browser_files_use_no_other_files_names_without_an_import_line():
     """What one file uses of another is imported by name (no globals)."""
     import re
