@@ -398,7 +398,9 @@ export function histogramView(model, h) {
   const pad = { left: 30, right: 6, top: 6, bottom: 30 };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
-  const edges = h.edges;
+  // a categorical node: one bar per category, in slots 0..n of the axis
+  const cats = h.categories;
+  const edges = cats ? [...cats.keys(), cats.length] : h.edges;
   const bins = edges.length - 1;
   const stacks = h.counts; // [series][bin]
   const totals = new Array(bins).fill(0);
@@ -434,8 +436,13 @@ export function histogramView(model, h) {
   }
   add("line", { x1: pad.left, y1: pad.top + plotH, x2: pad.left + plotW, y2: pad.top + plotH, stroke: "currentColor", "stroke-opacity": 0.6 });
   const tick = (value, anchor) => add("text", { x: px(value), y: pad.top + plotH + 12, "text-anchor": anchor, fill: "currentColor", "font-size": 10 }, bttFormat(value, 3));
-  tick(edges[0], "start");
-  tick(edges[bins], "end");
+  if (!cats) {
+    tick(edges[0], "start");
+    tick(edges[bins], "end");
+  } else {
+    const step = Math.ceil(bins / 16); // at most 16 category labels
+    for (let b = 0; b < bins; b += step) add("text", { x: px(b + 0.5), y: pad.top + plotH + 12, "text-anchor": "middle", fill: "currentColor", "font-size": 10 }, String(cats[b]));
+  }
   add("text", { x: pad.left - 3, y: pad.top + 8, "text-anchor": "end", fill: "currentColor", "font-size": 10 }, bttFormat(h.kind === "density" ? top : Math.round(top), 2));
   add("text", { x: pad.left - 3, y: pad.top + plotH, "text-anchor": "end", fill: "currentColor", "font-size": 10 }, "0");
   if (Number.isFinite(h.threshold)) {
@@ -443,8 +450,9 @@ export function histogramView(model, h) {
     add("line", { x1: tx, y1: pad.top, x2: tx, y2: pad.top + plotH, stroke: "currentColor", "stroke-dasharray": "4,3", class: "btt-histogram-threshold" });
     add("text", { x: tx, y: pad.top + plotH + 24, "text-anchor": "middle", fill: "currentColor", "font-size": 10 }, `${lessThan(model) ? "<" : "≤"} ${bttThreshold(h.threshold, model.get("split_rule"))}`);
   }
-  if (h.row_value !== null && h.row_value !== undefined && Number.isFinite(h.row_value)) {
-    const rx = px(Math.max(low, Math.min(edges[bins], h.row_value)));
+  const rowAt = !cats ? h.row_value : cats.indexOf(Math.trunc(h.row_value)) + 0.5; // a category: its bar's middle
+  if (h.row_value !== null && h.row_value !== undefined && Number.isFinite(h.row_value) && rowAt >= 0) {
+    const rx = px(Math.max(low, Math.min(edges[bins], rowAt)));
     add("path", { d: `M${rx - 5},${pad.top} L${rx + 5},${pad.top} L${rx},${pad.top + 8} Z`, fill: "#d81b60", class: "btt-histogram-row" });
     add("line", { x1: rx, y1: pad.top + 8, x2: rx, y2: pad.top + plotH, stroke: "#d81b60", "stroke-width": 1.5 });
   }

@@ -214,7 +214,7 @@ function showDetails(s) {
   details.appendChild(bttElement("div", "btt-details-title", `Node ${i} · depth ${tree.depth[i]} · ${internal ? "split" : "leaf"}`));
   details.appendChild(nodeDetails(model, tree, i));
   const histogram = model.get("histogram") || {};
-  if (internal && histogram.node === i && histogram.edges) details.appendChild(histogramView(model, histogram));
+  if (internal && histogram.node === i && (histogram.edges || histogram.categories)) details.appendChild(histogramView(model, histogram));
   if (internal) {
     const toggle = bttElement("button", "btt-button btt-button-toggle", s.collapsed[i] ? "Expand" : "Collapse");
     toggle.addEventListener("click", () => toggleNode(s, i));

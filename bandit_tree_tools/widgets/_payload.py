@@ -196,7 +196,9 @@ def split_histogram(
     """The split feature of ``node`` for the rows of ``X`` that reach it
     (``rows``): bin edges and counts stacked by class of ``y`` (one series
     without ``y``; a density when ``y`` is numeric and ``classes`` None), the
-    threshold, and the value of ``X[row]`` (``row`` >= 0)."""
+    threshold, and the value of ``X[row]`` (``row`` >= 0). At a categorical
+    node: ``categories`` (ascending ``int(x)``) and their counts instead of
+    bins (``edges`` None)."""
     feature = int(tree.feature[node])
     values = np.asarray(X[rows, feature], dtype=np.float64)
     finite = np.isfinite(values)
@@ -214,6 +216,8 @@ def split_histogram(
     if not finite.any():
         return {**histogram, "edges": [0.0, 1.0], "counts": [[0]], "kind": "rows"}
     values = values[finite]
+    if tree.is_categorical[node]:
+        return {**histogram, **_category_histogram(values, np.asarray(rows)[finite], y, classes)}
     n_bins = bins or int(np.clip(np.sqrt(values.size), 4, 24))
     low, high = float(values.min()), float(values.max())
     if histogram["threshold"] is not None:
@@ -230,6 +234,25 @@ def split_histogram(
         counts = [np.histogram(values, edges)[0].tolist()]
         kind = "rows"
     return {**histogram, "edges": edges.tolist(), "counts": counts, "kind": kind}
+
+
+def _category_histogram(values, rows, y, classes) -> dict:
+    """Counts per category (``int(x)``) of a categorical node's rows, per
+    class of ``y`` (``classes`` given), else of rows (or their share when
+    ``y`` is numeric)."""
+    category = np.trunc(values)
+    categories, index = np.unique(category, return_inverse=True)
+    if y is not None and classes is not None:
+        labels = np.asarray(y)[rows]
+        counts = [np.bincount(index[labels == label], minlength=categories.size).tolist() for label in classes]
+        kind = "classes"
+    elif y is not None:
+        counts = [(np.bincount(index, minlength=categories.size) / max(1, values.size)).tolist()]
+        kind = "density"
+    else:
+        counts = [np.bincount(index, minlength=categories.size).tolist()]
+        kind = "rows"
+    return {"edges": None, "categories": categories.tolist(), "counts": counts, "kind": kind}
 
 
 # The split nodes' pictures: a histogram of the split feature per split

@@ -288,6 +288,12 @@ def test_comparison_panel(page, lab, notebook_dir):
     assert root["categorical"] and root["bins"] == 3 and [bar["category"] for bar in root["bars"]] == [0, 1, 2]
     assert root["rows"] == 432 and root["leftMarks"] == 0  # every category has its own branch: none marked
     assert all(root["left"] <= bar["x"] <= root["right"] for bar in root["bars"])
+    # the details pane plots the same: a bar per category, each labelled
+    plot = tsdt_tree.locator(".btt-tree-details .btt-histogram-svg")
+    plot.wait_for(timeout=10_000)
+    texts = plot.locator("text").evaluate_all("(els) => els.map((e) => e.textContent)")
+    assert texts[:3] == ["0", "1", "2"], texts  # the categories under their bars, then the y axis
+    assert plot.locator("rect").count() == 6  # 3 categories x 2 classes
     # Fit keeps the labels of a small tree
     tsdt_tree.locator(".btt-button-fit").click()
     page.wait_for_timeout(300)

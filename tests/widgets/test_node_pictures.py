@@ -161,3 +161,15 @@ def test_the_saved_picture_draws_one_bar_per_category(monk_like):
     assert len(bars) == 3  # a1 has three categories
     heights = {round(float(rect.get("height")), 6) for rect in bars}
     assert len(heights) == 1  # 144 rows each
+
+
+def test_the_details_pane_histogram_of_a_categorical_node_counts_per_category(monk_like):
+    X, y = monk_like
+    tsdt = btt.TSDTClassifier(lambda_=0.01, max_iter=80, random_state=0).fit(X, y)
+    view = TreeView(tsdt, X, y, row=5)
+    histogram = view.node_histogram(0)
+    assert histogram["edges"] is None and histogram["kind"] == "classes"
+    assert histogram["categories"] == [0.0, 1.0, 2.0]
+    assert histogram["counts"] == [[72, 72, 72], [72, 72, 72]]  # [class][category]
+    assert histogram["row_value"] == float(X.iloc[5, 0]) and histogram["threshold"] is None
+    assert TreeView(tsdt, X).node_histogram(0)["counts"] == [[144, 144, 144]]  # without y: rows
