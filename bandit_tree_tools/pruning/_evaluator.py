@@ -69,25 +69,23 @@ class IncrementalEvaluator:
         self.depths = [node_depth(tree) for tree in ensemble.trees]
         self.prediction = np.empty(self.n_rows, dtype=np.int64)
         self.loss = np.empty(self.n_rows, dtype=np.float64)
+        # the kernels' views of the same arrays (updated in place: snapshots restore into them)
+        self.scores = _kernels.RowScores(self.raw, self.prediction, self.loss)
+        self.rule = _kernels.RowRule(
+            target.codes,
+            target.values,
+            self.link,
+            self.link_scale,
+            self.float32,
+            self.label_rule,
+            int(target.n_classes),
+        )
         self._refresh(self.all_rows)
         self.in_subset = np.zeros(self.n_rows, dtype=np.bool_)
 
     # ----------------------------------------------------------------- basics
     def _refresh(self, rows):
-        t = self.target
-        _kernels._row_outputs(
-            self.raw,
-            rows,
-            t.codes,
-            t.values,
-            self.link,
-            self.link_scale,
-            self.float32,
-            self.label_rule,
-            t.n_classes,
-            self.prediction,
-            self.loss,
-        )
+        _kernels._row_outputs(rows, self.scores, self.rule)
 
     def rows_under(self, tree: int, node: int) -> np.ndarray:
         return self.row_order[tree, self.row_start[tree][node] : self.row_stop[tree][node]]
@@ -107,27 +105,23 @@ class IncrementalEvaluator:
     def pulled_stats(self, tree: int, node: int, base_stats: np.ndarray, in_subset: np.ndarray) -> np.ndarray:
         """Statistics of the rows flagged in ``in_subset`` (whose current
         statistics are ``base_stats``) if ``node`` of ``tree`` were a leaf."""
-        t = self.target
         return _kernels._pull_stats(
             base_stats,
             self.rows_under(tree, node),
             in_subset,
-            self.current_node[tree],
-            self.node_offset[tree],
             self.value,
             node,
-            self.factor[tree],
-            self.ensemble.tree_output[tree],
-            self.raw,
-            self.prediction,
-            self.loss,
-            t.codes,
-            t.values,
-            self.link,
-            self.link_scale,
-            self.float32,
-            self.label_rule,
-            t.n_classes,
+            self._tree(tree),
+            self.scores,
+            self.rule,
+        )
+
+    def _tree(self, tree: int):
+        return _kernels.TreeRows(
+            self.current_node[tree],
+            int(self.node_offset[tree]),
+            float(self.factor[tree]),
+            int(self.ensemble.tree_output[tree]),
         )
 
     def full_mask(self) -> np.ndarray:
@@ -136,16 +130,7 @@ class IncrementalEvaluator:
     def commit(self, tree: int, node: int) -> None:
         """Collapse ``node`` of ``tree`` for good (in this evaluator)."""
         rows = self.rows_under(tree, node)
-        _kernels._commit(
-            rows,
-            self.current_node[tree],
-            self.node_offset[tree],
-            self.value,
-            node,
-            self.factor[tree],
-            self.ensemble.tree_output[tree],
-            self.raw,
-        )
+        _kernels._commit(rows, self.value, node, self._tree(tree), self.raw)
         self._refresh(rows)
         self.collapsed[tree][node] = True
 

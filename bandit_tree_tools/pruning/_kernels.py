@@ -13,9 +13,12 @@ Statistics vector (float64), ``K`` classes:
 log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
+from .._threads import chunk_size, run_chunks
 from ..tree._links import SIGMOID, link_row, link_value
 
 LOG_LOSS_EPS = 1e-15
@@ -27,6 +30,37 @@ CLEAR_MARGIN = 1e-3
 LOG_LOSS_BOUND = -np.log(LOG_LOSS_EPS)
 
 STAT_N, STAT_MAIN, STAT_LOSS, STAT_HEAD = 0, 1, 2, 3
+ROW_BLOCK = 4096  # rows per task of _row_classes and _row_outputs
+
+
+class RowRule(NamedTuple):
+    """How a row's class and loss are read from its raw scores (:func:`_row_output`):
+    the rows' targets and the model's link and label rule."""
+
+    codes: np.ndarray  # int64 (n_rows,): the true class code of each row, -1 for regression
+    values: np.ndarray  # float64 (n_rows,): the regression target, 0 for classification
+    link: int  # the link's code (tree._links)
+    link_scale: float
+    float32: bool  # the link computed in float32 (XGBoost)
+    label_rule: int  # LABEL_RULE_CODES: 0 "proba", 1 "raw>=0", 2 "raw>0"
+    n_classes: int  # 0 for regression
+
+
+class RowScores(NamedTuple):
+    """The evaluated model's scores of every row, kept up to date as nodes collapse."""
+
+    raw: np.ndarray  # float64 (n_rows, n_outputs)
+    prediction: np.ndarray  # int64 (n_rows,): the predicted class code, -1 for regression
+    loss: np.ndarray  # float64 (n_rows,): the row's loss (see _row_output)
+
+
+class TreeRows(NamedTuple):
+    """One tree of the evaluated model as its rows see it."""
+
+    current_node: np.ndarray  # int64 (n_rows,): the local node whose value the row gets from this tree now
+    root: int  # global id of the tree's root
+    factor: float  # the tree's scale (divided by the number of trees for averaged ensembles)
+    first_output: int  # the raw column of the tree's first output
 
 
 @numba.njit(cache=True)
@@ -132,42 +166,56 @@ def _row_class(raw, row, proba, label_rule, n_classes):
     return best
 
 
-@numba.njit(cache=True, parallel=True)
-def _row_classes(raw, link, link_scale, float32, label_rule, n_classes, prediction):
+@numba.njit(cache=True, nogil=True)
+def _row_classes_rows(lo, hi, raw, rule, prediction):
+    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
+    for row in range(lo, hi):
+        if rule.label_rule == 0:
+            if binary_sigmoid:
+                margin = rule.link_scale * raw[row, 0]
+                if abs(margin) > CLEAR_MARGIN:
+                    prediction[row] = 1 if margin > 0.0 else 0
+                    continue
+            _class_proba(raw, row, rule.link, rule.link_scale, rule.float32, proba)
+        prediction[row] = _row_class(raw, row, proba, rule.label_rule, rule.n_classes)
+
+
+def _row_classes(raw, rule, prediction):
     """``prediction`` of every row of a classifier's ``raw``: the classes
     without the losses (the margin rules need no link either, nor a binary
     sigmoid's probabilities where the margin is clear: ten times faster)."""
-    n, block = raw.shape[0], 4096
-    binary_sigmoid = raw.shape[1] == 1 and link == SIGMOID
-    for start in numba.prange((n + block - 1) // block):
-        proba = np.empty(max(n_classes, 2), dtype=np.float64)
-        for row in range(start * block, min((start + 1) * block, n)):
-            if label_rule == 0:
-                if binary_sigmoid:
-                    margin = link_scale * raw[row, 0]
-                    if abs(margin) > CLEAR_MARGIN:
-                        prediction[row] = 1 if margin > 0.0 else 0
-                        continue
-                _class_proba(raw, row, link, link_scale, float32, proba)
-            prediction[row] = _row_class(raw, row, proba, label_rule, n_classes)
+    n = raw.shape[0]
+    run_chunks(_row_classes_rows, 0, n, chunk_size(n, ROW_BLOCK), raw, rule, prediction)
 
 
-@numba.njit(cache=True, parallel=True)
-def _row_outputs(
-    raw, rows, target_code, target_value, link, link_scale, float32, label_rule, n_classes, prediction, loss
-):
-    """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw`` (blocks of
-    rows in parallel, each with its own scratch probabilities)."""
-    n, block = rows.shape[0], 4096
-    for start in numba.prange((n + block - 1) // block):
-        proba = np.empty(max(n_classes, 2), dtype=np.float64)
-        for i in range(start * block, min((start + 1) * block, n)):
-            row = rows[i]
-            best, row_loss = _row_output(
-                raw, row, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
-            )
-            prediction[row] = best
-            loss[row] = row_loss
+@numba.njit(cache=True, nogil=True)
+def _row_outputs_rows(lo, hi, rows, scores, rule):
+    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    for i in range(lo, hi):
+        row = rows[i]
+        best, row_loss = _row_output(
+            scores.raw,
+            row,
+            rule.codes[row],
+            rule.values[row],
+            rule.link,
+            rule.link_scale,
+            rule.float32,
+            rule.label_rule,
+            rule.n_classes,
+            proba,
+        )
+        scores.prediction[row] = best
+        scores.loss[row] = row_loss
+
+
+def _row_outputs(rows, scores, rule):
+    """Refresh ``scores.prediction`` and ``scores.loss`` of ``rows`` from
+    ``scores.raw`` (chunks of rows on threads, each with its own scratch
+    probabilities)."""
+    n = rows.shape[0]
+    run_chunks(_row_outputs_rows, 0, n, chunk_size(n, ROW_BLOCK), rows, scores, rule)
 
 
 @numba.njit(cache=True)
@@ -196,69 +244,57 @@ def _subset_stats(rows, prediction, loss, target_code, n_classes):
 
 
 @numba.njit(cache=True)
-def _pull_stats(
-    base_stats,
-    rows_under,
-    in_subset,
-    current_node,
-    root,
-    value,
-    new_node,
-    factor,
-    first_output,
-    raw,
-    prediction,
-    loss,
-    target_code,
-    target_value,
-    link,
-    link_scale,
-    float32,
-    label_rule,
-    n_classes,
-):
-    """Statistics of the subset if local node ``new_node`` of the tree rooted
-    at global id ``root`` were a leaf: only subset rows under it change.
-
-    ``current_node[row]``: the local node whose value the row gets from this
-    tree now; ``factor``: the tree's scale (divided by the number of trees
-    for averaged ensembles)."""
+def _pull_stats(base_stats, rows_under, in_subset, value, new_node, tree, scores, rule):
+    """Statistics of the subset if local node ``new_node`` of ``tree`` (a
+    :class:`TreeRows`) were a leaf: only subset rows under it change."""
     stats = base_stats.copy()
     width = value.shape[1]
+    raw, n_classes = scores.raw, rule.n_classes
     new_raw = np.empty((1, raw.shape[1]), dtype=np.float64)  # one row, as _row_output reads rows
     proba = np.empty(max(n_classes, 2), dtype=np.float64)
-    new_global = root + new_node
+    new_global = tree.root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]
         if not in_subset[row]:
             continue
-        old_global = root + current_node[row]
+        old_global = tree.root + tree.current_node[row]
         if old_global == new_global:
             continue
         for k in range(raw.shape[1]):
             new_raw[0, k] = raw[row, k]
         for j in range(width):
-            new_raw[0, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
+            new_raw[0, tree.first_output + j] += tree.factor * (value[new_global, j] - value[old_global, j])
+        code = rule.codes[row]
         best, row_loss = _row_output(
-            new_raw, 0, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
+            new_raw,
+            0,
+            code,
+            rule.values[row],
+            rule.link,
+            rule.link_scale,
+            rule.float32,
+            rule.label_rule,
+            n_classes,
+            proba,
         )
-        _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
-        _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
+        _add_row(stats, -1.0, scores.prediction[row], scores.loss[row], code, n_classes)
+        _add_row(stats, 1.0, best, row_loss, code, n_classes)
     return stats
 
 
 @numba.njit(cache=True)
-def _commit(rows_under, current_node, root, value, new_node, factor, first_output, raw):
-    """Make local node ``new_node`` a leaf for ``rows_under``: update their raw
-    scores and the node they now get this tree's value from."""
+def _commit(rows_under, value, new_node, tree, raw):
+    """Make local node ``new_node`` of ``tree`` (a :class:`TreeRows`) a leaf for
+    ``rows_under``: update their raw scores and the node they now get this
+    tree's value from."""
     width = value.shape[1]
-    new_global = root + new_node
+    new_global = tree.root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]
-        old_global = root + current_node[row]
+        old_global = tree.root + tree.current_node[row]
         for j in range(width):
-            raw[row, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
-        current_node[row] = new_node
+            raw[row, tree.first_output + j] += tree.factor * (value[new_global, j] - value[old_global, j])
+        tree.current_node[row] = new_node
 
 
 @numba.njit(cache=True)
