@@ -424,27 +424,13 @@ class _Search:
             )
         else:
             grad = hess = np.zeros((0, self.n_outputs))
-        change, square, reached = kernels.collapse_costs(
-            rows,
-            leaf,
-            self.offset,
-            self.parent,
-            self.current,
-            self.value,
-            candidate_value,
-            self.tree_output,
-            self.factor(),
-            on.row_scale(self.alive),
-            self.alive,
-            raw,
-            t.codes,
-            _columns(t.values),
-            self.loss_kind,
-            grad,
-            hess,
-            self._moment,
-            self._held,
+        model = kernels.PrunedModel(
+            self.offset, self.parent, self.current, self.value, self.tree_output, self.factor(), self.alive
         )
+        ranked = kernels.RankRows(
+            leaf, on.row_scale(self.alive), raw, t.codes, _columns(t.values), self.loss_kind, grad, hess
+        )
+        change, square, reached = kernels.collapse_costs(rows, model, candidate_value, ranked, self._moment, self._held)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             # the sum of the live trees' values per row, from the scores already computed: a
