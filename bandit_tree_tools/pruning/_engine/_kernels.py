@@ -113,11 +113,11 @@ def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, al
     n_trees = leaf.shape[0]
     width = table.shape[0]
     n_outputs = base_score.shape[0]
-    acc = np.empty((n_outputs, RAW_BLOCK), dtype=np.float64)
     for first_row in range(lo, hi, RAW_BLOCK):
         count = min(RAW_BLOCK, hi - first_row)
+        acc = np.empty((n_outputs, count), dtype=np.float64)  # per block, as in a prange body
         for k in range(n_outputs):
-            acc[k, :count] = base_score[k]
+            acc[k, :] = base_score[k]
         for tree in range(n_trees):
             if not alive[tree]:
                 continue
