@@ -105,23 +105,27 @@ class IncrementalEvaluator:
     def pulled_stats(self, tree: int, node: int, base_stats: np.ndarray, in_subset: np.ndarray) -> np.ndarray:
         """Statistics of the rows flagged in ``in_subset`` (whose current
         statistics are ``base_stats``) if ``node`` of ``tree`` were a leaf."""
+        t = self.target
         return _kernels._pull_stats(
             base_stats,
             self.rows_under(tree, node),
             in_subset,
+            self.current_node[tree],
+            self.node_offset[tree],
             self.value,
             node,
-            self._tree(tree),
-            self.scores,
-            self.rule,
-        )
-
-    def _tree(self, tree: int):
-        return _kernels.TreeRows(
-            self.current_node[tree],
-            int(self.node_offset[tree]),
-            float(self.factor[tree]),
-            int(self.ensemble.tree_output[tree]),
+            self.factor[tree],
+            self.ensemble.tree_output[tree],
+            self.raw,
+            self.prediction,
+            self.loss,
+            t.codes,
+            t.values,
+            self.link,
+            self.link_scale,
+            self.float32,
+            self.label_rule,
+            t.n_classes,
         )
 
     def full_mask(self) -> np.ndarray:
@@ -130,7 +134,16 @@ class IncrementalEvaluator:
     def commit(self, tree: int, node: int) -> None:
         """Collapse ``node`` of ``tree`` for good (in this evaluator)."""
         rows = self.rows_under(tree, node)
-        _kernels._commit(rows, self.value, node, self._tree(tree), self.raw)
+        _kernels._commit(
+            rows,
+            self.current_node[tree],
+            self.node_offset[tree],
+            self.value,
+            node,
+            self.factor[tree],
+            self.ensemble.tree_output[tree],
+            self.raw,
+        )
         self._refresh(rows)
         self.collapsed[tree][node] = True
 

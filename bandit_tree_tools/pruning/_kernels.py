@@ -54,15 +54,6 @@ class RowScores(NamedTuple):
     loss: np.ndarray  # float64 (n_rows,): the row's loss (see _row_output)
 
 
-class TreeRows(NamedTuple):
-    """One tree of the evaluated model as its rows see it."""
-
-    current_node: np.ndarray  # int64 (n_rows,): the local node whose value the row gets from this tree now
-    root: int  # global id of the tree's root
-    factor: float  # the tree's scale (divided by the number of trees for averaged ensembles)
-    first_output: int  # the raw column of the tree's first output
-
-
 @numba.njit(cache=True)
 def _preorder(children_left, children_right):
     """Pre-order position of every node and the position one past its subtree."""
@@ -244,57 +235,74 @@ def _subset_stats(rows, prediction, loss, target_code, n_classes):
 
 
 @numba.njit(cache=True)
-def _pull_stats(base_stats, rows_under, in_subset, value, new_node, tree, scores, rule):
-    """Statistics of the subset if local node ``new_node`` of ``tree`` (a
-    :class:`TreeRows`) were a leaf: only subset rows under it change."""
+def _pull_stats(
+    base_stats,
+    rows_under,
+    in_subset,
+    current_node,
+    root,
+    value,
+    new_node,
+    factor,
+    first_output,
+    raw,
+    prediction,
+    loss,
+    target_code,
+    target_value,
+    link,
+    link_scale,
+    float32,
+    label_rule,
+    n_classes,
+):
+    """Statistics of the subset if local node ``new_node`` of the tree rooted
+    at global id ``root`` were a leaf: only subset rows under it change.
+
+    ``current_node[row]``: the local node whose value the row gets from this
+    tree now; ``factor``: the tree's scale (divided by the number of trees
+    for averaged ensembles).
+
+    Flat arguments, not the named tuples of ``_row_outputs``: the bandit calls
+    it once per pull, from Python, and numba types a named tuple argument in
+    Python on every call (about 1 us each: with three of them a pull took 8.3 us
+    instead of 5.4 us, and ``bandit_prune`` 15% longer on 3,000 rows)."""
     stats = base_stats.copy()
     width = value.shape[1]
-    raw, n_classes = scores.raw, rule.n_classes
     new_raw = np.empty((1, raw.shape[1]), dtype=np.float64)  # one row, as _row_output reads rows
     proba = np.empty(max(n_classes, 2), dtype=np.float64)
-    new_global = tree.root + new_node
+    new_global = root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]
         if not in_subset[row]:
             continue
-        old_global = tree.root + tree.current_node[row]
+        old_global = root + current_node[row]
         if old_global == new_global:
             continue
         for k in range(raw.shape[1]):
             new_raw[0, k] = raw[row, k]
         for j in range(width):
-            new_raw[0, tree.first_output + j] += tree.factor * (value[new_global, j] - value[old_global, j])
-        code = rule.codes[row]
+            new_raw[0, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
         best, row_loss = _row_output(
-            new_raw,
-            0,
-            code,
-            rule.values[row],
-            rule.link,
-            rule.link_scale,
-            rule.float32,
-            rule.label_rule,
-            n_classes,
-            proba,
+            new_raw, 0, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
         )
-        _add_row(stats, -1.0, scores.prediction[row], scores.loss[row], code, n_classes)
-        _add_row(stats, 1.0, best, row_loss, code, n_classes)
+        _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
+        _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
     return stats
 
 
 @numba.njit(cache=True)
-def _commit(rows_under, value, new_node, tree, raw):
-    """Make local node ``new_node`` of ``tree`` (a :class:`TreeRows`) a leaf for
-    ``rows_under``: update their raw scores and the node they now get this
-    tree's value from."""
+def _commit(rows_under, current_node, root, value, new_node, factor, first_output, raw):
+    """Make local node ``new_node`` a leaf for ``rows_under``: update their raw
+    scores and the node they now get this tree's value from."""
     width = value.shape[1]
-    new_global = tree.root + new_node
+    new_global = root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]
-        old_global = tree.root + tree.current_node[row]
+        old_global = root + current_node[row]
         for j in range(width):
-            raw[row, tree.first_output + j] += tree.factor * (value[new_global, j] - value[old_global, j])
-        tree.current_node[row] = new_node
+            raw[row, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
+        current_node[row] = new_node
 
 
 @numba.njit(cache=True)
