@@ -10,8 +10,8 @@ threads or on the order in which the chunks finish.
 Why threads around serial kernels, and not numba's ``parallel=True``: a
 ``prange`` loop is compiled into a parallel region of its own (the parfor
 passes, a gufunc per loop), and that compilation took two to three times as
-long as the serial kernel's on every kernel measured (``_predict_raw``: 3.2 s
-against 1.5 s), in every fresh environment (``benchmarks/bench_first_call.py``).
+long as the serial kernel's on every kernel measured, in every fresh
+environment (``benchmarks/bench_first_call.py``, ``docs/expect/first_call.md``).
 Over row blocks of a few thousand rows the threads cost what numba's own
 thread pool costs.
 
