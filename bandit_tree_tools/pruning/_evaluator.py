@@ -69,25 +69,23 @@ class IncrementalEvaluator:
         self.depths = [node_depth(tree) for tree in ensemble.trees]
         self.prediction = np.empty(self.n_rows, dtype=np.int64)
         self.loss = np.empty(self.n_rows, dtype=np.float64)
+        # the kernels' views of the same arrays (updated in place: snapshots restore into them)
+        self.scores = _kernels.RowScores(self.raw, self.prediction, self.loss)
+        self.rule = _kernels.RowRule(
+            target.codes,
+            target.values,
+            self.link,
+            self.link_scale,
+            self.float32,
+            self.label_rule,
+            int(target.n_classes),
+        )
         self._refresh(self.all_rows)
         self.in_subset = np.zeros(self.n_rows, dtype=np.bool_)
 
     # ----------------------------------------------------------------- basics
     def _refresh(self, rows):
-        t = self.target
-        _kernels._row_outputs(
-            self.raw,
-            rows,
-            t.codes,
-            t.values,
-            self.link,
-            self.link_scale,
-            self.float32,
-            self.label_rule,
-            t.n_classes,
-            self.prediction,
-            self.loss,
-        )
+        _kernels._row_outputs(rows, self.scores, self.rule)
 
     def rows_under(self, tree: int, node: int) -> np.ndarray:
         return self.row_order[tree, self.row_start[tree][node] : self.row_stop[tree][node]]

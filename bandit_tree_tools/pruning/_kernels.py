@@ -13,9 +13,12 @@ Statistics vector (float64), ``K`` classes:
 log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
+from .._threads import chunk_size, run_chunks
 from ..tree._links import SIGMOID, link_row, link_value
 
 LOG_LOSS_EPS = 1e-15
@@ -27,6 +30,28 @@ CLEAR_MARGIN = 1e-3
 LOG_LOSS_BOUND = -np.log(LOG_LOSS_EPS)
 
 STAT_N, STAT_MAIN, STAT_LOSS, STAT_HEAD = 0, 1, 2, 3
+ROW_BLOCK = 4096  # rows per task of _row_classes and _row_outputs
+
+
+class RowRule(NamedTuple):
+    """How a row's class and loss are read from its raw scores (:func:`_row_output`):
+    the rows' targets and the model's link and label rule."""
+
+    codes: np.ndarray  # int64 (n_rows,): the true class code of each row, -1 for regression
+    values: np.ndarray  # float64 (n_rows,): the regression target, 0 for classification
+    link: int  # the link's code (tree._links)
+    link_scale: float
+    float32: bool  # the link computed in float32 (XGBoost)
+    label_rule: int  # LABEL_RULE_CODES: 0 "proba", 1 "raw>=0", 2 "raw>0"
+    n_classes: int  # 0 for regression
+
+
+class RowScores(NamedTuple):
+    """The evaluated model's scores of every row, kept up to date as nodes collapse."""
+
+    raw: np.ndarray  # float64 (n_rows, n_outputs)
+    prediction: np.ndarray  # int64 (n_rows,): the predicted class code, -1 for regression
+    loss: np.ndarray  # float64 (n_rows,): the row's loss (see _row_output)
 
 
 @numba.njit(cache=True)
@@ -132,42 +157,56 @@ def _row_class(raw, row, proba, label_rule, n_classes):
     return best
 
 
-@numba.njit(cache=True, parallel=True)
-def _row_classes(raw, link, link_scale, float32, label_rule, n_classes, prediction):
+@numba.njit(cache=True, nogil=True)
+def _row_classes_rows(lo, hi, raw, rule, prediction):
+    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
+    for row in range(lo, hi):
+        if rule.label_rule == 0:
+            if binary_sigmoid:
+                margin = rule.link_scale * raw[row, 0]
+                if abs(margin) > CLEAR_MARGIN:
+                    prediction[row] = 1 if margin > 0.0 else 0
+                    continue
+            _class_proba(raw, row, rule.link, rule.link_scale, rule.float32, proba)
+        prediction[row] = _row_class(raw, row, proba, rule.label_rule, rule.n_classes)
+
+
+def _row_classes(raw, rule, prediction):
     """``prediction`` of every row of a classifier's ``raw``: the classes
     without the losses (the margin rules need no link either, nor a binary
     sigmoid's probabilities where the margin is clear: ten times faster)."""
-    n, block = raw.shape[0], 4096
-    binary_sigmoid = raw.shape[1] == 1 and link == SIGMOID
-    for start in numba.prange((n + block - 1) // block):
-        proba = np.empty(max(n_classes, 2), dtype=np.float64)
-        for row in range(start * block, min((start + 1) * block, n)):
-            if label_rule == 0:
-                if binary_sigmoid:
-                    margin = link_scale * raw[row, 0]
-                    if abs(margin) > CLEAR_MARGIN:
-                        prediction[row] = 1 if margin > 0.0 else 0
-                        continue
-                _class_proba(raw, row, link, link_scale, float32, proba)
-            prediction[row] = _row_class(raw, row, proba, label_rule, n_classes)
+    n = raw.shape[0]
+    run_chunks(_row_classes_rows, 0, n, chunk_size(n, ROW_BLOCK), raw, rule, prediction)
 
 
-@numba.njit(cache=True, parallel=True)
-def _row_outputs(
-    raw, rows, target_code, target_value, link, link_scale, float32, label_rule, n_classes, prediction, loss
-):
-    """Refresh ``prediction`` and ``loss`` of ``rows`` from ``raw`` (blocks of
-    rows in parallel, each with its own scratch probabilities)."""
-    n, block = rows.shape[0], 4096
-    for start in numba.prange((n + block - 1) // block):
-        proba = np.empty(max(n_classes, 2), dtype=np.float64)
-        for i in range(start * block, min((start + 1) * block, n)):
-            row = rows[i]
-            best, row_loss = _row_output(
-                raw, row, target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
-            )
-            prediction[row] = best
-            loss[row] = row_loss
+@numba.njit(cache=True, nogil=True)
+def _row_outputs_rows(lo, hi, rows, scores, rule):
+    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    for i in range(lo, hi):
+        row = rows[i]
+        best, row_loss = _row_output(
+            scores.raw,
+            row,
+            rule.codes[row],
+            rule.values[row],
+            rule.link,
+            rule.link_scale,
+            rule.float32,
+            rule.label_rule,
+            rule.n_classes,
+            proba,
+        )
+        scores.prediction[row] = best
+        scores.loss[row] = row_loss
+
+
+def _row_outputs(rows, scores, rule):
+    """Refresh ``scores.prediction`` and ``scores.loss`` of ``rows`` from
+    ``scores.raw`` (chunks of rows on threads, each with its own scratch
+    probabilities)."""
+    n = rows.shape[0]
+    run_chunks(_row_outputs_rows, 0, n, chunk_size(n, ROW_BLOCK), rows, scores, rule)
 
 
 @numba.njit(cache=True)
@@ -222,7 +261,11 @@ def _pull_stats(
 
     ``current_node[row]``: the local node whose value the row gets from this
     tree now; ``factor``: the tree's scale (divided by the number of trees
-    for averaged ensembles)."""
+    for averaged ensembles).
+
+    Flat arguments, not the named tuples of ``_row_outputs``: the bandit calls
+    it once per pull, from Python, and numba types a named tuple argument in
+    Python on every call (about 1 us each), which a pull's few rows do not hide."""
     stats = base_stats.copy()
     width = value.shape[1]
     new_raw = np.empty((1, raw.shape[1]), dtype=np.float64)  # one row, as _row_output reads rows

@@ -45,25 +45,20 @@ def row_outputs(ensemble: Ensemble, raw: np.ndarray, target, *, with_loss: bool 
     raw = np.ascontiguousarray(raw, dtype=np.float64)
     n_rows = raw.shape[0]
     prediction = np.empty(n_rows, dtype=np.int64)
-    link, link_scale, float32 = LINK_CODES[ensemble.link], float(ensemble.link_scale), bool(ensemble.accumulate_float32)
-    rule = LABEL_RULE_CODES[ensemble.label_rule]
-    if not with_loss and target.n_classes:
-        _kernels._row_classes(raw, link, link_scale, float32, rule, target.n_classes, prediction)
-        return prediction, None
-    loss = np.empty(n_rows, dtype=np.float64)
-    _kernels._row_outputs(
-        raw,
-        np.arange(n_rows, dtype=np.int64),
+    rule = _kernels.RowRule(
         target.codes,
         target.values,
-        link,
-        link_scale,
-        float32,
-        rule,
-        target.n_classes,
-        prediction,
-        loss,
+        LINK_CODES[ensemble.link],
+        float(ensemble.link_scale),
+        bool(ensemble.accumulate_float32),
+        LABEL_RULE_CODES[ensemble.label_rule],
+        int(target.n_classes),
     )
+    if not with_loss and target.n_classes:
+        _kernels._row_classes(raw, rule, prediction)
+        return prediction, None
+    loss = np.empty(n_rows, dtype=np.float64)
+    _kernels._row_outputs(np.arange(n_rows, dtype=np.int64), _kernels.RowScores(raw, prediction, loss), rule)
     return prediction, loss
 
 

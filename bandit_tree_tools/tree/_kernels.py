@@ -46,6 +46,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
+from .._threads import chunk_size, n_threads, run_chunks
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
 
 # bits of the original per-node ``flags`` byte (kept for general splits)
@@ -316,29 +317,30 @@ def _has_nan_in(X, order, lo, hi):
 
 
 def block_rows(n_rows: int, depth: int = 0) -> int:
-    """Rows per parallel task: ``BLOCK`` (``DEEP_BLOCK`` when the deepest tree
-    is deeper than ``LOCKSTEP_DEPTH``), or fewer so that a small batch still
-    keeps every thread busy (a whole number of lane groups). Computed outside
-    the kernels: reading numba's thread count inside one would stop it from
-    being cached."""
-    threads = numba.get_num_threads()
+    """Rows per task (a chunk of :func:`~bandit_tree_tools._threads.run_chunks`):
+    ``BLOCK`` (``DEEP_BLOCK`` when the deepest tree is deeper than
+    ``LOCKSTEP_DEPTH``), or fewer so that a small batch still keeps every
+    thread busy (a whole number of lane groups)."""
+    threads = n_threads()
     share = (n_rows + threads - 1) // threads
     share = (share + LANES - 1) // LANES * LANES
     return max(LANES, min(DEEP_BLOCK if depth > LOCKSTEP_DEPTH else BLOCK, share))
 
 
-@numba.njit(cache=True, parallel=True)
-def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows):
-    """Leaf reached in every tree, as ``leaf_id[global id]`` (original local ids)."""
-    n_rows = X.shape[0]
+# The routing kernels below work on a range of rows ``[lo, hi)`` in blocks of ``rows``, release the
+# GIL, and are run over chunks of the rows on threads by the plain functions after them
+# (``_threads.run_chunks``: serial kernels compile two to three times faster than ``prange`` ones).
+
+
+@numba.njit(cache=True, nogil=True)
+def _apply_rows(lo, hi, X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows, leaves):
     n_trees = tree_root.shape[0]
-    leaves = np.empty((n_rows, n_trees), dtype=np.int64)
-    for block in numba.prange((n_rows + rows - 1) // rows):
+    for first in range(lo, hi, rows):
+        stop = min(first + rows, hi)
         at = np.empty(LANES, dtype=np.int32)
         lanes = np.empty((2, LANES), dtype=np.int32)
-        stop = min((block + 1) * rows, n_rows)
         for tree in range(n_trees):
-            for start in range(block * rows, stop, LANES):
+            for start in range(first, stop, LANES):
                 count = min(LANES, stop - start)
                 _route_lanes(
                     X,
@@ -355,27 +357,45 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
                 )
                 for lane in range(count):
                     leaves[start + lane, tree] = leaf_id[at[lane]]
+
+
+def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows):
+    """Leaf reached in every tree, as ``leaf_id[global id]`` (original local ids)."""
+    leaves = np.empty((X.shape[0], tree_root.shape[0]), dtype=np.int64)
+    run_chunks(
+        _apply_rows,
+        0,
+        X.shape[0],
+        rows,
+        X,
+        tree_root,
+        tree_depth,
+        tree_lockstep,
+        records,
+        cuts,
+        general,
+        leaf_id,
+        rows,
+        leaves,
+    )
     return leaves
 
 
-@numba.njit(cache=True, parallel=True)
-def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out, rows):
-    """:func:`_apply` of the rows ``X[order[lo:hi]]``, written tree-major into
-    ``out[:, lo:hi]`` (``out``'s integer type). Each block's rows are gathered
-    from ``X`` first, so rows in a random order route as fast as rows in a row,
-    and no row-major copy of the leaves is made."""
+@numba.njit(cache=True, nogil=True)
+def _apply_columns_rows(
+    lo, hi, X, order, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out, rows
+):
     n_trees = tree_root.shape[0]
     n_features = X.shape[1]
-    for block in numba.prange((hi - lo + rows - 1) // rows):
-        first = lo + block * rows
+    for first in range(lo, hi, rows):
         in_block = min(rows, hi - first)
-        X_block = np.empty((in_block, n_features), dtype=X.dtype)
+        X_block = np.empty((in_block, n_features), dtype=X.dtype)  # per block, as in _predict_raw_rows
+        at = np.empty(LANES, dtype=np.int32)
+        lanes = np.empty((2, LANES), dtype=np.int32)
         for i in range(in_block):
             source = order[first + i]
             for feature in range(n_features):  # element by element: no array-to-array copy, whose shape check
                 X_block[i, feature] = X[source, feature]  # compiles numba's shape-error formatting
-        at = np.empty(LANES, dtype=np.int32)
-        lanes = np.empty((2, LANES), dtype=np.int32)
         for tree in range(n_trees):
             for start in range(0, in_block, LANES):
                 count = min(LANES, in_block - start)
@@ -396,8 +416,34 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
                     out[tree, first + start + lane] = leaf_id[at[lane]]
 
 
-@numba.njit(cache=True, parallel=True)
-def _predict_raw(
+def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out, rows):
+    """:func:`_apply` of the rows ``X[order[lo:hi]]``, written tree-major into
+    ``out[:, lo:hi]`` (``out``'s integer type). Each block's rows are gathered
+    from ``X`` first, so rows in a random order route as fast as rows in a row,
+    and no row-major copy of the leaves is made."""
+    run_chunks(
+        _apply_columns_rows,
+        lo,
+        hi,
+        rows,
+        X,
+        order,
+        tree_root,
+        tree_depth,
+        tree_lockstep,
+        records,
+        cuts,
+        general,
+        leaf_id,
+        out,
+        rows,
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _predict_raw_rows(
+    lo,
+    hi,
     X,
     tree_root,
     tree_depth,
@@ -412,20 +458,15 @@ def _predict_raw(
     average,
     accumulate_float32,
     rows,
+    raw,
 ):
-    """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
-    * value``, computed once) added in tree order, the order the libraries use,
-    so sums match bit for bit; ``average`` divides the tree sum by the number
-    of trees before the base score is added. ``accumulate_float32`` sums
-    ``leaf_value32`` with every partial sum rounded to float32, as XGBoost does."""
-    n_rows = X.shape[0]
     n_trees = tree_root.shape[0]
     n_outputs = base_score.shape[0]
     width = leaf_value.shape[1]
-    raw = np.empty((n_rows, n_outputs), dtype=np.float64)
-    for block in numba.prange((n_rows + rows - 1) // rows):
-        first_row = block * rows
-        stop = min(first_row + rows, n_rows)
+    for first_row in range(lo, hi, rows):
+        stop = min(first_row + rows, hi)
+        # fresh buffers per block, as in a prange body: hoisted out of the loop, the float32
+        # sums (XGBoost) ran a tenth slower
         at = np.empty(LANES, dtype=np.int32)
         lanes = np.empty((2, LANES), dtype=np.int32)
         acc = np.zeros((stop - first_row, n_outputs), dtype=np.float64)
@@ -467,28 +508,78 @@ def _predict_raw(
                 if average:
                     total = total / n_trees + base_score[k]
                 raw[row, k] = total
+
+
+def _predict_raw(
+    X,
+    tree_root,
+    tree_depth,
+    tree_lockstep,
+    records,
+    cuts,
+    general,
+    leaf_value,
+    leaf_value32,
+    tree_output,
+    base_score,
+    average,
+    accumulate_float32,
+    rows,
+):
+    """Raw scores: ``base_score`` plus each tree's ``leaf_value`` (``tree_scale
+    * value``, computed once) added in tree order, the order the libraries use,
+    so sums match bit for bit; ``average`` divides the tree sum by the number
+    of trees before the base score is added. ``accumulate_float32`` sums
+    ``leaf_value32`` with every partial sum rounded to float32, as XGBoost does."""
+    raw = np.empty((X.shape[0], base_score.shape[0]), dtype=np.float64)
+    run_chunks(
+        _predict_raw_rows,
+        0,
+        X.shape[0],
+        rows,
+        X,
+        tree_root,
+        tree_depth,
+        tree_lockstep,
+        records,
+        cuts,
+        general,
+        leaf_value,
+        leaf_value32,
+        tree_output,
+        base_score,
+        bool(average),
+        bool(accumulate_float32),
+        rows,
+        raw,
+    )
     return raw
 
 
-@numba.njit(cache=True, parallel=True)
-def _raw_from_leaves(
-    leaves, tree_root, new_of_old, leaf_value, leaf_value32, tree_output, base_score, average, accumulate_float32
+RAW_BLOCK = 1024  # rows of one block of _raw_from_leaves
+
+
+@numba.njit(cache=True, nogil=True)
+def _raw_from_leaves_rows(
+    lo,
+    hi,
+    leaves,
+    tree_root,
+    new_of_old,
+    leaf_value,
+    leaf_value32,
+    tree_output,
+    base_score,
+    average,
+    accumulate_float32,
+    raw,
 ):
-    """:func:`_predict_raw` from the leaves :func:`_apply` found (original local
-    ids), with the same additions in the same order. Blocks of rows, tree
-    after tree within a block, as there: a tree-major matrix seen through its
-    transpose (:meth:`Ensemble._apply_columns`) is then read along its rows
-    (row by row, every tree, it took 0.105 s against 0.080 s at 500,000 rows x
-    100 trees)."""
-    n_rows, n_trees = leaves.shape
+    n_trees = leaves.shape[1]
     n_outputs = base_score.shape[0]
     width = leaf_value.shape[1]
-    raw = np.empty((n_rows, n_outputs), dtype=np.float64)
-    block = 1024
-    for start in numba.prange((n_rows + block - 1) // block):
-        first_row = start * block
-        count = min(block, n_rows - first_row)
-        acc = np.zeros((n_outputs, count), dtype=np.float64)
+    for first_row in range(lo, hi, RAW_BLOCK):
+        count = min(RAW_BLOCK, hi - first_row)
+        acc = np.zeros((n_outputs, count), dtype=np.float64)  # per block, as in _predict_raw_rows
         acc32 = np.zeros((n_outputs, count), dtype=np.float32)
         if not average:
             for k in range(n_outputs):
@@ -509,21 +600,53 @@ def _raw_from_leaves(
                 if average:
                     total = total / n_trees + base_score[k]
                 raw[first_row + i, k] = total
+
+
+def _raw_from_leaves(
+    leaves, tree_root, new_of_old, leaf_value, leaf_value32, tree_output, base_score, average, accumulate_float32
+):
+    """:func:`_predict_raw` from the leaves :func:`_apply` found (original local
+    ids), with the same additions in the same order. Blocks of rows, tree
+    after tree within a block, as there: a tree-major matrix seen through its
+    transpose (:meth:`Ensemble._apply_columns`) is then read along its rows
+    (row by row, every tree, it took 0.105 s against 0.080 s at 500,000 rows x
+    100 trees)."""
+    raw = np.empty((leaves.shape[0], base_score.shape[0]), dtype=np.float64)
+    run_chunks(
+        _raw_from_leaves_rows,
+        0,
+        leaves.shape[0],
+        chunk_size(leaves.shape[0], RAW_BLOCK),
+        leaves,
+        tree_root,
+        new_of_old,
+        leaf_value,
+        leaf_value32,
+        tree_output,
+        base_score,
+        bool(average),
+        bool(accumulate_float32),
+        raw,
+    )
     return raw
 
 
-@numba.njit(cache=True, parallel=True)
-def _leaves_out_of_range(leaves, n_nodes):
-    """How many entries of ``leaves`` (n_rows, n_trees) lie outside their
-    tree's node ids ``[0, n_nodes[tree])``: one pass, no temporary arrays."""
-    n_rows, n_trees = leaves.shape
+@numba.njit(cache=True, nogil=True)
+def _leaves_out_of_range_rows(lo, hi, leaves, n_nodes):
     outside = 0
-    for row in numba.prange(n_rows):
-        for tree in range(n_trees):
+    for row in range(lo, hi):
+        for tree in range(leaves.shape[1]):
             leaf = leaves[row, tree]
             if leaf < 0 or leaf >= n_nodes[tree]:
                 outside += 1
     return outside
+
+
+def _leaves_out_of_range(leaves, n_nodes):
+    """How many entries of ``leaves`` (n_rows, n_trees) lie outside their
+    tree's node ids ``[0, n_nodes[tree])``: one pass, no temporary arrays."""
+    n_rows = leaves.shape[0]
+    return sum(run_chunks(_leaves_out_of_range_rows, 0, n_rows, chunk_size(n_rows, RAW_BLOCK), leaves, n_nodes))
 
 
 @numba.njit(cache=True)
@@ -540,27 +663,59 @@ def _walk(X, row, root, records, cuts, general, origin, out, position):
         node = _step(X, row, node, records, cuts, general)
 
 
-@numba.njit(cache=True, parallel=True)
-def _path_lengths(X, tree_root, records, cuts, general, origin):
-    n_rows = X.shape[0]
-    lengths = np.zeros(n_rows, dtype=np.int64)
+@numba.njit(cache=True, nogil=True)
+def _path_lengths_rows(lo, hi, X, tree_root, records, cuts, general, origin, lengths):
     nowhere = np.empty(0, dtype=np.int64)
-    for row in numba.prange(n_rows):
+    for row in range(lo, hi):
         total = 0
         for tree in range(tree_root.shape[0]):
             total = _walk(X, row, tree_root[tree], records, cuts, general, origin, nowhere, total)
         lengths[row] = total
+
+
+def _path_lengths(X, tree_root, records, cuts, general, origin):
+    lengths = np.zeros(X.shape[0], dtype=np.int64)
+    run_chunks(
+        _path_lengths_rows,
+        0,
+        X.shape[0],
+        chunk_size(X.shape[0], LANES),
+        X,
+        tree_root,
+        records,
+        cuts,
+        general,
+        origin,
+        lengths,
+    )
     return lengths
 
 
-@numba.njit(cache=True, parallel=True)
-def _fill_paths(X, indptr, tree_root, records, cuts, general, origin):
-    """Original global node ids on every row's paths (CSR column indices)."""
-    n_rows = X.shape[0]
-    indices = np.empty(indptr[n_rows], dtype=np.int64)
-    for row in numba.prange(n_rows):
+@numba.njit(cache=True, nogil=True)
+def _fill_paths_rows(lo, hi, X, indptr, tree_root, records, cuts, general, origin, indices):
+    for row in range(lo, hi):
         segment = indices[indptr[row] : indptr[row + 1]]
         position = 0
         for tree in range(tree_root.shape[0]):
             position = _walk(X, row, tree_root[tree], records, cuts, general, origin, segment, position)
+
+
+def _fill_paths(X, indptr, tree_root, records, cuts, general, origin):
+    """Original global node ids on every row's paths (CSR column indices)."""
+    n_rows = X.shape[0]
+    indices = np.empty(indptr[n_rows], dtype=np.int64)
+    run_chunks(
+        _fill_paths_rows,
+        0,
+        n_rows,
+        chunk_size(n_rows, LANES),
+        X,
+        indptr,
+        tree_root,
+        records,
+        cuts,
+        general,
+        origin,
+        indices,
+    )
     return indices

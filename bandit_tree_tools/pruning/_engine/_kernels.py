@@ -32,14 +32,58 @@ ancestor's value lies from the row's current leaf value, and the rows are
 summed into moments per current leaf once (``collapse_costs``).
 """
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
+from ..._threads import chunk_size, run_chunks
 from ...tree._links import sigmoid
 from .._kernels import LOG_LOSS_EPS
 
 SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
 EPS = LOG_LOSS_EPS  # probabilities are clipped as every pruning method clips them
+RAW_BLOCK = 1024  # rows of one block of raw_scores
+
+# Kernels whose loops are split over threads take the range ``[lo, hi)`` of rows, nodes or trees
+# they do first, release the GIL, and are run over chunks of the range by the plain function of
+# their name (``_threads.run_chunks``: serial kernels compile two to three times faster than
+# ``prange`` ones). Each chunk writes its own rows, nodes or trees' part of the outputs.
+
+
+class PrunedModel(NamedTuple):
+    """The model as pruned so far, as :func:`collapse_costs` reads it."""
+
+    offset: np.ndarray  # int64 (n_trees + 1,): global id of each tree's root, then the number of nodes
+    parent: np.ndarray  # int64 (n_nodes,): local id of each node's parent, -1 at a root
+    current: np.ndarray  # int64 (n_nodes,): the node standing for each node (itself or a collapsed ancestor)
+    value: np.ndarray  # float64 (n_nodes, width): each node's value now
+    tree_output: np.ndarray  # int64 (n_trees,): each tree's first raw column
+    factor: np.ndarray  # float64 (n_trees,): each tree's scale
+    alive: np.ndarray  # bool (n_trees,): the tree is still in the model
+
+
+class RankRows(NamedTuple):
+    """The rows whose loss changes :func:`collapse_costs` sums, and what their losses read."""
+
+    leaf: (
+        np.ndarray
+    )  # int8, int16 or int32 (n_trees, n_rows): original local leaf, -1 where the tree leaves the row out
+    row_scale: np.ndarray  # float64 (n_rows,): of raw_scores
+    raw: np.ndarray  # float64 (n_rows, n_outputs): the rows' raw scores now
+    codes: np.ndarray  # int64 (n_rows,): class codes, -1 for soft labels and regression
+    targets: np.ndarray  # float64 (n_rows, 1 or n_outputs): regression values or soft probabilities
+    loss_kind: int  # SQUARED, LOGISTIC, SOFTMAX, FRACTIONS or POISSON
+    grad: np.ndarray  # float64 (len(rows), n_outputs): the smooth losses' derivatives (of ``gradients``)
+    hess: np.ndarray  # float64 (len(rows), n_outputs)
+
+
+class Costs(NamedTuple):
+    """Per node: of :func:`collapse_costs`."""
+
+    change: np.ndarray  # float64 (n_nodes,): sum over the rows of the loss change
+    square: np.ndarray  # float64 (n_nodes,): sum of its squares
+    reached: np.ndarray  # int64 (n_nodes,): rows below the node
 
 
 @numba.njit(cache=True, inline="always")
@@ -47,19 +91,48 @@ def _clip(p):
     return min(max(p, EPS), 1.0 - EPS)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _value_table_nodes(lo, hi, current, value, out):
+    for node in range(lo, hi):
+        for j in range(value.shape[1]):
+            out[j, node] = value[current[node], j]
+
+
 def value_table(current, value, out):
     """``out[j, node] = value[current[node], j]``: every node's current value,
     one row per output column, for :func:`raw_scores`. ``out`` is a buffer
     the caller keeps: a fresh table per call (14 MB for a forest of 860,000
     nodes) cost a page fault per 4 KB."""
-    for node in numba.prange(current.shape[0]):
-        for j in range(value.shape[1]):
-            out[j, node] = value[current[node], j]
+    n = current.shape[0]
+    run_chunks(_value_table_nodes, 0, n, chunk_size(n, 4096), current, value, out)
     return out
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, alive, base_score, row_scale, raw):
+    n_trees = leaf.shape[0]
+    width = table.shape[0]
+    n_outputs = base_score.shape[0]
+    for first_row in range(lo, hi, RAW_BLOCK):
+        count = min(RAW_BLOCK, hi - first_row)
+        acc = np.empty((n_outputs, count), dtype=np.float64)  # per block, as in a prange body
+        for k in range(n_outputs):
+            acc[k, :] = base_score[k]
+        for tree in range(n_trees):
+            if not alive[tree]:
+                continue
+            root, first_column, scale = offset[tree], tree_output[tree], factor[tree]
+            for j in range(width):
+                column, values = acc[first_column + j], table[j]
+                for i in range(count):
+                    local = leaf[tree, first_row + i]
+                    if local >= 0:
+                        column[i] += scale * row_scale[first_row + i] * values[root + local]
+        for i in range(count):
+            for k in range(n_outputs):
+                raw[first_row - first + i, k] = acc[k, i]
+
+
 def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_score, row_scale):
     """``base_score + sum over live trees of factor * row_scale * table[:, root + leaf]``
     for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one
@@ -68,36 +141,28 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
     ``leaf`` is int8, int16 or int32 (n_trees, n_rows) of original local leaf
     ids; -1 leaves a row out of a tree (out-of-bag rows: a tree that drew
     the row), and ``row_scale`` turns a forest's mean over its live trees
-    into the mean over those that hold the row. Blocks of rows run in
-    parallel, tree after tree within a block (sums in tree order, from the
+    into the mean over those that hold the row. Blocks of rows run on
+    threads, tree after tree within a block (sums in tree order, from the
     base score). Every node's current value is looked up once, into the
     table, and each block sums into its own small buffer, which reads less
     memory than ``value[current[...]]`` per row into ``raw``."""
-    n_trees = leaf.shape[0]
-    n_rows = hi - lo
-    width = table.shape[0]
-    n_outputs = base_score.shape[0]
-    raw = np.empty((n_rows, n_outputs), dtype=np.float64)
-    block = 1024
-    for start in numba.prange((n_rows + block - 1) // block):
-        first_row = lo + start * block
-        count = min(block, hi - first_row)
-        acc = np.empty((n_outputs, count), dtype=np.float64)
-        for k in range(n_outputs):
-            acc[k, :] = base_score[k]
-        for tree in range(n_trees):
-            if not alive[tree]:
-                continue
-            root, first, scale = offset[tree], tree_output[tree], factor[tree]
-            for j in range(width):
-                column, values = acc[first + j], table[j]
-                for i in range(count):
-                    local = leaf[tree, first_row + i]
-                    if local >= 0:
-                        column[i] += scale * row_scale[first_row + i] * values[root + local]
-        for i in range(count):
-            for k in range(n_outputs):
-                raw[first_row - lo + i, k] = acc[k, i]
+    raw = np.empty((hi - lo, base_score.shape[0]), dtype=np.float64)
+    run_chunks(
+        _raw_scores_rows,
+        lo,
+        hi,
+        chunk_size(hi - lo, RAW_BLOCK),
+        leaf,
+        lo,
+        offset,
+        table,
+        tree_output,
+        factor,
+        alive,
+        base_score,
+        row_scale,
+        raw,
+    )
     return raw
 
 
@@ -113,33 +178,28 @@ def class_moments(codes, values, n_classes):
     return moments
 
 
-@numba.njit(cache=True, parallel=True)
-def live_trees_per_row(leaf, alive):
-    """Per row: how many live trees hold it (``leaf`` >= 0)."""
-    n_trees, n_rows = leaf.shape
-    count = np.zeros(n_rows, dtype=np.float64)
-    for row in numba.prange(n_rows):
-        for tree in range(n_trees):
+@numba.njit(cache=True, nogil=True)
+def _live_trees_rows(lo, hi, leaf, alive, count):
+    for row in range(lo, hi):
+        for tree in range(leaf.shape[0]):
             if alive[tree] and leaf[tree, row] >= 0:
                 count[row] += 1.0
+
+
+def live_trees_per_row(leaf, alive):
+    """Per row: how many live trees hold it (``leaf`` >= 0)."""
+    n_rows = leaf.shape[1]
+    count = np.zeros(n_rows, dtype=np.float64)
+    run_chunks(_live_trees_rows, 0, n_rows, chunk_size(n_rows, 1024), leaf, alive, count)
     return count
 
 
-@numba.njit(cache=True, parallel=True)
-def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess):
-    """Per node, over the rows below it: ``sum(h * c)`` and ``sum(h)``, with
-    ``c`` the row's current contribution from the node's tree.
-
-    ``numerator / (hessian + lambda)`` is then the constant closest to what
-    the subtree outputs now, in the loss's second-order metric: the value a
-    collapsed node takes. (The residual is left to the re-fit that follows a
-    step: Newton corrections of many nodes at once would add up and
-    overshoot.)"""
-    n_trees, n_rows = leaf.shape
-    n_nodes = parent.shape[0]
-    numerator = np.zeros(n_nodes, dtype=np.float64)
-    hessian = np.zeros(n_nodes, dtype=np.float64)
-    for tree in numba.prange(n_trees):
+@numba.njit(cache=True, nogil=True)
+def _newton_sums_trees(
+    lo, hi, leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess, numerator, hessian
+):
+    n_rows = leaf.shape[1]
+    for tree in range(lo, hi):
         if not alive[tree]:
             continue
         root, k, scale = offset[tree], tree_output[tree], factor[tree]
@@ -154,6 +214,39 @@ def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive
                 hessian[node] += h
                 up = parent[node]
                 node = up if up < 0 else root + up
+
+
+def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess):
+    """Per node, over the rows below it: ``sum(h * c)`` and ``sum(h)``, with
+    ``c`` the row's current contribution from the node's tree.
+
+    ``numerator / (hessian + lambda)`` is then the constant closest to what
+    the subtree outputs now, in the loss's second-order metric: the value a
+    collapsed node takes. (The residual is left to the re-fit that follows a
+    step: Newton corrections of many nodes at once would add up and
+    overshoot.) Trees on threads: each writes its own nodes."""
+    n_trees = leaf.shape[0]
+    n_nodes = parent.shape[0]
+    numerator = np.zeros(n_nodes, dtype=np.float64)
+    hessian = np.zeros(n_nodes, dtype=np.float64)
+    run_chunks(
+        _newton_sums_trees,
+        0,
+        n_trees,
+        chunk_size(n_trees),
+        leaf,
+        offset,
+        parent,
+        current,
+        value,
+        tree_output,
+        factor,
+        alive,
+        grad,
+        hess,
+        numerator,
+        hessian,
+    )
     return numerator, hessian
 
 
@@ -182,60 +275,26 @@ def _softmax_parts(raw, row):
     return top, total
 
 
-@numba.njit(cache=True, parallel=True)
-def collapse_costs(
-    rows,
-    leaf,
-    offset,
-    parent,
-    current,
-    value,
-    candidate_value,
-    tree_output,
-    factor,
-    row_scale,
-    alive,
-    raw,
-    codes,
-    targets,
-    loss_kind,
-    grad,
-    hess,
-    moment,
-    held,
-):
-    """Per node, over ``rows``: the sum and the sum of squares of each row's
-    loss change if the node were collapsed into a leaf of value
-    ``candidate_value[node]`` (rows not below a node contribute zero), and
-    how many of the rows are below it (``leaf``, ``row_scale``: as in
-    ``raw_scores``). For the smooth losses ``grad`` and ``hess`` are the
-    derivatives of ``gradients`` at ``raw[rows]``, one row per entry of
-    ``rows``.
-
-    A row's change under an ancestor of its current leaf is ``a * d + b *
-    d**2 / 2`` with ``d`` the ancestor's candidate value minus the leaf's
-    value: ``a, b`` are the row's scaled derivatives (exact for the squared
-    loss, second order for the smooth ones). So the rows are summed into
-    five moments per current leaf, and only the leaves walk up their
-    ancestors. Class fractions (whose change is not a polynomial in ``d``)
-    walk up row by row.
-
-    ``moment`` (float64 (n_nodes, 5)) and ``held`` (int64 (n_nodes,)) are
-    scratch, overwritten (of size 0 for class fractions, which use neither):
-    the caller keeps them from call to call, as fresh arrays cost a page
-    fault per 4 KB (10,000 per call on a forest of 860,000 nodes, a fifth
-    of the kernel's time)."""
-    n_trees = leaf.shape[0]
-    n_nodes = parent.shape[0]
+@numba.njit(cache=True, nogil=True)
+def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out):
+    offset, parent, current, value = model.offset, model.parent, model.current, model.value
+    leaf, row_scale, raw, codes, targets, grad, hess = (
+        on.leaf,
+        on.row_scale,
+        on.raw,
+        on.codes,
+        on.targets,
+        on.grad,
+        on.hess,
+    )
+    loss_kind = on.loss_kind
     width = value.shape[1]
-    total_change = np.zeros(n_nodes, dtype=np.float64)
-    total_square = np.zeros(n_nodes, dtype=np.float64)
-    reached = np.zeros(n_nodes, dtype=np.int64)
+    total_change, total_square, reached = out.change, out.square, out.reached
     smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
-    for tree in numba.prange(n_trees):  # trees own disjoint node ranges: no two threads write one node
-        if not alive[tree]:
+    for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
+        if not model.alive[tree]:
             continue
-        root, first, scale = offset[tree], tree_output[tree], factor[tree]
+        root, first, scale = offset[tree], model.tree_output[tree], model.factor[tree]
         if loss_kind != FRACTIONS:  # sums of a, b, a*a, a*b, b*b per current leaf, and its rows
             moment[root : offset[tree + 1]] = 0.0
             held[root : offset[tree + 1]] = 0
@@ -294,25 +353,61 @@ def collapse_costs(
                 reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up
-    return total_change, total_square, reached
 
 
-@numba.njit(cache=True, parallel=True)
-def removal_costs(
-    rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind
+def collapse_costs(rows, model, candidate_value, on, moment, held):
+    """Per node, over ``rows``: the sum and the sum of squares of each row's
+    loss change if the node were collapsed into a leaf of value
+    ``candidate_value[node]`` (rows not below a node contribute zero), and
+    how many of the rows are below it (``on``: a :class:`RankRows`; ``model``:
+    a :class:`PrunedModel`). For the smooth losses ``on.grad`` and ``on.hess`` are the
+    derivatives of ``gradients`` at ``on.raw[rows]``, one row per entry of
+    ``rows``.
+
+    A row's change under an ancestor of its current leaf is ``a * d + b *
+    d**2 / 2`` with ``d`` the ancestor's candidate value minus the leaf's
+    value: ``a, b`` are the row's scaled derivatives (exact for the squared
+    loss, second order for the smooth ones). So the rows are summed into
+    five moments per current leaf, and only the leaves walk up their
+    ancestors. Class fractions (whose change is not a polynomial in ``d``)
+    walk up row by row.
+
+    ``moment`` (float64 (n_nodes, 5)) and ``held`` (int64 (n_nodes,)) are
+    scratch, overwritten (of size 0 for class fractions, which use neither):
+    the caller keeps them from call to call, as fresh arrays cost a page
+    fault per 4 KB (10,000 per call on a forest of 860,000 nodes, a fifth
+    of the kernel's time)."""
+    n_nodes, n_trees = model.parent.shape[0], model.offset.shape[0] - 1
+    out = Costs(np.zeros(n_nodes), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64))
+    run_chunks(
+        _collapse_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out
+    )
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _removal_costs_trees(
+    lo,
+    hi,
+    rows,
+    leaf,
+    offset,
+    current,
+    value,
+    tree_output,
+    alive,
+    live,
+    tree_sum,
+    base_score,
+    codes,
+    targets,
+    loss_kind,
+    total_change,
+    total_square,
 ):
-    """Averaged ensembles (squared loss or class fractions): per tree, the sum
-    and sum of squares over ``rows`` of the loss change if the tree were
-    dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
-    of the live trees' values per row and ``live`` how many live trees hold
-    the row (``live_trees_per_row``); rows a tree does not hold, or that no
-    other tree holds, do not count."""
-    n_trees = leaf.shape[0]
     width = value.shape[1]
     n_outputs = base_score.shape[0]
-    total_change = np.zeros(n_trees, dtype=np.float64)
-    total_square = np.zeros(n_trees, dtype=np.float64)
-    for tree in numba.prange(n_trees):
+    for tree in range(lo, hi):
         if not alive[tree]:
             continue
         root, first = offset[tree], tree_output[tree]
@@ -333,6 +428,41 @@ def removal_costs(
                 change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row, 0], loss_kind)
             total_change[tree] += change
             total_square[tree] += change * change
+
+
+def removal_costs(
+    rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind
+):
+    """Averaged ensembles (squared loss or class fractions): per tree, the sum
+    and sum of squares over ``rows`` of the loss change if the tree were
+    dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
+    of the live trees' values per row and ``live`` how many live trees hold
+    the row (``live_trees_per_row``); rows a tree does not hold, or that no
+    other tree holds, do not count."""
+    n_trees = leaf.shape[0]
+    total_change = np.zeros(n_trees, dtype=np.float64)
+    total_square = np.zeros(n_trees, dtype=np.float64)
+    run_chunks(
+        _removal_costs_trees,
+        0,
+        n_trees,
+        chunk_size(n_trees),
+        rows,
+        leaf,
+        offset,
+        current,
+        value,
+        tree_output,
+        alive,
+        live,
+        tree_sum,
+        base_score,
+        codes,
+        targets,
+        loss_kind,
+        total_change,
+        total_square,
+    )
     return total_change, total_square
 
 
@@ -438,19 +568,25 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     return grad, hess
 
 
-@numba.njit(cache=True, parallel=True)
-def current_leaf_counts(children_left, children_right, offset, collapsed):
-    """Leaves below every node of the model as pruned so far (a collapsed
-    node counts one); nodes below a collapsed node get meaningless counts.
-    Trees in parallel: each writes its own range of nodes."""
-    n_nodes = children_left.shape[0]
-    count = np.ones(n_nodes, dtype=np.int64)
-    for tree in numba.prange(offset.shape[0] - 1):
+@numba.njit(cache=True, nogil=True)
+def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, count):
+    for tree in range(lo, hi):
         root = offset[tree]
         for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
             left = children_left[node]
             if left >= 0 and not collapsed[node]:
                 count[node] = count[root + left] + count[root + children_right[node]]
+
+
+def current_leaf_counts(children_left, children_right, offset, collapsed):
+    """Leaves below every node of the model as pruned so far (a collapsed
+    node counts one); nodes below a collapsed node get meaningless counts.
+    Trees on threads: each writes its own range of nodes."""
+    count = np.ones(children_left.shape[0], dtype=np.int64)
+    n_trees = offset.shape[0] - 1
+    run_chunks(
+        _leaf_counts_trees, 0, n_trees, chunk_size(n_trees), children_left, children_right, offset, collapsed, count
+    )
     return count
 
 

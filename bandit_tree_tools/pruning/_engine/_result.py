@@ -12,6 +12,7 @@ from ...tree import Ensemble
 from .._metrics import before_after
 from .._result import PruneResult
 from ._metrics import METRICS, _bound, _check_margin, _check_tolerance, metric_value, smoothed_metric, within_margin
+from ._search import leaf_dtype, raw_through_leaves
 from ._state import build_ensemble, pruned_nodes
 
 __all__ = [
@@ -246,8 +247,8 @@ class PrunePathResult(PruneResult):
         already computed). The metric itself is the search's figure, set by
         the callers (``params["baseline"]``, the path's row): one quantity
         computed once, not twice in float32 and float64."""
-        if raw is None:  # X_val as prune validated it
-            raw = ensemble.predict_raw(X_val if rows is None else X_val[rows], check_input=False)
+        if raw is None:  # X_val as prune validated it; leaf ids as wide as the unpruned model's
+            raw = raw_through_leaves(ensemble, X_val, rows, leaf_dtype(self.original))
         metric = self.params["metric"]
         row = {metric: metric_value(metric, ensemble, raw, target)}
         names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")

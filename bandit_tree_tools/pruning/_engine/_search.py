@@ -101,6 +101,18 @@ def leaf_dtype(ensemble: Ensemble):
     return next(dtype for dtype in (np.int8, np.int16, np.int32) if largest_id <= np.iinfo(dtype).max)
 
 
+def raw_through_leaves(ensemble: Ensemble, X, order=None, leaf_type=None) -> np.ndarray:
+    """``ensemble.predict_raw(X[order])`` (``X`` as ``check_X`` returns it; every
+    row by default), bit for bit, through the kernels the search routes its rows
+    with (``Ensemble._apply_columns``, then ``_raw_from_leaves``) into leaf ids of
+    ``leaf_type`` (:func:`leaf_dtype` of the model by default): ``predict_raw``'s
+    own kernel would be one more to compile on the first call of ``prune``."""
+    order = np.arange(X.shape[0], dtype=np.int64) if order is None else order
+    leaves = np.empty((ensemble.n_trees, order.shape[0]), dtype=leaf_type or leaf_dtype(ensemble))
+    ensemble._apply_columns(X, order, leaves)
+    return ensemble._raw_from_leaves(leaves.T)
+
+
 def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:
     """(ranking rows, checking rows, whether the ranking rows may re-fit the
     leaves: not labelled validation rows) for every walk of one ``prune``; ``X_val``, ``X_fit``: the
@@ -184,7 +196,7 @@ def model_target(ensemble: Ensemble, X) -> Target:
     positive class (binary classifiers), every class's probability (n_rows,
     n_classes: the softmax, or one sigmoid per class), or the predicted value
     (regressors). Class code -1 marks these soft labels for the kernels."""
-    prediction = ensemble.transform_raw(ensemble.predict_raw(X, check_input=False))
+    prediction = ensemble.transform_raw(raw_through_leaves(ensemble, X))
     n = X.shape[0]
     codes = np.full(n, -1, dtype=np.int64)
     if ensemble.task == "regression":
@@ -424,27 +436,13 @@ class _Search:
             )
         else:
             grad = hess = np.zeros((0, self.n_outputs))
-        change, square, reached = kernels.collapse_costs(
-            rows,
-            leaf,
-            self.offset,
-            self.parent,
-            self.current,
-            self.value,
-            candidate_value,
-            self.tree_output,
-            self.factor(),
-            on.row_scale(self.alive),
-            self.alive,
-            raw,
-            t.codes,
-            _columns(t.values),
-            self.loss_kind,
-            grad,
-            hess,
-            self._moment,
-            self._held,
+        model = kernels.PrunedModel(
+            self.offset, self.parent, self.current, self.value, self.tree_output, self.factor(), self.alive
         )
+        ranked = kernels.RankRows(
+            leaf, on.row_scale(self.alive), raw, t.codes, _columns(t.values), self.loss_kind, grad, hess
+        )
+        change, square, reached = kernels.collapse_costs(rows, model, candidate_value, ranked, self._moment, self._held)
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             # the sum of the live trees' values per row, from the scores already computed: a

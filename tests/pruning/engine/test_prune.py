@@ -498,26 +498,21 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
         candidate = np.array([[rng.normal()], [0.0], [0.0]])
         raw = rng.normal(size=(n, 1))
         targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
-        _, square, reached = engine_kernels.collapse_costs(
-            np.arange(n),
+        model = engine_kernels.PrunedModel(
+            offset, parent, current, value, np.zeros(1, np.int64), np.ones(1), np.ones(1, bool)
+        )
+        on = engine_kernels.RankRows(
             leaf,
-            offset,
-            parent,
-            current,
-            value,
-            candidate,
-            np.zeros(1, np.int64),
-            np.ones(1),
             np.ones(n),
-            np.ones(1, bool),
             raw,
             np.zeros(n, np.int64),
             targets,
             engine_kernels.SQUARED,
             np.empty((n, 1)),
             np.empty((n, 1)),
-            np.empty((3, 5)),
-            np.empty(3, np.int64),
+        )
+        _, square, reached = engine_kernels.collapse_costs(
+            np.arange(n), model, candidate, on, np.empty((3, 5)), np.empty(3, np.int64)
         )
         assert reached[0] == n
         assert 0.0 <= square[0] < 1e-12

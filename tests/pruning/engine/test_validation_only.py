@@ -109,3 +109,28 @@ def test_one_computation_of_each_figure_and_the_average_never_lets_a_point_in():
         model, X[1500:], y[1500:], X_train=X_train, y_train=y_train, refit=np.True_, random_state=0, progress=False
     )
     assert {walk.refit for walk in numpy_true._walks} == {True}
+
+
+def test_the_after_row_reads_the_pruned_models_own_scores_without_a_new_kernel(boosted, monkeypatch):
+    """The chosen model's reported accuracy and log-loss on the checking rows
+    are those of its own ``predict_raw``, bit for bit, but computed from leaves
+    routed by the search's own kernels (``_apply_columns``, ``_raw_from_leaves``):
+    routing them through ``predict_raw`` compiled one more kernel (about 1.2 s)
+    into the first call of ``prune``."""
+    from bandit_tree_tools.pruning._engine._metrics import metric_value
+    from bandit_tree_tools.pruning._inputs import check_target
+    from bandit_tree_tools.tree import _kernels
+
+    model, X_val, y_val = boosted
+
+    def no_predict_raw(*args, **kwargs):
+        raise AssertionError("prune routed its checking rows through predict_raw")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_kernels, "_predict_raw", no_predict_raw)
+        result = btt.prune(model, X_val, y_val, tolerance=0.01, random_state=0, progress=False)
+    assert result.ensemble.n_leaves < result.original.n_leaves
+    raw = result.ensemble.predict_raw(X_val)  # every validation row checks (no training rows)
+    target = check_target(result.ensemble, y_val, len(y_val))
+    for name in ("accuracy", "log_loss"):
+        assert result.metrics.loc["after", name] == metric_value(name, result.ensemble, raw, target)
