@@ -54,6 +54,9 @@ class Adapter:
     extensions : tuple of str
         File suffixes :meth:`save` and :meth:`load` handle, the default for
         saving first.
+    deployed_suffix, deployed_file : str
+        The file a deployed model is measured by (``PruneResult.deployment``):
+        its suffix among ``extensions`` and what writes it.
     """
 
     library: str
@@ -61,6 +64,8 @@ class Adapter:
     extra: str
     name: str
     extensions: tuple
+    deployed_suffix: str
+    deployed_file: str
     _module: str  # bandit_tree_tools.interop.<module> with from_<x> / to_<x>
 
     def __repr__(self) -> str:
@@ -133,6 +138,15 @@ class Adapter:
         ``(n_rows, n_outputs)`` as :meth:`Ensemble.predict_raw` returns them."""
         raise NotImplementedError
 
+    def deployed(self, native) -> tuple:
+        """``(model, predictor, predict)``: what a service that loads
+        ``native``'s file holds (``model``, which :meth:`save` writes to a
+        ``deployed_suffix`` file), the name of the library's own predictor
+        and that predictor, a function of the rows (a pandas frame, a numpy
+        or scipy sparse array, as the library reads them). It predicts what
+        :meth:`predict_native` does: class probabilities for classifiers."""
+        raise NotImplementedError
+
 
 class SklearnAdapter(Adapter):
     """scikit-learn estimators; files are pickles (joblib or pickle), which
@@ -142,6 +156,8 @@ class SklearnAdapter(Adapter):
     extra = "sklearn"
     name = "scikit-learn"
     extensions = (".joblib", ".pkl", ".pickle")
+    deployed_suffix = ".joblib"
+    deployed_file = "joblib.dump (uncompressed)"
 
     def native_module(self):
         try:
@@ -196,6 +212,10 @@ class SklearnAdapter(Adapter):
             return native.predict_proba(X)
         return native.predict(X)
 
+    def deployed(self, native) -> tuple:
+        method = "predict_proba" if hasattr(native, "predict_proba") else "predict"
+        return native, f"{type(native).__name__}.{method}", getattr(native, method)
+
 
 class LightGBMAdapter(Adapter):
     """LightGBM Boosters and estimators; files are LightGBM's model text,
@@ -204,6 +224,8 @@ class LightGBMAdapter(Adapter):
     library = package = _module = extra = "lightgbm"
     name = "LightGBM"
     extensions = (".txt",)
+    deployed_suffix = ".txt"
+    deployed_file = "Booster.save_model (the model text)"
 
     def save(self, native, path) -> Path:
         path = self.check_path(path)
@@ -232,6 +254,10 @@ class LightGBMAdapter(Adapter):
             return native.predict_proba(X)
         return native.predict(X)
 
+    def deployed(self, native) -> tuple:
+        booster = getattr(native, "booster_", native)  # what lightgbm.Booster(model_file=...) loads
+        return booster, "lightgbm.Booster.predict", booster.predict
+
 
 class XGBoostAdapter(Adapter):
     """XGBoost Boosters and estimators; files are XGBoost's JSON or UBJSON."""
@@ -239,6 +265,9 @@ class XGBoostAdapter(Adapter):
     library = package = _module = extra = "xgboost"
     name = "XGBoost"
     extensions = (".json", ".ubj")
+    # UBJSON: the format of Booster.save_raw() and of save_model for other suffixes than .json
+    deployed_suffix = ".ubj"
+    deployed_file = "Booster.save_model (UBJSON)"
 
     def save(self, native, path) -> Path:
         path = self.check_path(path)
@@ -273,6 +302,16 @@ class XGBoostAdapter(Adapter):
             return native.predict_proba(X) if hasattr(native, "predict_proba") else native.predict(X)
         scores = np.asarray(scores, dtype=np.float64 if raw else scores.dtype)
         return scores.reshape(len(scores), -1) if raw else scores
+
+    def deployed(self, native) -> tuple:
+        import json
+
+        xgboost = self.native_module()
+        booster = native if isinstance(native, xgboost.Booster) else native.get_booster()
+        if json.loads(booster.save_config())["learner"]["gradient_booster"]["name"] == "dart":
+            # inplace_predict does not weight DART's trees as predict does (predict_native)
+            return booster, "xgboost.Booster.predict(DMatrix)", lambda X: booster.predict(xgboost.DMatrix(X))
+        return booster, "xgboost.Booster.inplace_predict", booster.inplace_predict
 
 
 # Ensemble.source.library -> its adapter: the one table of library knowledge

@@ -8,11 +8,19 @@ import numpy as np
 import pandas as pd
 
 from .._plotting import axes_for
+from .._validation import Interval
 from ..exceptions import ParameterError
 from ..tree import Ensemble
 from ._metrics import before_after, model_metrics
 
 __all__ = ["PruneResult"]
+
+# what PruneResult.deployment's parameters accept (_validation.check_params)
+_DEPLOYMENT_CONSTRAINTS = {
+    "batch_rows": [Interval(int, 1, None)],
+    "n_repeats": [Interval(int, 1, None)],
+    "random_state": ["random_state"],
+}
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -105,6 +113,101 @@ class PruneResult:
         from ..interop import to_model
 
         return to_model(self.ensemble)
+
+    def deployment(self, X, *, batch_rows=10_000, n_repeats=5, random_state=None) -> pd.DataFrame:
+        """What the pruned model costs where it is deployed, beside the
+        unpruned one: its native file's size and the native library's
+        prediction time for a batch of rows and for one row.
+
+        Both models are exported (:meth:`to_model`, and the same for
+        ``original``, which predicts exactly like the model you passed and
+        writes a file of its size), written to a temporary file and timed
+        with the library's own predictor:
+
+        ============  ==================================  ====================================
+        library       file (``file_bytes``)               predictor
+        ============  ==================================  ====================================
+        scikit-learn  ``joblib.dump`` (uncompressed)      ``predict_proba`` (``predict`` for
+                                                          regressors)
+        LightGBM      ``Booster.save_model`` (model text) ``Booster.predict``
+        XGBoost       ``Booster.save_model``, UBJSON      ``Booster.inplace_predict``
+                      (``.ubj``, as ``save_raw()``)       (``predict`` on a DMatrix for DART)
+        ============  ==================================  ====================================
+
+        The predictors run with the models' own settings (threads included).
+        The two models are timed in turns within each repeat, so that a
+        machine busier at one moment slows both alike; timings on a shared
+        machine still vary from call to call, the ratios less. Nothing is
+        timed when the result is printed: this method takes some seconds.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+            Rows the model will meet (the validation rows, say), with the
+            model's columns; passed to the predictors as given (a pandas
+            frame stays one). The batch is a random sample of
+            ``batch_rows`` of them, or all of them repeated when there are
+            fewer.
+        batch_rows : int, default=10_000
+            Rows of the batch.
+        n_repeats : int, default=5
+            Timed calls on the batch, and timed runs of 20 one-row calls
+            (on 20 rows of the batch); each time is the median of its
+            repeats, after one untimed call.
+        random_state : None, int, Generator or RandomState
+            Which rows form the batch, in which order.
+
+        Returns
+        -------
+        DataFrame
+            Rows "before" (the unpruned model), "after" (the pruned one) and
+            "ratio" (before / after: how many times fewer, smaller or
+            faster); columns ``leaves``, ``trees``, ``file_bytes``,
+            ``batch_seconds`` (one call on the batch) and ``row_seconds``
+            (one call on one row). ``attrs`` name the ``file`` and the
+            ``predictor`` and hold ``batch_rows``, ``rows_per_repeat`` and
+            ``n_repeats``.
+
+        Raises
+        ------
+        DataError
+            ``X`` has other columns than the model's, or no rows.
+        ParameterError
+            ``batch_rows`` or ``n_repeats`` is not a positive int.
+        UnsupportedModelError
+            The model's library has no exporter (an ensemble built here).
+
+        Examples
+        --------
+        >>> import bandit_tree_tools as btt
+        >>> from sklearn.datasets import make_classification
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> X, y = make_classification(n_samples=1200, random_state=0)
+        >>> model = RandomForestClassifier(n_estimators=10, random_state=0).fit(X[:600], y[:600])
+        >>> result = btt.prune(model, X[600:], y[600:], tolerance=0.02, random_state=0, progress=False)
+        >>> table = result.deployment(X[600:], batch_rows=1000, n_repeats=2, random_state=0)
+        >>> table.index.tolist()
+        ['before', 'after', 'ratio']
+        >>> table.columns.tolist()
+        ['leaves', 'trees', 'file_bytes', 'batch_seconds', 'row_seconds']
+        >>> int(table.loc["after", "leaves"]) == result.ensemble.n_leaves
+        True
+        >>> bool(table.loc["ratio", "file_bytes"] > 1)  # the pruned model's pickle is smaller
+        True
+        >>> table.attrs["predictor"]
+        'RandomForestClassifier.predict_proba'
+        """
+        from .._validation import check_params
+        from ._deployment import deployment_table
+
+        check_params(
+            {"batch_rows": batch_rows, "n_repeats": n_repeats, "random_state": random_state},
+            _DEPLOYMENT_CONSTRAINTS,
+            owner="deployment",
+        )
+        return deployment_table(
+            self.original, self.ensemble, X, batch_rows=batch_rows, n_repeats=n_repeats, random_state=random_state
+        )
 
     def _ensemble_by_position(self) -> Ensemble:
         """``ensemble`` with as many trees as ``original``, for views that pair

@@ -8,7 +8,7 @@ from bandit_tree_tools.pruning._engine._demo import _models, demo
 
 
 @pytest.mark.slow  # prunes four 100-300-tree models; `make demo` runs the same code
-def test_demo_prunes_every_available_model_and_reports_validation_and_test_changes():
+def test_demo_prunes_every_available_model_and_reports_validation_and_test_changes_and_deployment():
     text = demo()
     lines = text.splitlines()
     for name in _models():
@@ -27,4 +27,8 @@ def test_demo_prunes_every_available_model_and_reports_validation_and_test_chang
         assert float(match.group(4)) >= -0.005
         assert float(match.group(7)) == pytest.approx(float(match.group(6)) - float(match.group(5)), abs=2e-4)
         assert 0.0 < float(match.group(8)) < 0.01
+        # what the deployed model gained: its native file (smaller with fewer leaves) and one-row time
+        deployed = re.search(r"s\s+([\d.]+)x\s+([\d.]+)x  OK$", line)
+        assert deployed, line
+        assert float(deployed.group(1)) > 1.0 and float(deployed.group(2)) > 0.0
     assert "MISMATCH" not in text
