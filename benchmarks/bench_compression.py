@@ -3,15 +3,22 @@ XGBoost's own pruner and LOP's published figures.
 
     python benchmarks/bench_compression.py [--datasets adult,california,...] [--models lightgbm,xgboost,rf,hgb]
                                            [--tolerance 0.005] [--skip-slow] [--accelerator] [--rows 1000000]
-                                           [--random-states 0,1,2,3]
+                                           [--random-states 0,1,2,3] [--data-dir ../shared/datasets]
+                                           [--lop-repo PATH] [--forestprune-repo PATH]
+                                           [--peer-venvs ~/.cache/bandit_tree_tools/peers] [--peer-timeout 3600]
 
 Protocol (LOP's, Devos et al. 2025): one fixed 60/20/20 train/validation/test
 split per data set; the tolerance is 0.5 points of validation balanced
 accuracy (R^2 for the California regression); every figure below is on the
 test rows. ``california_binary`` is the task LOP reports for California (OpenML's
 binary version: is the house value above the median?), on the same features.
+``mnist_2v4`` is LOP's Mnist[2v4] (is the digit a 4 or a 2?) on the 2,014 twos and fours
+of MNIST's test split, the part of MNIST in the shared data (LOP's has the training
+split's too: about seven times as many rows).
 Models: LightGBM 300 trees x 63 leaves, XGBoost 300 trees of depth 6,
-scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations.
+scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations;
+``xgboost50`` is LOP's protocol model, XGBoost 50 trees of depth 6 at learning
+rate 0.25 (not in the default list).
 
 ``test_se`` is the standard error of the test change from the unpruned
 model, paired by row: the test rows are a sample too, and a change within
@@ -31,6 +38,29 @@ two with the leaves refreshed and the gains measured on the training rows
 (``on X_train``: the rows ``btt.prune`` fits on), the validation rows only
 choosing ``gamma``. ``export`` says whether the exported native model predicts
 like the pruned ensemble.
+
+``--lop-repo PATH``, ``--forestprune-repo PATH``: the peers' own code beside
+``btt.prune`` on every XGBoost classifier (``xgboost``, ``xgboost50``), on the
+same model (exported as XGBoost JSON) and the same split: LOP's
+``LassoCompress`` (a checkout of laudv/tree_compress at commit 1208651; its older
+``Compress`` class is not used) and ForestPrune (a checkout of
+mazumder-lab/ForestPrune). Each runs in a virtual environment of its own, built
+with ``python -m venv`` and pip under ``--peer-venvs`` on first use and reused
+(LOP's: numpy < 2, scikit-learn 1.5, XGBoost 2.1, dtai-veritas 0.2.3), by
+``benchmarks/_peer_runner.py`` in a subprocess: the project's environment never
+imports them. Both fit on the training rows and keep the smallest model whose
+validation balanced accuracy is within the tolerance; how each is called (and how
+ForestPrune's squared-error solver is given XGBoost's trees) is in that script's
+docstring. A path that holds no such checkout is skipped with a message, and so is
+a peer that fails or takes more than ``--peer-timeout`` seconds. With a peer,
+``btt.prune`` also runs in the other mode (without the training rows, or with them
+under ``--validation-only``), and a last table puts them side by side: leaf
+compression (leaves of the unpruned model over leaves kept, each tool's leaves
+counted on its own pruned model), test change in points, its paired standard
+error, seconds (a peer's own work only, timed inside its process; ForestPrune's
+numba kernels compiled before, LOP's compile inside its call, as in its own
+timings), then each ``btt.prune`` mode's compression over the peer's and its time
+as a fraction of the peer's.
 
 ``--validation-only``: ``btt.prune`` without the training rows (a model handed
 over with a held-out set only); XGBoost's pruner is still measured both ways.
