@@ -3,15 +3,22 @@ XGBoost's own pruner and LOP's published figures.
 
     python benchmarks/bench_compression.py [--datasets adult,california,...] [--models lightgbm,xgboost,rf,hgb]
                                            [--tolerance 0.005] [--skip-slow] [--accelerator] [--rows 1000000]
-                                           [--random-states 0,1,2,3]
+                                           [--random-states 0,1,2,3] [--data-dir ../shared/datasets]
+                                           [--lop-repo PATH] [--forestprune-repo PATH]
+                                           [--peer-venvs ~/.cache/bandit_tree_tools/peers] [--peer-timeout 3600]
 
 Protocol (LOP's, Devos et al. 2025): one fixed 60/20/20 train/validation/test
 split per data set; the tolerance is 0.5 points of validation balanced
 accuracy (R^2 for the California regression); every figure below is on the
 test rows. ``california_binary`` is the task LOP reports for California (OpenML's
 binary version: is the house value above the median?), on the same features.
+``mnist_2v4`` is LOP's Mnist[2v4] (is the digit a 4 or a 2?) on the 2,014 twos and fours
+of MNIST's test split, the part of MNIST in the shared data (LOP's has the training
+split's too: about seven times as many rows).
 Models: LightGBM 300 trees x 63 leaves, XGBoost 300 trees of depth 6,
-scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations.
+scikit-learn RandomForest 100 trees, HistGradientBoosting 200 iterations;
+``xgboost50`` is LOP's protocol model, XGBoost 50 trees of depth 6 at learning
+rate 0.25 (not in the default list).
 
 ``test_se`` is the standard error of the test change from the unpruned
 model, paired by row: the test rows are a sample too, and a change within
@@ -32,6 +39,29 @@ two with the leaves refreshed and the gains measured on the training rows
 choosing ``gamma``. ``export`` says whether the exported native model predicts
 like the pruned ensemble.
 
+``--lop-repo PATH``, ``--forestprune-repo PATH``: the peers' own code beside
+``btt.prune`` on every XGBoost classifier (``xgboost``, ``xgboost50``), on the
+same model (exported as XGBoost JSON) and the same split: LOP's
+``LassoCompress`` (a checkout of laudv/tree_compress at commit 1208651; its older
+``Compress`` class is not used) and ForestPrune (a checkout of
+mazumder-lab/ForestPrune). Each runs in a virtual environment of its own, built
+with ``python -m venv`` and pip under ``--peer-venvs`` on first use and reused
+(LOP's: numpy < 2, scikit-learn 1.5, XGBoost 2.1, dtai-veritas 0.2.3), by
+``benchmarks/_peer_runner.py`` in a subprocess: the project's environment never
+imports them. Both fit on the training rows and keep the smallest model whose
+validation balanced accuracy is within the tolerance; how each is called (and how
+ForestPrune's squared-error solver is given XGBoost's trees) is in that script's
+docstring. A path that holds no such checkout is skipped with a message, and so is
+a peer that fails or takes more than ``--peer-timeout`` seconds. With a peer,
+``btt.prune`` also runs in the other mode (without the training rows, or with them
+under ``--validation-only``), and a last table puts them side by side: leaf
+compression (leaves of the unpruned model over leaves kept, each tool's leaves
+counted on its own pruned model), test change in points, its paired standard
+error, seconds (a peer's own work only, timed inside its process; ForestPrune's
+numba kernels compiled before, LOP's compile inside its call, as in its own
+timings), then each ``btt.prune`` mode's compression over the peer's and its time
+as a fraction of the peer's.
+
 ``--validation-only``: ``btt.prune`` without the training rows (a model handed
 over with a held-out set only); XGBoost's pruner is still measured both ways.
 
@@ -46,7 +76,11 @@ changes), and the final validation metric of both.
 """
 
 import argparse
+import gzip
 import json
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -73,6 +107,21 @@ DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 # (its California is the binary task of OpenML's version, a house value above the median: our
 # "california_binary"; our "california" is the regression and has no LOP figure)
 LOP = {"adult": 31.8, "california_binary": 9.2, "electricity": 5.2, "compas": 356.8}
+# the peers' own code, each in a virtual environment of its own built from a local checkout of its
+# repository: (the file that must be in the checkout, the packages its environment installs);
+# LOP's are the versions its pre-release code (laudv/tree_compress, commit 1208651) is known to
+# run with
+PEERS = {
+    "lop": (
+        "src/tree_compress/lasso_compress.py",
+        ["numpy<2", "scikit-learn==1.5.*", "xgboost==2.1.*", "dtai-veritas==0.2.3", "colorama", "numba"],
+    ),
+    "forestprune": (
+        "code/ForestPrune.py",
+        ["numpy<2", "scikit-learn==1.5.*", "xgboost==2.1.*", "pandas<2.3", "numba", "matplotlib"],
+    ),
+}
+PEER_NAMES = {"lop": "LOP LassoCompress", "forestprune": "ForestPrune"}
 GAMMAS = [0.0, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384]
 
 
@@ -126,10 +175,31 @@ def load(name):
         frame = pd.read_csv(DATASETS / "tsdt" / "compas-binary.csv", sep=";")
         y = frame.pop(frame.columns[-1]).to_numpy(int)
         return frame.to_numpy(float), y, "classification"
+    if name == "mnist_2v4":  # LOP's Mnist[2v4]: is the digit a 4 (or a 2)?
+        X, digits = mnist(DATASETS / "mnist")
+        keep = (digits == 2) | (digits == 4)
+        return X[keep].astype(float), (digits[keep] == 4).astype(int), "classification"
     if name == "synthetic":
         X, y = make_classification(24_000, 20, n_informative=10, flip_y=0.08, random_state=0)
         return X, y, "classification"
     raise ValueError(name)
+
+
+def mnist(folder):
+    """(images, labels) of MNIST's test split: (10000, 784) uint8 pixels, row-major 28 x 28,
+    and (10000,) uint8 digits, read from the idx files of ``folder``."""
+    images = _idx(Path(folder) / "t10k-images-idx3-ubyte.gz", magic=2051, header=16)
+    labels = _idx(Path(folder) / "t10k-labels-idx1-ubyte.gz", magic=2049, header=8)
+    return images.reshape(len(labels), -1), labels
+
+
+def _idx(path, magic, header):
+    with gzip.open(path) as file:
+        buffer = file.read()
+    found = int.from_bytes(buffer[:4], "big")
+    if found != magic:
+        raise ValueError(f"{path} is not an idx file of magic {magic} (its first four bytes read {found})")
+    return np.frombuffer(buffer, np.uint8, offset=header)
 
 
 def _codes(frame):
@@ -155,10 +225,12 @@ def make_model(kind, task):
 
         cls = lgb.LGBMClassifier if classify else lgb.LGBMRegressor
         return cls(n_estimators=300, num_leaves=63, verbose=-1, random_state=0, n_jobs=2)
-    if kind == "xgboost":
+    if kind in ("xgboost", "xgboost50"):  # xgboost50: LOP's protocol models
         import xgboost as xgb
 
         cls = xgb.XGBClassifier if classify else xgb.XGBRegressor
+        if kind == "xgboost50":
+            return cls(n_estimators=50, max_depth=6, learning_rate=0.25, random_state=0, n_jobs=2)
         return cls(n_estimators=300, max_depth=6, random_state=0, n_jobs=2)
     if kind == "rf":
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
@@ -245,10 +317,86 @@ def xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance):
     return best, time.perf_counter() - started
 
 
+# ------------------------------------------------------------------ peers
+def peer_python(peer, venvs):
+    """The interpreter of ``peer``'s virtual environment under ``venvs``, built with
+    ``python -m venv`` and pip on first use and reused while its package list is the same."""
+    venv = Path(venvs).expanduser() / peer
+    python = venv / "bin" / "python"
+    stamp = venv / "bench_compression-packages.txt"
+    packages = PEERS[peer][1]
+    if python.exists() and stamp.exists() and stamp.read_text() == "\n".join(packages):
+        return python
+    print(f"building {peer}'s environment in {venv} ({', '.join(packages)})", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages], check=True
+    )
+    stamp.write_text("\n".join(packages))
+    return python
+
+
+def run_peers(model, splits, tolerance, peers, venvs, timeout):
+    """{peer: (result dict, validation classes, test classes)} of each peer whose checkout is
+    given, run by ``_peer_runner.py`` in its own environment on ``model`` exported as XGBoost
+    JSON and on the same split; a peer that is absent, fails or runs out of time is left out
+    with a printed message."""
+    X_train, y_train, X_val, y_val, X_test, _ = splits
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="btt-peers-") as folder:
+        folder = Path(folder)
+        model.get_booster().save_model(folder / "model.json")
+        for name, array in (
+            ("X_train", X_train),
+            ("y_train", y_train),
+            ("X_val", X_val),
+            ("y_val", y_val),
+            ("X_test", X_test),
+        ):
+            np.save(folder / f"{name}.npy", np.asarray(array))
+        (folder / "params.json").write_text(json.dumps({"tolerance": tolerance, "seed": 0}))
+        for peer, repo in peers.items():
+            repo = Path(repo).expanduser().resolve()
+            if not (repo / PEERS[peer][0]).exists():
+                print(f"{PEER_NAMES[peer]} skipped: no {PEERS[peer][0]} in {repo}", flush=True)
+                continue
+            for stale in ("result.json", "val_pred.npy", "test_pred.npy"):
+                (folder / stale).unlink(missing_ok=True)
+            command = [
+                str(peer_python(peer, venvs)),
+                str(Path(__file__).with_name("_peer_runner.py")),
+                peer,
+                str(repo),
+                str(folder),
+            ]
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                print(f"{PEER_NAMES[peer]} skipped: still running after {timeout:.0f} s (--peer-timeout)", flush=True)
+                continue
+            if done.returncode != 0:
+                print(f"{PEER_NAMES[peer]} failed (exit {done.returncode}):\n{done.stderr[-2000:]}", flush=True)
+                continue
+            result = json.loads((folder / "result.json").read_text())
+            out[peer] = (result, np.load(folder / "val_pred.npy"), np.load(folder / "test_pred.npy"))
+    return out
+
+
 # ------------------------------------------------------------------- runs
-def run_case(name, kind, tolerance, skip_slow, random_states=(0,), validation_only=False):
+def run_case(
+    name,
+    kind,
+    tolerance,
+    skip_slow,
+    random_states=(0,),
+    validation_only=False,
+    peers=None,
+    venvs=None,
+    peer_timeout=3600.0,
+):
     X, y, task = load(name)
-    X_train, y_train, X_val, y_val, X_test, y_test = split(X, y, task)
+    splits = split(X, y, task)
+    X_train, y_train, X_val, y_val, X_test, y_test = splits
     model = make_model(kind, task).fit(X_train, y_train)
     ensemble = btt.from_model(model)
     rows = []
@@ -288,6 +436,17 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,), validation_on
             f"refit {result.params['refit']}, reweighted {result.params['reweighted']}, "
             f"ranked on {result.params['ranked_on']}",
         )
+        if state == random_states[0] and peers:  # beside the peers: the other mode too
+            started = time.perf_counter()
+            other = {} if not validation_only else dict(X_train=X_train, y_train=y_train)
+            result_other = btt.prune(
+                model, X_val, y_val, tolerance=tolerance, random_state=state, progress=False, **other
+            )
+            add(
+                "btt.prune, with training rows" if validation_only else "btt.prune, validation rows only",
+                result_other.ensemble,
+                time.perf_counter() - started,
+            )
         if state == random_states[0]:  # LOP's and XGBoost's rule, from the same path: no margin
             plain = result.choose(tolerance, margin=0.0)
             add(
@@ -307,14 +466,38 @@ def run_case(name, kind, tolerance, skip_slow, random_states=(0,), validation_on
             warnings.simplefilter("ignore")
             paper = btt.bandit_prune(model, X_val, y_val, random_state=0, progress=False)
         add("bandit_prune", paper.ensemble, time.perf_counter() - started)
-    if kind == "xgboost":
+    if kind.startswith("xgboost"):
         for rows_name, X_fit, y_fit in (("", X_val, y_val), (" on X_train", X_train, y_train)):
             best, seconds = xgboost_prune(model, X_fit, y_fit, X_val, y_val, task, tolerance)
             for rule, suffix in (("plain", ""), ("margin", ", margin")):
                 if rule in best:
                     add(f"xgboost refresh,prune{rows_name}{suffix}", best[rule][2], seconds, f"gamma {best[rule][1]}")
-        if name in LOP:
+        if name in LOP and kind == "xgboost":
             rows.append({"data": name, "model": kind, "method": "LOP (published)", "ratio": LOP[name]})
+    if peers and kind.startswith("xgboost") and task == "classification":
+        metric_target = check_target(ensemble, y_test, len(y_test))
+        base_terms = _row_terms("balanced_accuracy", ensemble, ensemble.predict_raw(X_test), metric_target)
+        for peer, (result, _, test_pred) in run_peers(model, splits, tolerance, peers, venvs, peer_timeout).items():
+            terms = (test_pred == metric_target.codes).astype(np.float64)
+            rows.append(
+                {
+                    "data": name,
+                    "model": kind,
+                    "method": PEER_NAMES[peer],
+                    "leaves": result["leaves_after"],
+                    "trees": result["trees_after"],
+                    "ratio": ensemble.n_leaves / result["leaves_after"],
+                    "test_score": balanced_accuracy_score(y_test, ensemble.classes_[test_pred]),
+                    "test_se": paired_standard_error("balanced_accuracy", terms, base_terms, metric_target),
+                    "test_log_loss": np.nan,
+                    "seconds": result["seconds"],
+                    "export": "",
+                    "note": f"its leaves before {result['leaves_before']}, val {result['val_score']:.4f}, "
+                    f"conversion {result['conversion_error']:.1e}",
+                }
+            )
+    elif peers:
+        print(f"peers skipped on {name} {kind}: they run on XGBoost classifiers only", flush=True)
     return rows
 
 
@@ -359,6 +542,7 @@ def accelerator(n_rows, tolerance):
 
 
 def main():
+    global DATASETS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default="adult,california,california_binary,electricity,compas,synthetic")
     parser.add_argument("--models", default="lightgbm,xgboost,rf,hgb")
@@ -371,15 +555,26 @@ def main():
         action="store_true",
         help="btt.prune without X_train, y_train: the model and its validation rows only",
     )
+    parser.add_argument("--data-dir", default=str(DATASETS), help="the shared data sets' folder")
+    parser.add_argument("--lop-repo", help="a checkout of laudv/tree_compress (commit 1208651): run its LassoCompress")
+    parser.add_argument("--forestprune-repo", help="a checkout of mazumder-lab/ForestPrune: run its solver")
+    parser.add_argument(
+        "--peer-venvs",
+        default="~/.cache/bandit_tree_tools/peers",
+        help="where the peers' virtual environments are built (once) and reused",
+    )
+    parser.add_argument("--peer-timeout", type=float, default=3600.0, help="seconds a peer may take on one model")
     parser.add_argument(
         "--random-states",
         default="0",
         help="btt.prune's random_state; more than one also runs it with the others (the summary line counts the first)",
     )
     args = parser.parse_args()
+    DATASETS = Path(args.data_dir)
     if args.accelerator:
         accelerator(args.rows, args.tolerance)
         return
+    peers = {peer: repo for peer, repo in (("lop", args.lop_repo), ("forestprune", args.forestprune_repo)) if repo}
     rows = []
     for name in args.datasets.split(","):
         for kind in args.models.split(","):
@@ -390,6 +585,9 @@ def main():
                 args.skip_slow,
                 tuple(int(state) for state in args.random_states.split(",")),
                 args.validation_only,
+                peers,
+                args.peer_venvs,
+                args.peer_timeout,
             )
             print(pd.DataFrame(case).to_string(index=False, float_format=lambda v: f"{v:.4f}"), flush=True)
             rows += case
@@ -429,6 +627,54 @@ def main():
         ]
         if lop:
             print(f"{method} against LOP's published compression (XGBoost): {', '.join(lop)}")
+    if peers:
+        peer_table(frame, base)
+
+
+def peer_table(frame, base):
+    """btt.prune (with and without the training rows), XGBoost's pruner and the peers on the
+    same models: leaf compression, test change in points, seconds; then each peer against
+    btt.prune (its compression / the peer's, the peer's seconds / its)."""
+    ours = [
+        m
+        for m in ("btt.prune", "btt.prune, with training rows", "btt.prune, validation rows only")
+        if m in set(frame.method)
+    ]
+    # "margin 0": the model btt.prune's path holds under the peers' own rule (the validation
+    # score within the tolerance, no margin), from the same run and so its seconds
+    shown = ours + ["btt.prune, margin 0", "xgboost refresh,prune on X_train", *PEER_NAMES.values()]
+    table = frame[frame.method.isin(shown) & frame.model.str.startswith("xgboost")].copy()
+    if table.empty:
+        return
+    ran = table[table.method == "btt.prune"].set_index(["data", "model"]).seconds
+    plain = table.method == "btt.prune, margin 0"
+    table.loc[plain, "seconds"] = ran.reindex(list(zip(table.data[plain], table.model[plain]))).to_numpy()
+    ours = [*ours, "btt.prune, margin 0"]
+    table["test change"] = 100 * (
+        table.test_score - base.test_score.reindex(list(zip(table.data, table.model))).to_numpy()
+    )
+    table["test se"] = 100 * table.test_se
+    print("\nPeers on the same XGBoost models and splits (test change in points):")
+    print(
+        table[["data", "model", "method", "leaves", "ratio", "test change", "test se", "seconds"]].to_string(
+            index=False, float_format=lambda v: f"{v:.2f}"
+        )
+    )
+    for (name, kind), case in table.groupby(["data", "model"], sort=False):
+        case = case.set_index("method")
+        for peer in PEER_NAMES.values():
+            if peer not in case.index:
+                continue
+            versus = [
+                f"{method}: {case.ratio[method] / case.ratio[peer]:.2f}x its compression in "
+                f"{case.seconds[method] / case.seconds[peer]:.3f} of its time"
+                for method in ours
+                if method in case.index
+            ]
+            print(
+                f"{name} {kind} against {peer} ({case.ratio[peer]:.1f}x in {case.seconds[peer]:.1f} s): "
+                + "; ".join(versus)
+            )
 
 
 if __name__ == "__main__":
