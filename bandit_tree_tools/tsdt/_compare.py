@@ -291,80 +291,15 @@ def compare_trees(
     classes, y_train_codes = encode_labels(y_train, codes_train.shape[0])
     y_train_labels = classes[y_train_codes]
     y_test_labels = np.asarray(y_test)
+    test_codes = np.nan_to_num(codes_test, nan=-1.0)  # CART, river and DL8.5 read a missing code as -1
     rows = []
     for lambda_ in lambdas:
-        for variant, label in VARIANT_TITLES.items():
-            model = TSDTClassifier(
-                lambda_=lambda_,
-                max_iter=max_iter,
-                batch_size=batch_size,
-                variant=variant,
-                gamma=gamma,
-                random_state=random_state,
-            )
-            started = time.perf_counter()
-            model.fit(X_train, y_train)
-            seconds = time.perf_counter() - started
-            rows.append(
-                _row(
-                    label,
-                    lambda_,
-                    model.score(X_train, y_train),
-                    model.score(X_test, y_test),
-                    model.n_leaves_,
-                    model.n_splits_,
-                    seconds,
-                )
-            )
+        rows += _tsdt_rows(X_train, y_train, X_test, y_test, lambda_, max_iter, batch_size, gamma, random_state)
         if exact is not False:
-            started = time.perf_counter()
-            try:
-                optimum = optimal_categorical_tree(X_train, y_train, lambda_, max_subproblems=max_subproblems)
-            except DataError as error:
-                if exact:
-                    raise
-                rows.append(
-                    _row(
-                        "exact",
-                        lambda_,
-                        np.nan,
-                        np.nan,
-                        np.nan,
-                        np.nan,
-                        time.perf_counter() - started,
-                        f"infeasible: {str(error)[:80]}",
-                    )
-                )
-            else:
-                rows.append(
-                    _row(
-                        "exact",
-                        lambda_,
-                        optimum.score(X_train, y_train),
-                        optimum.score(X_test, y_test),
-                        optimum.n_leaves_,
-                        optimum.n_splits_,
-                        time.perf_counter() - started,
-                    )
-                )
-    rows.extend(
-        _cart_rows(
-            codes_train, y_train_labels, np.nan_to_num(codes_test, nan=-1.0), y_test_labels, lambdas, random_state
-        )
-    )
+            rows.append(_exact_row(X_train, y_train, X_test, y_test, lambda_, max_subproblems, required=bool(exact)))
+    rows.extend(_cart_rows(codes_train, y_train_labels, test_codes, y_test_labels, lambdas, random_state))
     if models:
-        from ..interop import from_model
-
-        items = models.items() if isinstance(models, dict) else ((type(m).__name__, m) for m in models)
-        for name, model in items:
-            ensemble = from_model(model)
-            train = float(np.mean(ensemble.predict(X_train) == np.asarray(y_train)))
-            test = float(np.mean(ensemble.predict(X_test) == y_test_labels))
-            n_leaves = ensemble.n_leaves
-            for lambda_ in lambdas:
-                rows.append(
-                    _row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan, "passed in")
-                )
+        rows += _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas)
     river_module = _optional("river", "river", "compare_trees' VFDT and EFDT rows", river)
     if river_module is not None:
         n_samples = int(stream_passes) * codes_train.shape[0]
@@ -373,7 +308,7 @@ def compare_trees(
                 river_module,
                 codes_train,
                 y_train_labels,
-                np.nan_to_num(codes_test, nan=-1.0),
+                test_codes,
                 y_test_labels,
                 lambdas,
                 n_samples,
@@ -387,7 +322,7 @@ def compare_trees(
                 dl85_module,
                 codes_train,
                 y_train_labels,
-                np.nan_to_num(codes_test, nan=-1.0),
+                test_codes,
                 y_test_labels,
                 lambdas,
                 dl85_depths,
@@ -395,3 +330,71 @@ def compare_trees(
         )
     table = pd.DataFrame(rows, columns=COLUMNS)
     return table.sort_values("lambda_", kind="stable").reset_index(drop=True)
+
+
+def _tsdt_rows(X_train, y_train, X_test, y_test, lambda_, max_iter, batch_size, gamma, random_state) -> list:
+    """The table's rows of the three TSDT variants at ``lambda_``."""
+    rows = []
+    for variant, label in VARIANT_TITLES.items():
+        model = TSDTClassifier(
+            lambda_=lambda_,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            variant=variant,
+            gamma=gamma,
+            random_state=random_state,
+        )
+        started = time.perf_counter()
+        model.fit(X_train, y_train)
+        seconds = time.perf_counter() - started
+        rows.append(
+            _row(
+                label,
+                lambda_,
+                model.score(X_train, y_train),
+                model.score(X_test, y_test),
+                model.n_leaves_,
+                model.n_splits_,
+                seconds,
+            )
+        )
+    return rows
+
+
+def _exact_row(X_train, y_train, X_test, y_test, lambda_, max_subproblems, *, required: bool) -> dict:
+    """The exact optimum's row at ``lambda_``; when it does not fit in
+    ``max_subproblems``, a row saying so (or the DataError if ``required``)."""
+    started = time.perf_counter()
+    try:
+        optimum = optimal_categorical_tree(X_train, y_train, lambda_, max_subproblems=max_subproblems)
+    except DataError as error:
+        if required:
+            raise
+        note = f"infeasible: {str(error)[:80]}"
+        return _row("exact", lambda_, np.nan, np.nan, np.nan, np.nan, time.perf_counter() - started, note)
+    return _row(
+        "exact",
+        lambda_,
+        optimum.score(X_train, y_train),
+        optimum.score(X_test, y_test),
+        optimum.n_leaves_,
+        optimum.n_splits_,
+        time.perf_counter() - started,
+    )
+
+
+def _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas) -> list:
+    """One row per model the user passed in and ``lambda_`` (the same fit
+    each time), its leaves and splits counted over all its trees."""
+    from ..interop import from_model
+
+    rows = []
+    items = models.items() if isinstance(models, dict) else ((type(m).__name__, m) for m in models)
+    for name, model in items:
+        ensemble = from_model(model)
+        train = float(np.mean(ensemble.predict(X_train) == np.asarray(y_train)))
+        test = float(np.mean(ensemble.predict(X_test) == y_test_labels))
+        n_leaves = ensemble.n_leaves
+        for lambda_ in lambdas:
+            rows.append(_row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan, "passed in"))
+    return rows
