@@ -365,16 +365,7 @@ def bandit_prune(
     ensemble, X, target, evaluator = prepare(model, X_val, y_val, weights)
     eval_rows = eval_rows_of(eval_size, evaluator.n_rows)
     weights = evaluator.weights
-    if reward_scale is None:
-        reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
-    if not reward_scale > 0:
-        raise ParameterError(
-            f"reward_scale of bandit_prune must be > 0, got {reward_scale} (from reward_threshold "
-            f"{reward_threshold} and the weights {weights})"
-        )
-    rewards = _Rewards(bandit.reward_family, float(reward_threshold), float(reward_scale))
-    if isinstance(bandit, WinStayLoseShift) and not isinstance(policy, Policy):
-        bandit.win_threshold = rewards.neutral  # a win = the pull improved the score
+    rewards, reward_scale = _rewards(bandit, policy, reward_threshold, reward_scale, weights, target)
     params = dict(
         policy=bandit.name,
         n_rounds=n_rounds,
@@ -426,40 +417,16 @@ def bandit_prune(
         )
 
     totals = {}  # (tree, node) -> [depth, pulls, reward sum, delta sum, rank, pruned]
-    if strategy == "rank":
-        arms = _Arms(trees, nodes, depths)
-        pulls, means, mean_delta, stopped = _run_rounds(
-            evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng, history, 0, progress, callback, notes
+
+    def play(arms, phase):  # the rounds of one phase over ``arms``
+        return _run_rounds(
+            evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng, history, phase, progress, callback, notes
         )
-        order = _rank(pulls, means, mean_delta)
-        _accumulate(totals, arms, pulls, means, order)
-        chosen = _non_nested(order, arms.tree, arms.node, evaluator)
-        path = _best_prefix(evaluator, arms, chosen)
-        for arm in chosen[: path.attrs["chosen"]]:
-            totals[(int(arms.tree[arm]), int(arms.node[arm]))][5] = True
+
+    if strategy == "rank":
+        path, stopped = _rank_and_prune(evaluator, _Arms(trees, nodes, depths), play, totals)
     else:
-        scores, phase = [evaluator.score()], 0
-        while len(trees):
-            arms = _Arms(trees, nodes, depths)
-            pulls, means, mean_delta, stopped = _run_rounds(
-                evaluator, arms, bandit, rewards, n_rounds, eval_rows, rng, history, phase, progress, callback, notes
-            )
-            order = _rank(pulls, means, mean_delta)
-            _accumulate(totals, arms, pulls, means, order)
-            best = int(order[0])
-            snapshot = evaluator.snapshot()
-            evaluator.commit(int(arms.tree[best]), int(arms.node[best]))
-            score = evaluator.score()
-            if score < scores[-1] - TIE:
-                evaluator.restore(snapshot)
-                break
-            scores.append(score)
-            totals[(int(arms.tree[best]), int(arms.node[best]))][5] = True
-            if stopped:
-                break
-            phase += 1
-            trees, nodes, depths, _ = evaluator.arms(candidates, min_depth)
-        path = pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores})
+        path, stopped = _prune_one_by_one(evaluator, (trees, nodes, depths), play, totals, candidates, min_depth)
     params["stopped"] = bool(stopped)
     params["warnings"] = tuple(notes)
     return finish(
@@ -475,6 +442,67 @@ def bandit_prune(
         arms=_arms_frame(totals, evaluator, ensemble),
         path=path,
     )
+
+
+def _rewards(bandit, policy, reward_threshold, reward_scale, weights, target) -> tuple:
+    """Equation 2's rewards for ``bandit``: the scale defaults to the threshold
+    plus the largest score change (the weights' sum for classifiers); a named
+    win-stay-lose-shift policy counts a pull that improved the score as a win.
+    Returns the rewards and the scale."""
+    if reward_scale is None:
+        reward_scale = reward_threshold + (sum(abs(w) for w in weights) if target.n_classes else 1.0)
+    if not reward_scale > 0:
+        raise ParameterError(
+            f"reward_scale of bandit_prune must be > 0, got {reward_scale} (from reward_threshold "
+            f"{reward_threshold} and the weights {weights})"
+        )
+    rewards = _Rewards(bandit.reward_family, float(reward_threshold), float(reward_scale))
+    if isinstance(bandit, WinStayLoseShift) and not isinstance(policy, Policy):
+        bandit.win_threshold = rewards.neutral  # a win = the pull improved the score
+    return rewards, reward_scale
+
+
+def _rank_and_prune(evaluator, arms, play, totals) -> tuple:
+    """``strategy="rank"``: one phase of rounds ranks every arm; the ranked
+    arms that do not nest are pruned in order, up to the best-scoring prefix.
+    Returns the path of scores by arms pruned and whether the callback
+    stopped the rounds."""
+    pulls, means, mean_delta, stopped = play(arms, 0)
+    order = _rank(pulls, means, mean_delta)
+    _accumulate(totals, arms, pulls, means, order)
+    chosen = _non_nested(order, arms.tree, arms.node, evaluator)
+    path = _best_prefix(evaluator, arms, chosen)
+    for arm in chosen[: path.attrs["chosen"]]:
+        totals[(int(arms.tree[arm]), int(arms.node[arm]))][5] = True
+    return path, stopped
+
+
+def _prune_one_by_one(evaluator, candidate_arms, play, totals, candidates, min_depth) -> tuple:
+    """``strategy="sequential"``: a phase of rounds per pruned node; each
+    phase prunes its best arm unless that lowers the score, and the next
+    phase plays the arms of the tree as pruned so far. Returns the path of
+    scores and whether the callback stopped the rounds."""
+    trees, nodes, depths = candidate_arms
+    scores, phase, stopped = [evaluator.score()], 0, False
+    while len(trees):
+        arms = _Arms(trees, nodes, depths)
+        pulls, means, mean_delta, stopped = play(arms, phase)
+        order = _rank(pulls, means, mean_delta)
+        _accumulate(totals, arms, pulls, means, order)
+        best = int(order[0])
+        snapshot = evaluator.snapshot()
+        evaluator.commit(int(arms.tree[best]), int(arms.node[best]))
+        score = evaluator.score()
+        if score < scores[-1] - TIE:
+            evaluator.restore(snapshot)
+            break
+        scores.append(score)
+        totals[(int(arms.tree[best]), int(arms.node[best]))][5] = True
+        if stopped:
+            break
+        phase += 1
+        trees, nodes, depths, _ = evaluator.arms(candidates, min_depth)
+    return pd.DataFrame({"n_pruned": np.arange(len(scores)), "score": scores}), stopped
 
 
 def _accumulate(totals, arms, pulls, means, order):
