@@ -127,14 +127,19 @@ export function bttCanvas(container, height, draw) {
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     context.clearRect(0, 0, width, state.height);
     draw(context, width, state.height);
+    // a new bitmap can move the layout it was sized from: paint again at the box it settles in
+    if (canvas.clientWidth && Math.max(50, canvas.clientWidth) !== width) redraw();
   }
   function redraw() {
     if (pending) return;
     pending = true;
     requestAnimationFrame(paint);
   }
+  // the container too: a canvas's own box can lag its container's (a flex item
+  // sized from the canvas's previous bitmap), and then only the container's change is seen
   const observer = new ResizeObserver(redraw);
   observer.observe(canvas);
+  observer.observe(container);
   return {
     canvas,
     context,
