@@ -153,10 +153,13 @@ class _Trees:
                         depth[child] = depth[node] + 1
             leaf = left == -1
             # an inner node's base_weight is its Newton weight before the learning rate; a
-            # leaf's is its value (the learning rate applied), as its split_condition is
+            # leaf's is its value (the learning rate applied), as its split_condition is,
+            # except a tree that is a single leaf, whose base_weight is before it
             weight = np.asarray(tree["base_weights"], dtype=np.float64)
             leaf_value = np.asarray(tree["split_conditions"], dtype=np.float64)
-            if not np.allclose(weight[leaf], leaf_value[leaf], rtol=1e-5, atol=1e-7):
+            as_value = np.isclose(weight, leaf_value, rtol=1e-5, atol=1e-7)
+            scaled = np.isclose(weight * eta, leaf_value, rtol=1e-5, atol=1e-7)
+            if not np.all(as_value[leaf] | scaled[leaf]):
                 raise SystemExit("the leaves' base_weights differ from their values: another XGBoost format")
             value = np.where(leaf, leaf_value, weight * eta)
             self.parents.append(parent)
