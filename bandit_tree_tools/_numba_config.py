@@ -1,4 +1,4 @@
-"""numba's threading layer and kernel cache directory, chosen in one place.
+"""numba's threading layer, kernel cache directory and kernel decorators, chosen in one place.
 
 Imported by each module that defines parallel kernels, before any of them is
 compiled or run: numba fixes its threading layer when the first parallel
@@ -109,6 +109,53 @@ def numba_threads(n_jobs):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+# -- how the kernels are compiled ----------------------------------------------------------------
+#
+# numba builds two entry points beside each compiled function: one Python can call (it unboxes
+# every argument: for a kernel taking a named tuple of thirty arrays, a large piece of code) and a
+# C-callable one (for taking the function's address). The package never takes a kernel's address,
+# and most kernels are only called by other kernels, which call the compiled function directly.
+# Building neither where it is not used cut a fresh environment's compilation by about a fifth
+# (benchmarks/bench_first_call.py); the compiled kernels are the same.
+
+
+def kernel(function=None, /, **options):
+    """``numba.njit(cache=True, **options)`` for a kernel that Python calls
+    (a wrapper's, a test's or ``run_chunks``'s): without numba's C-callable entry
+    point, which nothing here uses. ``@kernel`` or ``@kernel(nogil=True)``."""
+    options = {"cache": True, "no_cfunc_wrapper": True, **options}
+    if function is None:
+        return numba.njit(**options)
+    return numba.njit(**options)(function)
+
+
+class _KernelOnly(numba.core.registry.CPUDispatcher):
+    """A kernel compiled without its Python entry point: other kernels call it,
+    Python may not (numba would call a null pointer)."""
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"{self.py_func.__module__}.{self.py_func.__qualname__} is compiled for calls from other "
+            "kernels only; from Python, call its `.py_func` or declare it with `@kernel`"
+        )
+
+
+def helper(function=None, /, **options):
+    """Like :func:`kernel`, for a function only other kernels call: numba's
+    Python entry point is not compiled either, and a call from Python raises
+    ``TypeError``. ``@helper`` or ``@helper(fastmath=...)``."""
+    if numba.config.DISABLE_JIT:
+        return kernel(function, **options)
+    options = {"nopython": True, "boundscheck": None, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, **options}
+
+    def decorate(function):
+        dispatcher = _KernelOnly(py_func=function, locals={}, targetoptions=options)
+        dispatcher.enable_caching()
+        return dispatcher
+
+    return decorate if function is None else decorate(function)
 
 
 # -- the first compilation says so ----------------------------------------------------------------

@@ -4,11 +4,10 @@ Plain numpy functions over arrays of arms, so any algorithm of the library
 (pruning, MABSplit, BanditPAM) can use them without a policy object.
 """
 
-import numba
 import numpy as np
 from scipy.special import betaincinv
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..exceptions import ParameterError
 
 __all__ = [
@@ -66,14 +65,14 @@ def kl_ucb_index(means, counts, t: int, c: float = 0.0, tolerance: float = 1e-9)
     return _kl_ucb(means, counts, float(budget), float(tolerance))
 
 
-@numba.njit(cache=True)
+@helper
 def _kl(p, q):
     p = min(max(p, _KL_EPS), 1.0 - _KL_EPS)
     q = min(max(q, _KL_EPS), 1.0 - _KL_EPS)
     return p * np.log(p / q) + (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
 
 
-@numba.njit(cache=True)
+@kernel
 def _kl_ucb(means, counts, budget, tolerance):
     index = np.empty(means.shape[0])
     for arm in range(means.shape[0]):

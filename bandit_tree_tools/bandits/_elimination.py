@@ -22,10 +22,9 @@ was seen. Two factors are in use, both here:
   the Hoeffding-type bound for sampling without replacement (BanditPAM).
 """
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import kernel
 
 __all__ = ["eliminate", "finite_population_factor", "normal_radius", "serfling_factor", "STRICTLY_NEGATIVE"]
 
@@ -34,14 +33,14 @@ __all__ = ["eliminate", "finite_population_factor", "normal_radius", "serfling_f
 STRICTLY_NEGATIVE = -np.nextafter(0.0, 1.0)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def normal_radius(variance, z):
     """Half-width ``z * sqrt(variance)`` of a normal-approximation interval
     around an estimate whose variance is ``variance``."""
     return z * np.sqrt(variance)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def finite_population_factor(n_sampled, population):
     """``(N - n) / (N - 1)``, clipped to [0, 1): the factor by which drawing
     ``n`` of ``N`` rows without replacement shrinks the variance of a mean
@@ -54,7 +53,7 @@ def finite_population_factor(n_sampled, population):
     return factor
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def serfling_factor(n_sampled, population):
     """``max(1 - (n - 1) / N, 0)``: Serfling's finite-population factor of
     the squared Hoeffding radius after ``n`` of ``N`` draws without
@@ -62,7 +61,7 @@ def serfling_factor(n_sampled, population):
     return max(1.0 - (n_sampled - 1.0) / population, 0.0)
 
 
-@numba.njit(cache=True)
+@kernel
 def eliminate(estimate, radius, alive, eligible, cap):
     """One successive-elimination step over flat arrays of arms (smaller is
     better). ``alive`` is updated in place; returns the number of arms left.

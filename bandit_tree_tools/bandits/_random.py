@@ -9,10 +9,9 @@ by the library's one rule (:func:`bandit_tree_tools._validation.check_random_sta
 
 import math
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from .._validation import check_random_state
 
 __all__ = ["kernel_rng", "next_u64", "normal", "randint", "shuffle", "uniform"]
@@ -25,12 +24,12 @@ def kernel_rng(random_state) -> np.ndarray:
     return words.astype(np.uint64)
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@numba.njit(cache=True)
+@helper
 def next_u64(rng):
     """The next 64 random bits; advances ``rng`` in place."""
     s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
@@ -46,20 +45,20 @@ def next_u64(rng):
     return result
 
 
-@numba.njit(cache=True)
+@kernel
 def uniform(rng):
     """Uniform in [0, 1) with 53 random bits."""
     return np.float64(next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@numba.njit(cache=True)
+@kernel
 def randint(rng, n):
     """Uniform integer in [0, n)."""
     j = np.int64(uniform(rng) * n)
     return min(j, n - 1)
 
 
-@numba.njit(cache=True)
+@kernel
 def normal(rng):
     """Standard Normal draw (Box-Muller)."""
     u1 = 1.0 - uniform(rng)  # in (0, 1], so the log is finite
@@ -67,7 +66,7 @@ def normal(rng):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-@numba.njit(cache=True)
+@kernel
 def shuffle(order, rng):
     """Fisher-Yates shuffle of ``order`` in place."""
     for i in range(order.shape[0] - 1, 0, -1):

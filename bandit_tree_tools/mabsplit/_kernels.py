@@ -37,10 +37,9 @@ Conventions shared by every kernel
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)
 from ._kernels_edges import (  # noqa: F401 (re-exported)
     BINS_LINSPACE,
@@ -87,7 +86,7 @@ class TreeLimits(NamedTuple):
 
 
 # ------------------------------------------------------------ node stats
-@numba.njit(cache=True)
+@helper
 def _node_stats(rows, lo, hi, y_code, y_value, n_classes, criterion, value_row):
     """Leaf value (class fractions or mean) and exact impurity of the node;
     returns (impurity, mean target)."""
@@ -112,7 +111,7 @@ def _node_stats(rows, lo, hi, y_code, y_value, n_classes, criterion, value_row):
     return impurity, 0.0
 
 
-@numba.njit(cache=True)
+@helper
 def _partition(X, rows, lo, hi, feature, threshold, buffer):
     """Move the rows with ``x <= threshold`` to the front, keeping the order
     of both sides (so each child's slice stays in random order and in
@@ -133,7 +132,7 @@ def _partition(X, rows, lo, hi, feature, threshold, buffer):
 
 
 # --------------------------------------------------------------- builder
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits, rng):
     """Grow one tree on ``X[rows]``; ``rows`` should be ``0..n-1`` over an X
     whose rows are in random order (see the module docstring).

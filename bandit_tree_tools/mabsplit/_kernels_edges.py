@@ -1,10 +1,9 @@
 """MABSplit kernels, candidates: the features drawn at a node and their
 candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..bandits._random import randint as _randint
 from ..bandits._random import uniform as _uniform
 
@@ -14,14 +13,14 @@ BINS_RANDOM = 2
 
 
 # ------------------------------------------------------------ candidates
-@numba.njit(cache=True)
+@helper
 def _round_edge(value, round_float32):
     if round_float32:
         return np.float64(np.float32(value))
     return value
 
 
-@numba.njit(cache=True)
+@helper
 def _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum):
     """Minimum and maximum of every candidate feature over the node's rows."""
     for a in range(n_candidates):
@@ -37,7 +36,7 @@ def _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum):
                 maximum[a] = x
 
 
-@numba.njit(cache=True)
+@helper
 def _keep_increasing(values, count, upper, out_row):
     """Copy sorted ``values[:count]`` into ``out_row`` without duplicates and
     without values ``>= upper``; return how many were kept."""
@@ -52,7 +51,7 @@ def _keep_increasing(values, count, upper, out_row):
     return kept
 
 
-@numba.njit(cache=True)
+@kernel
 def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_float32, rng, edges, n_edges):
     """Candidate thresholds of every candidate feature at one node.
 
@@ -105,7 +104,7 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
         n_edges[a] = _keep_increasing(values, n_bins, high, edges[a])
 
 
-@numba.njit(cache=True)
+@helper
 def _draw_candidates(n_features, max_features, rng, permutation, candidates):
     """A random subset of ``max_features`` features (all of them, in order,
     when ``max_features >= n_features``)."""

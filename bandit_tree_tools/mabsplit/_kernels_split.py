@@ -5,10 +5,9 @@ and the solver (successive elimination or one exact pass); conventions in
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
 from ..tree._impurity import GINI, SQUARED_ERROR, class_impurity, variance_from_sums
 
@@ -46,7 +45,7 @@ class ArmTables(NamedTuple):
 
 
 # ------------------------------------------------------------- insertion
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _bin_of(x, edges, slot, count):
     """Number of edges strictly below ``x``. A branch-free linear count: with
     about ten edges it beats a binary search, whose branches mispredict."""
@@ -56,7 +55,7 @@ def _bin_of(x, edges, slot, count):
     return b
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _insert_batch(
     X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, hist
 ):
@@ -101,7 +100,7 @@ def _insert_batch(
 
 
 # --------------------------------------------------------------- scoring
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _class_impurity(counts, total, criterion):
     """Gini or entropy (bits) of class counts (the shared definition,
     :func:`bandit_tree_tools.tree._impurity.class_impurity`) and the
@@ -143,7 +142,7 @@ def _class_impurity(counts, total, criterion):
     return impurity, variance
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _squared_error(count, total, total2):
     """Variance of a child's targets (the shared
     :func:`~bandit_tree_tools.tree._impurity.variance_from_sums`) and the
@@ -155,7 +154,7 @@ def _squared_error(count, total, total2):
     return variance, 2.0 * variance * variance / count
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_samples_leaf, mu, var, valid):
     """Estimate of every active arm's value and the variance of the estimate.
 
@@ -217,7 +216,7 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
             valid[a, t] = n_left * scale >= min_samples_leaf and (n - n_left) * scale >= min_samples_leaf
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
     """Lowest value among active valid arms; ties (within _TIE_EPS) go to the
     lowest (slot, edge). Returns slot, edge, value (slot -1 when none)."""
@@ -237,7 +236,7 @@ def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
 
 
 # ---------------------------------------------------------------- solver
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_code, y_value, shift, search, tables):
     """Best (slot, edge) of one node by successive elimination (MABSplit,
     Algorithm 3 of chapter 3 of M. Tiwari's thesis "Accelerating Machine

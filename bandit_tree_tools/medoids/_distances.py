@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .. import _numba_config  # noqa: F401 (the threading layer, before any parallel kernel)
+from .._numba_config import helper, kernel
 from ..exceptions import DataError, ParameterError
 
 EUCLIDEAN, SQEUCLIDEAN, MANHATTAN, MINKOWSKI, CHEBYSHEV, COSINE, PRECOMPUTED, CALLABLE = range(8)
@@ -55,7 +55,7 @@ def _no_user_metric(a, b):  # placeholder passed when the metric is built in
 _FAST = {"reassoc", "contract"}
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@helper(fastmath=_FAST)
 def _sum_sq_diff(x, y):
     s = 0.0
     for t in range(x.shape[0]):
@@ -64,7 +64,7 @@ def _sum_sq_diff(x, y):
     return s
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@helper(fastmath=_FAST)
 def _sum_abs_diff(x, y):
     s = 0.0
     for t in range(x.shape[0]):
@@ -72,7 +72,7 @@ def _sum_abs_diff(x, y):
     return s
 
 
-@numba.njit(cache=True)
+@helper
 def _distance(X, Y, i, j, code, p, user):
     """Dissimilarity of point X[i] to medoid Y[j]; for "precomputed", X[i, j]."""
     if code == PRECOMPUTED:
@@ -114,7 +114,7 @@ def _distance(X, Y, i, j, code, p, user):
 _BLOCK = 32  # rows per tile: two tiles of 784-d rows stay in the L2 cache
 
 
-@numba.njit(cache=True)
+@helper
 def _tile(X, Y, D, i0, i1, j0, j1, code, p, user, symmetric):
     """One tile of ``_pairwise``; with ``symmetric`` the mirror entries are
     written while the tile's rows are still in cache."""
@@ -126,7 +126,7 @@ def _tile(X, Y, D, i0, i1, j0, j1, code, p, user, symmetric):
                 D[j, i] = v
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _pairwise(X, Y, code, p, user, symmetric):
     """Matrix D[i, j] = _distance(X, Y, i, j); with ``symmetric`` (X is Y and
     the metric is symmetric) only the upper triangle is computed. Tiled, so
@@ -152,7 +152,7 @@ def _pairwise(X, Y, code, p, user, symmetric):
     return D
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _to_medoids(X, Y, medoids, code, p, user):
     """D[i, c] = distance of X[i] to medoid Y[medoids[c]]."""
     n = X.shape[0]
@@ -218,7 +218,7 @@ def resolve_metric(metric, p=2.0) -> Metric:
     raise ParameterError(f"metric must be a string or a numba-compiled function, got {type(metric).__name__}")
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _matrix_summary(D):
     """(smallest entry, largest entry, largest |D[i, j] - D[j, i]|) of a
     square matrix, in one pass over tiles (no n x n temporaries)."""

@@ -15,14 +15,14 @@ sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 
 # A swap must lower the loss by more than this fraction of it: rounding noise
 # on a swap between equivalent points (duplicates) would otherwise cycle.
 SWAP_TOLERANCE = 1e-12
 
 
-@numba.njit(cache=True)
+@helper
 def _build_term(distance, nearest, first):
     """Contribution of one point to a BUILD candidate's loss change
     (PAM's BUILD, Kaufman and Rousseeuw; first medoid: its plain distance)."""
@@ -31,7 +31,7 @@ def _build_term(distance, nearest, first):
     return min(distance, nearest) - nearest
 
 
-@numba.njit(cache=True)
+@helper
 def _swap_terms(distance, nearest, second):
     """FastPAM1 decomposition of one point's change when candidate x enters:
     (change shared by every removed slot, extra change if its own slot is
@@ -42,7 +42,7 @@ def _swap_terms(distance, nearest, second):
     return shared, own
 
 
-@numba.njit(cache=True)
+@helper
 def _assign(medoid_distance):
     """Nearest slot, its distance, second-nearest slot and its distance, from
     the (n, k) distances to the medoids. Ties go to the lowest slot."""
@@ -67,7 +67,7 @@ def _assign(medoid_distance):
     return nearest_slot, nearest, second_slot, second
 
 
-@numba.njit(cache=True)
+@kernel
 def _loss(nearest):
     total = 0.0
     for o in range(nearest.shape[0]):
@@ -75,7 +75,7 @@ def _loss(nearest):
     return total
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _pam_build(DT, k):
     """PAM BUILD: k greedy steps, each adding the point that lowers the loss most."""
     n = DT.shape[0]
@@ -105,7 +105,7 @@ def _pam_build(DT, k):
     return medoids
 
 
-@numba.njit(cache=True)
+@kernel
 def _columns(DT, medoids):
     n = DT.shape[0]
     k = medoids.shape[0]
@@ -116,7 +116,7 @@ def _columns(DT, medoids):
     return out
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _pam_swap(DT, medoids, max_iter):
     """PAM SWAP with FastPAM1: each pass evaluates every (slot, candidate)
     exactly in O(n) per candidate and performs the best swap if it lowers the
@@ -167,7 +167,7 @@ def _pam_swap(DT, medoids, max_iter):
     return medoids, n_swaps, converged
 
 
-@numba.njit(cache=True)
+@kernel
 def _fasterpam(DT, medoids, max_iter):
     """FasterPAM (Schubert and Rousseeuw 2021): visit candidates in turn and
     swap eagerly as soon as the best slot for a candidate lowers the loss;
@@ -238,7 +238,7 @@ def _fasterpam(DT, medoids, max_iter):
     return medoids, max(n_passes, 1), n_swaps, converged
 
 
-@numba.njit(cache=True)
+@helper
 def _update_after_swap(DT, medoids, slot, nearest_slot, nearest, second_slot, second):
     """Refresh nearest/second-nearest after ``medoids[slot]`` changed."""
     n = DT.shape[0]

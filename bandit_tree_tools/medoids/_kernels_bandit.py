@@ -20,7 +20,7 @@ import math
 import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
 from ._kernels import SWAP_TOLERANCE, _assign, _build_term, _loss, _swap_terms
@@ -31,7 +31,7 @@ from ._kernels import SWAP_TOLERANCE, _assign, _build_term, _loss, _swap_terms
 SIGMA_FLOOR = 1e-3
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _cached_distance(X, o, x, code, p, user, cache, position, calls):
     """d(point o, candidate x), read from the cache when o is among the first
     ``cache.shape[1]`` references of the permutation. ``calls[x]`` counts the
@@ -50,7 +50,7 @@ def _cached_distance(X, o, x, code, p, user, cache, position, calls):
     return v
 
 
-@numba.njit(cache=True)
+@helper
 def _statistics(sums, squares, alive, estimate, sigma, used):
     """Means and standard deviations of the alive arms; returns the largest sigma."""
     max_sigma = 0.0
@@ -64,7 +64,7 @@ def _statistics(sums, squares, alive, estimate, sigma, used):
     return max_sigma
 
 
-@numba.njit(cache=True)
+@helper
 def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term, cap):
     """Update estimates and drop arms whose lower bound exceeds the best upper
     bound (or ``cap``, if lower). Flat arrays over arms. Returns the number of
@@ -88,7 +88,7 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term
     return n_alive
 
 
-@numba.njit(cache=True)
+@helper
 def _leader(alive, estimate):
     best = -1
     for a in range(alive.shape[0]):
@@ -97,7 +97,7 @@ def _leader(alive, estimate):
     return best
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size, confidence):
     """BanditPAM BUILD. Returns the k medoids in the order they were chosen.
 
@@ -177,7 +177,7 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
     return medoids
 
 
-@numba.njit(cache=True)
+@helper
 def _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second, out):
     """Exact loss changes of swapping candidate x into every slot: the same
     sums in the same order as ``_kernels._pam_swap``."""
@@ -194,7 +194,7 @@ def _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, neare
         out[c] = shared + own[c]
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_size, confidence, max_iter):
     """BanditPAM SWAP. Returns (medoids, number of swaps, converged)."""
     n = X.shape[0]

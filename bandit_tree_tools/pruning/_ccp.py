@@ -10,10 +10,10 @@ model's own leaf value for that node), not a value re-estimated from data.
 
 import time
 
-import numba
 import numpy as np
 import pandas as pd
 
+from .._numba_config import kernel
 from .._validation import Options, validate_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, node_parent, subtree_sums
@@ -43,7 +43,7 @@ def _node_statistics(tree, leaves, target):
     return subtree_sums(tree, counts)  # the rows sit at leaves: a node's are its subtree's
 
 
-@numba.njit(cache=True)
+@kernel
 def _weakest_link_path(children_left, children_right, parent, r_node):
     """Weakest-link pruning: repeatedly collapse the internal node with the
     smallest ``(R(node) - R(branch)) / (leaves(branch) - 1)`` (the lowest id

@@ -15,9 +15,9 @@ log-loss sum, tp[0..K), fp[0..K), fn[0..K)]``.
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from .._numba_config import helper, kernel
 from .._threads import chunk_size, run_chunks
 from ..tree._links import SIGMOID, link_row, link_value
 
@@ -54,7 +54,7 @@ class RowScores(NamedTuple):
     loss: np.ndarray  # float64 (n_rows,): the row's loss (see _row_output)
 
 
-@numba.njit(cache=True)
+@kernel
 def _preorder(children_left, children_right):
     """Pre-order position of every node and the position one past its subtree."""
     n = children_left.shape[0]
@@ -80,7 +80,7 @@ def _preorder(children_left, children_right):
     return position, position + size
 
 
-@numba.njit(cache=True)
+@kernel
 def _arm_mask(children_left, children_right, collapsed, twigs_only):
     """Internal nodes of the tree as currently pruned (``collapsed`` nodes are
     leaves, their descendants are gone); with ``twigs_only`` only those whose
@@ -106,7 +106,7 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
     return mask
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _row_output(raw, row, target_code, target_value, link, link_scale, float32, label_rule, n_classes, proba):
     """(predicted class or -1, per-row loss) of row ``row`` of ``raw``;
     ``proba`` is a work buffer of at least two values.
@@ -124,7 +124,7 @@ def _row_output(raw, row, target_code, target_value, link, link_scale, float32, 
     return best, -np.log(p)
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _class_proba(raw, row, link, link_scale, float32, proba):
     """A classifier's class probabilities of row ``row`` of ``raw`` into
     ``proba`` (a binary margin gives P(positive class) and its complement)."""
@@ -135,7 +135,7 @@ def _class_proba(raw, row, link, link_scale, float32, proba):
         link_row(raw[row], link, link_scale, float32, proba[: raw.shape[1]])
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _row_class(raw, row, proba, label_rule, n_classes):
     """The class ``Ensemble.predict`` gives row ``row`` of ``raw``, by
     ``label_rule`` (coded by ``LABEL_RULE_CODES``): 0 "proba", the first
@@ -157,7 +157,7 @@ def _row_class(raw, row, proba, label_rule, n_classes):
     return best
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _row_classes_rows(lo, hi, raw, rule, prediction):
     proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
     binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
@@ -180,7 +180,7 @@ def _row_classes(raw, rule, prediction):
     run_chunks(_row_classes_rows, 0, n, chunk_size(n, ROW_BLOCK), raw, rule, prediction)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _row_outputs_rows(lo, hi, rows, scores, rule):
     proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
     for i in range(lo, hi):
@@ -209,7 +209,7 @@ def _row_outputs(rows, scores, rule):
     run_chunks(_row_outputs_rows, 0, n, chunk_size(n, ROW_BLOCK), rows, scores, rule)
 
 
-@numba.njit(cache=True)
+@helper
 def _add_row(stats, sign, predicted, row_loss, true_code, n_classes):
     stats[STAT_N] += sign
     if n_classes == 0:
@@ -224,7 +224,7 @@ def _add_row(stats, sign, predicted, row_loss, true_code, n_classes):
     stats[STAT_LOSS] += sign * row_loss
 
 
-@numba.njit(cache=True)
+@kernel
 def _subset_stats(rows, prediction, loss, target_code, n_classes):
     """Sufficient statistics of the current model on ``rows``."""
     stats = np.zeros(STAT_HEAD + 3 * n_classes, dtype=np.float64)
@@ -234,7 +234,7 @@ def _subset_stats(rows, prediction, loss, target_code, n_classes):
     return stats
 
 
-@numba.njit(cache=True)
+@kernel
 def _pull_stats(
     base_stats,
     rows_under,
@@ -290,7 +290,7 @@ def _pull_stats(
     return stats
 
 
-@numba.njit(cache=True)
+@kernel
 def _commit(rows_under, current_node, root, value, new_node, factor, first_output, raw):
     """Make local node ``new_node`` a leaf for ``rows_under``: update their raw
     scores and the node they now get this tree's value from."""
@@ -304,7 +304,7 @@ def _commit(rows_under, current_node, root, value, new_node, factor, first_outpu
         current_node[row] = new_node
 
 
-@numba.njit(cache=True)
+@kernel
 def _f1(stats, n_classes, positive):
     """F1 of class ``positive`` (binary), or macro-F1 over the classes present
     among the true or predicted labels (``positive == -1``), as scikit-learn
@@ -324,7 +324,7 @@ def _f1(stats, n_classes, positive):
     return total / present if present > 0 else 0.0
 
 
-@numba.njit(cache=True)
+@kernel
 def _score(stats, weight_accuracy, weight_f1, weight_loss, n_classes, positive, target_variance):
     """The paper's performance ``a*accuracy + g*F1 - b*scaled_logloss``
     (classification), or ``1 - MSE / Var(y)`` (regression; R^2 against the

@@ -46,6 +46,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
+from .._numba_config import helper, kernel
 from .._threads import chunk_size, n_threads, run_chunks
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
 
@@ -105,7 +106,7 @@ def at_or_below32(cut: np.ndarray, input_dtype: str):
     return rounded if exact.all() else None
 
 
-@numba.njit(cache=True)
+@kernel
 def _breadth_first(node_offset, children_left, children_right):
     """New global id of every node (children side by side, trees in order),
     each tree's depth (the number of steps that takes any row to a leaf) and
@@ -146,7 +147,7 @@ def _breadth_first(node_offset, children_left, children_right):
     return new_of_old, depth, lockstep
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _in_bitset(bits, node, category):
     word = category >> 5
     if word >= bits.shape[1]:
@@ -154,7 +155,7 @@ def _in_bitset(bits, node, category):
     return (bits[node, word] >> np.uint32(category & 31)) & np.uint32(1) == np.uint32(1)
 
 
-@numba.njit(cache=True)
+@kernel
 def _goes_left_general(x, node, flag, threshold, category_left, category_right, rule_lt):
     """A split with zero-as-missing, NaN-as-zero or categories, on the
     original threshold and rule."""
@@ -256,7 +257,7 @@ def _at_leaf_overload(node, records, cuts, general):
     return at_leaf_wide
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _route_lanes(X, start, count, root, depth, lockstep, records, cuts, general, at, lanes):
     """Global ids of the leaves reached by rows ``start .. start + count - 1``
     in one tree, into ``at[:count]``: the rows step together, one level at a
@@ -296,7 +297,7 @@ def _route_lanes(X, start, count, root, depth, lockstep, records, cuts, general,
         n = inside
 
 
-@numba.njit(cache=True)
+@kernel
 def _has_nan(X):
     """Whether ``X`` holds a NaN (the engine's steps skip the NaN rule where it does not)."""
     for row in range(X.shape[0]):  # no reshape: it compiles numba's shape-error formatting
@@ -306,7 +307,7 @@ def _has_nan(X):
     return False
 
 
-@numba.njit(cache=True)
+@kernel
 def _has_nan_in(X, order, lo, hi):
     """Whether the rows ``X[order[lo:hi]]`` hold a NaN."""
     for i in range(lo, hi):
@@ -332,7 +333,7 @@ def block_rows(n_rows: int, depth: int = 0) -> int:
 # (``_threads.run_chunks``: serial kernels compile two to three times faster than ``prange`` ones).
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _apply_rows(lo, hi, X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows, leaves):
     n_trees = tree_root.shape[0]
     for first in range(lo, hi, rows):
@@ -381,7 +382,7 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
     return leaves
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _apply_columns_rows(
     lo, hi, X, order, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, out, rows
 ):
@@ -440,7 +441,7 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
     )
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _predict_raw_rows(
     lo,
     hi,
@@ -559,7 +560,7 @@ def _predict_raw(
 RAW_BLOCK = 1024  # rows of one block of _raw_from_leaves
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _raw_from_leaves_rows(
     lo,
     hi,
@@ -631,7 +632,7 @@ def _raw_from_leaves(
     return raw
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _leaves_out_of_range_rows(lo, hi, leaves, n_nodes):
     outside = 0
     for row in range(lo, hi):
@@ -649,7 +650,7 @@ def _leaves_out_of_range(leaves, n_nodes):
     return sum(run_chunks(_leaves_out_of_range_rows, 0, n_rows, chunk_size(n_rows, RAW_BLOCK), leaves, n_nodes))
 
 
-@numba.njit(cache=True)
+@kernel
 def _walk(X, row, root, records, cuts, general, origin, out, position):
     """Write the original global ids on a row's path through one tree into
     ``out`` from ``position`` (when ``out`` is large enough); return the next position."""
@@ -663,7 +664,7 @@ def _walk(X, row, root, records, cuts, general, origin, out, position):
         node = _step(X, row, node, records, cuts, general)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _path_lengths_rows(lo, hi, X, tree_root, records, cuts, general, origin, lengths):
     nowhere = np.empty(0, dtype=np.int64)
     for row in range(lo, hi):
@@ -691,7 +692,7 @@ def _path_lengths(X, tree_root, records, cuts, general, origin):
     return lengths
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _fill_paths_rows(lo, hi, X, indptr, tree_root, records, cuts, general, origin, indices):
     for row in range(lo, hi):
         segment = indices[indptr[row] : indptr[row + 1]]

@@ -14,11 +14,10 @@ numba bodies compute ``expit`` as scipy writes it, ``1 / (1 + exp(-x))``;
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numba
 import numpy as np
 from scipy.special import expit, softmax
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 
 IDENTITY, SIGMOID, SOFTMAX, EXP = 0, 1, 2, 3
 
@@ -61,13 +60,13 @@ def apply_link(link: str, raw: np.ndarray, scale: float = 1.0, float32: bool = F
     return LINKS[link].transform(raw, scale)
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def sigmoid(z, scale):
     """``expit(scale * z)`` in float64."""
     return 1.0 / (1.0 + np.exp(-(scale * z)))
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def link_value(z, code, scale, float32):
     """One raw score through an elementwise link (sigmoid, exp, identity),
     in float32 arithmetic when ``float32``: the body of :func:`link_row` for
@@ -89,7 +88,7 @@ def link_value(z, code, scale, float32):
     return z
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _softmax_row64(raw_row, out):
     n = raw_row.shape[0]
     largest = raw_row.max()
@@ -101,7 +100,7 @@ def _softmax_row64(raw_row, out):
         out[k] /= total
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _softmax_row32(raw_row, out):
     n = raw_row.shape[0]
     largest = np.float32(raw_row[0])
@@ -116,7 +115,7 @@ def _softmax_row32(raw_row, out):
         out[k] = np.float32(out[k]) / total
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def link_row(raw_row, code, scale, float32, out):
     """``link(raw_row)`` into ``out`` (float64, same length): the numba body of
     :data:`LINKS` (``code`` from :data:`LINK_CODES`), in float32 arithmetic

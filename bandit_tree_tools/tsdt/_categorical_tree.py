@@ -4,10 +4,10 @@ input checks, and their translation into the common binary format."""
 import warnings
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import sklearn.exceptions
 
+from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
 from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree
 from ._kernels import apply_categorical
@@ -111,7 +111,7 @@ class CategoricalTree:
         )
 
 
-@numba.njit(cache=True)
+@kernel
 def _node_class_counts(X, y, weight, n_classes, feature, first_child, n_categories):
     counts = np.zeros((feature.shape[0], n_classes), dtype=np.int64)
     for row in range(X.shape[0]):

@@ -28,10 +28,9 @@ the state is in :mod:`._kernels_state`, the posteriors of trees in
 :mod:`._kernels_result`. Their names are importable from here.
 """
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ..bandits._random import normal as _normal
 from ..bandits._random import shuffle as _shuffle
 from ..tree._impurity import GINI, class_impurity
@@ -79,7 +78,7 @@ from ._kernels_state import (  # noqa: F401 (re-exported)
 
 
 # ----------------------------------------------------------------- simulation
-@numba.njit(cache=True)
+@helper
 def _allocate_slot(state, node):
     slot = state.counters[C_SLOTS]
     state.counters[C_SLOTS] += 1
@@ -91,7 +90,7 @@ def _allocate_slot(state, node):
     return slot
 
 
-@numba.njit(cache=True)
+@kernel
 def _observe(state, x, label, cat_offset):
     """Send one row down the marked tree, updating every node on its path:
     the prediction is made before the row is counted (prequential)."""
@@ -129,7 +128,7 @@ def _observe(state, x, label, cat_offset):
 
 
 # ------------------------------------------------------------------ expansion
-@numba.njit(cache=True)
+@helper
 def _new_search_node(state, parent, split_leaf, split_feature, n_splits, is_stop):
     node = state.counters[C_SEARCH]
     state.counters[C_SEARCH] += 1
@@ -157,7 +156,7 @@ def _new_search_node(state, parent, split_leaf, split_feature, n_splits, is_stop
     return node
 
 
-@numba.njit(cache=True)
+@helper
 def _activate(state, node, n_cat):
     """List the leaves of the marked tree that can be split: enough rows of
     their own and an attribute left on their path (purity is checked when a
@@ -187,7 +186,7 @@ def _activate(state, node, n_cat):
     state.s_pool_len[node] = count
 
 
-@numba.njit(cache=True)
+@helper
 def _gini(counts):
     """Gini impurity of a leaf's class counts (the shared definition)."""
     total = 0
@@ -196,7 +195,7 @@ def _gini(counts):
     return class_impurity(counts, np.float64(total), GINI)
 
 
-@numba.njit(cache=True)
+@helper
 def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, used):
     """Expansion (appendix B): split the untreated leaf of highest Gini impurity
     on every attribute left on its path, add the "stop" child on the first
@@ -270,7 +269,7 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divi
 
 
 # ------------------------------------------------------------------ main loop
-@numba.njit(cache=True)
+@helper
 def _select(state, wide):
     """Thompson sampling down the search tree: at every fully expanded node,
     draw one value from each child's Normal posterior (with the widened sd
@@ -291,7 +290,7 @@ def _select(state, wide):
     return node
 
 
-@numba.njit(cache=True)
+@helper
 def _has_space(state, node, n_cat, n_cells):
     size = _tree_size(state, node, n_cat)
     return (
@@ -302,7 +301,7 @@ def _has_space(state, node, n_cat, n_cells):
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def run_search(
     state,
     X,

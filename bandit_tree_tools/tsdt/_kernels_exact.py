@@ -3,10 +3,9 @@ partial assignments with a memo table that calls on the same rows can share
 (:func:`optimal_categorical_tree` and the exact completion of TSDT's final
 tree both use them)."""
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
 ABORTED = -np.inf
@@ -16,7 +15,7 @@ ENTER, NEXT_FEATURE, NEXT_CHILD = 0, 1, 2
 EMPTY = -1  # free slot of the memo table (keys are >= 0)
 
 
-@numba.njit(cache=True)
+@kernel
 def _find(table_keys, key):
     """Slot of ``key`` in an open-addressing table (linear probing), or of
     the free slot where it would go. (Numba's typed dict costs seconds of
@@ -28,7 +27,7 @@ def _find(table_keys, key):
     return slot
 
 
-@numba.njit(cache=True)
+@helper
 def _grown(table_keys, table_value, table_choice):
     capacity = 2 * table_keys.shape[0]
     keys = np.full(capacity, EMPTY, dtype=np.int64)
@@ -54,7 +53,7 @@ def new_table():
     )
 
 
-@numba.njit(cache=True)
+@kernel
 def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     """Best value (correct rows - penalty * splits) of a tree on all rows.
 
@@ -91,7 +90,7 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     return value, table_keys[splits], table_choice[splits]
 
 
-@numba.njit(cache=True)
+@kernel
 def _solve_node(
     X,
     y,

@@ -4,13 +4,11 @@ children) and the marking of the tree a search node stands for."""
 
 import math
 
-import numba
-
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ._kernels_state import MIN_SAMPLES, _leaf_counts
 
 
-@numba.njit(cache=True)
+@kernel
 def clark_max(mu1, sd1, mu2, sd2):
     """Clark's (1961) Normal approximation of max(N(mu1, sd1^2), N(mu2, sd2^2))
     for independent variables. The spread is ``a = sqrt(sd1^2 + sd2^2)``, a
@@ -33,7 +31,7 @@ def clark_max(mu1, sd1, mu2, sd2):
     return mu, math.sqrt(variance)
 
 
-@numba.njit(cache=True)
+@kernel
 def beta_normal(correct, n_rows):
     """Mean and sd of the Normal matching Beta(1 + correct, 1 + scored - correct),
     where the first row of a leaf is not scored (no prediction exists yet:
@@ -46,7 +44,7 @@ def beta_normal(correct, n_rows):
 
 
 # --------------------------------------------------------------- tree marking
-@numba.njit(cache=True)
+@kernel
 def _mark(state, search_node, value_if_set):
     """Write (value_if_set=True) or clear the splits of ``search_node``'s tree in ``split_of``."""
     node = search_node
@@ -57,7 +55,7 @@ def _mark(state, search_node, value_if_set):
         node = state.s_parent[node]
 
 
-@numba.njit(cache=True)
+@helper
 def _tree_size(state, search_node, n_cat):
     size = 1
     node = search_node
@@ -68,7 +66,7 @@ def _tree_size(state, search_node, n_cat):
     return size
 
 
-@numba.njit(cache=True)
+@kernel
 def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, divisor=0.0):
     """Posterior (mu, sd) of the tree written in ``split_of``; with
     ``divisor > 0``, sd is at least gain / divisor (the gain bound of
@@ -79,7 +77,7 @@ def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, div
     return mu, sd
 
 
-@numba.njit(cache=True)
+@helper
 def _posterior(state, n_splits, n_cat, cat_offset, lambda_, gamma):
     """Posterior N(mu, sd^2) of the tree currently written in ``split_of``:
     mu = sum_l p(l) mu_l - lambda * splits and
@@ -138,7 +136,7 @@ def _posterior(state, n_splits, n_cat, cat_offset, lambda_, gamma):
     return mean - lambda_ * n_splits, variance ** (0.5 * gamma), gain
 
 
-@numba.njit(cache=True)
+@helper
 def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, divisor):
     """Posterior of a child of the search node whose tree is marked, and its
     sd widened by the gain bound (a "stop" child is final: not widened)."""
@@ -156,7 +154,7 @@ def _evaluate_child(state, child, n_cat, cat_offset, lambda_, gamma, divisor):
     state.s_wide[child] = wide
 
 
-@numba.njit(cache=True)
+@helper
 def _combine_children(state, node, clark):
     """Back-propagation rule: Fast-TSDT takes the child with the largest
     posterior mean (equation 12); TSDT folds Clark's approximation over the

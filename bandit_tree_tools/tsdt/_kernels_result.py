@@ -2,16 +2,15 @@
 exact class counts of the tried splits, the best tree assembled from them by
 dynamic programming, and multiway prediction."""
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper, kernel
 from ._kernels_exact import ABORTED, _find, _solve_node
 from ._kernels_posterior import _mark, evaluate_marked_tree
 from ._kernels_state import C_DT, C_SEARCH, C_SLOTS
 
 
-@numba.njit(cache=True)
+@kernel
 def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
     """``mean - z * sd`` of the posterior of every search node's own tree (as
     a terminal tree) from the statistics of now (the posteriors stored in the
@@ -28,7 +27,7 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def tried_splits(state, n_features, visited_only):
     """(slot, attribute) mask of the splits the search created (in the trees
     of its search nodes), or only of those in the trees of visited ones."""
@@ -40,7 +39,7 @@ def tried_splits(state, n_features, visited_only):
     return tried
 
 
-@numba.njit(cache=True)
+@kernel
 def counting_work(state, tried, n_cat, cat_offset):
     """Expected (node, split) steps per row of :func:`exact_dt_counts` with
     the splits ``tried``: the sum over DT nodes that have a slot of their
@@ -70,7 +69,7 @@ def counting_work(state, tried, n_cat, cat_offset):
     return work
 
 
-@numba.njit(cache=True)
+@kernel
 def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
@@ -121,7 +120,7 @@ def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     return counts, True
 
 
-@numba.njit(cache=True)
+@kernel
 def exact_objectives(state, counts, n_rows, n_cat, lambda_):
     """Training objective (accuracy - lambda * splits) of every search node's
     tree from the exact DT-node ``counts`` of :func:`exact_dt_counts`: a
@@ -153,7 +152,7 @@ def exact_objectives(state, counts, n_rows, n_cat, lambda_):
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
     """The best tree made of the splits the search tried (``tried``, see
     :func:`tried_splits`), by dynamic programming with the exact
@@ -173,7 +172,7 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
     return choice, best[0]
 
 
-@numba.njit(cache=True)
+@helper
 def _sizes_and_majorities(counts, n_dt):
     """Rows and majority count of every DT node."""
     size = np.zeros(n_dt, dtype=np.int64)
@@ -259,7 +258,7 @@ _DEBRUIJN_INDEX = np.array(
 )
 
 
-@numba.njit(cache=True)
+@kernel
 def row_bits(X, cat_offset, n_cells):
     """One bit set per (attribute, category) cell: bit ``r`` of row
     ``cell`` is set when row ``r`` has that category (the rows of a DT node
@@ -273,7 +272,7 @@ def row_bits(X, cat_offset, n_cells):
     return bits
 
 
-@numba.njit(cache=True)
+@kernel
 def dt_keys(state, radix):
     """Key of every DT node in the exact solver's indexing of partial
     assignments (the same set of tests gives the same key, whatever the
@@ -285,7 +284,7 @@ def dt_keys(state, radix):
     return keys
 
 
-@numba.njit(cache=True)
+@kernel
 def _rows_of(state, dt, bits, cat_offset, mask, out):
     """Rows of DT node ``dt`` written to ``out``; returns (count, steps)."""
     n_words = bits.shape[1]
@@ -311,7 +310,7 @@ def _rows_of(state, dt, bits, cat_offset, mask, out):
     return n, (depth + 1) * n_words + n
 
 
-@numba.njit(cache=True)
+@helper
 def _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choice):
     """The DP of :func:`best_assembled_tree` where solved DT nodes take
     their exact value (choice -2)."""
@@ -337,7 +336,7 @@ def _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choic
                 choice[dt] = feature
 
 
-@numba.njit(cache=True)
+@kernel
 def exact_completion(
     state,
     X,
@@ -437,7 +436,7 @@ def exact_completion(
 
 
 # ------------------------------------------------------- multiway prediction
-@numba.njit(cache=True)
+@kernel
 def apply_categorical(X, feature, first_child, n_categories):
     """Node reached by each row in a multiway tree; a row stops at the node
     whose split meets a category the tree has no child for (negative, too

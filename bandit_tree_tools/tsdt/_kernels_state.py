@@ -4,10 +4,9 @@ them; the layout is described in :mod:`._kernels`."""
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
-from .. import _numba_config  # noqa: F401  (threading layer, cache folder, the first-compile note)
+from .._numba_config import helper
 
 DONE = 0
 NEEDS_SPACE = 1
@@ -68,7 +67,7 @@ class SearchState(NamedTuple):
     pool_done: np.ndarray  # uint8
 
 
-@numba.njit(cache=True)
+@helper
 def _argmax_first(counts):
     best = 0
     for k in range(1, counts.shape[0]):
@@ -77,7 +76,7 @@ def _argmax_first(counts):
     return best
 
 
-@numba.njit(cache=True)
+@helper
 def _leaf_counts(state, node, n_cat_offset):
     """Class counts of DT node ``node`` as a leaf, and its prequential correct count."""
     if node == 0:

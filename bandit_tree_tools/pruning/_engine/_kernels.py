@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..._numba_config import helper, kernel
 from ..._threads import chunk_size, run_chunks
 from ...tree._links import sigmoid
 from .._kernels import LOG_LOSS_EPS
@@ -86,12 +87,12 @@ class Costs(NamedTuple):
     reached: np.ndarray  # int64 (n_nodes,): rows below the node
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _clip(p):
     return min(max(p, EPS), 1.0 - EPS)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _value_table_nodes(lo, hi, current, value, out):
     for node in range(lo, hi):
         for j in range(value.shape[1]):
@@ -108,7 +109,7 @@ def value_table(current, value, out):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, alive, base_score, row_scale, raw):
     n_trees = leaf.shape[0]
     width = table.shape[0]
@@ -166,7 +167,7 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
     return raw
 
 
-@numba.njit(cache=True)
+@kernel
 def class_moments(codes, values, n_classes):
     """Per class: (rows, sum of ``values``, sum of their squares), in one pass."""
     moments = np.zeros((3, n_classes), dtype=np.float64)
@@ -178,7 +179,7 @@ def class_moments(codes, values, n_classes):
     return moments
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _live_trees_rows(lo, hi, leaf, alive, count):
     for row in range(lo, hi):
         for tree in range(leaf.shape[0]):
@@ -194,7 +195,7 @@ def live_trees_per_row(leaf, alive):
     return count
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _newton_sums_trees(
     lo, hi, leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess, numerator, hessian
 ):
@@ -250,7 +251,7 @@ def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive
     return numerator, hessian
 
 
-@numba.njit(cache=True, inline="always")
+@helper(inline="always")
 def _loss_change(raw, row, k, delta, code, target, loss_kind):
     """Exact change of a row's loss when ``delta`` is added to raw column
     ``k``, for the squared loss and class fractions (the losses of averaged
@@ -264,7 +265,7 @@ def _loss_change(raw, row, k, delta, code, target, loss_kind):
     return -np.log(_clip(z + delta)) + np.log(_clip(z))
 
 
-@numba.njit(cache=True)
+@helper
 def _softmax_parts(raw, row):
     top = raw[row, 0]
     for k in range(1, raw.shape[1]):
@@ -275,7 +276,7 @@ def _softmax_parts(raw, row):
     return top, total
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out):
     offset, parent, current, value = model.offset, model.parent, model.current, model.value
     leaf, row_scale, raw, codes, targets, grad, hess = (
@@ -385,7 +386,7 @@ def collapse_costs(rows, model, candidate_value, on, moment, held):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _removal_costs_trees(
     lo,
     hi,
@@ -466,7 +467,7 @@ def removal_costs(
     return total_change, total_square
 
 
-@numba.njit(cache=True, inline="always")
+@kernel(inline="always")
 def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
     """First and second derivative of a row's loss by raw column ``k``
     (``targets``: one column, or one per raw column for soft labels of
@@ -494,7 +495,7 @@ def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
 REFIT_CHUNK = 4096  # rows per partial sum of refit_leaves: fixed, so its sums do not depend on the thread count
 
 
-@numba.njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def refit_leaves(
     leaf,
     offset,
@@ -556,7 +557,7 @@ def refit_leaves(
         previous, previous_root, previous_k = tree, root, k
 
 
-@numba.njit(cache=True)
+@kernel
 def gradients(raw, codes, targets, loss_kind, link_scale):
     """First and second derivatives of each row's loss by each raw column."""
     n_rows, n_outputs = raw.shape
@@ -568,7 +569,7 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     return grad, hess
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, count):
     for tree in range(lo, hi):
         root = offset[tree]
@@ -590,7 +591,7 @@ def current_leaf_counts(children_left, children_right, offset, collapsed):
     return count
 
 
-@numba.njit(cache=True)
+@kernel
 def cover_weighted_values(children_left, children_right, offset, collapsed, cover, value):
     """Per node, the mean of the current leaf values below it weighted by
     their training cover (hessian sums or sample weights as the library
@@ -620,7 +621,7 @@ def cover_weighted_values(children_left, children_right, offset, collapsed, cove
     return out
 
 
-@numba.njit(cache=True)
+@kernel
 def select_disjoint(
     order, ids, benefit, is_root, subtree_span, preorder_nodes, parent, offset, tree_of, trees_left, budget
 ):
@@ -662,7 +663,7 @@ def select_disjoint(
     return chosen[:n_chosen], removed >= budget
 
 
-@numba.njit(cache=True)
+@kernel
 def collapse_into(nodes, subtree_span, preorder_nodes, current, collapsed, value, candidate_value):
     """Collapse each of ``nodes`` into a leaf of its candidate value: every
     node of its subtree now stands for it (``current``)."""

@@ -22,8 +22,9 @@ weights until they settle (after many sweeps, on their weighted Gram matrix
 alone) and then every weight once more.
 """
 
-import numba
 import numpy as np
+
+from ..._numba_config import helper, kernel
 
 # rows of the fit (the first of the fitting rows, stored in random order): every row of most
 # training sets, since the start depends on the sample (Adult LightGBM: prune chose 99x and 48x
@@ -34,7 +35,7 @@ PATH_LENGTH = 30  # penalties of the path, from the largest down
 MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
 
 
-@numba.njit(cache=True)
+@kernel
 def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     """float64 (len(trees), n_rows): each listed tree's current output on the
     first ``n_rows`` rows of ``leaf`` (int8, int16 or int32 (n_trees, n_rows))."""
@@ -47,7 +48,7 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+@helper(fastmath={"reassoc", "contract"})
 def _weighted_gram(outputs, hess, members):
     """``(1/n) sum_i hess_i x_a x_b`` for the weights ``members`` of
     ``outputs`` (n_weights, n), position 0 standing for the intercept
@@ -70,7 +71,7 @@ def _weighted_gram(outputs, hess, members):
     return gram
 
 
-@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+@helper(fastmath={"reassoc", "contract"})
 def _gram_gradients(outputs, hess, residual, members):
     """``(1/n) sum_i hess_i x_a residual_i`` for the intercept and ``members``
     (the positions of :func:`_weighted_gram`)."""
@@ -85,7 +86,7 @@ def _gram_gradients(outputs, hess, residual, members):
     return out
 
 
-@numba.njit(cache=True)
+@helper
 def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
     """One coordinate sweep of the intercept and then of ``members`` from
     their Gram matrix and gradients (both updated in place, as ``weight``);
@@ -110,7 +111,7 @@ def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
     return shift, largest
 
 
-@numba.njit(cache=True, fastmath={"reassoc", "contract"})  # sums over rows in any order: they vectorise
+@kernel(fastmath={"reassoc", "contract"})  # sums over rows in any order: they vectorise
 def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=1e-9):
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
     from the given start (``weight`` is updated in place); returns the
