@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
 
 from bandit_tree_tools import _numba_config, cli
@@ -121,3 +122,13 @@ def test_compile_kernels_silences_the_note(monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="bandit_tree_tools"), _numba_config.compile_note_shown():
         _kernel_of_the_package()(1)
     assert not [record for record in caplog.records if "compiling kernels once" in record.getMessage()]
+
+
+def test_a_kernel_only_kernels_call_refuses_python_callers():
+    # compiled without numba's Python entry point: a call from Python must not reach a null pointer
+    from bandit_tree_tools.tsdt._kernels import _gini
+
+    assert isinstance(_gini, _numba_config._KernelOnly)
+    with pytest.raises(TypeError, match=r"_gini is compiled for calls from other kernels only"):
+        _gini(np.array([2.0, 2.0]))
+    assert _gini.py_func(np.array([2.0, 2.0])) == pytest.approx(0.5)
