@@ -12,14 +12,23 @@ bandit version in ``_kernels_bandit`` can reproduce every step bitwise: the
 sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 """
 
-import numba
 import numpy as np
 
 from .._numba_config import helper, kernel
+from .._threads import chunk_size, run_chunks
 
 # A swap must lower the loss by more than this fraction of it: rounding noise
 # on a swap between equivalent points (duplicates) would otherwise cycle.
 SWAP_TOLERANCE = 1e-12
+
+# Terms per chunk of candidates, at least (each candidate is a pass over the n
+# points): below that, handing a chunk to another thread costs more than it saves,
+# and a small problem's steps run in the calling thread.
+TERMS_PER_CHUNK = 1 << 18
+
+
+def _candidate_chunk(n):
+    return chunk_size(n, max(1, TERMS_PER_CHUNK // max(n, 1)))
 
 
 @helper
@@ -75,33 +84,49 @@ def _loss(nearest):
     return total
 
 
-@kernel(parallel=True)
+@kernel(nogil=True)
+def _build_values(lo, hi, DT, nearest, is_medoid, first, values):
+    """Loss after adding each candidate ``lo <= x < hi`` (mean over the points;
+    inf for a medoid): one BUILD step's values, a chunk of them."""
+    n = DT.shape[0]
+    for x in range(lo, hi):
+        if is_medoid[x]:
+            values[x] = np.inf
+            continue
+        v = 0.0
+        for o in range(n):
+            v += _build_term(DT[x, o], nearest[o], first)
+        values[x] = v / n
+
+
+@kernel
+def _build_add(DT, values, is_medoid, nearest):
+    """Add the candidate of lowest value (lowest index on ties) and update each
+    point's nearest distance; returns it."""
+    best = -1
+    best_value = np.inf
+    for x in range(values.shape[0]):
+        if not is_medoid[x] and (best < 0 or values[x] < best_value):
+            best = x
+            best_value = values[x]
+    is_medoid[best] = True
+    for o in range(nearest.shape[0]):
+        nearest[o] = min(nearest[o], DT[best, o])
+    return best
+
+
 def _pam_build(DT, k):
-    """PAM BUILD: k greedy steps, each adding the point that lowers the loss most."""
+    """PAM BUILD: k greedy steps, each adding the point that lowers the loss most
+    (each step's candidates in chunks on threads)."""
     n = DT.shape[0]
     medoids = np.empty(k, dtype=np.int64)
     is_medoid = np.zeros(n, dtype=np.bool_)
     nearest = np.full(n, np.inf)
     values = np.empty(n)
-    for step in range(k):
-        for x in numba.prange(n):
-            if is_medoid[x]:
-                values[x] = np.inf
-                continue
-            v = 0.0
-            for o in range(n):
-                v += _build_term(DT[x, o], nearest[o], step == 0)
-            values[x] = v / n
-        best = -1
-        best_value = np.inf
-        for x in range(n):
-            if not is_medoid[x] and (best < 0 or values[x] < best_value):
-                best = x
-                best_value = values[x]
-        medoids[step] = best
-        is_medoid[best] = True
-        for o in range(n):
-            nearest[o] = min(nearest[o], DT[best, o])
+    step = _candidate_chunk(n)
+    for added in range(k):
+        run_chunks(_build_values, 0, n, step, DT, nearest, is_medoid, added == 0, values)
+        medoids[added] = _build_add(DT, values, is_medoid, nearest)
     return medoids
 
 
@@ -116,55 +141,77 @@ def _columns(DT, medoids):
     return out
 
 
-@kernel(parallel=True)
+@kernel
+def _nearest_two(DT, medoids):
+    """Each point's nearest slot, nearest and second distance, and the loss."""
+    nearest_slot, nearest, _, second = _assign(_columns(DT, medoids))
+    return nearest_slot, nearest, second, _loss(nearest)
+
+
+@kernel(nogil=True)
+def _swap_deltas(lo, hi, DT, is_medoid, nearest_slot, nearest, second, deltas):
+    """Loss change of every swap (slot c, candidate x) for ``lo <= x < hi``
+    (medoids skipped), summed over the points in order (FastPAM1)."""
+    n = DT.shape[0]
+    k = deltas.shape[1]
+    own = np.empty(k)
+    for x in range(lo, hi):
+        if is_medoid[x]:
+            continue
+        shared = 0.0
+        for c in range(k):
+            own[c] = 0.0
+        for o in range(n):
+            s, e = _swap_terms(DT[x, o], nearest[o], second[o])
+            shared += s
+            own[nearest_slot[o]] += e
+        for c in range(k):
+            deltas[x, c] = shared + own[c]
+
+
+@kernel
+def _best_swap(deltas, is_medoid):
+    """(candidate, slot) of the lowest mean change (lowest candidate, then slot, on ties)."""
+    n = deltas.shape[0]
+    best_x = -1
+    best_c = -1
+    best_value = np.inf
+    for x in range(deltas.shape[0]):
+        if is_medoid[x]:
+            continue
+        for c in range(deltas.shape[1]):
+            if best_x < 0 or deltas[x, c] / n < best_value:
+                best_x = x
+                best_c = c
+                best_value = deltas[x, c] / n
+    return best_x, best_c
+
+
 def _pam_swap(DT, medoids, max_iter):
     """PAM SWAP with FastPAM1: each pass evaluates every (slot, candidate)
-    exactly in O(n) per candidate and performs the best swap if it lowers the
-    loss. Returns (medoids, number of swaps, converged)."""
+    exactly in O(n) per candidate (in chunks of candidates on threads) and
+    performs the best swap if it lowers the loss. Returns (medoids, number of
+    swaps, converged)."""
     n = DT.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
     is_medoid = np.zeros(n, dtype=np.bool_)
-    for c in range(k):
-        is_medoid[medoids[c]] = True
+    is_medoid[medoids] = True
     deltas = np.empty((n, k))
+    step = _candidate_chunk(n)
     n_swaps = 0
-    converged = False
     while True:
-        nearest_slot, nearest, second_slot, second = _assign(_columns(DT, medoids))
-        loss = _loss(nearest)
-        for x in numba.prange(n):
-            if is_medoid[x]:
-                continue
-            shared = 0.0
-            own = np.zeros(k)
-            for o in range(n):
-                s, e = _swap_terms(DT[x, o], nearest[o], second[o])
-                shared += s
-                own[nearest_slot[o]] += e
-            for c in range(k):
-                deltas[x, c] = shared + own[c]
-        best_x = -1
-        best_c = -1
-        best_value = np.inf
-        for x in range(n):
-            if is_medoid[x]:
-                continue
-            for c in range(k):
-                if best_x < 0 or deltas[x, c] / n < best_value:
-                    best_x = x
-                    best_c = c
-                    best_value = deltas[x, c] / n
+        nearest_slot, nearest, second, loss = _nearest_two(DT, medoids)
+        run_chunks(_swap_deltas, 0, n, step, DT, is_medoid, nearest_slot, nearest, second, deltas)
+        best_x, best_c = _best_swap(deltas, is_medoid)
         if best_x < 0 or not deltas[best_x, best_c] < -SWAP_TOLERANCE * loss:
-            converged = True
-            break
+            return medoids, n_swaps, True
         if n_swaps >= max_iter:
-            break
+            return medoids, n_swaps, False
         is_medoid[medoids[best_c]] = False
         is_medoid[best_x] = True
         medoids[best_c] = best_x
         n_swaps += 1
-    return medoids, n_swaps, converged
 
 
 @kernel
