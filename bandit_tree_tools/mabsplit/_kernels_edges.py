@@ -119,7 +119,13 @@ def _draw_candidates(n_features, max_features, rng, permutation, candidates):
         tmp = permutation[i]
         permutation[i] = permutation[j]
         permutation[j] = tmp
+    # the drawn features in increasing order, by marking them (no sort to compile)
+    chosen = np.zeros(n_features, dtype=np.bool_)
     for i in range(max_features):
-        candidates[i] = permutation[i]
-    candidates[:max_features].sort()
+        chosen[permutation[i]] = True
+    n_chosen = 0
+    for f in range(n_features):
+        if chosen[f]:
+            candidates[n_chosen] = f
+            n_chosen += 1
     return max_features
