@@ -33,14 +33,14 @@ __all__ = ["eliminate", "finite_population_factor", "normal_radius", "serfling_f
 STRICTLY_NEGATIVE = -np.nextafter(0.0, 1.0)
 
 
-@kernel(inline="always")
+@kernel
 def normal_radius(variance, z):
     """Half-width ``z * sqrt(variance)`` of a normal-approximation interval
     around an estimate whose variance is ``variance``."""
     return z * np.sqrt(variance)
 
 
-@kernel(inline="always")
+@kernel
 def finite_population_factor(n_sampled, population):
     """``(N - n) / (N - 1)``, clipped to [0, 1): the factor by which drawing
     ``n`` of ``N`` rows without replacement shrinks the variance of a mean
@@ -53,7 +53,7 @@ def finite_population_factor(n_sampled, population):
     return factor
 
 
-@kernel(inline="always")
+@kernel
 def serfling_factor(n_sampled, population):
     """``max(1 - (n - 1) / N, 0)``: Serfling's finite-population factor of
     the squared Hoeffding radius after ``n`` of ``N`` draws without

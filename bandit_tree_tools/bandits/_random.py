@@ -24,7 +24,7 @@ def kernel_rng(random_state) -> np.ndarray:
     return words.astype(np.uint64)
 
 
-@helper(inline="always")
+@helper
 def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 

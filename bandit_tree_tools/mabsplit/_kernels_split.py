@@ -100,7 +100,7 @@ def _insert_batch(
 
 
 # --------------------------------------------------------------- scoring
-@kernel(inline="always")
+@kernel
 def _class_impurity(counts, total, criterion):
     """Gini or entropy (bits) of class counts (the shared definition,
     :func:`bandit_tree_tools.tree._impurity.class_impurity`) and the
@@ -142,7 +142,7 @@ def _class_impurity(counts, total, criterion):
     return impurity, variance
 
 
-@helper(inline="always")
+@helper
 def _squared_error(count, total, total2):
     """Variance of a child's targets (the shared
     :func:`~bandit_tree_tools.tree._impurity.variance_from_sums`) and the
@@ -216,7 +216,7 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
             valid[a, t] = n_left * scale >= min_samples_leaf and (n - n_left) * scale >= min_samples_leaf
 
 
-@helper(inline="always")
+@helper
 def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
     """Lowest value among active valid arms; ties (within _TIE_EPS) go to the
     lowest (slot, edge). Returns slot, edge, value (slot -1 when none)."""

@@ -106,7 +106,7 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
     return mask
 
 
-@helper(inline="always")
+@helper
 def _row_output(raw, row, target_code, target_value, link, link_scale, float32, label_rule, n_classes, proba):
     """(predicted class or -1, per-row loss) of row ``row`` of ``raw``;
     ``proba`` is a work buffer of at least two values.
@@ -124,7 +124,7 @@ def _row_output(raw, row, target_code, target_value, link, link_scale, float32, 
     return best, -np.log(p)
 
 
-@helper(inline="always")
+@helper
 def _class_proba(raw, row, link, link_scale, float32, proba):
     """A classifier's class probabilities of row ``row`` of ``raw`` into
     ``proba`` (a binary margin gives P(positive class) and its complement)."""
@@ -135,7 +135,7 @@ def _class_proba(raw, row, link, link_scale, float32, proba):
         link_row(raw[row], link, link_scale, float32, proba[: raw.shape[1]])
 
 
-@helper(inline="always")
+@helper
 def _row_class(raw, row, proba, label_rule, n_classes):
     """The class ``Ensemble.predict`` gives row ``row`` of ``raw``, by
     ``label_rule`` (coded by ``LABEL_RULE_CODES``): 0 "proba", the first

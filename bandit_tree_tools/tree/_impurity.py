@@ -32,7 +32,7 @@ def criterion_code(criterion: str) -> int:
         raise ParameterError(f"criterion must be one of {sorted(CRITERIA)}, got {criterion!r}") from None
 
 
-@kernel(inline="always")
+@kernel
 def class_impurity(counts, total, criterion):
     """Gini (``criterion == GINI``) or entropy in bits of class ``counts``
     summing to ``total``; 0 for an empty node."""
@@ -48,7 +48,7 @@ def class_impurity(counts, total, criterion):
     return max(impurity, 0.0)
 
 
-@kernel(inline="always")
+@kernel
 def variance_from_sums(weight, total, total_sq):
     """Weighted variance from ``sum w``, ``sum w y`` and ``sum w y^2``."""
     if weight <= 0.0:

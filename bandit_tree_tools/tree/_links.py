@@ -60,13 +60,13 @@ def apply_link(link: str, raw: np.ndarray, scale: float = 1.0, float32: bool = F
     return LINKS[link].transform(raw, scale)
 
 
-@kernel(inline="always")
+@kernel
 def sigmoid(z, scale):
     """``expit(scale * z)`` in float64."""
     return 1.0 / (1.0 + np.exp(-(scale * z)))
 
 
-@helper(inline="always")
+@helper
 def link_value(z, code, scale, float32):
     """One raw score through an elementwise link (sigmoid, exp, identity),
     in float32 arithmetic when ``float32``: the body of :func:`link_row` for
@@ -88,7 +88,7 @@ def link_value(z, code, scale, float32):
     return z
 
 
-@helper(inline="always")
+@helper
 def _softmax_row64(raw_row, out):
     n = raw_row.shape[0]
     largest = raw_row.max()
@@ -100,7 +100,7 @@ def _softmax_row64(raw_row, out):
         out[k] /= total
 
 
-@helper(inline="always")
+@helper
 def _softmax_row32(raw_row, out):
     n = raw_row.shape[0]
     largest = np.float32(raw_row[0])
@@ -115,7 +115,7 @@ def _softmax_row32(raw_row, out):
         out[k] = np.float32(out[k]) / total
 
 
-@kernel(inline="always")
+@kernel
 def link_row(raw_row, code, scale, float32, out):
     """``link(raw_row)`` into ``out`` (float64, same length): the numba body of
     :data:`LINKS` (``code`` from :data:`LINK_CODES`), in float32 arithmetic
