@@ -176,7 +176,7 @@ def _best_swap(deltas, is_medoid):
     best_x = -1
     best_c = -1
     best_value = np.inf
-    for x in range(deltas.shape[0]):
+    for x in range(n):
         if is_medoid[x]:
             continue
         for c in range(deltas.shape[1]):
