@@ -26,21 +26,21 @@ def kernel_rng(random_state) -> np.ndarray:
 
 @helper
 def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+    return (x << k) | (x >> (np.uint64(64) - k))
 
 
 @helper
 def next_u64(rng):
     """The next 64 random bits; advances ``rng`` in place."""
     s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
-    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    result = _rotl(s1 * np.uint64(5), np.uint64(7)) * np.uint64(9)
     t = s1 << np.uint64(17)
     s2 ^= s0
     s3 ^= s1
     s1 ^= s2
     s0 ^= s3
     s2 ^= t
-    s3 = _rotl(s3, 45)
+    s3 = _rotl(s3, np.uint64(45))
     rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
     return result
 

@@ -143,7 +143,8 @@ def _pairwise(X, Y, code, p, user, symmetric):
     # in the triangle, block row b has n_blocks - b tiles: pairing row w with
     # row n_blocks - 1 - w gives every work item the same number of tiles
     n_items = (n_blocks + 1) // 2 if symmetric else n_blocks
-    for w in numba.prange(n_items):
+    for item in numba.prange(n_items):
+        w = np.int64(item)  # a prange index is unsigned: n_blocks - 1 - item would be a float
         for half in range(2 if symmetric else 1):
             bi = w if half == 0 else n_blocks - 1 - w
             if half == 1 and bi == w:

@@ -668,7 +668,7 @@ def _walk(X, row, root, records, cuts, general, origin, out, position):
 def _path_lengths_rows(lo, hi, X, tree_root, records, cuts, general, origin, lengths):
     nowhere = np.empty(0, dtype=np.int64)
     for row in range(lo, hi):
-        total = 0
+        total = np.int64(0)  # not a literal 0: numba would compile _walk for it too
         for tree in range(tree_root.shape[0]):
             total = _walk(X, row, tree_root[tree], records, cuts, general, origin, nowhere, total)
         lengths[row] = total
@@ -696,7 +696,7 @@ def _path_lengths(X, tree_root, records, cuts, general, origin):
 def _fill_paths_rows(lo, hi, X, indptr, tree_root, records, cuts, general, origin, indices):
     for row in range(lo, hi):
         segment = indices[indptr[row] : indptr[row + 1]]
-        position = 0
+        position = np.int64(0)
         for tree in range(tree_root.shape[0]):
             position = _walk(X, row, tree_root[tree], records, cuts, general, origin, segment, position)
 

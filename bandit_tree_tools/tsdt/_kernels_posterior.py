@@ -4,6 +4,8 @@ children) and the marking of the tree a search node stands for."""
 
 import math
 
+import numpy as np
+
 from .._numba_config import helper, kernel
 from ._kernels_state import MIN_SAMPLES, _leaf_counts
 
@@ -118,7 +120,7 @@ def _posterior(state, n_splits, n_cat, cat_offset, lambda_, gamma):
                     top += 1
         else:
             counts, correct = _leaf_counts(state, node, cat_offset)
-            n_rows = 0
+            n_rows = np.int64(0)  # not a literal 0: numba would compile beta_normal for it too
             for k in range(counts.shape[0]):
                 n_rows += counts[k]
             if n_rows > 0:
