@@ -85,27 +85,47 @@ def _predict():
 
 
 def _prune():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeRegressor
+
     from .interop import from_model
     from .pruning import prune
+
+    def both_ways(model, X, y, n_fit=300):
+        model.fit(X[:n_fit], y[:n_fit])
+        prune(model, X[n_fit:], y[n_fit:], tolerance=0.05, random_state=0, progress=False)
+        result = prune(
+            model,
+            X[n_fit:],
+            y[n_fit:],
+            X_train=X[:n_fit],
+            y_train=y[:n_fit],
+            tolerance=0.05,
+            random_state=0,
+            progress=False,
+        )
+        result.to_model().predict(X)
+        from_model(model).predict(_with_nan(X))
 
     models, regressors = _native_models()
     for task, group in (("classification", models), ("regression", regressors)):
         X, y = _tiny(600, regression=task == "regression")
         for model in group:
-            model.fit(X[:300], y[:300])
-            prune(model, X[300:], y[300:], tolerance=0.05, random_state=0, progress=False)
-            result = prune(
-                model,
-                X[300:],
-                y[300:],
-                X_train=X[:300],
-                y_train=y[:300],
-                tolerance=0.05,
-                random_state=0,
-                progress=False,
-            )
-            result.to_model().predict(X)
-            from_model(model).predict(_with_nan(X))
+            both_ways(model, X, y)
+    # The search keeps every row's leaves in the narrowest of int8, int16 and int32 that holds the
+    # model's node ids, and its kernels compile once for each: the tiny trees above need int8, a
+    # forest of a few hundred nodes a tree (float32 rows) int16, and a tree of over 32,767 nodes int32.
+    X, y = _tiny(1300)
+    both_ways(RandomForestClassifier(n_estimators=2, max_leaf_nodes=100, random_state=0), X, y, 1000)
+    if find_spec("lightgbm") is not None:
+        import lightgbm
+
+        model = lightgbm.LGBMClassifier(n_estimators=2, num_leaves=100, min_child_samples=2, verbose=-1)
+        both_ways(model, X, y, 1000)
+    rng = np.random.default_rng(0)
+    X_big, y_big = rng.normal(size=(20_000, 2)), rng.normal(size=20_000)
+    deep = DecisionTreeRegressor(random_state=0).fit(X_big, y_big)  # a leaf per row: about 40,000 nodes
+    prune(deep, X_big[:300], y_big[:300], tolerance=0.05, random_state=0, progress=False)
 
 
 def _baselines():

@@ -42,6 +42,11 @@ except ImportError:
 btt.prune(forest, X[600:], y[600:], random_state=0, progress=False)
 btt.prune(forest, X[600:], y[600:], X_train=X[:600], y_train=y[:600], random_state=0, progress=False)
 btt.bandit_prune(forest, X[600:], y[600:], n_rounds=50, random_state=0, progress=False)
+from bandit_tree_tools.pruning._engine._search import leaf_dtype
+bushy = RandomForestClassifier(n_estimators=3, max_leaf_nodes=100, random_state=1).fit(X[:900], y[:900])
+assert leaf_dtype(btt.from_model(bushy)) == np.int16  # the search's leaves in int16, not int8
+btt.prune(bushy, X[900:], y[900:], tolerance=0.05, random_state=0, progress=False)
+btt.prune(bushy, X[900:], y[900:], X_train=X[:900], y_train=y[:900], tolerance=0.05, random_state=0, progress=False)
 btt.leaf_medoids(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y), X, n_medoids=3)
 btt.MABSplitForestClassifier(n_estimators=2, max_depth=4, random_state=0).fit(X, y)
 btt.TSDTClassifier(lambda_=0.01, max_iter=50, random_state=0).fit((X[:, :5] > 0).astype(int), y)
