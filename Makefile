@@ -3,7 +3,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+CKSUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(CKSUM)
+# the demo's own install: the package with LightGBM and XGBoost, not the panels, tests and docs
+# (half the install's time on a fresh machine); `make test` and the others add the rest
+DEMO_STAMP := $(VENV)/.demo-installed-$(CKSUM)
 PYTEST_ARGS ?=
 
 .PHONY: compile demo test test-fast lint format docs lab bench clean
@@ -17,13 +21,19 @@ $(STAMP): $(PY) pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+$(DEMO_STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[lightgbm,xgboost]'
+	rm -f $(VENV)/.demo-installed-*
+	touch $(DEMO_STAMP)
+
 # numba compiles each kernel on its first call and caches it (__pycache__ next to the
 # sources, or NUMBA_CACHE_DIR); `make compile` fills the cache once, with a progress bar,
 # so the demo's timings and the tests that follow load the kernels instead of compiling them
 compile: $(STAMP)
 	$(PY) -m bandit_tree_tools compile
 
-demo: compile
+demo: $(DEMO_STAMP)
+	$(PY) -m bandit_tree_tools compile
 	$(PY) -m bandit_tree_tools demo
 
 test: $(STAMP)
