@@ -53,6 +53,26 @@ def new_table():
     )
 
 
+# numpy's .max() and .sum() inside a kernel compile numpy's reductions (half a second in a
+# fresh environment); the solver needs them only on short integer rows
+@helper
+def _largest(values):
+    """``values.max()`` of a non-empty integer array."""
+    largest = values[0]
+    for k in range(1, values.shape[0]):
+        largest = max(largest, values[k])
+    return largest
+
+
+@helper
+def _total(values):
+    """``values.sum()`` of an integer array."""
+    total = values.dtype.type(0)
+    for k in range(values.shape[0]):
+        total += values[k]
+    return total
+
+
 @kernel
 def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     """Best value (correct rows - penalty * splits) of a tree on all rows.
@@ -128,7 +148,7 @@ def _solve_node(
     n_stored = stored[0]
     n_rows, n_features = rows.shape[0], X.shape[1]
     depth_max = n_features + 2
-    max_cat = n_categories.max()
+    max_cat = _largest(n_categories)
     part = np.empty((depth_max, max(n_rows, 1)), dtype=np.int64)
     for row in range(n_rows):
         part[0, row] = rows[row]
@@ -157,9 +177,9 @@ def _solve_node(
             counts[:] = 0
             for i in range(lo[d], hi[d]):
                 counts[y[part[d, i]]] += weight[part[d, i]]
-            frame_size[d] = counts.sum()
+            frame_size[d] = _total(counts)
             size = frame_size[d]
-            leaf = np.float64(counts.max())
+            leaf = np.float64(_largest(counts))
             # No split can be worth more than size - penalty (every row right, one split).
             slot = _find(table_keys, key[d])
             if leaf >= size - penalty:
@@ -208,8 +228,8 @@ def _solve_node(
                     if starts[d, c + 1] > 0:
                         non_empty += 1
                     # A child is worth at most max(its majority, its rows - penalty).
-                    child_leaf = np.float64(child_counts[c, :].max())
-                    upper[d, c] = max(child_leaf, child_counts[c, :].sum() - penalty)
+                    child_leaf = np.float64(_largest(child_counts[c, :]))
+                    upper[d, c] = max(child_leaf, _total(child_counts[c, :]) - penalty)
                     bound += upper[d, c]
                 if non_empty < 2:
                     continue  # constant here: the split would only cost
