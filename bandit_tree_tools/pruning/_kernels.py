@@ -283,7 +283,16 @@ def _pull_stats(
         for j in range(width):
             new_raw[0, first_output + j] += factor * (value[new_global, j] - value[old_global, j])
         best, row_loss = _row_output(
-            new_raw, np.int64(0), target_code[row], target_value[row], link, link_scale, float32, label_rule, n_classes, proba
+            new_raw,
+            np.int64(0),
+            target_code[row],
+            target_value[row],
+            link,
+            link_scale,
+            float32,
+            label_rule,
+            n_classes,
+            proba,
         )
         _add_row(stats, -1.0, prediction[row], loss[row], target_code[row], n_classes)
         _add_row(stats, 1.0, best, row_loss, target_code[row], n_classes)
