@@ -59,7 +59,7 @@ def _preorder(children_left, children_right):
     """Pre-order position of every node and the position one past its subtree."""
     n = children_left.shape[0]
     position = np.empty(n, dtype=np.int64)
-    size = np.ones(n, dtype=np.int64)
+    end = np.empty(n, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)
     top = 0
     stack[0] = 0
@@ -74,10 +74,15 @@ def _preorder(children_left, children_right):
             stack[top] = children_right[node]
             top += 1
             stack[top] = children_left[node]
-    for node in range(n - 1, -1, -1):  # children have larger ids than parents
-        if children_left[node] != -1:
-            size[node] = 1 + size[children_left[node]] + size[children_right[node]]
-    return position, position + size
+    # children have larger ids than parents; loops, not np.ones and an array sum, which compile
+    # numpy's implementations in a fresh environment
+    for node in range(n - 1, -1, -1):
+        size = 1
+        left, right = children_left[node], children_right[node]
+        if left != -1:
+            size += end[left] - position[left] + end[right] - position[right]
+        end[node] = position[node] + size
+    return position, end
 
 
 @kernel
