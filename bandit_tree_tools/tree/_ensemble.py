@@ -413,11 +413,10 @@ class Ensemble:
             leaves = np.ascontiguousarray(leaves, dtype=np.int64)
         if leaves.ndim != 2 or leaves.shape[1] != self.n_trees:
             raise ValueError(f"leaves must have shape (n_rows, {self.n_trees}), got {leaves.shape}")
-        if _kernels._leaves_out_of_range(leaves, np.diff(packed.node_offset)):
-            raise ValueError("leaves must be node ids of their trees, as apply returns them")
-        return _kernels._raw_from_leaves(
+        raw, outside = _kernels._raw_from_leaves(
             leaves,
             packed.tree_root,
+            np.diff(packed.node_offset),
             packed.new_of_old,
             packed.leaf_value,
             packed.leaf_value32,
@@ -426,6 +425,9 @@ class Ensemble:
             self.aggregation == "mean",
             self.accumulate_float32,
         )
+        if outside:
+            raise ValueError("leaves must be node ids of their trees, as apply returns them")
+        return raw
 
     def transform_raw(self, raw: np.ndarray) -> np.ndarray:
         """Probabilities (classification) or predictions (regression) from raw scores."""
