@@ -3,6 +3,7 @@ candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
 import numpy as np
 
+from .._kernels_sort import sort_values
 from .._numba_config import helper, kernel
 from ..bandits._random import randint as _randint
 from ..bandits._random import uniform as _uniform
@@ -51,43 +52,6 @@ def _keep_increasing(values, count, upper, out_row):
     return kept
 
 
-# Edges need their values in order, not numba's quicksort (about 0.8 s of a first fit in a fresh
-# environment): finite floats, where any correct sort gives the same sequence (-0.0 and 0.0 may
-# trade places, and no edge computed from them differs), so a few lines of heap sort serve.
-@helper
-def _sift_down(values, root, end):
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            return
-        if child + 1 < end and values[child] < values[child + 1]:
-            child += 1
-        if not values[root] < values[child]:
-            return
-        values[root], values[child] = values[child], values[root]
-        root = child
-
-
-@helper
-def _sort(values):
-    """Sort the finite ``values`` in place, in increasing order."""
-    n = values.shape[0]
-    if n <= 16:  # insertion sort: the random edges, a dozen values
-        for i in range(1, n):
-            v = values[i]
-            j = i - 1
-            while j >= 0 and values[j] > v:
-                values[j + 1] = values[j]
-                j -= 1
-            values[j + 1] = v
-        return
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(values, root, n)
-    for end in range(n - 1, 0, -1):
-        values[0], values[end] = values[end], values[0]
-        _sift_down(values, np.int64(0), end)
-
-
 @kernel
 def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_float32, rng, edges, n_edges):
     """Candidate thresholds of every candidate feature at one node.
@@ -125,12 +89,12 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
         elif mode == BINS_RANDOM:
             for k in range(n_bins):
                 values[k] = _round_edge(low + (high - low) * _uniform(rng), round_float32)
-            _sort(values)
+            sort_values(values)
         else:
             feature = candidates[a]
             for k in range(n_sample):
                 sample[k] = X[rows[lo + k], feature]
-            _sort(sample)
+            sort_values(sample)
             for k in range(n_bins):
                 position = (n_sample - 1) * (k / max(n_bins - 1.0, 1.0))
                 below = np.int64(np.floor(position))

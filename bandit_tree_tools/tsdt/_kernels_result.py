@@ -4,6 +4,7 @@ dynamic programming, and multiway prediction."""
 
 import numpy as np
 
+from .._kernels_sort import sort_by_key
 from .._numba_config import helper, kernel
 from ._kernels_exact import ABORTED, _find, _solve_node
 from ._kernels_posterior import _mark, evaluate_marked_tree
@@ -336,34 +337,6 @@ def _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choic
                 choice[dt] = feature
 
 
-# The nodes to solve are sorted by distinct keys, so any correct sort gives the same order: a
-# heap sort of a few lines instead of numpy's argsort (its quicksort: about 0.9 s of TSDT's first fit)
-@helper
-def _sift_down(keys, items, root, end):
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            return
-        if child + 1 < end and keys[child] < keys[child + 1]:
-            child += 1
-        if keys[root] >= keys[child]:
-            return
-        keys[root], keys[child] = keys[child], keys[root]
-        items[root], items[child] = items[child], items[root]
-        root = child
-
-
-@helper
-def _sort_by_key(keys, items, n):
-    """Sort ``keys[:n]`` (distinct) in increasing order, ``items[:n]`` along with them."""
-    for root in range(n // 2 - 1, -1, -1):
-        _sift_down(keys, items, root, n)
-    for end in range(n - 1, 0, -1):
-        keys[0], keys[end] = keys[end], keys[0]
-        items[0], items[end] = items[end], items[0]
-        _sift_down(keys, items, np.int64(0), end)
-
-
 @kernel
 def exact_completion(
     state,
@@ -431,7 +404,7 @@ def exact_completion(
                     top += 1
         if n_pending == 0 or budget[1] < 0:
             return choice, best[0], table_keys, table_value, table_choice
-        _sort_by_key(order_key, pending, n_pending)
+        sort_by_key(order_key, pending, n_pending)  # distinct keys: the order of np.argsort
         for dt in pending[:n_pending]:
             slot = _find(table_keys, keys[dt])
             if table_keys[slot] == keys[dt]:  # the same tests in another order, or inside a node solved before
