@@ -629,7 +629,7 @@ def _raw_from_leaves(
     (row by row, every tree, it took 0.105 s against 0.080 s at 500,000 rows x
     100 trees). Returns ``(raw, outside)``: ``outside`` counts the entries of
     ``leaves`` that are not node ids of their tree (``[0, n_nodes[tree])``),
-    left out of the sums; ``raw`` means nothing unless it is 0."""
+    left out of the sums; ``raw`` holds the scores only when ``outside`` is 0."""
     raw = np.empty((leaves.shape[0], base_score.shape[0]), dtype=np.float64)
     outside = run_chunks(
         _raw_from_leaves_rows,
