@@ -7,6 +7,7 @@ Plain numpy functions over arrays of arms, so any algorithm of the library
 import numpy as np
 from scipy.special import betaincinv
 
+from .._kernels_alloc import empty
 from .._numba_config import helper, kernel
 from ..exceptions import ParameterError
 
@@ -74,7 +75,7 @@ def _kl(p, q):
 
 @kernel
 def _kl_ucb(means, counts, budget, tolerance):
-    index = np.empty(means.shape[0])
+    index = empty(means.shape[0], np.float64)
     for arm in range(means.shape[0]):
         if counts[arm] <= 0:
             index[arm] = np.inf

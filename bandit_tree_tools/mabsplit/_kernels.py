@@ -39,6 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)
 from ._kernels_edges import (  # noqa: F401 (re-exported)
@@ -102,7 +103,7 @@ def _node_stats(rows, lo, hi, y_code, y_value, n_classes, criterion, value_row):
             squares += d * d
         value_row[0] = mean
         return squares / n, mean
-    counts = np.zeros(n_classes)
+    counts = zeros(n_classes, np.float64)
     for i in range(lo, hi):
         counts[y_code[rows[i]]] += 1.0
     for k in range(n_classes):
@@ -158,39 +159,39 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
     children_right = np.full(capacity, -1, dtype=np.int64)
     feature = np.full(capacity, -2, dtype=np.int64)
     threshold = np.full(capacity, -2.0)
-    value = np.zeros((capacity, value_width))
-    n_node_samples = np.zeros(capacity, dtype=np.int64)
-    impurity = np.zeros(capacity)
-    insertions = np.zeros(capacity, dtype=np.int64)
-    rows_used = np.zeros(capacity, dtype=np.int64)
+    value = zeros((capacity, value_width), np.float64)
+    n_node_samples = zeros(capacity, np.int64)
+    impurity = zeros(capacity, np.float64)
+    insertions = zeros(capacity, np.int64)
+    rows_used = zeros(capacity, np.int64)
     # per node: row slice, depth, chosen split (pending expansion)
-    node_lo = np.zeros(capacity, dtype=np.int64)
-    node_hi = np.zeros(capacity, dtype=np.int64)
-    node_depth = np.zeros(capacity, dtype=np.int64)
+    node_lo = zeros(capacity, np.int64)
+    node_hi = zeros(capacity, np.int64)
+    node_depth = zeros(capacity, np.int64)
     split_feature = np.full(capacity, -1, dtype=np.int64)
-    split_threshold = np.zeros(capacity)
-    split_gain = np.zeros(capacity)
-    pending = np.empty(capacity, dtype=np.int64)
+    split_threshold = zeros(capacity, np.float64)
+    split_gain = zeros(capacity, np.float64)
+    pending = empty(capacity, np.int64)
     n_pending = 0
 
-    hist = np.zeros((n_features, n_bins + 1, width))
-    arm_active = np.zeros((n_features, n_bins), dtype=np.bool_)
-    mu = np.zeros((n_features, n_bins))
-    var = np.zeros((n_features, n_bins))
-    valid = np.zeros((n_features, n_bins), dtype=np.bool_)
-    feature_active = np.zeros(n_features, dtype=np.bool_)
+    hist = zeros((n_features, n_bins + 1, width), np.float64)
+    arm_active = zeros((n_features, n_bins), np.bool_)
+    mu = zeros((n_features, n_bins), np.float64)
+    var = zeros((n_features, n_bins), np.float64)
+    valid = zeros((n_features, n_bins), np.bool_)
+    feature_active = zeros(n_features, np.bool_)
     tables = ArmTables(hist, arm_active, mu, var, valid, feature_active)
-    edges = np.zeros((n_features, n_bins))
-    n_edges = np.zeros(n_features, dtype=np.int64)
-    candidates = np.zeros(n_features, dtype=np.int64)
-    permutation = np.zeros(n_features, dtype=np.int64)
-    buffer = np.empty(rows.shape[0], dtype=np.int64)
+    edges = zeros((n_features, n_bins), np.float64)
+    n_edges = zeros(n_features, np.int64)
+    candidates = zeros(n_features, np.int64)
+    permutation = zeros(n_features, np.int64)
+    buffer = empty(rows.shape[0], np.int64)
 
     n_nodes = 1
     n_leaves = 0
     node_lo[0] = 0
     node_hi[0] = rows.shape[0]
-    fresh = np.zeros(2, dtype=np.int64)  # nodes created in this step, to evaluate
+    fresh = zeros(2, np.int64)  # nodes created in this step, to evaluate
     n_fresh = 1
     for step in range(capacity + 1):
         if step > 0:

@@ -3,6 +3,7 @@ candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._kernels_sort import sort_values
 from .._numba_config import helper, kernel
 from ..bandits._random import randint as _randint
@@ -63,16 +64,16 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
     Edges are rounded to float32 when the comparison happens in float32, so a
     threshold means the same thing to every library that reads it.
     """
-    minimum = np.empty(n_candidates)
-    maximum = np.empty(n_candidates)
+    minimum = empty(n_candidates, np.float64)
+    maximum = empty(n_candidates, np.float64)
     _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum)
-    values = np.empty(n_bins)
+    values = empty(n_bins, np.float64)
     n = hi - lo
-    sample = np.empty(0, dtype=np.float64)
+    sample = empty(0, np.float64)
     n_sample = 0
     if mode == BINS_QUANTILE:
         n_sample = min(n, 256 * n_bins)  # the slice is in random order: its head is a random sample
-        sample = np.empty(n_sample)
+        sample = empty(n_sample, np.float64)
     for a in range(n_candidates):
         low = minimum[a]
         high = maximum[a]
@@ -121,7 +122,7 @@ def _draw_candidates(n_features, max_features, rng, permutation, candidates):
         permutation[i] = permutation[j]
         permutation[j] = tmp
     # the drawn features in increasing order, by marking them (no sort to compile)
-    chosen = np.zeros(n_features, dtype=np.bool_)
+    chosen = zeros(n_features, np.bool_)
     for i in range(max_features):
         chosen[permutation[i]] = True
     n_chosen = 0

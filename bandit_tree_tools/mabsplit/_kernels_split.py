@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._kernels_alloc import empty
 from .._numba_config import helper, kernel
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
 from ..tree._impurity import GINI, SQUARED_ERROR, class_impurity, variance_from_sums
@@ -67,9 +68,9 @@ def _insert_batch(
             n_active += 1
     if n_active == 0:
         return 0
-    slots = np.empty(n_active, dtype=np.int64)
-    columns = np.empty(n_active, dtype=np.int64)
-    counts = np.empty(n_active, dtype=np.int64)
+    slots = empty(n_active, np.int64)
+    columns = empty(n_active, np.int64)
+    counts = empty(n_active, np.int64)
     k = 0
     for a in range(active.shape[0]):
         if active[a]:
@@ -168,9 +169,9 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
     n = np.float64(n_sampled)
     scale = n_node / n
     correction = finite_population_factor(n, n_node)
-    total = np.empty(width)
-    left = np.empty(width)
-    right = np.empty(width)
+    total = empty(width, np.float64)
+    left = empty(width, np.float64)
+    right = empty(width, np.float64)
     for a in range(hist.shape[0]):
         count = n_edges[a]
         if count == 0:

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 from numba import types
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from ..exceptions import DataError, ParameterError
 
@@ -137,7 +138,7 @@ def _pairwise(X, Y, code, p, user, symmetric):
     that long rows are read from cache rather than from memory."""
     n = X.shape[0]
     m = Y.shape[0]
-    D = np.empty((n, m), dtype=np.float64)
+    D = empty((n, m), np.float64)
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     m_blocks = (m + _BLOCK - 1) // _BLOCK
     # in the triangle, block row b has n_blocks - b tiles: pairing row w with
@@ -162,7 +163,7 @@ def _to_medoids(X, Y, medoids, code, p, user):
     """D[i, c] = distance of X[i] to medoid Y[medoids[c]]."""
     n = X.shape[0]
     k = medoids.shape[0]
-    D = np.empty((n, k), dtype=np.float64)
+    D = empty((n, k), np.float64)
     for i in numba.prange(n):
         for c in range(k):
             D[i, c] = _distance(X, Y, np.int64(i), np.int64(medoids[c]), code, p, user)
@@ -231,7 +232,7 @@ def _matrix_summary(D):
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     low = np.full(n_blocks, np.inf)
     high = np.full(n_blocks, -np.inf)
-    asymmetry = np.zeros(n_blocks)
+    asymmetry = zeros(n_blocks, np.float64)
     for bi in numba.prange(n_blocks):
         i0 = bi * _BLOCK
         for i in range(i0, min(i0 + _BLOCK, n)):

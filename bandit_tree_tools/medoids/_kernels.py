@@ -14,6 +14,7 @@ sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, run_chunks
 
@@ -56,8 +57,8 @@ def _assign(medoid_distance):
     """Nearest slot, its distance, second-nearest slot and its distance, from
     the (n, k) distances to the medoids. Ties go to the lowest slot."""
     n, k = medoid_distance.shape
-    nearest_slot = np.zeros(n, dtype=np.int64)
-    second_slot = np.zeros(n, dtype=np.int64)
+    nearest_slot = zeros(n, np.int64)
+    second_slot = zeros(n, np.int64)
     nearest = np.full(n, np.inf)
     second = np.full(n, np.inf)
     for o in range(n):
@@ -134,7 +135,7 @@ def _pam_build(DT, k):
 def _columns(DT, medoids):
     n = DT.shape[0]
     k = medoids.shape[0]
-    out = np.empty((n, k))
+    out = empty((n, k), np.float64)
     for o in range(n):
         for c in range(k):
             out[o, c] = DT[medoids[c], o]
@@ -154,7 +155,7 @@ def _swap_deltas(lo, hi, DT, is_medoid, nearest_slot, nearest, second, deltas):
     (medoids skipped), summed over the points in order (FastPAM1)."""
     n = DT.shape[0]
     k = deltas.shape[1]
-    own = np.empty(k)
+    own = empty(k, np.float64)
     for x in range(lo, hi):
         if is_medoid[x]:
             continue
@@ -223,15 +224,15 @@ def _fasterpam(DT, medoids, max_iter):
     n = DT.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
-    is_medoid = np.zeros(n, dtype=np.bool_)
+    is_medoid = zeros(n, np.bool_)
     for c in range(k):
         is_medoid[medoids[c]] = True
     nearest_slot, nearest, second_slot, second = _assign(_columns(DT, medoids))
-    removal = np.zeros(k)
+    removal = zeros(k, np.float64)
     for o in range(n):
         removal[nearest_slot[o]] += second[o] - nearest[o]
     loss = _loss(nearest)
-    delta = np.empty(k)
+    delta = empty(k, np.float64)
     last_swap = -1
     n_passes = 0
     n_swaps = 0

@@ -20,6 +20,7 @@ import math
 import numba
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
@@ -108,15 +109,15 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
     of means are what elimination needs; the shift is common to all arms).
     """
     n = X.shape[0]
-    medoids = np.empty(k, dtype=np.int64)
-    is_medoid = np.zeros(n, dtype=np.bool_)
+    medoids = empty(k, np.int64)
+    is_medoid = zeros(n, np.bool_)
     nearest = np.full(n, np.inf)
-    sums = np.zeros(n)
-    squares = np.zeros(n)
-    alive = np.zeros(n, dtype=np.bool_)
-    estimate = np.zeros(n)
-    sigma = np.zeros(n)
-    reference = np.zeros(batch_size)
+    sums = zeros(n, np.float64)
+    squares = zeros(n, np.float64)
+    alive = zeros(n, np.bool_)
+    estimate = zeros(n, np.float64)
+    sigma = zeros(n, np.float64)
+    reference = zeros(batch_size, np.float64)
     log_term = confidence + math.log(n)
     for step in range(k):
         first = step == 0
@@ -184,7 +185,7 @@ def _swap_exact(X, x, code, p, user, cache, position, calls, nearest_slot, neare
     n = X.shape[0]
     k = out.shape[0]
     shared = 0.0
-    own = np.zeros(k)
+    own = zeros(k, np.float64)
     for o in range(n):
         d = _cached_distance(X, o, x, code, p, user, cache, position, calls)
         s, e = _swap_terms(d, nearest[o], second[o])
@@ -200,20 +201,20 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
     n = X.shape[0]
     k = medoids.shape[0]
     medoids = medoids.copy()
-    is_medoid = np.zeros(n, dtype=np.bool_)
+    is_medoid = zeros(n, np.bool_)
     for c in range(k):
         is_medoid[medoids[c]] = True
-    medoid_distance = np.empty((n, k))
+    medoid_distance = empty((n, k), np.float64)
     for c in numba.prange(k):
         for o in range(n):
             medoid_distance[o, c] = _cached_distance(X, o, medoids[c], code, p, user, cache, position, calls)
-    sums = np.zeros((n, k))
-    squares = np.zeros((n, k))
-    alive = np.zeros((n, k), dtype=np.bool_)
-    estimate = np.zeros((n, k))
-    sigma = np.zeros((n, k))
-    exact_change = np.zeros((n, k))
-    is_exact = np.zeros(n, dtype=np.bool_)
+    sums = zeros((n, k), np.float64)
+    squares = zeros((n, k), np.float64)
+    alive = zeros((n, k), np.bool_)
+    estimate = zeros((n, k), np.float64)
+    sigma = zeros((n, k), np.float64)
+    exact_change = zeros((n, k), np.float64)
+    is_exact = zeros(n, np.bool_)
     flat_sums = sums.reshape(-1)
     flat_squares = squares.reshape(-1)
     flat_alive = alive.reshape(-1)

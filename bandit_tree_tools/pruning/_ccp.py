@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from .._kernels_alloc import zeros
 from .._numba_config import kernel
 from .._validation import Options, validate_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
@@ -51,8 +52,8 @@ def _weakest_link_path(children_left, children_right, parent, r_node):
     each step, its effective alpha and the tree's total impurity after it
     (entry 0: the unpruned tree, alpha 0, node -1)."""
     n = children_left.shape[0]
-    leaves = np.zeros(n, dtype=np.int64)
-    r_branch = np.zeros(n)
+    leaves = zeros(n, np.int64)
+    r_branch = zeros(n, np.float64)
     for node in range(n - 1, -1, -1):
         if children_left[node] == -1:
             leaves[node] = 1

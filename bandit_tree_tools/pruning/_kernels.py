@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, run_chunks
 from ..tree._links import SIGMOID, link_row, link_value
@@ -58,9 +59,9 @@ class RowScores(NamedTuple):
 def _preorder(children_left, children_right):
     """Pre-order position of every node and the position one past its subtree."""
     n = children_left.shape[0]
-    position = np.empty(n, dtype=np.int64)
-    end = np.empty(n, dtype=np.int64)
-    stack = np.empty(n, dtype=np.int64)
+    position = empty(n, np.int64)
+    end = empty(n, np.int64)
+    stack = empty(n, np.int64)
     top = 0
     stack[0] = 0
     counter = 0
@@ -91,8 +92,8 @@ def _arm_mask(children_left, children_right, collapsed, twigs_only):
     leaves, their descendants are gone); with ``twigs_only`` only those whose
     two children are (current) leaves."""
     n = children_left.shape[0]
-    hidden = np.zeros(n, dtype=np.bool_)
-    mask = np.zeros(n, dtype=np.bool_)
+    hidden = zeros(n, np.bool_)
+    mask = zeros(n, np.bool_)
     for node in range(n):
         left = children_left[node]
         if left == -1:
@@ -164,7 +165,7 @@ def _row_class(raw, row, proba, label_rule, n_classes):
 
 @kernel(nogil=True)
 def _row_classes_rows(lo, hi, raw, rule, prediction):
-    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    proba = empty(max(rule.n_classes, 2), np.float64)
     binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
     for row in range(lo, hi):
         if rule.label_rule == 0:
@@ -187,7 +188,7 @@ def _row_classes(raw, rule, prediction):
 
 @kernel(nogil=True)
 def _row_outputs_rows(lo, hi, rows, scores, rule):
-    proba = np.empty(max(rule.n_classes, 2), dtype=np.float64)
+    proba = empty(max(rule.n_classes, 2), np.float64)
     for i in range(lo, hi):
         row = rows[i]
         best, row_loss = _row_output(
@@ -232,7 +233,7 @@ def _add_row(stats, sign, predicted, row_loss, true_code, n_classes):
 @kernel
 def _subset_stats(rows, prediction, loss, target_code, n_classes):
     """Sufficient statistics of the current model on ``rows``."""
-    stats = np.zeros(STAT_HEAD + 3 * n_classes, dtype=np.float64)
+    stats = zeros(STAT_HEAD + 3 * n_classes, np.float64)
     for i in range(rows.shape[0]):
         row = rows[i]
         _add_row(stats, 1.0, prediction[row], loss[row], target_code[row], n_classes)
@@ -273,8 +274,8 @@ def _pull_stats(
     Python on every call (about 1 us each), which a pull's few rows do not hide."""
     stats = base_stats.copy()
     width = value.shape[1]
-    new_raw = np.empty((1, raw.shape[1]), dtype=np.float64)  # one row, as _row_output reads rows
-    proba = np.empty(max(n_classes, 2), dtype=np.float64)
+    new_raw = empty((1, raw.shape[1]), np.float64)  # one row, as _row_output reads rows
+    proba = empty(max(n_classes, 2), np.float64)
     new_global = root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]

@@ -46,6 +46,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, n_threads, run_chunks
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
@@ -113,14 +114,14 @@ def _breadth_first(node_offset, children_left, children_right):
     its lockstep steps (see :func:`_route_lanes`): its depth if at most
     ``LOCKSTEP_DEPTH``, else half its depth, or its shallowest leaf's depth if deeper."""
     n_trees = node_offset.shape[0] - 1
-    new_of_old = np.empty(children_left.shape[0], dtype=np.int64)
-    depth = np.zeros(n_trees, dtype=np.int64)
-    lockstep = np.zeros(n_trees, dtype=np.int64)
-    level = np.empty(children_left.shape[0], dtype=np.int64)
+    new_of_old = empty(children_left.shape[0], np.int64)
+    depth = zeros(n_trees, np.int64)
+    lockstep = zeros(n_trees, np.int64)
+    level = empty(children_left.shape[0], np.int64)
     for tree in range(n_trees):
         root = node_offset[tree]
         size = node_offset[tree + 1] - root
-        queue = np.empty(size, dtype=np.int64)  # local ids in new order
+        queue = empty(size, np.int64)  # local ids in new order
         queue[0] = 0
         level[root] = 0
         end = 1
@@ -338,8 +339,8 @@ def _apply_rows(lo, hi, X, tree_root, tree_depth, tree_lockstep, records, cuts, 
     n_trees = tree_root.shape[0]
     for first in range(lo, hi, rows):
         stop = min(first + rows, hi)
-        at = np.empty(LANES, dtype=np.int32)
-        lanes = np.empty((2, LANES), dtype=np.int32)
+        at = empty(LANES, np.int32)
+        lanes = empty((2, LANES), np.int32)
         for tree in range(n_trees):
             for start in range(first, stop, LANES):
                 count = min(LANES, stop - start)
@@ -390,9 +391,9 @@ def _apply_columns_rows(
     n_features = X.shape[1]
     for first in range(lo, hi, rows):
         in_block = min(rows, hi - first)
-        X_block = np.empty((in_block, n_features), dtype=X.dtype)  # per block, as in _predict_raw_rows
-        at = np.empty(LANES, dtype=np.int32)
-        lanes = np.empty((2, LANES), dtype=np.int32)
+        X_block = empty((in_block, n_features), X.dtype)  # per block, as in _predict_raw_rows
+        at = empty(LANES, np.int32)
+        lanes = empty((2, LANES), np.int32)
         for i in range(in_block):
             source = order[first + i]
             for feature in range(n_features):  # element by element: no array-to-array copy, whose shape check
@@ -468,10 +469,10 @@ def _predict_raw_rows(
         stop = min(first_row + rows, hi)
         # fresh buffers per block, as in a prange body: hoisted out of the loop, the float32
         # sums (XGBoost) ran a tenth slower
-        at = np.empty(LANES, dtype=np.int32)
-        lanes = np.empty((2, LANES), dtype=np.int32)
-        acc = np.zeros((stop - first_row, n_outputs), dtype=np.float64)
-        acc32 = np.zeros((stop - first_row, n_outputs), dtype=np.float32)
+        at = empty(LANES, np.int32)
+        lanes = empty((2, LANES), np.int32)
+        acc = zeros((stop - first_row, n_outputs), np.float64)
+        acc32 = zeros((stop - first_row, n_outputs), np.float32)
         if not average:
             for i in range(stop - first_row):
                 for k in range(n_outputs):
@@ -582,8 +583,8 @@ def _raw_from_leaves_rows(
     outside = 0
     for first_row in range(lo, hi, RAW_BLOCK):
         count = min(RAW_BLOCK, hi - first_row)
-        acc = np.zeros((n_outputs, count), dtype=np.float64)  # per block, as in _predict_raw_rows
-        acc32 = np.zeros((n_outputs, count), dtype=np.float32)
+        acc = zeros((n_outputs, count), np.float64)  # per block, as in _predict_raw_rows
+        acc32 = zeros((n_outputs, count), np.float32)
         if not average:
             for k in range(n_outputs):
                 acc[k, :] = base_score[k]
@@ -667,7 +668,7 @@ def _walk(X, row, root, records, cuts, general, origin, out, position):
 
 @kernel(nogil=True)
 def _path_lengths_rows(lo, hi, X, tree_root, records, cuts, general, origin, lengths):
-    nowhere = np.empty(0, dtype=np.int64)
+    nowhere = empty(0, np.int64)
     for row in range(lo, hi):
         total = np.int64(0)  # not a literal 0: numba would compile _walk for it too
         for tree in range(tree_root.shape[0]):

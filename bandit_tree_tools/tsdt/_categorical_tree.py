@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import sklearn.exceptions
 
+from .._kernels_alloc import zeros
 from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
 from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree
@@ -113,7 +114,7 @@ class CategoricalTree:
 
 @kernel
 def _node_class_counts(X, y, weight, n_classes, feature, first_child, n_categories):
-    counts = np.zeros((feature.shape[0], n_classes), dtype=np.int64)
+    counts = zeros((feature.shape[0], n_classes), np.int64)
     for row in range(X.shape[0]):
         node = 0
         counts[node, y[row]] += weight[row]

@@ -30,6 +30,7 @@ the state is in :mod:`._kernels_state`, the posteriors of trees in
 
 import numpy as np
 
+from .._kernels_alloc import zeros
 from .._numba_config import helper, kernel
 from ..bandits._random import normal as _normal
 from ..bandits._random import shuffle as _shuffle
@@ -334,7 +335,7 @@ def run_search(
     """
     n_cells = state.slot_counts.shape[1]
     n_rows = X.shape[0]
-    used = np.zeros(n_cat.shape[0], dtype=np.uint8)
+    used = zeros(n_cat.shape[0], np.uint8)
     done = 0
     while done < n_iter:
         if not cycle and state.counters[C_POSITION] >= n_rows:

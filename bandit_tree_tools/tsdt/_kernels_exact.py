@@ -5,6 +5,7 @@ tree both use them)."""
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._numba_config import helper, kernel
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
@@ -31,8 +32,8 @@ def _find(table_keys, key):
 def _grown(table_keys, table_value, table_choice):
     capacity = 2 * table_keys.shape[0]
     keys = np.full(capacity, EMPTY, dtype=np.int64)
-    values = np.zeros(capacity, dtype=np.float64)
-    choices = np.zeros(capacity, dtype=np.int64)
+    values = zeros(capacity, np.float64)
+    choices = zeros(capacity, np.int64)
     for old in range(table_keys.shape[0]):
         if table_keys[old] != EMPTY:
             slot = _find(keys, table_keys[old])
@@ -82,9 +83,9 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     subproblems would be needed (see :func:`_solve_node`).
     """
     table_keys = np.full(1024, EMPTY, dtype=np.int64)
-    table_value = np.zeros(1024, dtype=np.float64)
-    table_choice = np.zeros(1024, dtype=np.int64)
-    stored = np.zeros(1, dtype=np.int64)
+    table_value = zeros(1024, np.float64)
+    table_choice = zeros(1024, np.int64)
+    stored = zeros(1, np.int64)
     work = np.array([budget[0], np.iinfo(np.int64).max], dtype=np.int64)
     rows = np.arange(X.shape[0])
     value, table_keys, table_value, table_choice = _solve_node(
@@ -105,7 +106,7 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     )
     budget[0] = work[0]
     if value == ABORTED:
-        return value, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        return value, empty(0, np.int64), empty(0, np.int64)
     splits = (table_keys != EMPTY) & (table_choice >= 0)
     return value, table_keys[splits], table_choice[splits]
 
@@ -149,25 +150,25 @@ def _solve_node(
     n_rows, n_features = rows.shape[0], X.shape[1]
     depth_max = n_features + 2
     max_cat = _largest(n_categories)
-    part = np.empty((depth_max, max(n_rows, 1)), dtype=np.int64)
+    part = empty((depth_max, max(n_rows, 1)), np.int64)
     for row in range(n_rows):
         part[0, row] = rows[row]
-    lo = np.zeros(depth_max, dtype=np.int64)
-    hi = np.zeros(depth_max, dtype=np.int64)
-    key = np.zeros(depth_max, dtype=np.int64)
-    phase = np.zeros(depth_max, dtype=np.int64)
-    best = np.zeros(depth_max, dtype=np.float64)
-    choice = np.zeros(depth_max, dtype=np.int64)
-    feature = np.zeros(depth_max, dtype=np.int64)
-    category = np.zeros(depth_max, dtype=np.int64)
-    total = np.zeros(depth_max, dtype=np.float64)
-    remaining = np.zeros(depth_max, dtype=np.float64)
-    starts = np.zeros((depth_max, max_cat + 1), dtype=np.int64)
-    upper = np.zeros((depth_max, max_cat), dtype=np.float64)
-    child_counts = np.zeros((max_cat, n_classes), dtype=np.int64)
-    used = np.zeros(n_features, dtype=np.uint8)
-    counts = np.zeros(n_classes, dtype=np.int64)
-    frame_size = np.zeros(depth_max, dtype=np.int64)  # weighted rows of each frame
+    lo = zeros(depth_max, np.int64)
+    hi = zeros(depth_max, np.int64)
+    key = zeros(depth_max, np.int64)
+    phase = zeros(depth_max, np.int64)
+    best = zeros(depth_max, np.float64)
+    choice = zeros(depth_max, np.int64)
+    feature = zeros(depth_max, np.int64)
+    category = zeros(depth_max, np.int64)
+    total = zeros(depth_max, np.float64)
+    remaining = zeros(depth_max, np.float64)
+    starts = zeros((depth_max, max_cat + 1), np.int64)
+    upper = zeros((depth_max, max_cat), np.float64)
+    child_counts = zeros((max_cat, n_classes), np.int64)
+    used = zeros(n_features, np.uint8)
+    counts = zeros(n_classes, np.int64)
+    frame_size = zeros(depth_max, np.int64)  # weighted rows of each frame
     top = 0
     lo[0], hi[0], key[0], phase[0] = 0, n_rows, key0, ENTER
     returned = 0.0

@@ -4,6 +4,7 @@ dynamic programming, and multiway prediction."""
 
 import numpy as np
 
+from .._kernels_alloc import empty, zeros
 from .._kernels_sort import sort_by_key
 from .._numba_config import helper, kernel
 from ._kernels_exact import ABORTED, _find, _solve_node
@@ -19,7 +20,7 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
     of means is mostly luck: trees whose deep leaves saw few rows look better
     than they are, and their sd says so."""
     n_search = state.counters[C_SEARCH]
-    out = np.empty(n_search, dtype=np.float64)
+    out = empty(n_search, np.float64)
     for node in range(n_search):
         _mark(state, node, True)
         mu, sd = evaluate_marked_tree(state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma)
@@ -32,7 +33,7 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
 def tried_splits(state, n_features, visited_only):
     """(slot, attribute) mask of the splits the search created (in the trees
     of its search nodes), or only of those in the trees of visited ones."""
-    tried = np.zeros((state.counters[C_SLOTS], n_features), dtype=np.uint8)
+    tried = zeros((state.counters[C_SLOTS], n_features), np.uint8)
     for node in range(state.counters[C_SEARCH]):
         leaf = state.s_split_leaf[node]
         if leaf >= 0 and (state.s_visits[node] > 0 or not visited_only):
@@ -46,7 +47,7 @@ def counting_work(state, tried, n_cat, cat_offset):
     the splits ``tried``: the sum over DT nodes that have a slot of their
     chain-rule share of the rows times the splits tried there."""
     n_dt = state.counters[C_DT]
-    share = np.zeros(n_dt, dtype=np.float64)
+    share = zeros(n_dt, np.float64)
     share[0] = 1.0
     work = 0.0
     for dt in range(n_dt):  # parents come first
@@ -83,14 +84,14 @@ def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     n_slots = state.counters[C_SLOTS]
     n_features = n_cat.shape[0]
     # The tried splits of each slot, listed once (most slots try few of many attributes).
-    start = np.zeros(n_slots + 1, dtype=np.int64)
+    start = zeros(n_slots + 1, np.int64)
     for slot in range(n_slots):
         start[slot + 1] = start[slot]
         for feature in range(n_features):
             if tried[slot, feature]:
                 start[slot + 1] += 1
-    split_feature = np.empty(start[n_slots], dtype=np.int64)
-    split_first = np.empty(start[n_slots], dtype=np.int64)
+    split_feature = empty(start[n_slots], np.int64)
+    split_first = empty(start[n_slots], np.int64)
     for slot in range(n_slots):
         position = start[slot]
         for feature in range(n_features):
@@ -98,8 +99,8 @@ def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
                 split_feature[position] = feature
                 split_first[position] = state.slot_child[slot, feature]
                 position += 1
-    counts = np.zeros((n_dt, state.root_counts.shape[0]), dtype=np.int64)
-    stack = np.empty(n_dt + 1, dtype=np.int64)
+    counts = zeros((n_dt, state.root_counts.shape[0]), np.int64)
+    stack = empty(n_dt + 1, np.int64)
     work = 0
     for row in range(X.shape[0]):
         label = y[row]
@@ -127,7 +128,7 @@ def exact_objectives(state, counts, n_rows, n_cat, lambda_):
     tree from the exact DT-node ``counts`` of :func:`exact_dt_counts`: a
     tree's accuracy is the sum of its leaves' majority counts over n_rows."""
     n_search = state.counters[C_SEARCH]
-    out = np.empty(n_search, dtype=np.float64)
+    out = empty(n_search, np.float64)
     for node in range(n_search):
         _mark(state, node, True)
         correct = 0
@@ -166,18 +167,18 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
     more than 1e-7 rows (ties go to fewer splits)."""
     n_dt = state.counters[C_DT]
     _, majority = _sizes_and_majorities(counts, n_dt)
-    best = np.zeros(n_dt, dtype=np.float64)
+    best = zeros(n_dt, np.float64)
     choice = np.full(n_dt, -1, dtype=np.int64)
-    unsolved = np.zeros(n_dt, dtype=np.uint8)  # no exact values: the tried splits only
-    _assemble(state, majority, unsolved, np.zeros(n_dt), n_cat, tried, lambda_ * n_rows, best, choice)
+    unsolved = zeros(n_dt, np.uint8)  # no exact values: the tried splits only
+    _assemble(state, majority, unsolved, zeros(n_dt, np.float64), n_cat, tried, lambda_ * n_rows, best, choice)
     return choice, best[0]
 
 
 @helper
 def _sizes_and_majorities(counts, n_dt):
     """Rows and majority count of every DT node."""
-    size = np.zeros(n_dt, dtype=np.int64)
-    majority = np.zeros(n_dt, dtype=np.int64)
+    size = zeros(n_dt, np.int64)
+    majority = zeros(n_dt, np.int64)
     for dt in range(n_dt):
         for k in range(counts.shape[1]):
             size[dt] += counts[dt, k]
@@ -265,7 +266,7 @@ def row_bits(X, cat_offset, n_cells):
     ``cell`` is set when row ``r`` has that category (the rows of a DT node
     are the AND of the cells on its path)."""
     n_words = (X.shape[0] + 63) // 64
-    bits = np.zeros((n_cells, n_words), dtype=np.uint64)
+    bits = zeros((n_cells, n_words), np.uint64)
     for row in range(X.shape[0]):
         for feature in range(X.shape[1]):
             cell = cat_offset[feature] + X[row, feature]
@@ -279,7 +280,7 @@ def dt_keys(state, radix):
     assignments (the same set of tests gives the same key, whatever the
     order of the path)."""
     n_dt = state.counters[C_DT]
-    keys = np.zeros(n_dt, dtype=np.int64)
+    keys = zeros(n_dt, np.int64)
     for dt in range(1, n_dt):
         keys[dt] = keys[state.dt_parent[dt]] + (state.dt_category[dt] + 1) * radix[state.dt_feature[dt]]
     return keys
@@ -371,17 +372,17 @@ def exact_completion(
     n_dt = state.counters[C_DT]
     size, majority = _sizes_and_majorities(counts, n_dt)
     keys = dt_keys(state, radix)
-    solved = np.zeros(n_dt, dtype=np.uint8)
-    exact = np.zeros(n_dt, dtype=np.float64)
-    best = np.zeros(n_dt, dtype=np.float64)
+    solved = zeros(n_dt, np.uint8)
+    exact = zeros(n_dt, np.float64)
+    best = zeros(n_dt, np.float64)
     choice = np.full(n_dt, -1, dtype=np.int64)
     bits = row_bits(X, cat_offset, state.slot_counts.shape[1])
     budget[1] -= bits.shape[0] * bits.shape[1] + X.shape[0] * X.shape[1]
-    mask = np.empty(bits.shape[1], dtype=np.uint64)
-    rows = np.empty(X.shape[0], dtype=np.int64)
-    pending = np.empty(n_dt, dtype=np.int64)
-    order_key = np.empty(n_dt, dtype=np.int64)
-    stack = np.empty(n_dt + 1, dtype=np.int64)
+    mask = empty(bits.shape[1], np.uint64)
+    rows = empty(X.shape[0], np.int64)
+    pending = empty(n_dt, np.int64)
+    order_key = empty(n_dt, np.int64)
+    stack = empty(n_dt + 1, np.int64)
     while True:
         _assemble(state, majority, solved, exact, n_cat, tried, penalty, best, choice)
         # The tree's nodes where a split could pay (every row right, one split) and not solved yet.
@@ -442,7 +443,7 @@ def apply_categorical(X, feature, first_child, n_categories):
     """Node reached by each row in a multiway tree; a row stops at the node
     whose split meets a category the tree has no child for (negative, too
     large, NaN), so it gets that node's majority class."""
-    out = np.empty(X.shape[0], dtype=np.int64)
+    out = empty(X.shape[0], np.int64)
     for row in range(X.shape[0]):
         node = 0
         while feature[node] >= 0:

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..._kernels_alloc import empty, zeros
 from ..._numba_config import helper, kernel
 from ..._threads import chunk_size, run_chunks
 from ...tree._links import sigmoid
@@ -116,7 +117,7 @@ def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, al
     n_outputs = base_score.shape[0]
     for first_row in range(lo, hi, RAW_BLOCK):
         count = min(RAW_BLOCK, hi - first_row)
-        acc = np.empty((n_outputs, count), dtype=np.float64)  # per block, as in a prange body
+        acc = empty((n_outputs, count), np.float64)  # per block, as in a prange body
         for k in range(n_outputs):
             acc[k, :] = base_score[k]
         for tree in range(n_trees):
@@ -170,7 +171,7 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
 @kernel
 def class_moments(codes, values, n_classes):
     """Per class: (rows, sum of ``values``, sum of their squares), in one pass."""
-    moments = np.zeros((3, n_classes), dtype=np.float64)
+    moments = zeros((3, n_classes), np.float64)
     for row in range(codes.shape[0]):
         code, value = codes[row], values[row]
         moments[0, code] += 1.0
@@ -412,8 +413,8 @@ def _removal_costs_trees(
         if not alive[tree]:
             continue
         root, first = offset[tree], tree_output[tree]
-        before = np.empty((1, n_outputs), dtype=np.float64)
-        after = np.empty((1, n_outputs), dtype=np.float64)
+        before = empty((1, n_outputs), np.float64)
+        after = empty((1, n_outputs), np.float64)
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
@@ -523,7 +524,7 @@ def refit_leaves(
     ``value`` and ``raw`` are updated in place (the search's working copies)."""
     n_trees, n_rows = leaf.shape
     n_chunks = (n_rows + REFIT_CHUNK - 1) // REFIT_CHUNK
-    step_of = np.zeros(value.shape[0], dtype=np.float64)  # each node's change of its rows' raw score
+    step_of = zeros(value.shape[0], np.float64)  # each node's change of its rows' raw score
     previous, previous_root, previous_k = -1, 0, 0
     for tree in range(n_trees + 1):
         last = tree == n_trees  # only the step of the tree before is left to apply
@@ -532,8 +533,8 @@ def refit_leaves(
         root = 0 if last else offset[tree]
         width = 0 if last else offset[tree + 1] - root
         k = 0 if last else tree_output[tree]
-        grad_part = np.zeros((n_chunks, width), dtype=np.float64)
-        hess_part = np.zeros((n_chunks, width), dtype=np.float64)
+        grad_part = zeros((n_chunks, width), np.float64)
+        hess_part = zeros((n_chunks, width), np.float64)
         for chunk in numba.prange(n_chunks):
             for row in range(chunk * REFIT_CHUNK, min(n_rows, (chunk + 1) * REFIT_CHUNK)):
                 if previous >= 0:
@@ -561,8 +562,8 @@ def refit_leaves(
 def gradients(raw, codes, targets, loss_kind, link_scale):
     """First and second derivatives of each row's loss by each raw column."""
     n_rows, n_outputs = raw.shape
-    grad = np.empty((n_rows, n_outputs), dtype=np.float64)
-    hess = np.empty((n_rows, n_outputs), dtype=np.float64)
+    grad = empty((n_rows, n_outputs), np.float64)
+    hess = empty((n_rows, n_outputs), np.float64)
     for row in range(n_rows):
         for k in range(n_outputs):
             grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
@@ -598,8 +599,8 @@ def cover_weighted_values(children_left, children_right, offset, collapsed, cove
     recorded them): the constant closest to what the subtree outputs now,
     which is what a collapsed node takes. NaN where no cover is known."""
     n_nodes, width = value.shape
-    numerator = np.zeros((n_nodes, width), dtype=np.float64)
-    weight = np.zeros(n_nodes, dtype=np.float64)
+    numerator = zeros((n_nodes, width), np.float64)
+    weight = zeros(n_nodes, np.float64)
     for tree in range(offset.shape[0] - 1):
         root = offset[tree]
         for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
@@ -631,8 +632,8 @@ def select_disjoint(
     that order, and whether they reach the budget. ``subtree_span[node]`` is
     the ``[start, stop)`` of the node's subtree in ``preorder_nodes``;
     ``parent`` holds local ids."""
-    taken = np.zeros(is_root.shape[0], dtype=np.bool_)  # in or above a taken subtree
-    chosen = np.empty(order.shape[0], dtype=np.int64)
+    taken = zeros(is_root.shape[0], np.bool_)  # in or above a taken subtree
+    chosen = empty(order.shape[0], np.int64)
     n_chosen, removed = 0, 0.0
     for position in order:
         node = ids[position]

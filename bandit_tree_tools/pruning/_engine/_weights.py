@@ -24,6 +24,7 @@ alone) and then every weight once more.
 
 import numpy as np
 
+from ..._kernels_alloc import empty, zeros
 from ..._numba_config import helper, kernel
 
 # rows of the fit (the first of the fitting rows, stored in random order): every row of most
@@ -39,7 +40,7 @@ MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
 def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     """float64 (len(trees), n_rows): each listed tree's current output on the
     first ``n_rows`` rows of ``leaf`` (int8, int16 or int32 (n_trees, n_rows))."""
-    out = np.empty((trees.shape[0], n_rows), dtype=np.float64)
+    out = empty((trees.shape[0], n_rows), np.float64)
     for j in range(trees.shape[0]):
         tree = trees[j]
         root, scale = offset[tree], factor[tree]
@@ -54,7 +55,7 @@ def _weighted_gram(outputs, hess, members):
     ``outputs`` (n_weights, n), position 0 standing for the intercept
     (``x = 1``)."""
     n, m = outputs.shape[1], members.shape[0]
-    gram = np.empty((m + 1, m + 1))
+    gram = empty((m + 1, m + 1), np.float64)
     gram[0, 0] = hess.sum() / n
     for a in range(m):
         xa = outputs[members[a]]
@@ -76,7 +77,7 @@ def _gram_gradients(outputs, hess, residual, members):
     """``(1/n) sum_i hess_i x_a residual_i`` for the intercept and ``members``
     (the positions of :func:`_weighted_gram`)."""
     n, m = outputs.shape[1], members.shape[0]
-    out = np.empty(m + 1)
+    out = empty(m + 1, np.float64)
     out[0] = np.dot(hess, residual) / n
     for a in range(m):
         total = 0.0
@@ -133,10 +134,10 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             for i in range(n):
                 eta[i] += weight[j] * outputs[j, i]
     hess = np.ones(n)
-    start_residual = np.empty(n)  # the working residuals at the start of the Newton step
-    residual = np.empty(n)
-    curvature = np.empty(n_weights)
-    known = np.zeros(n_weights, dtype=np.bool_)
+    start_residual = empty(n, np.float64)  # the working residuals at the start of the Newton step
+    residual = empty(n, np.float64)
+    curvature = empty(n_weights, np.float64)
+    known = zeros(n_weights, np.bool_)
     previous = weight.copy()
     for _ in range(max_newton):
         # the quadratic model of the loss at eta: rows weighted by hess, working residuals
@@ -154,9 +155,9 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
         residual[:] = start_residual
         active_only = False
         active_sweeps = 0  # sweeps over the non-zero weights since the last sweep over every weight
-        members = np.zeros(0, dtype=np.int64)  # the non-zero weights sweeping on their Gram matrix, if any
-        gram = np.zeros((1, 1))
-        gradient_part = np.zeros(1)  # (1/n) sum_i hess_i x_a residual_i of the intercept and the members
+        members = zeros(0, np.int64)  # the non-zero weights sweeping on their Gram matrix, if any
+        gram = zeros((1, 1), np.float64)
+        gradient_part = zeros(1, np.float64)  # (1/n) sum_i hess_i x_a residual_i of the intercept and the members
         for _sweep in range(1000):
             if members.shape[0] > 0:
                 shift, largest = _sweep_on_gram(gram, gradient_part, members, weight, penalty)
@@ -170,7 +171,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                         if step != 0.0:
                             for i in range(n):
                                 residual[i] -= step * outputs[j, i]
-                    members = np.zeros(0, dtype=np.int64)
+                    members = zeros(0, np.int64)
                     active_only = False
                 continue
             shift = 0.0
