@@ -16,8 +16,9 @@ common format requires) and gives siblings consecutive ids.
 
 import numpy as np
 
-from ..exceptions import ConversionError, UnsupportedModelError
+from ..exceptions import ConversionError, InvalidTreeError, UnsupportedModelError
 from ..tree import TREE_LEAF, TREE_UNDEFINED, TreeArrays, node_offsets
+from ..tree._arrays import breadth_first_positions
 
 ROOT_PARENT = 2**31 - 1  # XGBoost's "no parent" marker in ``parents``
 # XGBoost writes the smallest positive float32 as the split condition of a
@@ -25,37 +26,17 @@ ROOT_PARENT = 2**31 - 1  # XGBoost's "no parent" marker in ``parents``
 CATEGORICAL_SPLIT_CONDITION = np.float32(np.nextafter(np.float32(0), np.float32(1)))
 
 
-def breadth_first(left: np.ndarray, right: np.ndarray, roots: np.ndarray, n_nodes: int):
-    """Global ids of the nodes reachable from ``roots``, tree by tree, each tree
-    in breadth-first order with every left child directly before its sibling.
-
-    ``left``/``right`` hold global ids (``-1`` at leaves). Returns ``(order,
-    tree_of)`` where ``tree_of[i]`` is the tree of ``order[i]``.
-    """
-    levels = [roots]
-    level_trees = [np.arange(roots.shape[0], dtype=np.int64)]
-    frontier, frontier_trees = roots, level_trees[0]
-    visited = roots.shape[0]
-    while frontier.size:
-        internal = left[frontier] != TREE_LEAF
-        parents = frontier[internal]
-        following = np.empty(2 * parents.shape[0], dtype=np.int64)
-        following[0::2] = left[parents]
-        following[1::2] = right[parents]
-        trees = np.repeat(frontier_trees[internal], 2)
-        visited += following.shape[0]
-        if visited > n_nodes:
-            raise ConversionError("the XGBoost model has a tree whose children form a cycle or are shared")
-        levels.append(following)
-        level_trees.append(trees)
-        frontier, frontier_trees = following, trees
-    order = np.concatenate(levels)
-    tree_of = np.concatenate(level_trees)
-    by_tree = np.argsort(tree_of, kind="stable")
-    order, tree_of = order[by_tree], tree_of[by_tree]
-    if order.size and np.bincount(order, minlength=n_nodes).max() > 1:
-        raise ConversionError("the XGBoost model has a node reachable twice; its tree arrays are corrupt")
-    return order, tree_of
+def breadth_first(left: np.ndarray, right: np.ndarray, offsets: np.ndarray):
+    """The nodes each tree's root reaches (global ids), tree by tree, each tree
+    breadth first with every left child directly before its sibling, and the
+    tree of each: ``(order, tree_of)``; ``left``/``right`` local ids."""
+    try:
+        position, _ = breadth_first_positions(offsets, left, right)
+    except InvalidTreeError as error:
+        raise ConversionError(f"the XGBoost model's trees are corrupt: {error}") from None
+    reached = np.flatnonzero(position >= 0)
+    order = reached[np.argsort(position[reached])]
+    return order, np.searchsorted(offsets, order, side="right") - 1
 
 
 def _concat(trees, key, dtype):
@@ -115,7 +96,7 @@ def read_trees(trees: list, n_features: int, internal_scale: np.ndarray, trusted
         )
     global_left = np.where(is_internal, left + offsets[owner], TREE_LEAF)
     global_right = np.where(is_internal, right + offsets[owner], TREE_LEAF)
-    order, tree_of = breadth_first(global_left, global_right, offsets[:-1], n_total)
+    order, tree_of = breadth_first(left, right, offsets)
     if np.any(is_internal[order] & ((split_index[order] < 0) | (split_index[order] >= n_features))):
         raise ConversionError(f"an XGBoost split uses a feature outside 0..{n_features - 1}")
 
@@ -247,7 +228,7 @@ def write_trees(trees, n_features: int, internal_scale: np.ndarray) -> list:
     is_internal = left != TREE_LEAF
     global_left = np.where(is_internal, left + offsets[owner], TREE_LEAF)
     global_right = np.where(is_internal, right + offsets[owner], TREE_LEAF)
-    order, tree_of = breadth_first(global_left, global_right, offsets[:-1], int(offsets[-1]))
+    order, tree_of = breadth_first(left, right, offsets)
     if order.shape[0] != offsets[-1]:
         raise ConversionError("a tree has nodes that cannot be reached from its root")
     new_global = np.empty_like(order)

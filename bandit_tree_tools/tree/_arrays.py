@@ -335,6 +335,42 @@ def node_offsets(trees) -> np.ndarray:
     return offsets
 
 
+def breadth_first_positions(node_offset: np.ndarray, children_left: np.ndarray, children_right: np.ndarray):
+    """Where every node goes when each tree of the stacked trees (tree ``t``
+    owns ids ``node_offset[t] <= i < node_offset[t + 1]``; children local,
+    negative at leaves) is renumbered breadth first inside its own id range,
+    every left child directly before its sibling, and its depth: ``(position,
+    level)``, -1 for a node its tree's root does not reach. numpy, one level
+    of every tree at a time. Raises :class:`InvalidTreeError` where a node is
+    reached twice (children shared, or a cycle)."""
+    n_nodes, n_trees = children_left.shape[0], node_offset.shape[0] - 1
+    shift = np.repeat(node_offset[:-1], np.diff(node_offset))
+    position = np.full(n_nodes, -1, dtype=np.int64)
+    level = np.full(n_nodes, -1, dtype=np.int64)
+    placed = node_offset[:-1].astype(np.int64)  # each tree's next position
+    # a level's nodes: the trees in order, each tree's in the order of their parents
+    frontier, tree, depth, visits = node_offset[:-1].astype(np.int64), np.arange(n_trees), 0, 0
+    while frontier.shape[0]:
+        if np.any(position[frontier] >= 0):
+            raise InvalidTreeError("a tree's children form a cycle; its arrays are corrupt")
+        count = np.bincount(tree, minlength=n_trees)
+        run_start = np.cumsum(count) - count  # where each tree's nodes start in the frontier
+        position[frontier] = placed[tree] + np.arange(frontier.shape[0]) - run_start[tree]
+        level[frontier] = depth
+        placed += count
+        visits += frontier.shape[0]
+        internal = children_left[frontier] >= 0
+        parents = frontier[internal]
+        frontier = np.empty(2 * parents.shape[0], dtype=np.int64)
+        frontier[0::2] = children_left[parents] + shift[parents]
+        frontier[1::2] = children_right[parents] + shift[parents]
+        tree = np.repeat(tree[internal], 2)
+        depth += 1
+    if visits != np.count_nonzero(position >= 0):
+        raise InvalidTreeError("a node is the child of two parents; the trees' arrays are corrupt")
+    return position, level
+
+
 def stacked_node_depths(trees) -> tuple[np.ndarray, np.ndarray]:
     """Node offsets of the trees stacked end to end (:func:`node_offsets`),
     and the depth of every stacked node, found by pointer jumping (a few

@@ -107,47 +107,6 @@ def at_or_below32(cut: np.ndarray, input_dtype: str):
     return rounded if exact.all() else None
 
 
-@kernel
-def _breadth_first(node_offset, children_left, children_right):
-    """New global id of every node (children side by side, trees in order),
-    each tree's depth (the number of steps that takes any row to a leaf) and
-    its lockstep steps (see :func:`_route_lanes`): its depth if at most
-    ``LOCKSTEP_DEPTH``, else half its depth, or its shallowest leaf's depth if deeper."""
-    n_trees = node_offset.shape[0] - 1
-    new_of_old = empty(children_left.shape[0], np.int64)
-    depth = zeros(n_trees, np.int64)
-    lockstep = zeros(n_trees, np.int64)
-    level = empty(children_left.shape[0], np.int64)
-    for tree in range(n_trees):
-        root = node_offset[tree]
-        size = node_offset[tree + 1] - root
-        queue = empty(size, np.int64)  # local ids in new order
-        queue[0] = 0
-        level[root] = 0
-        end = 1
-        shallowest = -1
-        for position in range(size):
-            local = queue[position]
-            node = root + local
-            new_of_old[node] = root + position
-            if level[node] > depth[tree]:
-                depth[tree] = level[node]
-            left = children_left[node]
-            if left >= 0:
-                right = children_right[node]
-                queue[end] = left
-                queue[end + 1] = right
-                level[root + left] = level[node] + 1
-                level[root + right] = level[node] + 1
-                end += 2
-            elif shallowest < 0:
-                shallowest = level[node]  # breadth first: the first leaf is the shallowest
-        # shallow trees (boosting) walk in plain lockstep: checking for finished rows costs more than it saves
-        deep = depth[tree] > LOCKSTEP_DEPTH
-        lockstep[tree] = min(depth[tree], max(shallowest, depth[tree] // 2)) if deep else depth[tree]
-    return new_of_old, depth, lockstep
-
-
 @helper(inline="always")
 def _in_bitset(bits, node, category):
     word = category >> 5

@@ -83,3 +83,30 @@ def reference_predict_raw(ensemble, X):
                 total = total / ensemble.n_trees + ensemble.base_score[k]
             out[i, k] = total
     return out
+
+
+def reference_breadth_first(node_offset, children_left, children_right, lockstep_depth):
+    """``tree._packing.breadth_first`` with a queue per tree: every node's new
+    id, each tree's depth and its lockstep steps."""
+    from collections import deque
+
+    n_trees = len(node_offset) - 1
+    new_of_old = np.empty(len(children_left), dtype=np.int64)
+    depth = np.zeros(n_trees, dtype=np.int64)
+    lockstep = np.zeros(n_trees, dtype=np.int64)
+    for tree in range(n_trees):
+        root, position, shallowest = int(node_offset[tree]), 0, -1
+        queue = deque([(0, 0)])
+        while queue:
+            local, level = queue.popleft()
+            new_of_old[root + local] = root + position
+            position += 1
+            depth[tree] = max(depth[tree], level)
+            if children_left[root + local] != TREE_LEAF:
+                queue.append((int(children_left[root + local]), level + 1))
+                queue.append((int(children_right[root + local]), level + 1))
+            elif shallowest < 0:
+                shallowest = level
+        d = int(depth[tree])
+        lockstep[tree] = min(d, max(shallowest, d // 2)) if d > lockstep_depth else d
+    return new_of_old, depth, lockstep
