@@ -127,8 +127,15 @@ export function bttCanvas(container, height, draw) {
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     context.clearRect(0, 0, width, state.height);
     draw(context, width, state.height);
-    // a new bitmap can move the layout it was sized from: paint again at the box it settles in
-    if (canvas.clientWidth && Math.max(50, canvas.clientWidth) !== width) redraw();
+    // a new bitmap can move the layout it was sized from: paint again at the box it settles
+    // in. Look again on the next frame too: the box read above can be a layout that settles
+    // back within this frame (a theme's style sheet applied in between), before the
+    // ResizeObserver looks, and then the observer sees no change to report
+    settled();
+    requestAnimationFrame(settled);
+  }
+  function settled() {
+    if (canvas.clientWidth && Math.max(50, canvas.clientWidth) !== state.width) redraw();
   }
   function redraw() {
     if (pending) return;
