@@ -7,7 +7,7 @@ Plain numpy functions over arrays of arms, so any algorithm of the library
 import numpy as np
 from scipy.special import betaincinv
 
-from .._kernels_alloc import empty
+from .._kernels_inline import empty, larger, smaller
 from .._numba_config import helper, kernel
 from ..exceptions import ParameterError
 
@@ -68,8 +68,8 @@ def kl_ucb_index(means, counts, t: int, c: float = 0.0, tolerance: float = 1e-9)
 
 @helper
 def _kl(p, q):
-    p = min(max(p, _KL_EPS), 1.0 - _KL_EPS)
-    q = min(max(q, _KL_EPS), 1.0 - _KL_EPS)
+    p = smaller(larger(p, _KL_EPS), 1.0 - _KL_EPS)
+    q = smaller(larger(q, _KL_EPS), 1.0 - _KL_EPS)
     return p * np.log(p / q) + (1.0 - p) * np.log((1.0 - p) / (1.0 - q))
 
 

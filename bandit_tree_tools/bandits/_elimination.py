@@ -24,6 +24,7 @@ was seen. Two factors are in use, both here:
 
 import numpy as np
 
+from .._kernels_inline import larger
 from .._numba_config import kernel
 
 __all__ = ["eliminate", "finite_population_factor", "normal_radius", "serfling_factor", "STRICTLY_NEGATIVE"]
@@ -58,7 +59,7 @@ def serfling_factor(n_sampled, population):
     """``max(1 - (n - 1) / N, 0)``: Serfling's finite-population factor of
     the squared Hoeffding radius after ``n`` of ``N`` draws without
     replacement."""
-    return max(1.0 - (n_sampled - 1.0) / population, 0.0)
+    return larger(1.0 - (n_sampled - 1.0) / population, 0.0)
 
 
 @kernel

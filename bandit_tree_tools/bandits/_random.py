@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .._kernels_inline import smaller
 from .._numba_config import helper, kernel
 from .._validation import check_random_state
 
@@ -55,7 +56,7 @@ def uniform(rng):
 def randint(rng, n):
     """Uniform integer in [0, n)."""
     j = np.int64(uniform(rng) * n)
-    return min(j, n - 1)
+    return smaller(j, n - 1)
 
 
 @kernel

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, zeros
 from .._numba_config import helper, kernel
 from ..tree._impurity import ENTROPY, GINI, SQUARED_ERROR  # noqa: F401 (criterion codes, re-exported)
 from ._kernels_edges import (  # noqa: F401 (re-exported)
@@ -155,10 +155,10 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
     n_features = X.shape[1]
     width = n_classes if criterion != SQUARED_ERROR else 3
     value_width = n_classes if criterion != SQUARED_ERROR else 1
-    children_left = np.full(capacity, -1, dtype=np.int64)
-    children_right = np.full(capacity, -1, dtype=np.int64)
-    feature = np.full(capacity, -2, dtype=np.int64)
-    threshold = np.full(capacity, -2.0)
+    children_left = full(capacity, -1, np.int64)
+    children_right = full(capacity, -1, np.int64)
+    feature = full(capacity, -2, np.int64)
+    threshold = full(capacity, -2.0, np.float64)
     value = zeros((capacity, value_width), np.float64)
     n_node_samples = zeros(capacity, np.int64)
     impurity = zeros(capacity, np.float64)
@@ -168,7 +168,7 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
     node_lo = zeros(capacity, np.int64)
     node_hi = zeros(capacity, np.int64)
     node_depth = zeros(capacity, np.int64)
-    split_feature = np.full(capacity, -1, dtype=np.int64)
+    split_feature = full(capacity, -1, np.int64)
     split_threshold = zeros(capacity, np.float64)
     split_gain = zeros(capacity, np.float64)
     pending = empty(capacity, np.int64)

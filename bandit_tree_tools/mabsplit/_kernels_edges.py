@@ -3,7 +3,7 @@ candidate thresholds ("edges"); conventions in :mod:`._kernels`."""
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, larger, smaller, zeros
 from .._kernels_sort import sort_values
 from .._numba_config import helper, kernel
 from ..bandits._random import randint as _randint
@@ -72,7 +72,7 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
     sample = empty(0, np.float64)
     n_sample = 0
     if mode == BINS_QUANTILE:
-        n_sample = min(n, 256 * n_bins)  # the slice is in random order: its head is a random sample
+        n_sample = smaller(n, 256 * n_bins)  # the slice is in random order: its head is a random sample
         sample = empty(n_sample, np.float64)
     for a in range(n_candidates):
         low = minimum[a]
@@ -97,9 +97,9 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
                 sample[k] = X[rows[lo + k], feature]
             sort_values(sample)
             for k in range(n_bins):
-                position = (n_sample - 1) * (k / max(n_bins - 1.0, 1.0))
+                position = (n_sample - 1) * (k / larger(n_bins - 1.0, 1.0))
                 below = np.int64(np.floor(position))
-                above = min(below + 1, n_sample - 1)
+                above = smaller(below + 1, n_sample - 1)
                 fraction = position - below
                 v = sample[below] + (sample[above] - sample[below]) * fraction
                 values[k] = _round_edge(v, round_float32)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._kernels_alloc import empty
+from .._kernels_inline import empty, larger, smaller
 from .._numba_config import helper, kernel
 from ..bandits._elimination import STRICTLY_NEGATIVE, eliminate, finite_population_factor, normal_radius
 from ..tree._impurity import GINI, SQUARED_ERROR, class_impurity, variance_from_sums
@@ -228,7 +228,7 @@ def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
                 best = mu[a, t]
     if best == np.inf:
         return NO_SPLIT, NO_SPLIT, np.inf
-    band = best + _TIE_EPS * max(1.0, abs(best))
+    band = best + _TIE_EPS * larger(1.0, abs(best))
     for a in range(n_candidates):
         for t in range(n_edges[a]):
             if arm_active[a, t] and valid[a, t] and mu[a, t] <= band:
@@ -271,7 +271,7 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
         if use_bandit:
             # The node's rows are in random order (see _build_tree), so the
             # next rows of the slice are a sample without replacement.
-            size = min(batch_size, n_node - n_sampled)
+            size = smaller(batch_size, n_node - n_sampled)
             start = lo + n_sampled
         else:
             size = n_node

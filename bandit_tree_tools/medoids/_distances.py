@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from numba import types
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, larger, smaller, zeros
 from .._numba_config import helper, kernel
 from ..exceptions import DataError, ParameterError
 
@@ -109,7 +109,7 @@ def _distance(X, Y, i, j, code, p, user):
     if a1 == 0.0 or a2 == 0.0:
         return 0.0 if a1 == a2 else 1.0
     s = 1.0 - a0 / (math.sqrt(a1) * math.sqrt(a2))
-    return min(max(s, 0.0), 2.0)
+    return smaller(larger(s, 0.0), 2.0)
 
 
 _BLOCK = 32  # rows per tile: two tiles of 784-d rows stay in the L2 cache
@@ -120,7 +120,7 @@ def _tile(X, Y, D, i0, i1, j0, j1, code, p, user, symmetric):
     """One tile of ``_pairwise``; with ``symmetric`` the mirror entries are
     written while the tile's rows are still in cache."""
     for i in range(i0, i1):
-        for j in range(max(j0, i) if symmetric else j0, j1):
+        for j in range(larger(j0, i) if symmetric else j0, j1):
             v = _distance(X, Y, np.int64(i), np.int64(j), code, p, user)
             D[i, j] = v
             if symmetric:
@@ -151,10 +151,10 @@ def _pairwise(X, Y, code, p, user, symmetric):
             if half == 1 and bi == w:
                 break
             i0 = bi * _BLOCK
-            i1 = min(i0 + _BLOCK, n)
+            i1 = smaller(i0 + _BLOCK, n)
             for bj in range(bi if symmetric else 0, m_blocks):
                 j0 = bj * _BLOCK
-                _tile(X, Y, D, i0, i1, j0, min(j0 + _BLOCK, m), code, p, user, symmetric)
+                _tile(X, Y, D, i0, i1, j0, smaller(j0 + _BLOCK, m), code, p, user, symmetric)
     return D
 
 
@@ -230,19 +230,19 @@ def _matrix_summary(D):
     square matrix, in one pass over tiles (no n x n temporaries)."""
     n = D.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
-    low = np.full(n_blocks, np.inf)
-    high = np.full(n_blocks, -np.inf)
+    low = full(n_blocks, np.inf, np.float64)
+    high = full(n_blocks, -np.inf, np.float64)
     asymmetry = zeros(n_blocks, np.float64)
     for bi in numba.prange(n_blocks):
         i0 = bi * _BLOCK
-        for i in range(i0, min(i0 + _BLOCK, n)):
+        for i in range(i0, smaller(i0 + _BLOCK, n)):
             for j in range(n):
-                low[bi] = min(low[bi], D[i, j])
-                high[bi] = max(high[bi], D[i, j])
+                low[bi] = smaller(low[bi], D[i, j])
+                high[bi] = larger(high[bi], D[i, j])
         for j0 in range(i0, n, _BLOCK):
-            for i in range(i0, min(i0 + _BLOCK, n)):
-                for j in range(max(j0, i + 1), min(j0 + _BLOCK, n)):
-                    asymmetry[bi] = max(asymmetry[bi], abs(D[i, j] - D[j, i]))
+            for i in range(i0, smaller(i0 + _BLOCK, n)):
+                for j in range(larger(j0, i + 1), smaller(j0 + _BLOCK, n)):
+                    asymmetry[bi] = larger(asymmetry[bi], abs(D[i, j] - D[j, i]))
     return low.min(), high.max(), asymmetry.max()
 
 

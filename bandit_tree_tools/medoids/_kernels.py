@@ -14,7 +14,7 @@ sums ``_build_term`` and ``_swap_terms`` are the only arithmetic both share.
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, larger, smaller, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, run_chunks
 
@@ -38,7 +38,7 @@ def _build_term(distance, nearest, first):
     (PAM's BUILD, Kaufman and Rousseeuw; first medoid: its plain distance)."""
     if first:
         return distance
-    return min(distance, nearest) - nearest
+    return smaller(distance, nearest) - nearest
 
 
 @helper
@@ -47,8 +47,8 @@ def _swap_terms(distance, nearest, second):
     (change shared by every removed slot, extra change if its own slot is
     removed). Delta(slot i, x) = sum of shared + sum over the slot's points of
     the extra term."""
-    shared = min(distance, nearest) - nearest
-    own = min(distance, second) - min(distance, nearest)
+    shared = smaller(distance, nearest) - nearest
+    own = smaller(distance, second) - smaller(distance, nearest)
     return shared, own
 
 
@@ -59,8 +59,8 @@ def _assign(medoid_distance):
     n, k = medoid_distance.shape
     nearest_slot = zeros(n, np.int64)
     second_slot = zeros(n, np.int64)
-    nearest = np.full(n, np.inf)
-    second = np.full(n, np.inf)
+    nearest = full(n, np.inf, np.float64)
+    second = full(n, np.inf, np.float64)
     for o in range(n):
         for c in range(k):
             d = medoid_distance[o, c]
@@ -112,7 +112,7 @@ def _build_add(DT, values, is_medoid, nearest):
             best_value = values[x]
     is_medoid[best] = True
     for o in range(nearest.shape[0]):
-        nearest[o] = min(nearest[o], DT[best, o])
+        nearest[o] = smaller(nearest[o], DT[best, o])
     return best
 
 
@@ -283,7 +283,7 @@ def _fasterpam(DT, medoids, max_iter):
                 break
             if n_passes >= max_iter:
                 break
-    return medoids, max(n_passes, 1), n_swaps, converged
+    return medoids, larger(n_passes, 1), n_swaps, converged
 
 
 @helper

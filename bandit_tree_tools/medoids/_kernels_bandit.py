@@ -20,7 +20,7 @@ import math
 import numba
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, larger, smaller, zeros
 from .._numba_config import helper, kernel
 from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
@@ -59,9 +59,9 @@ def _statistics(sums, squares, alive, estimate, sigma, used):
         if alive[a]:
             mean = sums[a] / used
             estimate[a] = mean
-            s = math.sqrt(max(squares[a] / used - mean * mean, 0.0))
+            s = math.sqrt(larger(squares[a] / used - mean * mean, 0.0))
             sigma[a] = s
-            max_sigma = max(max_sigma, s)
+            max_sigma = larger(max_sigma, s)
     return max_sigma
 
 
@@ -84,7 +84,7 @@ def _eliminate(sums, squares, alive, estimate, sigma, used, population, log_term
     floor = SIGMA_FLOOR * max_sigma
     for a in range(sums.shape[0]):
         if alive[a]:
-            sigma[a] = max(sigma[a], floor) * scale  # sigma becomes the radius (scratch until the next call)
+            sigma[a] = larger(sigma[a], floor) * scale  # sigma becomes the radius (scratch until the next call)
     n_alive = eliminate(estimate, sigma, alive, alive, cap)
     return n_alive
 
@@ -111,7 +111,7 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
     n = X.shape[0]
     medoids = empty(k, np.int64)
     is_medoid = zeros(n, np.bool_)
-    nearest = np.full(n, np.inf)
+    nearest = full(n, np.inf, np.float64)
     sums = zeros(n, np.float64)
     squares = zeros(n, np.float64)
     alive = zeros(n, np.bool_)
@@ -174,7 +174,7 @@ def _bandit_build(X, k, code, p, user, perm, position, cache, calls, batch_size,
         medoids[step] = best
         is_medoid[best] = True
         for o in range(n):
-            nearest[o] = min(nearest[o], _cached_distance(X, o, best, code, p, user, cache, position, calls))
+            nearest[o] = smaller(nearest[o], _cached_distance(X, o, best, code, p, user, cache, position, calls))
     return medoids
 
 

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._kernels_alloc import zeros
+from .._kernels_inline import zeros
 from .._numba_config import kernel
 from .._validation import Options, validate_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, larger, smaller, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, run_chunks
 from ..tree._links import SIGMOID, link_row, link_value
@@ -126,7 +126,7 @@ def _row_output(raw, row, target_code, target_value, link, link_scale, float32, 
         return -1, error * error
     _class_proba(raw, row, link, link_scale, float32, proba)
     best = _row_class(raw, row, proba, label_rule, n_classes)
-    p = min(max(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
+    p = smaller(larger(proba[target_code], LOG_LOSS_EPS), 1.0 - LOG_LOSS_EPS)
     return best, -np.log(p)
 
 
@@ -165,7 +165,7 @@ def _row_class(raw, row, proba, label_rule, n_classes):
 
 @kernel(nogil=True)
 def _row_classes_rows(lo, hi, raw, rule, prediction):
-    proba = empty(max(rule.n_classes, 2), np.float64)
+    proba = empty(larger(rule.n_classes, 2), np.float64)
     binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
     for row in range(lo, hi):
         if rule.label_rule == 0:
@@ -188,7 +188,7 @@ def _row_classes(raw, rule, prediction):
 
 @kernel(nogil=True)
 def _row_outputs_rows(lo, hi, rows, scores, rule):
-    proba = empty(max(rule.n_classes, 2), np.float64)
+    proba = empty(larger(rule.n_classes, 2), np.float64)
     for i in range(lo, hi):
         row = rows[i]
         best, row_loss = _row_output(
@@ -275,7 +275,7 @@ def _pull_stats(
     stats = base_stats.copy()
     width = value.shape[1]
     new_raw = empty((1, raw.shape[1]), np.float64)  # one row, as _row_output reads rows
-    proba = empty(max(n_classes, 2), np.float64)
+    proba = empty(larger(n_classes, 2), np.float64)
     new_global = root + new_node
     for i in range(rows_under.shape[0]):
         row = rows_under[i]

@@ -12,6 +12,7 @@ arrays of nodes.
 
 import numpy as np
 
+from .._kernels_inline import larger
 from .._numba_config import kernel
 from ..exceptions import ParameterError
 
@@ -45,7 +46,7 @@ def class_impurity(counts, total, criterion):
             impurity -= p * p
         elif p > 0.0:
             impurity -= p * np.log(p) * _INV_LN2
-    return max(impurity, 0.0)
+    return larger(impurity, 0.0)
 
 
 @kernel
@@ -54,7 +55,7 @@ def variance_from_sums(weight, total, total_sq):
     if weight <= 0.0:
         return 0.0
     mean = total / weight
-    return max(total_sq / weight - mean * mean, 0.0)
+    return larger(total_sq / weight - mean * mean, 0.0)
 
 
 def impurity_of_counts(counts: np.ndarray, criterion: str) -> tuple[np.ndarray, np.ndarray]:

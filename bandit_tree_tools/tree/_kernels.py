@@ -46,7 +46,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, smaller, zeros
 from .._numba_config import helper, kernel
 from .._threads import chunk_size, n_threads, run_chunks
 from ._arrays import MISSING_NAN_AS_ZERO, MISSING_ZERO_OR_NAN, ZERO_THRESHOLD
@@ -297,12 +297,12 @@ def block_rows(n_rows: int, depth: int = 0) -> int:
 def _apply_rows(lo, hi, X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf_id, rows, leaves):
     n_trees = tree_root.shape[0]
     for first in range(lo, hi, rows):
-        stop = min(first + rows, hi)
+        stop = smaller(first + rows, hi)
         at = empty(LANES, np.int32)
         lanes = empty((2, LANES), np.int32)
         for tree in range(n_trees):
             for start in range(first, stop, LANES):
-                count = min(LANES, stop - start)
+                count = smaller(LANES, stop - start)
                 _route_lanes(
                     X,
                     start,
@@ -349,7 +349,7 @@ def _apply_columns_rows(
     n_trees = tree_root.shape[0]
     n_features = X.shape[1]
     for first in range(lo, hi, rows):
-        in_block = min(rows, hi - first)
+        in_block = smaller(rows, hi - first)
         X_block = empty((in_block, n_features), X.dtype)  # per block, as in _predict_raw_rows
         at = empty(LANES, np.int32)
         lanes = empty((2, LANES), np.int32)
@@ -359,7 +359,7 @@ def _apply_columns_rows(
                 X_block[i, feature] = X[source, feature]  # compiles numba's shape-error formatting
         for tree in range(n_trees):
             for start in range(0, in_block, LANES):
-                count = min(LANES, in_block - start)
+                count = smaller(LANES, in_block - start)
                 _route_lanes(
                     X_block,
                     start,
@@ -425,7 +425,7 @@ def _predict_raw_rows(
     n_outputs = base_score.shape[0]
     width = leaf_value.shape[1]
     for first_row in range(lo, hi, rows):
-        stop = min(first_row + rows, hi)
+        stop = smaller(first_row + rows, hi)
         # fresh buffers per block, as in a prange body: hoisted out of the loop, the float32
         # sums (XGBoost) ran a tenth slower
         at = empty(LANES, np.int32)
@@ -440,7 +440,7 @@ def _predict_raw_rows(
         for tree in range(n_trees):
             first = tree_output[tree]
             for start in range(first_row, stop, LANES):
-                count = min(LANES, stop - start)
+                count = smaller(LANES, stop - start)
                 _route_lanes(
                     X,
                     start,
@@ -541,7 +541,7 @@ def _raw_from_leaves_rows(
     width = leaf_value.shape[1]
     outside = 0
     for first_row in range(lo, hi, RAW_BLOCK):
-        count = min(RAW_BLOCK, hi - first_row)
+        count = smaller(RAW_BLOCK, hi - first_row)
         acc = zeros((n_outputs, count), np.float64)  # per block, as in _predict_raw_rows
         acc32 = zeros((n_outputs, count), np.float32)
         if not average:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, softmax
 
+from .._kernels_inline import larger
 from .._numba_config import helper, kernel
 
 IDENTITY, SIGMOID, SOFTMAX, EXP = 0, 1, 2, 3
@@ -108,7 +109,7 @@ def _softmax_row32(raw_row, out):
     n = raw_row.shape[0]
     largest = np.float32(raw_row[0])
     for k in range(1, n):
-        largest = max(largest, np.float32(raw_row[k]))
+        largest = larger(largest, np.float32(raw_row[k]))
     total = np.float32(0.0)
     for k in range(n):
         e = np.exp(np.float32(raw_row[k]) - largest)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import sklearn.exceptions
 
-from .._kernels_alloc import zeros
+from .._kernels_inline import zeros
 from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
 from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree

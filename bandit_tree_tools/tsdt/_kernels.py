@@ -30,7 +30,7 @@ the state is in :mod:`._kernels_state`, the posteriors of trees in
 
 import numpy as np
 
-from .._kernels_alloc import zeros
+from .._kernels_inline import zeros
 from .._numba_config import helper, kernel
 from ..bandits._random import normal as _normal
 from ..bandits._random import shuffle as _shuffle

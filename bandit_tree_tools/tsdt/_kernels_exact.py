@@ -5,7 +5,7 @@ tree both use them)."""
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, larger, zeros
 from .._numba_config import helper, kernel
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
@@ -31,7 +31,7 @@ def _find(table_keys, key):
 @helper
 def _grown(table_keys, table_value, table_choice):
     capacity = 2 * table_keys.shape[0]
-    keys = np.full(capacity, EMPTY, dtype=np.int64)
+    keys = full(capacity, EMPTY, np.int64)
     values = zeros(capacity, np.float64)
     choices = zeros(capacity, np.int64)
     for old in range(table_keys.shape[0]):
@@ -61,7 +61,7 @@ def _largest(values):
     """``values.max()`` of a non-empty integer array."""
     largest = values[0]
     for k in range(1, values.shape[0]):
-        largest = max(largest, values[k])
+        largest = larger(largest, values[k])
     return largest
 
 
@@ -82,7 +82,7 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     subproblems that split; the value is -inf when more than ``budget[0]``
     subproblems would be needed (see :func:`_solve_node`).
     """
-    table_keys = np.full(1024, EMPTY, dtype=np.int64)
+    table_keys = full(1024, EMPTY, np.int64)
     table_value = zeros(1024, np.float64)
     table_choice = zeros(1024, np.int64)
     stored = zeros(1, np.int64)
@@ -91,7 +91,7 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     value, table_keys, table_value, table_choice = _solve_node(
         X,
         y,
-        np.ones(X.shape[0], dtype=np.int64),
+        full(X.shape[0], 1, np.int64),
         rows,
         0,
         n_categories,
@@ -150,7 +150,7 @@ def _solve_node(
     n_rows, n_features = rows.shape[0], X.shape[1]
     depth_max = n_features + 2
     max_cat = _largest(n_categories)
-    part = empty((depth_max, max(n_rows, 1)), np.int64)
+    part = empty((depth_max, larger(n_rows, 1)), np.int64)
     for row in range(n_rows):
         part[0, row] = rows[row]
     lo = zeros(depth_max, np.int64)
@@ -230,7 +230,7 @@ def _solve_node(
                         non_empty += 1
                     # A child is worth at most max(its majority, its rows - penalty).
                     child_leaf = np.float64(_largest(child_counts[c, :]))
-                    upper[d, c] = max(child_leaf, _total(child_counts[c, :]) - penalty)
+                    upper[d, c] = larger(child_leaf, _total(child_counts[c, :]) - penalty)
                     bound += upper[d, c]
                 if non_empty < 2:
                     continue  # constant here: the split would only cost

@@ -4,7 +4,7 @@ dynamic programming, and multiway prediction."""
 
 import numpy as np
 
-from .._kernels_alloc import empty, zeros
+from .._kernels_inline import empty, full, zeros
 from .._kernels_sort import sort_by_key
 from .._numba_config import helper, kernel
 from ._kernels_exact import ABORTED, _find, _solve_node
@@ -168,7 +168,7 @@ def best_assembled_tree(state, counts, n_rows, n_cat, lambda_, tried):
     n_dt = state.counters[C_DT]
     _, majority = _sizes_and_majorities(counts, n_dt)
     best = zeros(n_dt, np.float64)
-    choice = np.full(n_dt, -1, dtype=np.int64)
+    choice = full(n_dt, -1, np.int64)
     unsolved = zeros(n_dt, np.uint8)  # no exact values: the tried splits only
     _assemble(state, majority, unsolved, zeros(n_dt, np.float64), n_cat, tried, lambda_ * n_rows, best, choice)
     return choice, best[0]
@@ -375,7 +375,7 @@ def exact_completion(
     solved = zeros(n_dt, np.uint8)
     exact = zeros(n_dt, np.float64)
     best = zeros(n_dt, np.float64)
-    choice = np.full(n_dt, -1, dtype=np.int64)
+    choice = full(n_dt, -1, np.int64)
     bits = row_bits(X, cat_offset, state.slot_counts.shape[1])
     budget[1] -= bits.shape[0] * bits.shape[1] + X.shape[0] * X.shape[1]
     mask = empty(bits.shape[1], np.uint64)

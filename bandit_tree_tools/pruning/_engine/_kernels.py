@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from ..._kernels_alloc import empty, zeros
+from ..._kernels_inline import empty, full, larger, smaller, zeros
 from ..._numba_config import helper, kernel
 from ..._threads import chunk_size, run_chunks
 from ...tree._links import sigmoid
@@ -90,7 +90,7 @@ class Costs(NamedTuple):
 
 @helper(inline="always")
 def _clip(p):
-    return min(max(p, EPS), 1.0 - EPS)
+    return smaller(larger(p, EPS), 1.0 - EPS)
 
 
 @kernel(nogil=True)
@@ -116,7 +116,7 @@ def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, al
     width = table.shape[0]
     n_outputs = base_score.shape[0]
     for first_row in range(lo, hi, RAW_BLOCK):
-        count = min(RAW_BLOCK, hi - first_row)
+        count = smaller(RAW_BLOCK, hi - first_row)
         acc = empty((n_outputs, count), np.float64)  # per block, as in a prange body
         for k in range(n_outputs):
             acc[k, :] = base_score[k]
@@ -270,7 +270,7 @@ def _loss_change(raw, row, k, delta, code, target, loss_kind):
 def _softmax_parts(raw, row):
     top = raw[row, 0]
     for k in range(1, raw.shape[1]):
-        top = max(top, raw[row, k])
+        top = larger(top, raw[row, k])
     total = 0.0
     for k in range(raw.shape[1]):
         total += np.exp(raw[row, k] - top)
@@ -349,7 +349,7 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
                 d = candidate_value[node, 0] - value[start, 0]
                 total_change[node] += d * moment[start, 0] + 0.5 * d * d * moment[start, 1]
                 # a sum of squares, but from moments: cancellation can leave it a hair below 0
-                total_square[node] += max(
+                total_square[node] += larger(
                     0.0, d * d * (moment[start, 2] + d * moment[start, 3] + 0.25 * d * d * moment[start, 4])
                 )
                 reached[node] += held[start]
@@ -480,17 +480,17 @@ def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
         mu = np.exp(z)
         return mu - targets[row, 0], mu
     if code < 0:  # a soft label: the probability of column k's class
-        label = targets[row, min(k, targets.shape[1] - 1)]
+        label = targets[row, smaller(k, targets.shape[1] - 1)]
     elif raw.shape[1] == 1:
         label = float(code)
     else:  # one sigmoid per class (LightGBM's multiclassova) or the softmax: column k is "class k or not"
         label = 1.0 if code == k else 0.0
     if loss_kind == LOGISTIC:
         p = sigmoid(z, link_scale)  # the format's link (tree._links)
-        return link_scale * (p - label), max(link_scale * link_scale * p * (1.0 - p), 1e-16)
+        return link_scale * (p - label), larger(link_scale * link_scale * p * (1.0 - p), 1e-16)
     top, total = _softmax_parts(raw, row)
     p = np.exp(z - top) / total
-    return p - label, max(p * (1.0 - p), 1e-16)
+    return p - label, larger(p * (1.0 - p), 1e-16)
 
 
 REFIT_CHUNK = 4096  # rows per partial sum of refit_leaves: fixed, so its sums do not depend on the thread count
@@ -536,7 +536,7 @@ def refit_leaves(
         grad_part = zeros((n_chunks, width), np.float64)
         hess_part = zeros((n_chunks, width), np.float64)
         for chunk in numba.prange(n_chunks):
-            for row in range(chunk * REFIT_CHUNK, min(n_rows, (chunk + 1) * REFIT_CHUNK)):
+            for row in range(chunk * REFIT_CHUNK, smaller(n_rows, (chunk + 1) * REFIT_CHUNK)):
                 if previous >= 0:
                     raw[row, previous_k] -= step_of[current[previous_root + leaf[previous, row]]]
                 if not last:
@@ -614,7 +614,7 @@ def cover_weighted_values(children_left, children_right, offset, collapsed, cove
                 weight[node] = weight[root + left] + weight[root + right]
                 for j in range(width):
                     numerator[node, j] = numerator[root + left, j] + numerator[root + right, j]
-    out = np.full((n_nodes, width), np.nan)
+    out = full((n_nodes, width), np.nan, np.float64)
     for node in range(n_nodes):
         if weight[node] > 0.0:
             for j in range(width):

@@ -24,7 +24,7 @@ alone) and then every weight once more.
 
 import numpy as np
 
-from ..._kernels_alloc import empty, zeros
+from ..._kernels_inline import empty, full, larger, zeros
 from ..._numba_config import helper, kernel
 
 # rows of the fit (the first of the fitting rows, stored in random order): every row of most
@@ -102,13 +102,13 @@ def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
         j = members[a]
         curvature = gram[a + 1, a + 1]
         gradient = gradient_part[a + 1] + curvature * weight[j]
-        new = np.sign(gradient) * max(abs(gradient) - penalty, 0.0) / curvature
+        new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature
         step = new - weight[j]
         if step != 0.0:
             for b in range(m + 1):
                 gradient_part[b] -= step * gram[b, a + 1]
             weight[j] = new
-            largest = max(largest, curvature * step * step)
+            largest = larger(largest, curvature * step * step)
     return shift, largest
 
 
@@ -128,12 +128,12 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
     a quarter of their number), they sweep on that matrix and their
     gradients alone, without the rows (glmnet's covariance updates)."""
     n_weights, n = outputs.shape
-    eta = np.full(n, intercept)
+    eta = full(n, intercept, np.float64)
     for j in range(n_weights):
         if weight[j] != 0.0:
             for i in range(n):
                 eta[i] += weight[j] * outputs[j, i]
-    hess = np.ones(n)
+    hess = full(n, 1, np.float64)
     start_residual = empty(n, np.float64)  # the working residuals at the start of the Newton step
     residual = empty(n, np.float64)
     curvature = empty(n_weights, np.float64)
@@ -144,7 +144,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
         for i in range(n):
             if logistic:
                 p = 1.0 / (1.0 + np.exp(-eta[i]))
-                hess[i] = max(p * (1.0 - p), MIN_HESSIAN)
+                hess[i] = larger(p * (1.0 - p), MIN_HESSIAN)
                 start_residual[i] = (y[i] - p) / hess[i]
             else:
                 start_residual[i] = y[i] - eta[i]
@@ -199,13 +199,13 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 if curvature[j] <= 0.0:
                     continue
                 gradient = total / n + curvature[j] * weight[j]
-                new = np.sign(gradient) * max(abs(gradient) - penalty, 0.0) / curvature[j]
+                new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature[j]
                 step = new - weight[j]
                 if step != 0.0:
                     for i in range(n):
                         residual[i] -= step * outputs[j, i]
                     weight[j] = new
-                    largest = max(largest, curvature[j] * step * step)
+                    largest = larger(largest, curvature[j] * step * step)
             if largest < tol:
                 if not active_only:
                     break  # a sweep over every weight changed nothing
@@ -226,7 +226,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             if step != 0.0:
                 for i in range(n):
                     eta[i] += step * outputs[j, i]
-                moved = max(moved, curvature[j] * step * step)
+                moved = larger(moved, curvature[j] * step * step)
         if not logistic or moved < tol:
             break
     return intercept
