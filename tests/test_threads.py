@@ -112,3 +112,15 @@ def test_the_routing_and_pruning_kernels_compile_no_parallel_region(module):
     ``refit_leaves``, run once per step of the search on the training rows, is
     the one left."""
     assert set(_parallel_kernels(PACKAGE / module)) <= {"refit_leaves"}
+
+
+def test_a_small_batch_routes_in_one_chunk_and_a_large_one_in_even_shares():
+    from bandit_tree_tools.tree._kernels import LANES, MIN_CHUNK_ROUTES, chunk_rows
+
+    with numba_threads(2):
+        # too few row-tree routes for a second thread: one chunk holds every row
+        assert chunk_rows(100, MIN_CHUNK_ROUTES // 200, LANES) >= 100
+        # enough: two whole-block halves
+        assert chunk_rows(10_000, 200, 1024) == 5120
+    with numba_threads(1):
+        assert chunk_rows(10_000, 200, 1024) == 10_240

@@ -66,6 +66,7 @@ FEATURE_MASK = GENERAL - 1
 BLOCK = 2048  # rows per parallel task; every tree is routed over the block before the next
 DEEP_BLOCK = 8192  # the same for deep trees (their nodes are many: fewer passes over them pay)
 LANES = 64  # rows that walk a tree in lockstep
+MIN_CHUNK_ROUTES = 4096  # row-tree routes below which a task is not worth another thread (see chunk_rows)
 LOCKSTEP_DEPTH = 12  # trees up to this depth: every row takes the tree's depth in steps
 CHECK_EVERY = 4  # steps between two checks for rows that reached their leaves
 
@@ -288,6 +289,16 @@ def block_rows(n_rows: int, depth: int = 0) -> int:
     return max(LANES, min(DEEP_BLOCK if depth > LOCKSTEP_DEPTH else BLOCK, share))
 
 
+def chunk_rows(n_rows: int, n_trees: int, block: int) -> int:
+    """Rows per thread's task for routing ``n_rows`` through ``n_trees`` in
+    blocks of ``block`` rows: a whole number of blocks, an even share of the
+    rows per thread, but at least ``MIN_CHUNK_ROUTES`` row-tree routes, so that
+    a small batch runs in the calling thread (handing a task to another thread
+    costs tens of microseconds)."""
+    share = max(-(-n_rows // n_threads()), -(-MIN_CHUNK_ROUTES // max(1, n_trees)))
+    return -(-share // block) * block
+
+
 # The routing kernels below work on a range of rows ``[lo, hi)`` in blocks of ``rows``, release the
 # GIL, and are run over chunks of the rows on threads by the plain functions after them
 # (``_threads.run_chunks``: serial kernels compile two to three times faster than ``prange`` ones).
@@ -327,7 +338,7 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
         _apply_rows,
         0,
         X.shape[0],
-        rows,
+        chunk_rows(X.shape[0], tree_root.shape[0], rows),
         X,
         tree_root,
         tree_depth,
@@ -386,7 +397,7 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
         _apply_columns_rows,
         lo,
         hi,
-        rows,
+        chunk_rows(hi - lo, tree_root.shape[0], rows),
         X,
         order,
         tree_root,
@@ -497,7 +508,7 @@ def _predict_raw(
         _predict_raw_rows,
         0,
         X.shape[0],
-        rows,
+        chunk_rows(X.shape[0], tree_root.shape[0], rows),
         X,
         tree_root,
         tree_depth,
