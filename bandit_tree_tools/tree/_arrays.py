@@ -359,6 +359,8 @@ def breadth_first_positions(node_offset: np.ndarray, children_left: np.ndarray, 
         level[frontier] = depth
         placed += count
         visits += frontier.shape[0]
+        if visits > n_nodes:  # a node twice in one level: stop before the level after doubles
+            break
         internal = children_left[frontier] >= 0
         parents = frontier[internal]
         frontier = np.empty(2 * parents.shape[0], dtype=np.int64)

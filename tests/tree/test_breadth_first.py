@@ -58,6 +58,14 @@ def test_a_node_shared_by_two_parents_or_a_cycle_is_refused():
         breadth_first_positions(np.array([0, 3]), cycle_left, cycle_right)
 
 
+def test_children_shared_level_after_level_are_refused_before_the_levels_grow():
+    # node k's two children are both node k + 1: each level would double without a bound
+    depth = 80
+    left = np.append(np.arange(1, depth + 1), -1)
+    with pytest.raises(InvalidTreeError, match="child of two parents"):
+        breadth_first_positions(np.array([0, depth + 1]), left, left.copy())
+
+
 def test_a_node_no_root_reaches_keeps_position_minus_one():
     left, right = np.array([1, -1, -1, -1]), np.array([2, -1, -1, -1])  # node 3 hangs from nothing
     position, level = breadth_first_positions(np.array([0, 4]), left, right)
