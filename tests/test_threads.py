@@ -114,13 +114,12 @@ def test_the_routing_and_pruning_kernels_compile_no_parallel_region(module):
     assert set(_parallel_kernels(PACKAGE / module)) <= {"refit_leaves"}
 
 
-def test_a_small_batch_routes_in_one_chunk_and_a_large_one_in_even_shares():
-    from bandit_tree_tools.tree._kernels import LANES, MIN_CHUNK_ROUTES, chunk_rows
+def test_a_small_batch_routes_in_one_chunk_and_a_large_one_in_blocks():
+    from bandit_tree_tools.tree._kernels import BLOCK, LANES, MIN_CHUNK_ROUTES, block_rows, chunk_rows
 
     with numba_threads(2):
         # too few row-tree routes for a second thread: one chunk holds every row
-        assert chunk_rows(100, MIN_CHUNK_ROUTES // 200, LANES) >= 100
-        # enough: two whole-block halves
-        assert chunk_rows(10_000, 200, 1024) == 5120
-    with numba_threads(1):
-        assert chunk_rows(10_000, 200, 1024) == 10_240
+        assert chunk_rows(MIN_CHUNK_ROUTES // 200, block_rows(100)) >= 100
+        # enough: chunks of one block, claimed by whichever thread is free
+        assert block_rows(10_000) == BLOCK and chunk_rows(200, block_rows(10_000)) == BLOCK
+        assert chunk_rows(200, LANES) == LANES

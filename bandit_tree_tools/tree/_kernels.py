@@ -289,14 +289,15 @@ def block_rows(n_rows: int, depth: int = 0) -> int:
     return max(LANES, min(DEEP_BLOCK if depth > LOCKSTEP_DEPTH else BLOCK, share))
 
 
-def chunk_rows(n_rows: int, n_trees: int, block: int) -> int:
-    """Rows per thread's task for routing ``n_rows`` through ``n_trees`` in
-    blocks of ``block`` rows: a whole number of blocks, an even share of the
-    rows per thread, but at least ``MIN_CHUNK_ROUTES`` row-tree routes, so that
-    a small batch runs in the calling thread (handing a task to another thread
-    costs tens of microseconds)."""
-    share = max(-(-n_rows // n_threads()), -(-MIN_CHUNK_ROUTES // max(1, n_trees)))
-    return -(-share // block) * block
+def chunk_rows(n_trees: int, block: int) -> int:
+    """Rows per thread's task for routing through ``n_trees`` in blocks of
+    ``block`` rows (:func:`block_rows`, which already shares a small batch
+    out over the threads): one block, or as many whole blocks as hold
+    ``MIN_CHUNK_ROUTES`` row-tree routes, so that a batch too small for that
+    runs in the calling thread (handing a task to another thread costs tens
+    of microseconds)."""
+    least = -(-MIN_CHUNK_ROUTES // max(1, n_trees))
+    return max(block, -(-least // block) * block)
 
 
 # The routing kernels below work on a range of rows ``[lo, hi)`` in blocks of ``rows``, release the
@@ -338,7 +339,7 @@ def _apply(X, tree_root, tree_depth, tree_lockstep, records, cuts, general, leaf
         _apply_rows,
         0,
         X.shape[0],
-        chunk_rows(X.shape[0], tree_root.shape[0], rows),
+        chunk_rows(tree_root.shape[0], rows),
         X,
         tree_root,
         tree_depth,
@@ -397,7 +398,7 @@ def _apply_columns(X, order, lo, hi, tree_root, tree_depth, tree_lockstep, recor
         _apply_columns_rows,
         lo,
         hi,
-        chunk_rows(hi - lo, tree_root.shape[0], rows),
+        chunk_rows(tree_root.shape[0], rows),
         X,
         order,
         tree_root,
@@ -508,7 +509,7 @@ def _predict_raw(
         _predict_raw_rows,
         0,
         X.shape[0],
-        chunk_rows(X.shape[0], tree_root.shape[0], rows),
+        chunk_rows(tree_root.shape[0], rows),
         X,
         tree_root,
         tree_depth,
