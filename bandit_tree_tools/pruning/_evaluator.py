@@ -11,7 +11,7 @@ import numpy as np
 from ..tree import Ensemble, node_depth, outermost_nodes
 from ..tree._edit import rebuilt_node_ids
 from ..tree._ensemble import LABEL_RULE_CODES
-from ..tree._links import LINK_CODES
+from ..tree._links import kernel_link
 from . import _kernels
 from ._inputs import Target
 
@@ -39,7 +39,7 @@ class IncrementalEvaluator:
         packed = ensemble.packed
         self.node_offset = packed.node_offset
         self.value = packed.value
-        self.link = LINK_CODES[ensemble.link]
+        self.link = kernel_link(ensemble.link)
         self.link_scale = float(ensemble.link_scale)
         self.float32 = bool(ensemble.accumulate_float32)  # links in float32 where the model computes so
         self.label_rule = LABEL_RULE_CODES[ensemble.label_rule]

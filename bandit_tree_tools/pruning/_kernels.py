@@ -40,7 +40,7 @@ class RowRule(NamedTuple):
 
     codes: np.ndarray  # int64 (n_rows,): the true class code of each row, -1 for regression
     values: np.ndarray  # float64 (n_rows,): the regression target, 0 for classification
-    link: int  # the link's code (tree._links)
+    link: int | None  # the link's code, None for the identity (tree._links.kernel_link)
     link_scale: float
     float32: bool  # the link computed in float32 (XGBoost)
     label_rule: int  # LABEL_RULE_CODES: 0 "proba", 1 "raw>=0", 2 "raw>0"
@@ -137,6 +137,9 @@ def _class_proba(raw, row, link, link_scale, float32, proba):
     if raw.shape[1] == 1:
         proba[1] = link_value(raw[row, 0], link, link_scale, float32)
         proba[0] = 1.0 - proba[1]
+    elif link is None:  # the identity, without compiling link_row's other links
+        for k in range(raw.shape[1]):
+            proba[k] = link_value(raw[row, k], link, link_scale, float32)
     else:
         link_row(raw[row], link, link_scale, float32, proba[: raw.shape[1]])
 
@@ -164,9 +167,8 @@ def _row_class(raw, row, proba, label_rule, n_classes):
 
 
 @kernel(nogil=True)
-def _row_classes_rows(lo, hi, raw, rule, prediction):
+def _row_classes_rows(lo, hi, raw, rule, binary_sigmoid, prediction):
     proba = empty(larger(rule.n_classes, 2), np.float64)
-    binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
     for row in range(lo, hi):
         if rule.label_rule == 0:
             if binary_sigmoid:
@@ -183,7 +185,8 @@ def _row_classes(raw, rule, prediction):
     without the losses (the margin rules need no link either, nor a binary
     sigmoid's probabilities where the margin is clear: ten times faster)."""
     n = raw.shape[0]
-    run_chunks(_row_classes_rows, 0, n, chunk_size(n, ROW_BLOCK), raw, rule, prediction)
+    binary_sigmoid = raw.shape[1] == 1 and rule.link == SIGMOID
+    run_chunks(_row_classes_rows, 0, n, chunk_size(n, ROW_BLOCK), raw, rule, binary_sigmoid, prediction)
 
 
 @kernel(nogil=True)

@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..tree import Ensemble
 from ..tree._ensemble import LABEL_RULE_CODES
-from ..tree._links import LINK_CODES
+from ..tree._links import kernel_link
 from . import _kernels
 
 __all__ = ["COUNTS", "SCORINGS", "before_after", "metrics_of_raw", "model_metrics", "row_outputs"]
@@ -48,7 +48,7 @@ def row_outputs(ensemble: Ensemble, raw: np.ndarray, target, *, with_loss: bool 
     rule = _kernels.RowRule(
         target.codes,
         target.values,
-        LINK_CODES[ensemble.link],
+        kernel_link(ensemble.link),
         float(ensemble.link_scale),
         bool(ensemble.accumulate_float32),
         LABEL_RULE_CODES[ensemble.label_rule],

@@ -53,6 +53,14 @@ LINKS = {
 LINK_CODES = {name: link.code for name, link in LINKS.items()}
 
 
+def kernel_link(link: str) -> int | None:
+    """The ``code`` :func:`link_value` and :func:`link_row` receive for
+    ``link``: its code, or None for the identity. numba types None apart and
+    drops the branches that test it, so a kernel compiled for an identity
+    model (a forest's) compiles none of the other links."""
+    return None if link == "identity" else LINK_CODES[link]
+
+
 def apply_link(link: str, raw: np.ndarray, scale: float = 1.0, float32: bool = False) -> np.ndarray:
     """``link(raw)`` row-wise, float64; ``float32`` computes in float32 (as XGBoost)."""
     if float32:
@@ -72,7 +80,10 @@ def link_value(z, code, scale, float32):
     """One raw score through an elementwise link (sigmoid, exp, identity),
     in float32 arithmetic when ``float32``: the body of :func:`link_row` for
     those links, taken alone where a kernel has one raw score per row (a
-    scalar, not a row: per-row views cost several times the arithmetic)."""
+    scalar, not a row: per-row views cost several times the arithmetic).
+    ``code`` None is the identity (:func:`kernel_link`)."""
+    if code is None:
+        return np.float64(np.float32(z)) if float32 else z
     if float32:
         z32 = np.float32(z)
         if code == SIGMOID:
@@ -123,8 +134,8 @@ def _softmax_row32(raw_row, out):
 def link_row(raw_row, code, scale, float32, out):
     """``link(raw_row)`` into ``out`` (float64, same length): the numba body of
     :data:`LINKS` (``code`` from :data:`LINK_CODES`), in float32 arithmetic
-    when ``float32`` (as :func:`apply_link`)."""
-    if code == SOFTMAX:
+    when ``float32`` (as :func:`apply_link`); ``code`` None is the identity."""
+    if code is not None and code == SOFTMAX:
         if float32:
             _softmax_row32(raw_row, out)
         else:

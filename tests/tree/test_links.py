@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from bandit_tree_tools.tree._links import LINK_CODES, LINKS, apply_link, link_row
+from bandit_tree_tools.tree._links import LINK_CODES, LINKS, apply_link, kernel_link, link_row
 
 
 @pytest.mark.parametrize("float32", [False, True])
@@ -18,6 +18,12 @@ def test_numba_and_numpy_links_agree(name, float32, scale):
     got = np.empty_like(raw)
     for row in range(raw.shape[0]):
         link_row(raw[row], LINK_CODES[name], scale, float32, got[row])
+    # the code the pruning kernels receive (None for the identity) computes the same values
+    by_kernel_code = np.empty_like(raw)
+    for row in range(raw.shape[0]):
+        link_row(raw[row], kernel_link(name), scale, float32, by_kernel_code[row])
+    assert np.array_equal(by_kernel_code, got)
+    assert (kernel_link(name) is None) == (name == "identity")
     if float32:
         assert np.all(got.astype(np.float32).astype(np.float64) == got)  # float32 arithmetic
         np.testing.assert_array_max_ulp(got.astype(np.float32), expected.astype(np.float32), maxulp=2)
