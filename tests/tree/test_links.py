@@ -1,6 +1,10 @@
 """The link table: the numba bodies (``link_row``) against the numpy ones
 (``apply_link``), in float64 and in float32."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -36,3 +40,27 @@ def test_numba_and_numpy_links_agree(name, float32, scale):
 
 def test_every_link_has_a_distinct_code():
     assert sorted(LINK_CODES.values()) == list(range(len(LINKS)))
+
+
+def test_an_identity_model_compiles_no_other_link(tmp_path):
+    """The pruning kernels of a forest (identity link) type the link as None and
+    drop the other links' branches: a fresh process compiles none of them."""
+    code = """
+import numpy as np
+from bandit_tree_tools.pruning import _kernels
+from bandit_tree_tools.tree import _links
+raw = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+rule = _kernels.RowRule(np.array([1, 0, 1]), np.zeros(3), _links.kernel_link("identity"), 1.0, False, 0, 2)
+scores = _kernels.RowScores(raw, np.empty(3, np.int64), np.empty(3))
+_kernels._row_outputs(np.arange(3), scores, rule)
+prediction = np.empty(3, np.int64)
+_kernels._row_classes(raw, rule, prediction)
+assert list(scores.prediction) == [1, 0, 0] and list(prediction) == [1, 0, 0], (scores.prediction, prediction)
+assert np.allclose(scores.loss, -np.log([0.8, 0.6, 0.5]))
+others = (_links.link_row, _links.sigmoid, _links._softmax_row32, _links._softmax_row64)
+print([f.py_func.__name__ for f in others if f.signatures])
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
