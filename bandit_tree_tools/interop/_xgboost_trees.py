@@ -26,17 +26,16 @@ ROOT_PARENT = 2**31 - 1  # XGBoost's "no parent" marker in ``parents``
 CATEGORICAL_SPLIT_CONDITION = np.float32(np.nextafter(np.float32(0), np.float32(1)))
 
 
-def breadth_first(left: np.ndarray, right: np.ndarray, offsets: np.ndarray):
+def breadth_first(left: np.ndarray, right: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The nodes each tree's root reaches (global ids), tree by tree, each tree
-    breadth first with every left child directly before its sibling, and the
-    tree of each: ``(order, tree_of)``; ``left``/``right`` local ids."""
+    breadth first with every left child directly before its sibling;
+    ``left``/``right`` local ids."""
     try:
         position, _ = breadth_first_positions(offsets, left, right)
     except InvalidTreeError as error:
         raise ConversionError(f"the XGBoost model's trees are corrupt: {error}") from None
     reached = np.flatnonzero(position >= 0)
-    order = reached[np.argsort(position[reached])]
-    return order, np.searchsorted(offsets, order, side="right") - 1
+    return reached[np.argsort(position[reached])]
 
 
 def _concat(trees, key, dtype):
@@ -96,7 +95,8 @@ def read_trees(trees: list, n_features: int, internal_scale: np.ndarray, trusted
         )
     global_left = np.where(is_internal, left + offsets[owner], TREE_LEAF)
     global_right = np.where(is_internal, right + offsets[owner], TREE_LEAF)
-    order, tree_of = breadth_first(left, right, offsets)
+    order = breadth_first(left, right, offsets)
+    tree_of = owner[order]
     if np.any(is_internal[order] & ((split_index[order] < 0) | (split_index[order] >= n_features))):
         raise ConversionError(f"an XGBoost split uses a feature outside 0..{n_features - 1}")
 
@@ -228,7 +228,8 @@ def write_trees(trees, n_features: int, internal_scale: np.ndarray) -> list:
     is_internal = left != TREE_LEAF
     global_left = np.where(is_internal, left + offsets[owner], TREE_LEAF)
     global_right = np.where(is_internal, right + offsets[owner], TREE_LEAF)
-    order, tree_of = breadth_first(left, right, offsets)
+    order = breadth_first(left, right, offsets)
+    tree_of = owner[order]
     if order.shape[0] != offsets[-1]:
         raise ConversionError("a tree has nodes that cannot be reached from its root")
     new_global = np.empty_like(order)
