@@ -88,13 +88,13 @@ def test_reported_metrics_are_the_models_own(name):
 def test_prune_validates_once_and_choose_routes_only_the_chosen_model(calls):
     ensemble, X, y = ZOO["tree_binary"]
     result = btt.prune(ensemble, X, y, tolerance=0.05, random_state=0, progress=False)
-    # the search routes every row once (its ranking half and its checking half), and the unpruned
-    # model's row of the before/after table comes from the checking half's leaves; the table
-    # routes only the chosen model, on the checking half
-    checking = int(result.metrics.loc["after", "rows"])
-    assert 0 < checking < len(X)
-    assert calls == {"check_X": 1, "route": 3}
-    assert calls.routed_rows == len(X) + checking
+    # the search routes every validation row once (a tree without training rows ranks on them, and
+    # walks on their halves measure it: every row set is made from the one routing), and the
+    # unpruned model's row of the before/after table comes from those leaves; the table routes
+    # only the chosen model
+    assert int(result.metrics.loc["after", "rows"]) == len(X)
+    assert calls == {"check_X": 1, "route": 2}
+    assert calls.routed_rows == 2 * len(X)
     result.choose(0.01)
-    assert calls == {"check_X": 1, "route": 4}  # the unpruned model's row is kept
-    assert calls.routed_rows == len(X) + 2 * checking
+    assert calls == {"check_X": 1, "route": 3}  # the unpruned model's row is kept
+    assert calls.routed_rows == 3 * len(X)

@@ -82,11 +82,16 @@ and returns the smallest whose metric on the checking rows stays within
    ``X_train`` every validation row checks. Without it, a boosted model
    ranks (and re-fits) on its own outputs on perturbed copies of the
    validation rows, as step 8 does with the training rows: no label is
-   spent on ranking, so every labelled validation row checks; a forest,
-   whose leaves take no soft targets, ranks on half of the validation rows
-   and checks on the other half. A walk goes on past
-   models outside the tolerance (a re-fitted model further down can be back
-   within it) and ends after a few models far outside it. The chosen model
+   spent on ranking, so every labelled validation row checks. A forest,
+   whose leaves take no soft targets, ranks on the validation rows' labels,
+   so they cannot check that walk; two walks, each ranked on one half of
+   them and checked on the other, measure it instead: at each size, the
+   mean of their changes from the unpruned model (cross-validation). Ranked
+   on every row, the walk ranks better than on a half; measured by both
+   halves, its standard error is that of every row, not of one half. A walk
+   goes on past models outside the tolerance (a re-fitted model further down
+   can be back within it) and ends after a few models far outside it (or,
+   measured by the halves, where either of them ended). The chosen model
    is the smallest whose metric, averaged with its neighbours on the path and
    held ``margin`` standard errors of its paired difference inside, is within
    the tolerance: otherwise one lucky point at the edge would be chosen.
@@ -104,7 +109,9 @@ training rows with and without re-fitted leaves (re-fitting wins where a
 model has not memorised its training rows and loses where it has), from
 re-weighted trees (many redundant trees), out of bag (bootstrapped
 forests), and towards the model's own outputs near its training rows and
-near the rows it will meet (perturbed validation rows: no label spent). Each
+near the rows it will meet (perturbed validation rows: no label spent);
+a forest without training rows walks once, on the validation rows' labels,
+measured by the walks on their halves. Each
 is the only walk to reach the smallest model on some case of the benchmark;
 walks that never were (towards the outputs on perturbed training rows from
 the model itself where a re-weighted start applies; on perturbed validation

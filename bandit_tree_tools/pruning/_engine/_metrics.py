@@ -128,6 +128,43 @@ def _halves(target: Target, rng) -> tuple:
     return np.flatnonzero(first), np.flatnonzero(~first)
 
 
+def cross_fitted(baseline: float, paths: list):
+    """The metric of a walk ranked on every validation row, estimated from
+    ``paths``: two walks that each ranked on one half of the rows and checked
+    on the other. A function of a model's leaves that returns (metric,
+    standard error): the mean over the two walks of the change from their
+    unpruned model at their smallest model of at least that many leaves,
+    added to ``baseline``, with the standard error of that mean (the halves
+    are disjoint); None below the smallest model either walk reached (it
+    ended far outside the tolerance there).
+
+    A walk whose choices read its checking rows measures them too well; a
+    walk whose checking rows are half of them measures with a wide error.
+    Each half walk stands for the walk on every row at the same size, which
+    ranks on twice the rows: the estimate is that of cross-validation."""
+    walks = [
+        (
+            path["leaves"].to_numpy(),
+            path["metric"].to_numpy() - path["metric"].iat[0],
+            path["metric_se"].to_numpy(),
+        )
+        for path in paths
+    ]
+
+    def estimate(leaves: int):
+        changes, errors = [], []
+        for sizes, change, error in walks:
+            reached = np.flatnonzero(sizes >= leaves)
+            if sizes[-1] > leaves or reached.size == 0:
+                return None
+            row = reached[-1]  # the path's sizes fall step by step
+            changes.append(change[row])
+            errors.append(error[row])
+        return baseline + float(np.mean(changes)), float(np.hypot(*errors) / len(errors))
+
+    return estimate
+
+
 def _bound(metric: str, baseline: float, tolerance: float) -> float:
     _, higher, relative = METRICS[metric]
     if relative:

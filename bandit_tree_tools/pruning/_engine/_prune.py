@@ -21,8 +21,9 @@ from ._metrics import (
     _check_tolerance,
     _check_validation,
     _halves,
+    cross_fitted,
 )
-from ._result import DISTILLED, HALF_OF_VALIDATION, OUT_OF_BAG, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
+from ._result import CROSS_FITTED, DISTILLED, OUT_OF_BAG, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
 from ._search import (
     FAR,
     _RowSet,
@@ -34,7 +35,6 @@ from ._search import (
     ranking_rows,
     refittable,
     reweightable,
-    row_sets,
 )
 
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
@@ -90,8 +90,12 @@ def prune(
         removals are ranked (and its leaves re-fitted) on its own outputs on
         perturbed copies of the validation rows: no label ranks, so every
         labelled validation row checks the tolerance (``"the model's outputs
-        on perturbed X_val"``). A forest's leaves take no such targets: half
-        of the validation rows rank and the other half checks.
+        on perturbed X_val"``). A forest's leaves take no such targets: it
+        ranks on the validation rows' labels, and two walks, each ranked on
+        one half of them and checked on the other, measure that walk: a
+        model's metric is the unpruned model's plus their mean change at its
+        size, with that mean's standard error (cross-validation; ``"X_val,
+        measured by walks on its halves"``).
     tolerance : float, default 0.005
         How much worse than the unpruned model the pruned one may be on the
         validation rows: absolute for accuracy, balanced accuracy, ROC AUC and
@@ -161,10 +165,10 @@ def prune(
         ``method="prune"``; ``path`` (one row per visited model: step,
         leaves, trees, nodes, metric, metric_se, elapsed, within_tolerance),
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
-        the checking rows, those ``path``'s metric is measured on: every
-        validation row, or for a forest without ``X_train`` the half that did
-        not rank; its metric is ``params["baseline"]`` and the path's row; the
-        ``rows`` column says how many, and ``evaluate`` measures on others),
+        the validation rows; its metric is ``params["baseline"]`` and the
+        path's row, for a forest without ``X_train`` the walks on the halves'
+        estimate; the ``rows`` column says how many, and ``evaluate``
+        measures on others),
         ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any;
         ``params["row_evaluations"]`` (rows x live trees read to score
@@ -233,7 +237,7 @@ def prune(
         )
     rng = check_random_state(random_state)
     plan = _plan(ensemble, X_train is not None, refit, reweight)
-    halves = _halves(target, rng) if plan[0][0] == HALF_OF_VALIDATION else None
+    halves = _halves(target, rng) if plan[0][0] == CROSS_FITTED else None
     _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
     X_fit = fit_target = None
     if X_train is not None:
@@ -247,6 +251,7 @@ def prune(
         walks, baseline, row_evaluations, scoring_seconds = _walks(
             ensemble,
             rankings,
+            None if halves is None else _half_rows(rankings[CROSS_FITTED][1], halves, rng),
             plan,
             metric,
             tolerance,
@@ -278,7 +283,7 @@ def prune(
             ),
             elapsed=time.perf_counter() - started,
             _walks=tuple(walks),
-            _checking=(X_val, None if halves is None else checking.order, checking.target),
+            _checking=(X_val, checking.target),
         )
         before = result._summary(ensemble, *result._checking, raw=checking.predict_raw())
         result = replace(result, _before=dict(before, **{metric: float(baseline)}))
@@ -302,13 +307,14 @@ WALKS_WITH_TRAINING_ROWS = (
     # itself where no re-weighting applies: regression, multiclass)
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # its outputs near the rows it will meet
 )
-# Without training rows no label ranks (boosted models); a forest ranks on half of the validation rows.
+# Without training rows no label ranks (boosted models); a forest, whose leaves take no soft targets,
+# ranks on the validation rows' labels, and walks on each half, checked on the other, measure it.
 WALKS_WITHOUT_TRAINING_ROWS = (
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, False),
     (OUTPUTS_ON_PERTURBED_VALIDATION, True, True),
     (OUTPUTS_ON_PERTURBED_VALIDATION, True, False),
-    (HALF_OF_VALIDATION, False, False),
+    (CROSS_FITTED, False, False),
 )
 
 
@@ -322,7 +328,7 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
     for ranked_on, reweighted, refitted in (
         WALKS_WITH_TRAINING_ROWS if with_training_rows else WALKS_WITHOUT_TRAINING_ROWS
     ):
-        if not with_training_rows and (ranked_on == HALF_OF_VALIDATION) == soft:
+        if not with_training_rows and (ranked_on == CROSS_FITTED) == soft:
             continue
         if ranked_on in (DISTILLED, OUTPUTS_ON_PERTURBED_VALIDATION) and not soft:
             continue
@@ -339,11 +345,12 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
 def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> dict:
     """The rows of every ranking the ``plan`` walks on: ``ranked_on`` ->
     (ranking rows, checking rows, whether the ranking rows may re-fit
-    leaves). The checking rows are the same for every walk: every
-    validation row, or the half that does not rank."""
-    if halves is not None:
-        return {HALF_OF_VALIDATION: row_sets(ensemble, X_val, target, halves, None, None, rng)}
+    leaves). The checking rows are the same for every walk: every validation
+    row (for the walk ranked on them, walks on their halves measure it
+    instead: :func:`_half_rows`)."""
     checking = _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
+    if halves is not None:  # the validation rows are routed once, for every row set made from them
+        return {CROSS_FITTED: (checking.subset(rng.permutation(checking.n)), checking, False)}
     rankings = {}
     for ranked_on in dict.fromkeys(name for name, _, _ in plan):  # in the plan's order
         if ranked_on == "X_train":
@@ -362,16 +369,31 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> 
     return rankings
 
 
+def _half_rows(checking, halves, rng) -> list:
+    """(ranking rows, checking rows) of the two walks that measure the walk
+    ranked on every validation row (``checking``, as ``_rankings`` made it):
+    each half of them ranks, the other checks (``_metrics.cross_fitted``)."""
+    first, second = halves
+    return [
+        (checking.subset(ranking[rng.permutation(ranking.shape[0])]), checking.subset(measuring))
+        for ranking, measuring in ((first, second), (second, first))
+    ]
+
+
 def _model_outputs(ensemble, X_soft, rng):
     """Ranking rows that spend no label: ``X_soft`` with the unpruned model's
     own outputs there as their targets."""
     return ranking_rows(ensemble, X_soft, model_target(ensemble, X_soft), rng, soft=True)
 
 
-def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, progress, callback, started, whole_trees):
+def _walks(
+    ensemble, rankings, half_rows, plan, metric, tolerance, search, confidence, progress, callback, started, whole_trees
+):
     """Every walk of the ``plan`` whose rows exist, the unpruned model's
     checking metric, and the row evaluations and the seconds spent choosing
-    steps of all walks; ``whole_trees``: the walks only remove trees."""
+    steps of all walks; ``half_rows``: the rows of the walks that measure the
+    walk ranked on every validation row (:func:`_half_rows`), or None;
+    ``whole_trees``: the walks only remove trees."""
     walks, stopped, row_evaluations, scoring_seconds, starts = [], False, 0, 0.0, {}
     plan = [walk for walk in plan if walk[0] in rankings]
     for ranked_on, reweighted, refit in plan:
@@ -379,7 +401,7 @@ def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, prog
             break
         engine = _Search(ensemble, *rankings[ranked_on], metric, search, float(confidence), refit, whole_trees)
         baseline = engine.metric_value()
-        start = None
+        start, estimate = None, None
         if reweighted:  # one start per ranking, for all of its re-weighted walks
             if ranked_on not in starts:
                 fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
@@ -389,6 +411,22 @@ def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, prog
             start = starts[ranked_on]
             if start is None:  # no point of the L1 path leaves a tree out within the tolerance
                 continue
+        if ranked_on == CROSS_FITTED:
+            paths = []
+            for half, rows in enumerate(half_rows):
+                sizing = _Search(ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees)
+                path, _ = sizing.run(
+                    _bound(metric, sizing.metric_value(), tolerance),
+                    _bound(metric, sizing.metric_value(), FAR * tolerance),
+                    progress,
+                    None,
+                    started,
+                    label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+                )
+                paths.append(path)
+                row_evaluations += sizing.row_evaluations
+                scoring_seconds += sizing.scoring_seconds
+            estimate = cross_fitted(baseline, paths)
         report = None if callback is None else _WalkCallback(callback, len(walks))
         label = (
             f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
@@ -402,6 +440,7 @@ def _walks(ensemble, rankings, plan, metric, tolerance, search, confidence, prog
             started,
             start=start,
             label=label,
+            estimate=estimate,
         )
         stopped = report is not None and report.stopped
         walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))

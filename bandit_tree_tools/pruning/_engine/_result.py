@@ -16,15 +16,15 @@ from ._search import leaf_dtype, raw_through_leaves
 from ._state import build_ensemble, pruned_nodes
 
 __all__ = [
+    "CROSS_FITTED",
     "DISTILLED",
-    "HALF_OF_VALIDATION",
     "OUT_OF_BAG",
     "OUTPUTS_ON_PERTURBED_VALIDATION",
     "PrunePathResult",
     "Walk",
 ]
 
-HALF_OF_VALIDATION = "half of X_val"  # Walk.ranked_on without training rows, for forests
+CROSS_FITTED = "X_val, measured by walks on its halves"  # Walk.ranked_on without training rows, for forests
 OUTPUTS_ON_PERTURBED_VALIDATION = "the model's outputs on perturbed X_val"  # the same, for boosted models
 OUT_OF_BAG = "X_train, out of bag"
 DISTILLED = "the model's outputs on perturbed X_train"
@@ -96,9 +96,8 @@ class PrunePathResult(PruneResult):
 
     Fields beyond :class:`PruneResult`'s (private: read them through
     ``path``, ``walks``, ``metrics`` and :meth:`choose`): ``_walks``, every
-    walk of the search; ``_walk``, the chosen one; ``_checking``, the rows that
-    checked the tolerance (``X_val`` as validated, the row numbers of the
-    checking half or None for all, their target); ``_before``, the unpruned
+    walk of the search; ``_walk``, the chosen one; ``_checking``, the validation
+    rows (``X_val`` as validated, their target); ``_before``, the unpruned
     model's row of ``metrics``.
 
     Examples
@@ -239,16 +238,16 @@ class PrunePathResult(PruneResult):
             index=["chosen"],
         )
 
-    def _summary(self, ensemble, X_val, rows, target, raw=None) -> dict:
-        """``prune``'s before/after row on the checking rows (``rows`` of
-        ``X_val``, None for all of them; ``target`` theirs): its metric, the
-        loss, accuracy or R^2, the size and the number of rows, from one pass
-        of the rows through the model (or its ``raw`` scores on them, where
-        already computed). The metric itself is the search's figure, set by
-        the callers (``params["baseline"]``, the path's row): one quantity
-        computed once, not twice in float32 and float64."""
+    def _summary(self, ensemble, X_val, target, raw=None) -> dict:
+        """``prune``'s before/after row on the validation rows ``X_val`` (their
+        ``target``): its metric, the loss, accuracy or R^2, the size and the
+        number of rows, from one pass of the rows through the model (or its
+        ``raw`` scores on them, where already computed). The metric itself is
+        the search's figure, set by the callers (``params["baseline"]``, the
+        path's row): one quantity computed once, not twice in float32 and
+        float64."""
         if raw is None:  # X_val as prune validated it; leaf ids as wide as the unpruned model's
-            raw = raw_through_leaves(ensemble, X_val, rows, leaf_dtype(self.original))
+            raw = raw_through_leaves(ensemble, X_val, None, leaf_dtype(self.original))
         metric = self.params["metric"]
         row = {metric: metric_value(metric, ensemble, raw, target)}
         names = ("accuracy", "log_loss") if target.n_classes else ("r2", "mse")

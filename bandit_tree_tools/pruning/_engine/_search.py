@@ -2,6 +2,7 @@
 the candidates of a step, their costs (exact or sampled by the bandit), the
 step and the walk along the path (the method: this package's map, ``_engine/__init__.py``)."""
 
+import copy
 import time
 
 import numpy as np
@@ -49,14 +50,7 @@ class _RowSet:
         # out_of_bag_leaves: the rows' leaves, already routed, with -1 where a tree drew the row
         self.ensemble, self.X, self.order, self.soft = ensemble, X, order, soft
         self.n = order.shape[0]
-        t = target
-        self.target = Target(
-            t.codes[order],
-            t.values[order],
-            t.n_classes,
-            t.positive,
-            (float(np.var(t.values[order])) or 1.0) if t.n_classes == 0 else 1.0,
-        )
+        self.target = _target_rows(target, order)
         self.out_of_bag = out_of_bag_leaves is not None
         if self.out_of_bag:
             if not out_of_bag_leaves.flags.c_contiguous:
@@ -73,10 +67,28 @@ class _RowSet:
             self.routed = upto
         return self._leaf
 
+    def subset(self, positions) -> "_RowSet":
+        """The rows at ``positions`` of this set, in that order, as a set of
+        their own, with their leaves copied from this set's (routed now where
+        not yet): a row is routed once, however many sets hold it."""
+        part = copy.copy(self)
+        part.order, part.n = self.order[positions], positions.shape[0]
+        part.target = _target_rows(self.target, positions)
+        part._leaf, part.routed = np.ascontiguousarray(self.leaves()[:, positions]), part.n
+        return part
+
     def predict_raw(self) -> np.ndarray:
         """The unpruned model's ``predict_raw`` of the rows, in their order, bit
         for bit, from their leaves (the rows not yet routed are routed now)."""
         return self.ensemble._raw_from_leaves(self.leaves().T)
+
+
+def _target_rows(target: Target, rows) -> Target:
+    """``target`` of the rows ``rows``; a regression target's variance (R^2's
+    scale) is theirs."""
+    values = target.values[rows]
+    variance = (float(np.var(values)) or 1.0) if target.n_classes == 0 else 1.0
+    return Target(target.codes[rows], values, target.n_classes, target.positive, variance)
 
 
 def _stable_order_prefixes(key, k):
@@ -113,22 +125,17 @@ def raw_through_leaves(ensemble: Ensemble, X, order=None, leaf_type=None) -> np.
     return ensemble._raw_from_leaves(leaves.T)
 
 
-def row_sets(ensemble, X_val, target, halves, X_fit, fit_target, rng, soft=False) -> tuple:
+def row_sets(ensemble, X_val, target, X_fit, fit_target, rng, soft=False) -> tuple:
     """(ranking rows, checking rows, whether the ranking rows may re-fit the
-    leaves: not labelled validation rows) for every walk of one ``prune``; ``X_val``, ``X_fit``: the
-    validation and training rows as ``ensemble.check_X`` returns them
-    (``X_fit`` None without training rows).
+    leaves: not labelled validation rows) for a walk on the training rows
+    ``X_fit`` (or rows made from them; ``soft``: ``fit_target`` holds the
+    unpruned model's outputs, :func:`model_target`) that every validation row
+    checks; ``X_val``, ``X_fit`` as ``ensemble.check_X`` returns them.
 
-    The tolerance is checked on rows the choice of removals has not seen:
-    with training rows those rank and re-fit, and every validation row
-    checks; without them one half of the validation rows ranks and the other
-    checks. The ranking rows are stored in one fixed random order, so that
-    the bandit's samples are contiguous batches (random access to the leaf
-    matrix cost 4x the time per row). ``soft``: ``fit_target`` holds the
-    unpruned model's outputs (:func:`model_target`)."""
-    if X_fit is None:
-        ranking = halves[0][rng.permutation(halves[0].shape[0])]
-        return _RowSet(ensemble, X_val, ranking, target), _RowSet(ensemble, X_val, halves[1], target), False
+    The tolerance is checked on rows the choice of removals has not seen. The
+    ranking rows are stored in one fixed random order, so that the bandit's
+    samples are contiguous batches (random access to the leaf matrix cost 4x
+    the time per row)."""
     return (
         ranking_rows(ensemble, X_fit, fit_target, rng, soft),
         _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target),
@@ -688,12 +695,15 @@ class _Search:
         value = self.value.copy() if self.newton else self.value
         return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
 
-    def run(self, bound, far_bound, progress, callback, started, start=None, label="pruning"):
+    def run(self, bound, far_bound, progress, callback, started, start=None, label="pruning", estimate=None):
         """Walk the path; return it (a DataFrame) and the state of every point.
 
         ``start``: a state (of ``reweighted_start``) that is the path's first
         step from the unpruned model; ``label``: the progress bar's, which
-        says which walk this is.
+        says which walk this is; ``estimate``: a function of a model's leaves
+        that gives its metric and standard error in place of the checking
+        rows' (``_metrics.cross_fitted``), or None where it cannot tell, which
+        ends the walk.
 
         Every step is taken, also those that leave the tolerance: the metric
         of the checking rows is noisy, and a later, re-fitted model can be
@@ -701,18 +711,29 @@ class _Search:
         that are ``FAR`` times the tolerance worse than the unpruned one."""
         rows, states = [], []
 
-        base_terms = _row_terms(self.metric, self.ensemble, self._scored(self.check), self.check.target)
+        if estimate is None:
+            base_terms = _row_terms(self.metric, self.ensemble, self._scored(self.check), self.check.target)
 
-        def record():
+        def measure(size):
+            if estimate is not None:
+                return estimate(size["leaves"])
             raw = self._scored(self.check)
             terms = _row_terms(self.metric, self.ensemble, raw, self.check.target)
             metric = metric_value(self.metric, self.ensemble, raw, self.check.target, terms)
-            se = paired_standard_error(self.metric, terms, base_terms, self.check.target)
+            return metric, paired_standard_error(self.metric, terms, base_terms, self.check.target)
+
+        def record():
+            """Measure the current model and add it to the path; True when the
+            walk ends here: the callback stopped it, or nothing measures it."""
+            size = self.size()
+            measured = measure(size)
+            if measured is None:
+                return True
             row = {
                 "step": len(rows),
-                **self.size(),
-                "metric": metric,
-                "metric_se": se,
+                **size,
+                "metric": measured[0],
+                "metric_se": measured[1],
                 "elapsed": time.perf_counter() - started,
             }
             rows.append(row)

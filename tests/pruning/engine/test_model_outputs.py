@@ -12,6 +12,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.pruning._engine import _search as engine_search
+from bandit_tree_tools.pruning._engine._result import CROSS_FITTED
 from bandit_tree_tools.pruning._inputs import check_target
 
 DISTILLED = "the model's outputs on perturbed X_train"
@@ -77,7 +78,6 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
         ensemble,
         ensemble.check_X(X_val),
         check_target(ensemble, y_val, len(y_val)),
-        None,
         ensemble.check_X(X_rank),
         target,
         np.random.default_rng(0),
@@ -211,9 +211,9 @@ def test_forests_do_not():
         progress=False,
     )
     assert DISTILLED not in {walk.ranked_on for walk in result._walks}
-    # without training rows a forest ranks on half of the validation rows (its leaves take no soft targets)
+    # without training rows a forest ranks on the validation rows' labels (its leaves take no soft targets)
     result = btt.prune(forest, Xb[1000:], yb[1000:], tolerance=0.02, random_state=0, progress=False)
-    assert {walk.ranked_on for walk in result._walks} == {"half of X_val"}
+    assert {walk.ranked_on for walk in result._walks} == {CROSS_FITTED}
 
 
 def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
@@ -226,7 +226,6 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
         ensemble,
         ensemble.check_X(X[42_000:]),
         target,
-        None,
         ensemble.check_X(X_soft),
         engine_search.model_target(ensemble, X_soft),
         np.random.default_rng(0),

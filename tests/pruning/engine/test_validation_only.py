@@ -8,7 +8,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
 
 import bandit_tree_tools as btt
-from bandit_tree_tools.pruning._engine._result import HALF_OF_VALIDATION, OUTPUTS_ON_PERTURBED_VALIDATION
+from bandit_tree_tools.pruning._engine._result import CROSS_FITTED, OUTPUTS_ON_PERTURBED_VALIDATION
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +41,12 @@ def test_regression_and_forests(boosted):
     regressor = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X[:1000], y[:1000])
     result = btt.prune(regressor, X[1000:], y[1000:], tolerance=0.01, random_state=0, progress=False)
     assert result.params["ranked_on"] == OUTPUTS_ON_PERTURBED_VALIDATION
-    # a forest's class fractions take no soft targets: half of the validation rows rank
+    # a forest's class fractions take no soft targets: its labels rank, and walks on halves measure
     model, X_val, y_val = boosted
     forest = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X_val[:700], y_val[:700])
     result = btt.prune(forest, X_val[700:], y_val[700:], tolerance=0.02, random_state=0, progress=False)
-    assert result.params["ranked_on"] == HALF_OF_VALIDATION
-    assert int(result.metrics.loc["after", "rows"]) < len(y_val[700:]) * 0.6  # the other half checks
+    assert result.params["ranked_on"] == CROSS_FITTED
+    assert int(result.metrics.loc["after", "rows"]) == len(y_val[700:])
 
 
 def test_validation_change_says_how_sure_the_choice_is(boosted):
@@ -82,7 +82,7 @@ def test_the_plan_of_walks_by_model_kind(boosted):
     model, X_val, y_val = boosted
     forest = btt.from_model(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val))
     assert _plan(forest, True, "auto", True) == [("X_train", False, False), ("X_train, out of bag", False, False)]
-    assert _plan(forest, False, "auto", True) == [(HALF_OF_VALIDATION, False, False)]
+    assert _plan(forest, False, "auto", True) == [(CROSS_FITTED, False, False)]
     binary = btt.from_model(model)
     assert len(_plan(binary, True, "auto", True)) == 7 and len(_plan(binary, False, "auto", True)) == 4
     # refit and reweight as the user sets them, for every walk
@@ -134,3 +134,51 @@ def test_the_after_row_reads_the_pruned_models_own_scores_without_a_new_kernel(b
     target = check_target(result.ensemble, y_val, len(y_val))
     for name in ("accuracy", "log_loss"):
         assert result.metrics.loc["after", name] == metric_value(name, result.ensemble, raw, target)
+
+
+def test_the_cross_fitted_estimate_averages_the_half_walks_at_each_size():
+    import pandas as pd
+
+    from bandit_tree_tools.pruning._engine._metrics import cross_fitted
+
+    first = pd.DataFrame(
+        {"leaves": [100, 80, 60, 40], "metric": [0.90, 0.90, 0.88, 0.80], "metric_se": [0, 0.01, 0.02, 0.03]}
+    )
+    second = pd.DataFrame({"leaves": [100, 70, 50], "metric": [0.80, 0.81, 0.79], "metric_se": [0, 0.02, 0.04]})
+    estimate = cross_fitted(0.85, [first, second])
+    assert estimate(100) == (0.85, 0.0)
+    # each walk at its smallest model of at least 75 leaves: 80 and 100
+    assert estimate(75) == pytest.approx((0.85, 0.01 / 2))
+    assert estimate(70) == pytest.approx((0.85 + 0.005, np.hypot(0.01, 0.02) / 2))
+    assert estimate(50) == pytest.approx((0.85 - 0.015, np.hypot(0.02, 0.04) / 2))
+    assert estimate(45) is None  # smaller than the second walk went
+
+
+def test_a_forest_ranks_on_the_labels_and_every_row_measures(boosted):
+    _, X_val, y_val = boosted
+    forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X_val[:700], y_val[:700])
+    X, y = X_val[700:], y_val[700:]
+    result = btt.prune(forest, X, y, tolerance=0.02, random_state=0, progress=False)
+    assert result.ensemble.n_leaves < result.original.n_leaves
+    path = result.path
+    assert path["metric"].iat[0] == result.params["baseline"] and path["metric_se"].iat[0] == 0.0
+    assert (path["metric_se"].iloc[1:] > 0).all()
+    row = result.validation_change.iloc[0]
+    assert row["held"] and row["rows"] == len(y)
+    # the labels rank: other labels, other steps
+    shuffled = np.random.default_rng(1).permutation(y)
+    other = btt.prune(forest, X, shuffled, tolerance=0.02, random_state=0, progress=False)
+    steps = min(len(path), len(other.path))
+    assert path["leaves"].iloc[:steps].tolist() != other.path["leaves"].iloc[:steps].tolist()
+    # the walk's callback reports the estimate it is measured by, and can stop it
+    seen = []
+    btt.prune(
+        forest,
+        X,
+        y,
+        tolerance=0.02,
+        random_state=0,
+        progress=False,
+        callback=lambda row: seen.append(row) or len(seen) == 3,
+    )
+    assert [row["metric"] for row in seen] == path["metric"].iloc[:3].tolist()
