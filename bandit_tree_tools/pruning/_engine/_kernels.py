@@ -571,25 +571,40 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
 
 
 @kernel(nogil=True)
-def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, count):
+def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, current, alive, count, internal):
     for tree in range(lo, hi):
         root = offset[tree]
         for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
             left = children_left[node]
-            if left >= 0 and not collapsed[node]:
-                count[node] = count[root + left] + count[root + children_right[node]]
+            split = left >= 0 and not collapsed[node]
+            count[node] = count[root + left] + count[root + children_right[node]] if split else 1
+            internal[node] = split and current[node] == node and alive[tree]
 
 
-def current_leaf_counts(children_left, children_right, offset, collapsed):
-    """Leaves below every node of the model as pruned so far (a collapsed
-    node counts one); nodes below a collapsed node get meaningless counts.
-    Trees on threads: each writes its own range of nodes."""
-    count = np.ones(children_left.shape[0], dtype=np.int64)
+def current_leaf_counts(children_left, children_right, offset, collapsed, current, alive):
+    """(leaves below every node, whether a node is an internal node of a live
+    tree) of the model as pruned so far: a collapsed node counts one leaf;
+    nodes below a collapsed node (``current`` is not the node itself) get
+    meaningless counts and are not internal. One pass over the nodes, trees on
+    threads: each writes its own range of nodes."""
+    count = np.empty(children_left.shape[0], dtype=np.int64)
+    internal = np.empty(children_left.shape[0], dtype=np.bool_)
     n_trees = offset.shape[0] - 1
     run_chunks(
-        _leaf_counts_trees, 0, n_trees, chunk_size(n_trees), children_left, children_right, offset, collapsed, count
+        _leaf_counts_trees,
+        0,
+        n_trees,
+        chunk_size(n_trees),
+        children_left,
+        children_right,
+        offset,
+        collapsed,
+        current,
+        alive,
+        count,
+        internal,
     )
-    return count
+    return count, internal
 
 
 @kernel

@@ -167,8 +167,9 @@ def prune(
         ``chosen`` (row of the returned model), ``metrics`` (before/after on
         the validation rows; its metric is ``params["baseline"]`` and the
         path's row, for a forest without ``X_train`` the walks on the halves'
-        estimate; the ``rows`` column says how many, and ``evaluate``
-        measures on others),
+        estimate, whose other columns are measured on rows that also ranked;
+        the ``rows`` column says how many, and ``evaluate`` measures on
+        others),
         ``choose(tolerance, margin=None)``, ``plot()``,
         ``to_model()``; ``params["warnings"]`` holds the note below, if any;
         ``params["row_evaluations"]`` (rows x live trees read to score

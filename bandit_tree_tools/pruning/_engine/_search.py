@@ -358,9 +358,9 @@ class _Search:
         model as pruned so far, computed once per change: the step's
         candidates and the path's sizes both read them. Read-only."""
         if self._shape is None:
-            counts = kernels.current_leaf_counts(self.children_left, self.children_right, self.offset, self.collapsed)
-            visible = self.current == np.arange(self.current.shape[0])
-            internal = visible & (self.children_left != -1) & ~self.collapsed & self.alive[self.tree_of]
+            counts, internal = kernels.current_leaf_counts(
+                self.children_left, self.children_right, self.offset, self.collapsed, self.current, self.alive
+            )
             counts.flags.writeable = internal.flags.writeable = False
             self._shape = counts, internal
         return self._shape
