@@ -318,6 +318,8 @@ class _Search:
         self._table_ready = False
         scratch = 0 if self.loss_kind == kernels.FRACTIONS else self.offset[-1]  # collapse_costs' per-leaf sums
         self._moment, self._held = np.empty((scratch, 5)), np.empty(scratch, dtype=np.int64)
+        n_nodes = self.offset[-1]
+        self._costs = kernels.Costs(np.empty(n_nodes), np.empty(n_nodes), np.empty(n_nodes, dtype=np.int64))
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
@@ -430,7 +432,7 @@ class _Search:
 
     def costs(self, rows, candidate_value):
         """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
-        sum of squares, rows reached."""
+        sum of squares, rows reached; in arrays the next call overwrites."""
         on = self.rank
         t = on.target
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
@@ -449,7 +451,9 @@ class _Search:
         ranked = kernels.RankRows(
             leaf, on.row_scale(self.alive), raw, t.codes, _columns(t.values), self.loss_kind, grad, hess
         )
-        change, square, reached = kernels.collapse_costs(rows, model, candidate_value, ranked, self._moment, self._held)
+        change, square, reached = kernels.collapse_costs(
+            rows, model, candidate_value, ranked, self._moment, self._held, self._costs
+        )
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
             # the sum of the live trees' values per row, from the scores already computed: a

@@ -510,7 +510,13 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
             np.empty((n, 1)),
         )
         _, square, reached = engine_kernels.collapse_costs(
-            np.arange(n), model, candidate, on, np.empty((3, 5)), np.empty(3, np.int64)
+            np.arange(n),
+            model,
+            candidate,
+            on,
+            np.empty((3, 5)),
+            np.empty(3, np.int64),
+            engine_kernels.Costs(np.full(3, np.nan), np.full(3, np.nan), np.full(3, -1)),  # overwritten
         )
         assert reached[0] == n
         assert 0.0 <= square[0] < 1e-12
