@@ -302,8 +302,8 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
             continue
         first, scale = model.tree_output[tree], model.factor[tree]
         if loss_kind != FRACTIONS:  # sums of a, b, a*a, a*b, b*b per current leaf, and its rows
-            moment[root : offset[tree + 1]] = 0.0
-            held[root : offset[tree + 1]] = 0
+            moment[root:end] = 0.0
+            held[root:end] = 0
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
@@ -344,7 +344,7 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
             held[start] += 1
         if loss_kind == FRACTIONS:
             continue
-        for start in range(root, offset[tree + 1]):
+        for start in range(root, end):
             if held[start] == 0:
                 continue
             up = parent[start]

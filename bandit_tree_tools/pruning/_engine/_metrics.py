@@ -154,10 +154,9 @@ def cross_fitted(baseline: float, paths: list):
     def estimate(leaves: int):
         changes, errors = [], []
         for sizes, change, error in walks:
-            reached = np.flatnonzero(sizes >= leaves)
-            if sizes[-1] > leaves or reached.size == 0:
+            if leaves < sizes[-1]:  # the path's sizes fall step by step: its last model is its smallest
                 return None
-            row = reached[-1]  # the path's sizes fall step by step
+            row = np.flatnonzero(sizes >= leaves)[-1]
             changes.append(change[row])
             errors.append(error[row])
         return baseline + float(np.mean(changes)), float(np.hypot(*errors) / len(errors))
