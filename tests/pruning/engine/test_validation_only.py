@@ -182,3 +182,30 @@ def test_a_forest_ranks_on_the_labels_and_every_row_measures(boosted):
         callback=lambda row: seen.append(row) or len(seen) == 3,
     )
     assert [row["metric"] for row in seen] == path["metric"].iloc[:3].tolist()
+
+
+def test_a_forests_path_is_what_its_half_walks_measure(boosted, monkeypatch):
+    from bandit_tree_tools.pruning._engine import _prune
+
+    _, X_val, y_val = boosted
+    forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X_val[:700], y_val[:700])
+    seen, estimate = [], _prune.cross_fitted
+
+    def recording(baseline, paths):
+        seen.append(paths)
+        return estimate(baseline, paths)
+
+    monkeypatch.setattr(_prune, "cross_fitted", recording)
+    result = btt.prune(forest, X_val[700:], y_val[700:], tolerance=0.02, random_state=0, progress=False)
+    (halves,) = seen
+    assert len(halves) == 2 and all(len(half) > 2 for half in halves)
+    for leaves, metric, se in result.path[["leaves", "metric", "metric_se"]].itertuples(index=False):
+        changes, errors = [], []
+        for half in halves:  # each half walk at its smallest model of at least as many leaves
+            row = half[half["leaves"] >= leaves].index[-1]
+            changes.append(half["metric"].iat[row] - half["metric"].iat[0])
+            errors.append(half["metric_se"].iat[row])
+        assert metric == pytest.approx(result.params["baseline"] + np.mean(changes), abs=1e-12)
+        assert se == pytest.approx(np.sqrt(errors[0] ** 2 + errors[1] ** 2) / 2, abs=1e-12)
+    # the walk ends where a half walk ended: no size the halves did not measure
+    assert result.path["leaves"].iat[-1] >= max(half["leaves"].iat[-1] for half in halves)
