@@ -154,7 +154,9 @@ def prune(
         Called after every step with a dict of that step's path row and
         ``walk`` (0 for the first walk, counting up: ``refit="auto"``,
         ``reweight`` and out-of-bag ranking add walks); a return value of
-        True (Python's or numpy's) stops the search.
+        True (Python's or numpy's) stops the search. A forest without
+        ``X_train`` first takes the two walks on the halves that measure its
+        walk, which report nothing (their progress bars show them).
     n_jobs : int or None, default -1
         Threads of the search's parallel kernels, by joblib's rule: -1 every
         core, None one.
