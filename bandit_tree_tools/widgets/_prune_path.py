@@ -97,13 +97,16 @@ def with_notes(text: str, notes) -> str:
 
 
 def choice_text(result) -> str:
+    """The chosen model, and how sure the choice is (``result.validation_change``)."""
     params = result.params
     row = result.path.iloc[int(result.chosen)]
+    sure = result.validation_change.iloc[0]
     return (
         f"Tolerance {params['tolerance']:g}: step {int(row['step'])}, {int(row['leaves'])} leaves "
         f"(unpruned {int(result.path['leaves'].iat[0])}), {params['metric']} {float(row['metric']):.4f} "
-        f"(unpruned {float(params['baseline']):.4f}), held {params['margin']:g} standard errors inside. "
-        f"Its walk: {walk_text(params)}."
+        f"(unpruned {float(params['baseline']):.4f}): a change of {sure['change']:+.4f}, standard error "
+        f"{sure['standard_error']:.4f}; held {params['margin']:g} standard errors inside, at worst "
+        f"{sure['worst_plausible']:+.4f} against {sure['allowed']:+.4f} allowed. Its walk: {walk_text(params)}."
     )
 
 

@@ -356,6 +356,9 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     assert not panel.tolerance_slider.disabled and panel.tolerance_slider.value == pytest.approx(0.03)
     assert f"{int(result.path['leaves'].iat[result.chosen])} leaves" in panel.status.value
     assert "Its walk: ranked on X_val, measured by walks on its halves, leaf values kept" in panel.status.value
+    sure = result.validation_change.iloc[0]  # how sure the choice is
+    assert f"standard error {sure['standard_error']:.4f}" in panel.status.value
+    assert f"at worst {sure['worst_plausible']:+.4f} against {sure['allowed']:+.4f} allowed" in panel.status.value
     # the slider: another point of the same path, as PruneResult.choose gives it
     panel.tolerance_slider.value = 0.0
     assert panel.result.chosen == expected.choose(0.0).chosen
