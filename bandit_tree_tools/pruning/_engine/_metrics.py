@@ -62,10 +62,12 @@ def _check_metric(metric, ensemble: Ensemble) -> str:
     return metric
 
 
-def _check_validation(metric: str, target: Target, tolerance: float, check_rows) -> None:
+def _check_validation(metric: str, target: Target, tolerance: float, checks: list) -> None:
     """Refuse validation rows that cannot measure the metric at the tolerance
-    on the half of them that checks it."""
+    on every part of them that checks it (``checks``: the row numbers of each
+    part: every row, or each half)."""
     n_rows = target.codes.shape[0]
+    halves = len(checks) > 1
     if target.n_classes:
         counts = np.bincount(target.codes, minlength=target.n_classes)
         if np.count_nonzero(counts) < 2:
@@ -73,45 +75,47 @@ def _check_validation(metric: str, target: Target, tolerance: float, check_rows)
                 f"y_val holds one class only ({np.flatnonzero(counts).tolist()} of the model's "
                 f"{target.n_classes}); the validation rows need at least two classes"
             )
-        counts = np.bincount(target.codes[check_rows], minlength=target.n_classes)
     elif n_rows < 4:
-        raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE (half of them check it), got {n_rows}")
-    if metric == "r2":
-        with np.errstate(under="ignore"):
-            spread = float(np.var(target.values[check_rows]))
-        if not spread > 0:
+        raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE, got {n_rows}")
+    for rows in checks:
+        if metric == "r2":
+            with np.errstate(under="ignore"):
+                spread = float(np.var(target.values[rows]))
+            if not spread > 0:
+                raise DataError(
+                    "R^2 is undefined on these validation rows: y_val has variance 0 in float64 on "
+                    f"{'one half of them (each half checks a walk)' if halves else 'them'} "
+                    "(constant targets, or values so small that their squares underflow); pass metric='mse', "
+                    "or varied (or rescaled) targets"
+                )
+        if tolerance == 0 or METRICS[metric][2]:
+            continue
+        counts = np.bincount(target.codes[rows], minlength=target.n_classes) if target.n_classes else None
+        if metric == "accuracy":
+            needed = math.ceil(1.0 / tolerance)
+            have = rows.shape[0]
+        elif metric == "balanced_accuracy":
+            present = int(np.count_nonzero(counts))
+            needed = math.ceil(1.0 / (present * tolerance))  # rows of the rarest class
+            have = int(counts[counts > 0].min())
+        elif metric == "roc_auc":
+            needed = math.ceil(1.0 / tolerance)  # positive x negative pairs
+            have = int(np.sort(counts)[-1] * np.sort(counts[counts > 0])[0])
+        else:
+            continue
+        if have < needed:
+            what = {
+                "accuracy": "rows",
+                "balanced_accuracy": "rows of the rarest class",
+                "roc_auc": "pairs of rows from different classes",
+            }[metric]
+            where = "each half of them checks a walk, and there " if halves else ""
+            more = "at least twice as many" if halves else "more"
             raise DataError(
-                "R^2 is undefined on these validation rows: y_val has variance 0 in float64 on the half of them "
-                "that checks the tolerance (constant targets, or values so small that their squares underflow); "
-                "pass metric='mse', or varied (or rescaled) targets"
+                f"too few validation rows to measure {metric} at tolerance {tolerance}: {where}one row moves "
+                f"the metric by more than the tolerance; {'each half' if halves else 'it'} needs at least "
+                f"{needed} {what}, got {have}, so pass {more} or a larger tolerance"
             )
-    n_rows = check_rows.shape[0]
-    if tolerance == 0 or METRICS[metric][2]:
-        return
-    if metric == "accuracy":
-        needed = math.ceil(1.0 / tolerance)
-        have = n_rows
-    elif metric == "balanced_accuracy":
-        present = int(np.count_nonzero(counts))
-        needed = math.ceil(1.0 / (present * tolerance))  # rows of the rarest class
-        have = int(counts[counts > 0].min())
-    elif metric == "roc_auc":
-        needed = math.ceil(1.0 / tolerance)  # positive x negative pairs
-        have = int(np.sort(counts)[-1] * np.sort(counts[counts > 0])[0])
-    else:
-        return
-    if have < needed:
-        what = {
-            "accuracy": "rows",
-            "balanced_accuracy": "rows of the rarest class",
-            "roc_auc": "pairs of rows from different classes",
-        }[metric]
-        raise DataError(
-            f"too few validation rows to measure {metric} at tolerance {tolerance}: half of them "
-            f"check the tolerance, and there one row moves the metric by more than the tolerance; the "
-            f"checking half needs at least {needed} {what}, got {have}, so pass at least twice as many "
-            f"or a larger tolerance"
-        )
 
 
 def _halves(target: Target, rng) -> tuple:

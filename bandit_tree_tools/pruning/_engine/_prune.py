@@ -241,7 +241,7 @@ def prune(
     rng = check_random_state(random_state)
     plan = _plan(ensemble, X_train is not None, refit, reweight)
     halves = _halves(target, rng) if plan[0][0] == CROSS_FITTED else None
-    _check_validation(metric, target, tolerance, np.arange(X_val.shape[0]) if halves is None else halves[1])
+    _check_validation(metric, target, tolerance, [np.arange(X_val.shape[0])] if halves is None else list(halves))
     X_fit = fit_target = None
     if X_train is not None:
         X_fit = ensemble.check_X(X_train)

@@ -209,3 +209,23 @@ def test_a_forests_path_is_what_its_half_walks_measure(boosted, monkeypatch):
         assert se == pytest.approx(np.sqrt(errors[0] ** 2 + errors[1] ** 2) / 2, abs=1e-12)
     # the walk ends where a half walk ended: no size the halves did not measure
     assert result.path["leaves"].iat[-1] >= max(half["leaves"].iat[-1] for half in halves)
+
+
+def test_too_few_validation_rows_say_how_many_each_part_that_checks_needs(boosted):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from bandit_tree_tools.exceptions import DataError
+
+    model, X_val, y_val = boosted
+    forest = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X_val[:700], y_val[:700])
+    # a forest: each half of the rows checks a walk; a boosted model: every row checks its walks
+    with pytest.raises(DataError, match=r"each half of them checks a walk.* each half needs at least 100 rows of the"):
+        btt.prune(forest, X_val[:150], y_val[:150], progress=False)
+    with pytest.raises(DataError, match=r"one row moves the metric .*; it needs at least 100 rows of the rarest"):
+        btt.prune(model, X_val[:150], y_val[:150], progress=False)
+    btt.prune(model, X_val[:300], y_val[:300], progress=False)  # 300 rows: enough to check on all of them
+    X, y = make_regression(400, 4, random_state=0)
+    regressor = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    one_varies = np.where(np.arange(40) == 0, 1.0, 0.0)  # the half without row 0 is constant
+    with pytest.raises(DataError, match=r"variance 0 in float64 on one half of them \(each half checks a walk\)"):
+        btt.prune(regressor, X[:40], one_varies, progress=False)
