@@ -418,9 +418,10 @@ def _walks(
             paths = []
             for half, rows in enumerate(half_rows):
                 sizing = _Search(ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees)
+                half_baseline = sizing.metric_value()
                 path, _ = sizing.run(
-                    _bound(metric, sizing.metric_value(), tolerance),
-                    _bound(metric, sizing.metric_value(), FAR * tolerance),
+                    _bound(metric, half_baseline, tolerance),
+                    _bound(metric, half_baseline, FAR * tolerance),
                     progress,
                     None,
                     started,
