@@ -418,10 +418,8 @@ def _walks(
             paths = []
             for half, rows in enumerate(half_rows):
                 sizing = _Search(ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees)
-                half_baseline = sizing.metric_value()
                 path, _ = sizing.run(
-                    _bound(metric, half_baseline, tolerance),
-                    _bound(metric, half_baseline, FAR * tolerance),
+                    _bound(metric, sizing.metric_value(), FAR * tolerance),
                     progress,
                     None,
                     started,
@@ -437,7 +435,6 @@ def _walks(
             f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
         )
         path, states = engine.run(
-            _bound(metric, baseline, tolerance),
             _bound(metric, baseline, FAR * tolerance),
             progress,
             report,

@@ -699,10 +699,11 @@ class _Search:
         value = self.value.copy() if self.newton else self.value
         return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
 
-    def run(self, bound, far_bound, progress, callback, started, start=None, label="pruning", estimate=None):
+    def run(self, far_bound, progress, callback, started, start=None, label="pruning", estimate=None):
         """Walk the path; return it (a DataFrame) and the state of every point.
 
-        ``start``: a state (of ``reweighted_start``) that is the path's first
+        ``far_bound``: the metric ``FAR`` times the tolerance worse than the
+        unpruned model's (where the walk ends, below); ``start``: a state (of ``reweighted_start``) that is the path's first
         step from the unpruned model; ``label``: the progress bar's, which
         says which walk this is; ``estimate``: a function of a model's leaves
         that gives its metric and standard error in place of the checking

@@ -234,8 +234,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     paths, evaluations = {}, {}
     for search, confidence in (("exact", 3.0), ("bandit", np.inf), ("bandit", 3.0)):
         engine = engine_search._Search(ensemble, *rows, "balanced_accuracy", search, confidence, True)
-        bound = engine.metric_value() - 0.02
-        path, _ = engine.run(bound, bound - 0.06, False, None, 0.0)
+        path, _ = engine.run(engine.metric_value() - 0.08, False, None, 0.0)
         paths[search, confidence] = path.drop(columns="elapsed")
         evaluations[search, confidence] = engine.row_evaluations
     pd.testing.assert_frame_equal(paths["exact", 3.0], paths["bandit", np.inf])
