@@ -125,28 +125,10 @@ def raw_through_leaves(ensemble: Ensemble, X, order=None, leaf_type=None) -> np.
     return ensemble._raw_from_leaves(leaves.T)
 
 
-def row_sets(ensemble, X_val, target, X_fit, fit_target, rng, soft=False) -> tuple:
-    """(ranking rows, checking rows, whether the ranking rows may re-fit the
-    leaves: not labelled validation rows) for a walk on the training rows
-    ``X_fit`` (or rows made from them; ``soft``: ``fit_target`` holds the
-    unpruned model's outputs, :func:`model_target`) that every validation row
-    checks; ``X_val``, ``X_fit`` as ``ensemble.check_X`` returns them.
-
-    The tolerance is checked on rows the choice of removals has not seen. The
-    ranking rows are stored in one fixed random order, so that the bandit's
-    samples are contiguous batches (random access to the leaf matrix cost 4x
-    the time per row)."""
-    return (
-        ranking_rows(ensemble, X_fit, fit_target, rng, soft),
-        _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target),
-        True,
-    )
-
-
 def ranking_rows(ensemble, X_fit, fit_target, rng, soft=False) -> _RowSet:
     """Training rows (or rows made from them) that rank, in one fixed random
-    order; the first element of :func:`row_sets`, for further walks that
-    check on the same validation rows."""
+    order, so that the bandit's samples are contiguous batches (random access
+    to the leaf matrix cost 4x the time per row)."""
     return _RowSet(ensemble, X_fit, rng.permutation(X_fit.shape[0]), fit_target, soft=soft)
 
 
@@ -260,7 +242,9 @@ class _Rows:
 
 class _Search:
     def __init__(self, ensemble, ranking, checking, may_refit, metric, search, confidence, refit, whole_trees=False):
-        """``ranking``, ``checking``, ``may_refit``: of :func:`row_sets`;
+        """``ranking``, ``checking``, ``may_refit``: a walk's rows, as
+        ``_prune._rankings`` makes them (whether the ranking rows may re-fit
+        the leaves: not labelled validation rows);
         ``whole_trees``: the candidates are whole trees only (no node collapses)."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         self.whole_trees = whole_trees

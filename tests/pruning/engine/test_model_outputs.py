@@ -14,6 +14,7 @@ import bandit_tree_tools as btt
 from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine._result import CROSS_FITTED
 from bandit_tree_tools.pruning._inputs import check_target
+from tests.pruning.engine._rows import walk_rows
 
 DISTILLED = "the model's outputs on perturbed X_train"
 VALIDATION_OUTPUTS = "the model's outputs on perturbed X_val"
@@ -74,7 +75,7 @@ def _derivatives(loss, raw, target, column):
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
     soft = loss in SOFT
-    rows = engine_search.row_sets(
+    rows = walk_rows(
         ensemble,
         ensemble.check_X(X_val),
         check_target(ensemble, y_val, len(y_val)),
@@ -88,7 +89,7 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ids, _ = search.candidates()
     cost, square, reached = search.costs(np.arange(search.n_rank), values)
 
-    # brute force from the model's own raw scores, in the order row_sets stored the rows in
+    # brute force from the model's own raw scores, in the order walk_rows stored the rows in
     stored = np.random.default_rng(0).permutation(len(X_rank))
     np.testing.assert_array_equal(rows[0].leaves().T, ensemble.apply(X_rank)[stored])
     leaves = rows[0].leaves().T
@@ -222,7 +223,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     ensemble = btt.from_model(model)
     X_soft = engine_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
     target = check_target(ensemble, y[42_000:], 2000)
-    rows = engine_search.row_sets(
+    rows = walk_rows(
         ensemble,
         ensemble.check_X(X[42_000:]),
         target,

@@ -17,6 +17,7 @@ from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine import _state as engine_state
 from bandit_tree_tools.pruning._inputs import check_target
 from tests.optional import lgb, xgb
+from tests.pruning.engine._rows import walk_rows
 
 
 def classification(n=3000, seed=0, classes=2):
@@ -374,7 +375,7 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     X, y = classification(4_400, seed=2)
     ensemble = btt.from_model(RandomForestClassifier(n_estimators=6, random_state=0).fit(X[:4_000], y[:4_000]))
     target = check_target(ensemble, y[4_000:], 400)
-    rows = engine_search.row_sets(
+    rows = walk_rows(
         ensemble,
         ensemble.check_X(X[4_000:]),
         target,
@@ -448,7 +449,7 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
     for model, X_val, y_val in cases:
         ensemble = btt.from_model(model)
         target = check_target(ensemble, y_val, len(y_val))
-        rows = engine_search.row_sets(
+        rows = walk_rows(
             ensemble,
             ensemble.check_X(X_val),
             target,
