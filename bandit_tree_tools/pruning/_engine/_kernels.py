@@ -63,6 +63,7 @@ class PrunedModel(NamedTuple):
     tree_output: np.ndarray  # int64 (n_trees,): each tree's first raw column
     factor: np.ndarray  # float64 (n_trees,): each tree's scale
     alive: np.ndarray  # bool (n_trees,): the tree is still in the model
+    internal: np.ndarray  # bool (n_nodes,): an internal node of a live tree (of current_leaf_counts)
 
 
 class RankRows(NamedTuple):
@@ -292,18 +293,20 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
     loss_kind = on.loss_kind
     width = value.shape[1]
     total_change, total_square, reached = out.change, out.square, out.reached
+    internal = model.internal
     smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
     for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
-        root, end = offset[tree], offset[tree + 1]
-        total_change[root:end] = 0.0
-        total_square[root:end] = 0.0
-        reached[root:end] = 0
         if not model.alive[tree]:
             continue
+        root, end = offset[tree], offset[tree + 1]
+        # only a live tree's root and internal nodes are written (the rows' ancestors) and read
+        total_change[root] = total_square[root] = 0.0
+        reached[root] = 0
+        for node in range(root + 1, end):
+            if internal[node]:
+                total_change[node] = total_square[node] = 0.0
+                reached[node] = 0
         first, scale = model.tree_output[tree], model.factor[tree]
-        if loss_kind != FRACTIONS:  # sums of a, b, a*a, a*b, b*b per current leaf, and its rows
-            moment[root:end] = 0.0
-            held[root:end] = 0
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
@@ -344,7 +347,7 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
             held[start] += 1
         if loss_kind == FRACTIONS:
             continue
-        for start in range(root, end):
+        for start in range(root, end):  # in node order: leaves near each other share ancestors
             if held[start] == 0:
                 continue
             up = parent[start]
@@ -359,6 +362,8 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
                 reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up
+            moment[start, :] = 0.0  # left as found: all zero
+            held[start] = 0
 
 
 def collapse_costs(rows, model, candidate_value, on, moment, held, out):
@@ -378,12 +383,15 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     ancestors. Class fractions (whose change is not a polynomial in ``d``)
     walk up row by row.
 
-    ``moment`` (float64 (n_nodes, 5)) and ``held`` (int64 (n_nodes,)) are
-    scratch, overwritten (of size 0 for class fractions, which use neither),
-    and ``out`` (a :class:`Costs` of n_nodes entries each) is overwritten and
-    returned: the caller keeps them from call to call, as fresh arrays cost a
-    page fault per 4 KB (10,000 per call on a forest of 860,000 nodes, a fifth
-    of the kernel's time)."""
+    ``out`` (a :class:`Costs` of n_nodes entries each) is returned with the
+    entries of every live tree's root and internal nodes (``model.internal``)
+    overwritten, the only ones a candidate reads; the others keep what they
+    held. ``moment`` (float64 (n_nodes, 5)) and ``held`` (int64 (n_nodes,))
+    are scratch that must be all zero, and are left so (of size 0 for class
+    fractions, which use neither). The caller keeps all of them from call to
+    call: fresh arrays cost a page fault per 4 KB (10,000 per call on a forest
+    of 860,000 nodes), and writing every node, most of them below collapsed
+    nodes late in a walk, took more time than the sums."""
     n_trees = model.offset.shape[0] - 1
     run_chunks(
         _collapse_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out
@@ -578,19 +586,25 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
 def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, current, alive, count, internal):
     for tree in range(lo, hi):
         root = offset[tree]
+        if not alive[tree]:
+            internal[root : offset[tree + 1]] = False
+            continue
         for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
+            if current[node] != node:  # below a collapsed node
+                internal[node] = False
+                continue
             left = children_left[node]
             split = left >= 0 and not collapsed[node]
             count[node] = count[root + left] + count[root + children_right[node]] if split else 1
-            internal[node] = split and current[node] == node and alive[tree]
+            internal[node] = split
 
 
 def current_leaf_counts(children_left, children_right, offset, collapsed, current, alive):
     """(leaves below every node, whether a node is an internal node of a live
     tree) of the model as pruned so far: a collapsed node counts one leaf;
-    nodes below a collapsed node (``current`` is not the node itself) get
-    meaningless counts and are not internal. One pass over the nodes, trees on
-    threads: each writes its own range of nodes."""
+    nodes below a collapsed node (``current`` is not the node itself) and the
+    nodes of removed trees get meaningless counts and are not internal. One
+    pass over the nodes, trees on threads: each writes its own range of nodes."""
     count = np.empty(children_left.shape[0], dtype=np.int64)
     internal = np.empty(children_left.shape[0], dtype=np.bool_)
     n_trees = offset.shape[0] - 1

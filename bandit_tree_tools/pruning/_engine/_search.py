@@ -301,9 +301,9 @@ class _Search:
         self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
         self._table_ready = False
         scratch = 0 if self.loss_kind == kernels.FRACTIONS else self.offset[-1]  # collapse_costs' per-leaf sums
-        self._moment, self._held = np.empty((scratch, 5)), np.empty(scratch, dtype=np.int64)
+        self._moment, self._held = np.zeros((scratch, 5)), np.zeros(scratch, dtype=np.int64)
         n_nodes = self.offset[-1]
-        self._costs = kernels.Costs(np.empty(n_nodes), np.empty(n_nodes), np.empty(n_nodes, dtype=np.int64))
+        self._costs = kernels.Costs(np.zeros(n_nodes), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64))
 
     # --------------------------------------------------------------- scores
     def factor(self) -> np.ndarray:
@@ -416,7 +416,8 @@ class _Search:
 
     def costs(self, rows, candidate_value):
         """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
-        sum of squares, rows reached; in arrays the next call overwrites."""
+        sum of squares, rows reached; in arrays the next call overwrites (at
+        the candidates: read nothing else from them)."""
         on = self.rank
         t = on.target
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
@@ -430,7 +431,14 @@ class _Search:
         else:
             grad = hess = np.zeros((0, self.n_outputs))
         model = kernels.PrunedModel(
-            self.offset, self.parent, self.current, self.value, self.tree_output, self.factor(), self.alive
+            self.offset,
+            self.parent,
+            self.current,
+            self.value,
+            self.tree_output,
+            self.factor(),
+            self.alive,
+            self._leaf_counts_and_internal()[1],
         )
         ranked = kernels.RankRows(
             leaf, on.row_scale(self.alive), raw, t.codes, _columns(t.values), self.loss_kind, grad, hess

@@ -484,6 +484,49 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
             assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.parametrize("kind", ["forest regression", "forest classes", "boosted"])
+def test_costs_after_steps_do_not_depend_on_earlier_calls(kind):
+    """The costs' buffers are kept from call to call and only the live
+    trees' roots and internal nodes are rewritten: a walk's costs after a few
+    steps (nodes collapsed, trees removed) equal those of a search that took
+    the same steps without computing a cost before, and the scratch sums are
+    left all zero."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    Xr, yr = make_regression(600, 5, noise=5.0, random_state=0)
+    X, y = classification(600, seed=5)
+    model, X_fit, y_fit, metric = {
+        "forest regression": (RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0), Xr, yr, "r2"),
+        "forest classes": (RandomForestClassifier(n_estimators=6, max_depth=6, random_state=0), X, y, "accuracy"),
+        "boosted": (lgb.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1), X, y, "accuracy"),
+    }[kind]
+    ensemble = btt.from_model(model.fit(X_fit[:300], y_fit[:300]))
+    X_val, y_val = ensemble.check_X(X_fit[300:]), y_fit[300:]
+    target = check_target(ensemble, y_val, len(y_val))
+
+    def search():
+        rows = walk_rows(ensemble, X_val, target, X_val, target, np.random.default_rng(0))
+        return engine_search._Search(ensemble, *rows, metric, "exact", 3.0, False)
+
+    walk, steps = search(), []
+    for _ in range(4):
+        chosen, values = walk.choose_step(0.3 * walk.size()["leaves"])
+        walk.apply(chosen, values)
+        steps.append((chosen, values))
+    assert not walk.alive.all() and walk.collapsed.any()
+    replay = search()
+    for chosen, values in steps:
+        replay.apply(chosen, values)
+    ids, _ = walk.candidates()
+    values = walk.candidate_values()
+    walk.costs(np.arange(5, 60), values)  # other rows' sums in the kept buffers
+    kept = [np.array(part[ids]) for part in walk.costs(np.arange(walk.n_rank), values)]
+    fresh = replay.costs(np.arange(replay.n_rank), replay.candidate_values())
+    for kept_part, fresh_part in zip(kept, fresh):
+        np.testing.assert_array_equal(kept_part, fresh_part[ids])
+    assert not walk._moment.any() and not walk._held.any()
+
+
 def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
     """The kernel sums squared changes from per-leaf moments; where each
     row's change is zero the moments cancel and rounding must not leave a
@@ -498,7 +541,7 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
         raw = rng.normal(size=(n, 1))
         targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
         model = engine_kernels.PrunedModel(
-            offset, parent, current, value, np.zeros(1, np.int64), np.ones(1), np.ones(1, bool)
+            offset, parent, current, value, np.zeros(1, np.int64), np.ones(1), np.ones(1, bool), np.array([1, 0, 0], bool)
         )
         on = engine_kernels.RankRows(
             leaf,
@@ -515,9 +558,9 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
             model,
             candidate,
             on,
-            np.empty((3, 5)),
-            np.empty(3, np.int64),
-            engine_kernels.Costs(np.full(3, np.nan), np.full(3, np.nan), np.full(3, -1)),  # overwritten
+            np.zeros((3, 5)),
+            np.zeros(3, np.int64),
+            engine_kernels.Costs(np.full(3, np.nan), np.full(3, np.nan), np.full(3, -1)),  # overwritten at the root
         )
         assert reached[0] == n
         assert 0.0 <= square[0] < 1e-12
