@@ -541,7 +541,14 @@ def test_sum_of_squared_changes_is_never_negative_when_changes_cancel():
         raw = rng.normal(size=(n, 1))
         targets = raw + (candidate[0, 0] - value[1, 0]) / 2  # collapsing the root leaves each row's loss as it is
         model = engine_kernels.PrunedModel(
-            offset, parent, current, value, np.zeros(1, np.int64), np.ones(1), np.ones(1, bool), np.array([1, 0, 0], bool)
+            offset,
+            parent,
+            current,
+            value,
+            np.zeros(1, np.int64),
+            np.ones(1),
+            np.ones(1, bool),
+            np.array([1, 0, 0], bool),
         )
         on = engine_kernels.RankRows(
             leaf,
