@@ -481,10 +481,12 @@ def removal_costs(
 
 
 @kernel(inline="always")
-def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
+def _derivatives(raw, row, k, code, targets, loss_kind, link_scale, softmax_p):
     """First and second derivative of a row's loss by raw column ``k``
     (``targets``: one column, or one per raw column for soft labels of
-    several classes)."""
+    several classes; ``softmax_p``: the softmax of the row's column ``k``,
+    read for that loss only: the callers share its normaliser over the
+    columns)."""
     z = raw[row, k]
     if loss_kind == SQUARED:
         return z - targets[row, 0], 1.0
@@ -500,9 +502,7 @@ def _derivatives(raw, row, k, code, targets, loss_kind, link_scale):
     if loss_kind == LOGISTIC:
         p = sigmoid(z, link_scale)  # the format's link (tree._links)
         return link_scale * (p - label), larger(link_scale * link_scale * p * (1.0 - p), 1e-16)
-    top, total = _softmax_parts(raw, row)
-    p = np.exp(z - top) / total
-    return p - label, larger(p * (1.0 - p), 1e-16)
+    return softmax_p - label, larger(softmax_p * (1.0 - softmax_p), 1e-16)
 
 
 REFIT_CHUNK = 4096  # rows per partial sum of refit_leaves: fixed, so its sums do not depend on the thread count
@@ -533,9 +533,20 @@ def refit_leaves(
     of ``REFIT_CHUNK`` added up in order. One pass over the rows per tree
     applies the step of the tree before and sums the derivatives for this one.
 
-    ``value`` and ``raw`` are updated in place (the search's working copies)."""
+    ``value`` and ``raw`` are updated in place (the search's working copies).
+    Under the softmax a tree moves one column of its rows' scores: each row's
+    exponentials and their sum are kept up to date, one ``exp`` per row and
+    tree rather than one per column (a 10-class model's pass took 9x longer)."""
     n_trees, n_rows = leaf.shape
     n_chunks = (n_rows + REFIT_CHUNK - 1) // REFIT_CHUNK
+    softmax = loss_kind == SOFTMAX
+    n_kept = n_rows if softmax else 0
+    shift, total = zeros(n_kept, np.float64), zeros(n_kept, np.float64)
+    exponential = zeros((n_kept, raw.shape[1]), np.float64)
+    for row in numba.prange(n_kept):
+        shift[row], total[row] = _softmax_parts(raw, row)
+        for j in range(raw.shape[1]):
+            exponential[row, j] = np.exp(raw[row, j] - shift[row])
     step_of = zeros(value.shape[0], np.float64)  # each node's change of its rows' raw score
     previous, previous_root, previous_k = -1, 0, 0
     for tree in range(n_trees + 1):
@@ -551,9 +562,14 @@ def refit_leaves(
             for row in range(chunk * REFIT_CHUNK, smaller(n_rows, (chunk + 1) * REFIT_CHUNK)):
                 if previous >= 0:
                     raw[row, previous_k] -= step_of[current[previous_root + leaf[previous, row]]]
+                    if softmax:
+                        moved = np.exp(raw[row, previous_k] - shift[row])
+                        total[row] += moved - exponential[row, previous_k]
+                        exponential[row, previous_k] = moved
                 if not last:
                     node = current[root + leaf[tree, row]] - root
-                    g, h = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
+                    p = exponential[row, k] / total[row] if softmax else 0.0
+                    g, h = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale, p)
                     grad_part[chunk, node] += g
                     hess_part[chunk, node] += h
         if last:
@@ -577,8 +593,10 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     grad = empty((n_rows, n_outputs), np.float64)
     hess = empty((n_rows, n_outputs), np.float64)
     for row in range(n_rows):
+        top, total = _softmax_parts(raw, row) if loss_kind == SOFTMAX else (0.0, 1.0)
         for k in range(n_outputs):
-            grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale)
+            p = np.exp(raw[row, k] - top) / total if loss_kind == SOFTMAX else 0.0
+            grad[row, k], hess[row, k] = _derivatives(raw, row, k, codes[row], targets, loss_kind, link_scale, p)
     return grad, hess
 
 

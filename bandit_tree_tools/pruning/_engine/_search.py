@@ -271,8 +271,11 @@ class _Search:
         self.has_value = np.concatenate([tree.has_leaf_value for tree in trees]).astype(bool)
         cover = np.concatenate([tree.weighted_n_node_samples for tree in trees]).astype(np.float64)
         # collapsed values weight the leaves by the model's own covers where it recorded them,
-        # else by hessians summed over the fitting rows
-        self.cover = cover if np.all(np.isfinite(cover)) and np.all(cover >= 0) else None
+        # else by hessians summed over the fitting rows; a one-leaf tree needs none (it can only
+        # go whole), and LightGBM records none for the one-leaf trees of a class it stopped growing
+        needs_cover = np.repeat([tree.n_nodes > 1 for tree in trees], np.diff(self.offset))
+        known = np.isfinite(cover) & (cover >= 0)
+        self.cover = cover if np.all(known | ~needs_cover) else None
 
         self.loss_kind = _loss_kind(ensemble)
         self.averaged = ensemble.aggregation == "mean"

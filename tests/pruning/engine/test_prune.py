@@ -484,6 +484,30 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
             assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
 
 
+def test_one_leaf_trees_without_covers_leave_the_recorded_covers_in_use():
+    """LightGBM records no cover for the one-leaf trees of a class it stopped
+    growing; the other trees' covers still give the collapsed values (the
+    fitting rows' hessians took over for the whole model before, and a
+    3,000-tree model's prune three times as long)."""
+    X, y = make_classification(
+        200, 5, n_informative=3, n_classes=3, n_clusters_per_class=1, class_sep=3.0, random_state=0
+    )
+    ensemble = btt.from_model(lgb.LGBMClassifier(n_estimators=100, num_leaves=4, verbose=-1).fit(X, y))
+    stopped = [tree for tree in ensemble.trees if not np.all(np.isfinite(tree.weighted_n_node_samples))]
+    assert stopped and all(tree.n_nodes == 1 for tree in stopped)
+    target = check_target(ensemble, y, len(y))
+    rows = walk_rows(ensemble, ensemble.check_X(X), target, ensemble.check_X(X), target, np.random.default_rng(0))
+    search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
+    assert search.cover is not None
+    values = search.candidate_values()
+    tree = next(index for index, tree in enumerate(ensemble.trees) if tree.n_nodes > 3)
+    stored, offset = ensemble.trees[tree], search.offset[tree]
+    leaves = np.flatnonzero(stored.children_left == -1)
+    cover = np.asarray(stored.weighted_n_node_samples)[leaves]
+    root_value = np.sum(cover * np.asarray(stored.value)[leaves, 0]) / cover.sum()
+    assert values[offset, 0] == pytest.approx(root_value, rel=1e-12)
+
+
 @pytest.mark.parametrize("kind", ["forest regression", "forest classes", "boosted"])
 def test_costs_after_steps_do_not_depend_on_earlier_calls(kind):
     """The costs' buffers are kept from call to call and only the live
@@ -654,34 +678,44 @@ def test_the_path_does_not_depend_on_the_number_of_threads(binary_data):
 
 
 def _refit_pass_by_numpy(leaf, offset, value, tree_output, alive, raw, codes, reg_lambda, step):
-    """One backfitting pass of the logistic loss, tree after tree, row sums in plain order."""
+    """One backfitting pass of the logistic loss (one raw column) or the
+    softmax, tree after tree, row sums in plain order, every probability
+    computed afresh from the scores."""
     for tree in np.flatnonzero(alive):
         k, nodes = tree_output[tree], offset[tree] + leaf[tree]
-        p = 1.0 / (1.0 + np.exp(-raw[:, k]))
-        grad = np.bincount(nodes, p - codes, minlength=value.shape[0])
+        if raw.shape[1] == 1:
+            p, label = 1.0 / (1.0 + np.exp(-raw[:, k])), codes
+        else:
+            exponential = np.exp(raw - raw.max(axis=1, keepdims=True))
+            p, label = exponential[:, k] / exponential.sum(axis=1), (codes == k).astype(float)
+        grad = np.bincount(nodes, p - label, minlength=value.shape[0])
         hess = np.bincount(nodes, np.maximum(p * (1 - p), 1e-16), minlength=value.shape[0])
         change = step * grad / (hess + reg_lambda)
         raw[:, k] -= change[nodes]
         value[offset[tree] : offset[tree + 1], 0] -= change[offset[tree] : offset[tree + 1]]
 
 
-def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(n_classes):
     """``refit_leaves`` sums each tree's rows in parallel chunks: on more rows
     than one chunk it equals the plain pass up to rounding, and it is the same
-    bit for bit on one thread and on all of them."""
+    bit for bit on one thread and on all of them. Under the softmax it keeps
+    each row's exponentials up to date as the trees move one column each:
+    equal, up to rounding, to probabilities computed afresh for every tree."""
     rng = np.random.default_rng(0)
     n_rows, n_trees, per_tree = int(2.5 * engine_kernels.REFIT_CHUNK), 12, 15
+    n_columns = 1 if n_classes == 2 else n_classes
     offset = np.arange(n_trees + 1) * per_tree
     leaf = rng.integers(7, per_tree, size=(n_trees, n_rows)).astype(np.int32)
     value = rng.normal(scale=0.3, size=(offset[-1], 1))
+    tree_output = np.arange(n_trees, dtype=np.int64) % n_columns  # boosting's order: one tree per class
     alive = np.ones(n_trees, dtype=bool)
     alive[3] = False
-    raw = rng.normal(size=(n_rows, 1))
-    codes = rng.integers(0, 2, n_rows).astype(np.int64)
+    raw = rng.normal(size=(n_rows, n_columns))
+    codes = rng.integers(0, n_classes, n_rows).astype(np.int64)
+    loss = engine_kernels.LOGISTIC if n_columns == 1 else engine_kernels.SOFTMAX
     expected_value, expected_raw = value.copy(), raw.copy()
-    _refit_pass_by_numpy(
-        leaf, offset, expected_value, np.zeros(n_trees, np.int64), alive, expected_raw, codes, 1.0, 0.5
-    )
+    _refit_pass_by_numpy(leaf, offset, expected_value, tree_output, alive, expected_raw, codes, 1.0, 0.5)
     threads, results = numba.get_num_threads(), []
     try:
         for count in (1, threads):
@@ -692,13 +726,13 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads():
                 offset,
                 np.arange(offset[-1]),
                 got_value,
-                np.zeros(n_trees, np.int64),
+                tree_output,
                 np.ones(n_trees),
                 alive,
                 got_raw,
                 codes,
                 np.zeros((n_rows, 1)),
-                engine_kernels.LOGISTIC,
+                loss,
                 1.0,
                 1.0,
                 0.5,
