@@ -205,12 +205,17 @@ def _newton_sums_trees(
     for tree in range(lo, hi):
         if not alive[tree]:
             continue
-        root, k, scale = offset[tree], tree_output[tree], factor[tree]
-        for row in range(n_rows):
-            node = current[root + leaf[tree, row]]
-            h = hess[row, k]
-            a = h * scale * value[node, 0]
-            up = parent[node]
+        root, end, k, scale = offset[tree], offset[tree + 1], tree_output[tree], factor[tree]
+        for row in range(n_rows):  # the rows' hessians, summed at their current leaves
+            hessian[current[root + leaf[tree, row]]] += hess[row, k]
+        # then each leaf walks up its ancestors once. In node order an internal node is visited
+        # before the leaves below it add to it, so a non-zero sum is a leaf's own (hessians are > 0)
+        for start in range(root, end):
+            h = hessian[start]
+            if h == 0.0:
+                continue
+            a = h * scale * value[start, 0]
+            up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
                 numerator[node] += a
@@ -220,8 +225,10 @@ def _newton_sums_trees(
 
 
 def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive, grad, hess):
-    """Per node, over the rows below it: ``sum(h * c)`` and ``sum(h)``, with
-    ``c`` the row's current contribution from the node's tree.
+    """Per internal node, over the rows below it: ``sum(h * c)`` and
+    ``sum(h)``, with ``c`` the row's current contribution from the node's
+    tree (the rows are summed per current leaf first; the leaves' own entries
+    are left as scratch).
 
     ``numerator / (hessian + lambda)`` is then the constant closest to what
     the subtree outputs now, in the loss's second-order metric: the value a

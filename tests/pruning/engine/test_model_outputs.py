@@ -71,6 +71,16 @@ def _derivatives(loss, raw, target, column):
     return p - label, p * (1.0 - p)
 
 
+def _subtree(tree, local):
+    """Whether each node of ``tree`` is ``local`` or below it."""
+    below = np.zeros(tree.n_nodes, dtype=bool)
+    below[local] = True
+    for node in range(tree.n_nodes):  # children have larger ids than their parent
+        if below[node] and tree.children_left[node] != -1:
+            below[tree.children_left[node]] = below[tree.children_right[node]] = True
+    return below
+
+
 @pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax", "soft softmax"])
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
     ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
@@ -104,12 +114,7 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
         if search.is_root[node]:
             continue
         root = int(search.offset[tree])
-        below = np.zeros(ensemble.trees[tree].n_nodes, dtype=bool)  # the node and its descendants
-        below[int(node - root)] = True
-        left, right = ensemble.trees[tree].children_left, ensemble.trees[tree].children_right
-        for local in range(len(left)):  # children have larger ids than their parent
-            if below[local] and left[local] != -1:
-                below[left[local]] = below[right[local]] = True
+        below = _subtree(ensemble.trees[tree], int(node - root))
         grad, hess = _derivatives(loss, raw, stored_target, int(ensemble.tree_output[tree]))
         leaf = leaves[:, tree].astype(np.int64)  # int8 ids: root + leaf would wrap
         held = below[leaf]
@@ -241,3 +246,37 @@ def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
     pd.testing.assert_frame_equal(paths["exact", 3.0], paths["bandit", np.inf])
     assert evaluations["bandit", np.inf] > evaluations["exact", 3.0], "it sampled before it gave up"
     assert evaluations["bandit", 3.0] < evaluations["exact", 3.0]
+
+
+@pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax", "soft softmax"])
+def test_values_without_covers_are_the_hessian_weighted_means_of_the_rows(loss):
+    """A model that recorded no covers (scikit-learn's histogram boosting)
+    collapses a node into the mean of its rows' current values in its tree,
+    weighted by their hessians on the fitting rows (with ``REG_LAMBDA``)."""
+    ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
+    rows = walk_rows(
+        ensemble,
+        ensemble.check_X(X_val),
+        check_target(ensemble, y_val, len(y_val)),
+        ensemble.check_X(X_rank),
+        target,
+        np.random.default_rng(0),
+        soft=loss in SOFT,
+    )
+    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0, False)
+    search.cover = None  # as a model that recorded none
+    values = search.candidate_values()
+    ids, _ = search.candidates()
+    stored = np.random.default_rng(0).permutation(len(X_rank))
+    leaves = rows[0].leaves().T.astype(np.int64)
+    raw = ensemble.predict_raw(X_rank)[stored]
+    internal = [node for node in ids if not search.is_root[node]]
+    assert len(internal) > 20
+    for node in internal:
+        tree = int(search.tree_of[node])
+        root, scale = int(search.offset[tree]), ensemble.tree_scale[tree]
+        held = _subtree(ensemble.trees[tree], int(node - root))[leaves[:, tree]]
+        _, hess = _derivatives(loss, raw, rows[0].target, int(ensemble.tree_output[tree]))
+        contribution = scale * search.value[root + leaves[held, tree], 0]
+        expected = np.sum(hess[held] * contribution) / (np.sum(hess[held]) + engine_search.REG_LAMBDA) / scale
+        assert values[node, 0] == pytest.approx(expected, rel=1e-9, abs=1e-15)
