@@ -369,7 +369,8 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
                 reached[node] += held[start]
                 up = parent[node]
                 node = up if up < 0 else root + up
-            moment[start, :] = 0.0  # left as found: all zero
+            for j in range(5):  # left as found: all zero
+                moment[start, j] = 0.0
             held[start] = 0
 
 
