@@ -71,7 +71,9 @@ and returns the smallest whose metric on the checking rows stays within
 7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
    they drew to the last row, so on those rows every node looks useful. When
    ``X_train`` are the forest's own training rows, a further walk ranks each
-   tree's removals on the rows it did not draw.
+   tree's removals on the rows it did not draw. A forest without such rows
+   (grown on every training row, or given other rows) takes the walk on the
+   validation rows' labels of step 9 instead.
 8. **Towards the model's own outputs.** On its training rows a boosted
    model's outputs are as sure as the labels it memorised. A further walk
    ranks and re-fits on perturbed copies of the training rows, towards the
@@ -111,7 +113,9 @@ re-weighted trees (many redundant trees), out of bag (bootstrapped
 forests), and towards the model's own outputs near its training rows and
 near the rows it will meet (perturbed validation rows: no label spent);
 a forest without training rows walks once, on the validation rows' labels,
-measured by the walks on their halves. Each
+measured by the walks on their halves, and so does a forest without out-of-bag
+rows beside its walk on the training rows, which its trees memorised (the
+benchmark's forests are bootstrapped: it wins on ExtraTrees). Each other walk
 is the only walk to reach the smallest model on some case of the benchmark;
 walks that never were (towards the outputs on perturbed training rows from
 the model itself where a re-weighted start applies; on perturbed validation

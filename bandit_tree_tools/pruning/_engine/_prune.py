@@ -116,7 +116,10 @@ def prune(
         every validation row then measures the tolerance. A bootstrapped
         scikit-learn forest's own training rows (in their order) also rank
         out of bag, each tree on the rows it did not draw, in a further walk
-        (``params["ranked_on"]`` says which walk won). For boosted models
+        (``params["ranked_on"]`` says which walk won); a forest without
+        out-of-bag rows (grown on every training row, as ExtraTrees are by
+        default, or given other rows) also takes the walk on the validation
+        rows' labels that it takes without them. For boosted models
         further walks rank and re-fit towards the unpruned model's own outputs
         on perturbed copies of the training rows (``"the model's outputs on
         perturbed X_train"``) and of the validation rows (``"... X_val"``).
@@ -250,11 +253,13 @@ def prune(
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
     with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
-        rankings = _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng)
+        rankings, half_rows = _rankings(
+            ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, metric, tolerance
+        )
         walks, baseline, row_evaluations, scoring_seconds = _walks(
             ensemble,
             rankings,
-            None if halves is None else _half_rows(rankings[CROSS_FITTED][1], halves, rng),
+            half_rows,
             plan,
             metric,
             tolerance,
@@ -309,6 +314,8 @@ WALKS_WITH_TRAINING_ROWS = (
     (DISTILLED, True, True),  # the model's outputs near its memorised training rows (from the model
     # itself where no re-weighting applies: regression, multiclass)
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # its outputs near the rows it will meet
+    (CROSS_FITTED, False, False),  # a forest that drew no bootstrap samples (or whose training rows
+    # these are not) has no out-of-bag rows, and every node looks useful on rows its trees memorised
 )
 # Without training rows no label ranks (boosted models); a forest, whose leaves take no soft targets,
 # ranks on the validation rows' labels, and walks on each half, checked on the other, measure it.
@@ -331,7 +338,7 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
     for ranked_on, reweighted, refitted in (
         WALKS_WITH_TRAINING_ROWS if with_training_rows else WALKS_WITHOUT_TRAINING_ROWS
     ):
-        if not with_training_rows and (ranked_on == CROSS_FITTED) == soft:
+        if ranked_on == CROSS_FITTED and soft:
             continue
         if ranked_on in (DISTILLED, OUTPUTS_ON_PERTURBED_VALIDATION) and not soft:
             continue
@@ -345,17 +352,33 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
     return plan
 
 
-def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> dict:
+def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, metric, tolerance) -> tuple:
     """The rows of every ranking the ``plan`` walks on: ``ranked_on`` ->
     (ranking rows, checking rows, whether the ranking rows may re-fit
-    leaves). The checking rows are the same for every walk: every validation
-    row (for the walk ranked on them, walks on their halves measure it
-    instead: :func:`_half_rows`)."""
+    leaves), and the rows of the walks on the validation rows' halves that
+    measure the walk ranked on their labels (:func:`_half_rows`; None
+    without that walk). The checking rows are the same for every walk:
+    every validation row, routed once for every row set made from them.
+
+    ``halves``: the validation rows' halves of a prune without training
+    rows, None with them; there, the walk on the validation rows' labels is
+    taken only where the forest has no out-of-bag rows and each half of the
+    validation rows can check (:func:`_check_validation`)."""
     checking = _RowSet(ensemble, X_val, np.arange(X_val.shape[0]), target)
-    if halves is not None:  # the validation rows are routed once, for every row set made from them
-        return {CROSS_FITTED: (checking.subset(rng.permutation(checking.n)), checking, False)}
-    rankings = {}
+    rankings, half_rows = {}, None
     for ranked_on in dict.fromkeys(name for name, _, _ in plan):  # in the plan's order
+        if ranked_on == CROSS_FITTED:
+            if halves is None:  # with training rows
+                if OUT_OF_BAG in rankings:
+                    continue
+                halves = _halves(target, rng)
+                try:
+                    _check_validation(metric, target, tolerance, list(halves))
+                except DataError:
+                    continue  # too few rows for halves: the other walks check on all of them
+            rankings[CROSS_FITTED] = (checking.subset(rng.permutation(checking.n)), checking, False)
+            half_rows = _half_rows(checking, halves, rng)
+            continue
         if ranked_on == "X_train":
             rows = ranking_rows(ensemble, X_fit, fit_target, rng)
         elif ranked_on == OUT_OF_BAG:
@@ -369,7 +392,7 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng) -> 
                 ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)]), rng
             )
         rankings[ranked_on] = (rows, checking, True)
-    return rankings
+    return rankings, half_rows
 
 
 def _half_rows(checking, halves, rng) -> list:

@@ -12,6 +12,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier, Rando
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop.sklearn import forest_in_bag
 from bandit_tree_tools.pruning._engine import _search as engine_search
+from bandit_tree_tools.pruning._engine._result import CROSS_FITTED
 from bandit_tree_tools.pruning._inputs import check_target
 
 
@@ -167,5 +168,6 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
     shifted = btt.prune(
         forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001], random_state=0, progress=False
     )
-    assert [walk.ranked_on for walk in shifted._walks] == ["X_train"]
+    # other rows than its own: no out-of-bag walk, and the walk on the validation labels joins
+    assert [walk.ranked_on for walk in shifted._walks] == ["X_train", CROSS_FITTED]
     np.testing.assert_array_equal(forest.predict(X), btt.from_model(forest).predict(X))  # untouched

@@ -76,12 +76,53 @@ def test_the_notes_point_at_the_callers_line(boosted):
     assert record[0].filename == __file__
 
 
+def test_a_forest_without_out_of_bag_rows_also_walks_on_the_validation_labels(boosted):
+    """Trees grown on every training row (no bootstrap, as ExtraTrees by
+    default) memorised them, so ranking on them shows every node useful: with
+    training rows too, such a forest takes the walk on the validation rows'
+    labels measured by their halves. A bootstrapped forest on its own
+    training rows ranks out of bag instead, and too few validation rows for
+    halves leave the walk out rather than refuse the prune."""
+    from sklearn.ensemble import ExtraTreesClassifier
+
+    _, X, y = boosted
+    X_train, y_train, X_val, y_val = X[:800], y[:800], X[800:], y[800:]
+    memorised = ExtraTreesClassifier(n_estimators=10, random_state=0).fit(X_train, y_train)
+    result = btt.prune(
+        memorised, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
+    )
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", CROSS_FITTED]
+    assert int(result.metrics.loc["after", "rows"]) == len(y_val)  # every validation row checks the others
+    bootstrapped = RandomForestClassifier(n_estimators=10, random_state=0).fit(X_train, y_train)
+    result = btt.prune(
+        bootstrapped, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
+    )
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train, out of bag"]
+    # at a tolerance of 0.005 balanced accuracy needs 100 rows of the rarest class: all 120 check, halves of 60 cannot
+    few = np.concatenate([np.flatnonzero(y_val == 0)[:120], np.flatnonzero(y_val == 1)[:120]])
+    result = btt.prune(
+        memorised,
+        X_val[few],
+        y_val[few],
+        X_train=X_train,
+        y_train=y_train,
+        tolerance=0.005,
+        random_state=0,
+        progress=False,
+    )
+    assert [walk.ranked_on for walk in result._walks] == ["X_train"]
+
+
 def test_the_plan_of_walks_by_model_kind(boosted):
     from bandit_tree_tools.pruning._engine._prune import _plan
 
     model, X_val, y_val = boosted
     forest = btt.from_model(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val))
-    assert _plan(forest, True, "auto", True) == [("X_train", False, False), ("X_train, out of bag", False, False)]
+    assert _plan(forest, True, "auto", True) == [
+        ("X_train", False, False),
+        ("X_train, out of bag", False, False),
+        (CROSS_FITTED, False, False),  # taken where the forest has no out-of-bag rows
+    ]
     assert _plan(forest, False, "auto", True) == [(CROSS_FITTED, False, False)]
     binary = btt.from_model(model)
     assert len(_plan(binary, True, "auto", True)) == 7 and len(_plan(binary, False, "auto", True)) == 4
