@@ -72,8 +72,8 @@ and returns the smallest whose metric on the checking rows stays within
    they drew to the last row, so on those rows every node looks useful. When
    ``X_train`` are the forest's own training rows, a further walk ranks each
    tree's removals on the rows it did not draw. A forest without such rows
-   (grown on every training row, or given other rows) takes the walk on the
-   validation rows' labels of step 9 instead.
+   (grown on every training row, or given other rows) takes, in that walk's
+   place, the walk on the validation rows' labels of step 9.
 8. **Towards the model's own outputs.** On its training rows a boosted
    model's outputs are as sure as the labels it memorised. A further walk
    ranks and re-fits on perturbed copies of the training rows, towards the
