@@ -56,6 +56,22 @@ def _smooth_case(loss):
     return ensemble, X_rank, target, X[2200:], y[2200:]
 
 
+def _smooth_search(loss):
+    """(model, ranking rows, the walk's rows, an exact search on them) of each smooth loss."""
+    ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
+    rows = walk_rows(
+        ensemble,
+        ensemble.check_X(X_val),
+        check_target(ensemble, y_val, len(y_val)),
+        ensemble.check_X(X_rank),
+        target,
+        np.random.default_rng(0),
+        soft=loss in SOFT,
+    )
+    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0, False)
+    return ensemble, X_rank, rows, search
+
+
 def _derivatives(loss, raw, target, column):
     """Each row's first and second derivative of its loss by raw column ``column``, in numpy."""
     if loss == "poisson":
@@ -83,18 +99,8 @@ def _subtree(tree, local):
 
 @pytest.mark.parametrize("loss", ["labels", "soft labels", "poisson", "softmax", "soft softmax"])
 def test_smooth_costs_equal_their_second_order_brute_force(loss):
-    ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
+    ensemble, X_rank, rows, search = _smooth_search(loss)
     soft = loss in SOFT
-    rows = walk_rows(
-        ensemble,
-        ensemble.check_X(X_val),
-        check_target(ensemble, y_val, len(y_val)),
-        ensemble.check_X(X_rank),
-        target,
-        np.random.default_rng(0),
-        soft=soft,
-    )
-    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0, False)
     values = search.candidate_values()
     ids, _ = search.candidates()
     cost, square, reached = search.costs(np.arange(search.n_rank), values)
@@ -253,17 +259,7 @@ def test_values_without_covers_are_the_hessian_weighted_means_of_the_rows(loss):
     """A model that recorded no covers (scikit-learn's histogram boosting)
     collapses a node into the mean of its rows' current values in its tree,
     weighted by their hessians on the fitting rows (with ``REG_LAMBDA``)."""
-    ensemble, X_rank, target, X_val, y_val = _smooth_case(loss)
-    rows = walk_rows(
-        ensemble,
-        ensemble.check_X(X_val),
-        check_target(ensemble, y_val, len(y_val)),
-        ensemble.check_X(X_rank),
-        target,
-        np.random.default_rng(0),
-        soft=loss in SOFT,
-    )
-    search = engine_search._Search(ensemble, *rows, "r2" if loss == "poisson" else "accuracy", "exact", 3.0, False)
+    ensemble, X_rank, rows, search = _smooth_search(loss)
     search.cover = None  # as a model that recorded none
     values = search.candidate_values()
     ids, _ = search.candidates()
