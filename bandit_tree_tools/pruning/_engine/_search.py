@@ -698,12 +698,12 @@ class _Search:
         """Walk the path; return it (a DataFrame) and the state of every point.
 
         ``far_bound``: the metric ``FAR`` times the tolerance worse than the
-        unpruned model's (where the walk ends, below); ``start``: a state (of ``reweighted_start``) that is the path's first
-        step from the unpruned model; ``label``: the progress bar's, which
-        says which walk this is; ``estimate``: a function of a model's leaves
-        that gives its metric and standard error in place of the checking
-        rows' (``_metrics.cross_fitted``), or None where it cannot tell, which
-        ends the walk.
+        unpruned model's (where the walk ends, below); ``start``: a state (of
+        ``reweighted_start``) that is the path's first step from the unpruned
+        model; ``label``: the progress bar's, which says which walk this is;
+        ``estimate``: a function of a model's leaves that gives its metric and
+        standard error in place of the checking rows' (``_metrics.cross_fitted``),
+        or None where it cannot tell, which ends the walk.
 
         Every step is taken, also those that leave the tolerance: the metric
         of the checking rows is noisy, and a later, re-fitted model can be
