@@ -13,8 +13,18 @@ so that the kernels of every common path are compiled and cached. Run it where
 the cache will be read from: the same installation and the same
 ``NUMBA_CACHE_DIR`` (an image's build step, a CI step before the tests, the
 Hub's admin after installing).
+
+With ``n_jobs`` above 1 the capabilities run in worker processes, each taking
+the next capability as it finishes one. numba names a new
+cache entry's file from the function's index when it saves it, so two
+processes saving different types of one function at once could pick the same
+name, and one process would later load the other's machine code for its own
+types. The workers therefore save under one lock (:func:`_saves_locked`).
 """
 
+import contextlib
+import os
+import tempfile
 import time
 import warnings
 from importlib.util import find_spec
@@ -161,24 +171,81 @@ def _mabsplit_forests():
 
 
 def _steps():
-    """(label, function) of every part, in the order they run."""
+    """(label, function) of every part, in the order the parallel workers take them: prediction
+    first (its routing kernels are the ones most other parts load), then the longest first."""
     from . import _demo
 
     return [
         ("prediction", _predict),
+        ("TSDT", _demo._warm_tsdt),
         ("btt.prune", _prune),
-        ("import and export", _demo._warm_interop),
-        ("bandit_prune", _demo._warm_bandit_prune),
-        ("pruning baselines", _baselines),
         ("medoids", _demo._warm_medoids),
         ("MABSplit", _demo._warm_mabsplit),
+        ("bandit_prune", _demo._warm_bandit_prune),
+        ("pruning baselines", _baselines),
+        ("import and export", _demo._warm_interop),
         ("MABSplit forests", _mabsplit_forests),
-        ("TSDT", _demo._warm_tsdt),
         ("panels", _panels),
     ]
 
 
-def compile_kernels(*, progress: bool = True) -> dict:
+def _run_step(label: str) -> float:
+    """Seconds that the part ``label`` took (compiling, or loading from the cache)."""
+    from ._numba_config import compile_note_shown
+
+    step = dict(_steps())[label]
+    start = time.perf_counter()
+    with compile_note_shown(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        step()
+    return time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _saves_locked(lock_path):
+    """Within this block, numba saves a cache entry holding an exclusive lock on ``lock_path``:
+    its save reads the function's index, picks a free file name and writes both, so saves of
+    several processes must not interleave. Readers need no lock (numba replaces each file
+    whole). Yields False, and changes nothing, where the lock or numba's saving code is not
+    there to wrap (no ``fcntl``: Windows); the caller then compiles in one process."""
+    try:
+        import fcntl
+
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:
+        yield False
+        return
+    save = IndexDataCacheFile.save
+
+    def locked_save(self, key, data):
+        with open(lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    IndexDataCacheFile.save = locked_save
+    try:
+        yield True
+    finally:
+        IndexDataCacheFile.save = save
+
+
+_worker_lock = contextlib.ExitStack()
+
+
+def _start_worker(lock_path):
+    """A parallel worker's set-up: numba's cache saves locked for the worker's life."""
+    _worker_lock.enter_context(_saves_locked(lock_path))
+
+
+def _parallel_supported() -> bool:
+    with _saves_locked(os.devnull) as supported:
+        return supported
+
+
+def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     """Compile every kernel of the package into numba's cache, ahead of the first call.
 
     Each capability runs once on tiny data (a few seconds each once the kernels
@@ -188,41 +255,66 @@ def compile_kernels(*, progress: bool = True) -> dict:
     minutes compiling over its first calls). For container images, CI (before
     the tests) and shared JupyterHub installs: run it once where the package
     is installed, with the same ``NUMBA_CACHE_DIR`` as its users (or none).
-    Also ``bandit-tree-tools compile`` on the command line.
+    Also ``bandit-tree-tools compile`` on the command line (every core by default).
 
     Parameters
     ----------
+    n_jobs : int or None, default None
+        Worker processes that compile capabilities side by side (joblib's rule: None is 1, -1
+        every core). numba compiles on one core, so two workers take about half the time.
+        Without POSIX file locks (Windows) the work runs in this process.
     progress : bool, default True
         Show a ``tqdm`` progress bar over the capabilities.
 
     Returns
     -------
     dict
-        ``{capability: seconds}`` spent on each (compiling, or loading from the cache).
+        ``{capability: seconds}`` spent on each (compiling, or loading from the cache), in the
+        order the parts are listed.
 
     Examples
     --------
     >>> import bandit_tree_tools as btt
     >>> seconds = btt.compile_kernels(progress=False)  # once per environment; later calls load the cache
     >>> list(seconds)[:3]
-    ['prediction', 'btt.prune', 'import and export']
+    ['prediction', 'TSDT', 'btt.prune']
     """
     from tqdm.auto import tqdm
 
-    from ._numba_config import compile_note_shown
+    from ._validation import resolve_n_jobs
 
-    steps = _steps()
-    seconds = {}
-    bar = tqdm(steps, desc="compiling kernels", unit="part", disable=not progress)
-    with compile_note_shown(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for label, step in bar:
+    labels = [label for label, _ in _steps()]
+    workers = min(resolve_n_jobs(n_jobs), len(labels))
+    bar = tqdm(total=len(labels), desc="compiling kernels", unit="part", disable=not progress)
+    if workers == 1 or not _parallel_supported():
+        seconds = {}
+        for label in labels:
             bar.set_postfix_str(label)
-            start = time.perf_counter()
-            step()
-            seconds[label] = time.perf_counter() - start
+            seconds[label] = _run_step(label)
+            bar.update()
+        bar.close()
+        return seconds
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # "spawn": a fresh interpreter per worker (fork would copy this process's numba and threads)
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(os.path.join(folder, "numba-cache.lock"),),
+        ) as pool,
+    ):
+        futures = {pool.submit(_run_step, label): label for label in labels}
+        finished = {}
+        for future in as_completed(futures):
+            finished[futures[future]] = future.result()
+            bar.set_postfix_str(futures[future])
+            bar.update()
     bar.close()
-    return seconds
+    return {label: finished[label] for label in labels}
 
 
 def register(subparsers) -> None:
@@ -230,14 +322,15 @@ def register(subparsers) -> None:
         "compile", help="compile every kernel into numba's cache (for images, CI and shared installs)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--n-jobs", type=int, default=-1, help="worker processes (default -1: every core; 1: this process)"
+    )
     parser.set_defaults(func=_run)
 
 
 def _run(args):
-    import os
-
     start = time.perf_counter()
-    seconds = compile_kernels(progress=not args.quiet)
+    seconds = compile_kernels(n_jobs=args.n_jobs, progress=not args.quiet)
     where = os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ next to the package's sources"
     lines = [f"  {label + ':':20s} {value:6.2f} s" for label, value in seconds.items()]
     return "\n".join([*lines, f"compiled in {time.perf_counter() - start:.1f} s; cached in {where}"])
