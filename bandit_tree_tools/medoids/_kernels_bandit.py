@@ -240,8 +240,20 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             if not math.isfinite(confidence) or used + batch_size >= n:
                 for x in numba.prange(n):
                     if not is_medoid[x] and alive[x].any():
+                        # int64 candidates at both calls: one compilation (prange's index is unsigned)
                         _swap_exact(
-                            X, x, code, p, user, cache, position, calls, nearest_slot, nearest, second, exact_change[x]
+                            X,
+                            np.int64(x),
+                            code,
+                            p,
+                            user,
+                            cache,
+                            position,
+                            calls,
+                            nearest_slot,
+                            nearest,
+                            second,
+                            exact_change[x],
                         )
                         is_exact[x] = True
                         for c in range(k):
@@ -273,7 +285,18 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             break
         if not is_exact[best_x]:
             _swap_exact(
-                X, best_x, code, p, user, cache, position, calls, nearest_slot, nearest, second, exact_change[best_x]
+                X,
+                np.int64(best_x),
+                code,
+                p,
+                user,
+                cache,
+                position,
+                calls,
+                nearest_slot,
+                nearest,
+                second,
+                exact_change[best_x],
             )
         if not exact_change[best_x, best_c] < -SWAP_TOLERANCE * loss:
             converged = True

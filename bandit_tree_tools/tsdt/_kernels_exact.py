@@ -93,7 +93,7 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
         y,
         full(X.shape[0], 1, np.int64),
         rows,
-        0,
+        np.int64(0),  # a literal 0 would compile the solver a second time, for Literal[int](0)
         n_categories,
         radix,
         n_classes,
