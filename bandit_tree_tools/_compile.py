@@ -241,6 +241,7 @@ def _start_worker(lock_path):
 
 
 def _parallel_supported() -> bool:
+    """Whether workers can lock their cache saves here (see :func:`_saves_locked`)."""
     with _saves_locked(os.devnull) as supported:
         return supported
 
