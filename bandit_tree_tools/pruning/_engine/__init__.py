@@ -104,25 +104,36 @@ and returns the smallest whose metric on the checking rows stays within
 The walks
 ---------
 Steps 5-8 are walks, each from the unpruned model (or a re-weighted start) to
-ever smaller models; every walk is taken and the smallest model within the
-tolerance wins. ``_prune.WALKS_WITH_TRAINING_ROWS`` and
-``WALKS_WITHOUT_TRAINING_ROWS`` list them, each with why it is there: on the
-training rows with and without re-fitted leaves (re-fitting wins where a
-model has not memorised its training rows and loses where it has), from
-re-weighted trees (many redundant trees), out of bag (bootstrapped
-forests), and towards the model's own outputs near its training rows and
-near the rows it will meet (perturbed validation rows: no label spent);
-a forest without training rows walks once, on the validation rows' labels,
-measured by the walks on their halves, and so does a forest without out-of-bag
-rows beside its walk on the training rows, which its trees memorised (the
-benchmark's forests are bootstrapped: it wins on ExtraTrees). Each other walk
-is the only walk to reach the smallest model on some case of the benchmark;
-walks that never were (towards the outputs on perturbed training rows from
-the model itself where a re-weighted start applies; on perturbed validation
-rows with kept leaves or from re-weighted trees, when training rows are
-given) were dropped. What each walk and each constant bought on real data,
-and the alternatives measured and not kept: ``docs/expect/pruning.md`` and
-its notes page.
+ever smaller models; every walk the model qualifies for is taken, and the
+smallest model within the tolerance wins. Which walk reaches furthest
+depends on the model and data in ways that cannot be told beforehand, so a
+walk stays when some kind of model needs it; ``_prune._plan`` drops those
+that do not apply to a model.
+
+With training rows (``WALKS_WITH_TRAINING_ROWS``):
+
+- ranked on their labels, leaves re-fitted and leaves kept: re-fitting lets
+  what remains take over the removed parts' work where the model has not
+  memorised those rows, and fits their noise where it has;
+- the same from re-weighted trees (binary boosted models): many trees carry
+  the same signal, and removal alone never raises the weight of those left;
+- out of bag (a bootstrapped forest on its own rows): its trees memorised
+  the rows they drew;
+- towards the model's outputs on perturbed training rows (boosted models):
+  its behaviour near the rows it memorised, without their labels;
+- towards its outputs on perturbed validation rows (boosted models): the
+  rows it will meet, and no label spent;
+- on the validation rows' labels, measured by walks on their halves (a
+  forest without out-of-bag rows, or a single tree): every training row looks
+  useful to trees that memorised it.
+
+Without training rows (``WALKS_WITHOUT_TRAINING_ROWS``), a boosted model walks
+towards its outputs on perturbed validation rows, with leaves re-fitted and
+kept, from the model and from re-weighted trees; a forest (or a single tree),
+whose leaves take no soft targets, walks once on the validation rows' labels,
+measured by the walks on their halves. What each walk and each constant
+bought on real data, and the walks and alternatives measured and dropped:
+``docs/expect/pruning.md`` and its notes page.
 """
 
 from ._metrics import MARGIN, METRICS
