@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bandit_tree_tools import _compile, _numba_config, cli
+from bandit_tree_tools.exceptions import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,6 +107,11 @@ def test_cache_saves_under_the_lock_keep_every_entry(tmp_path):
             thread.join()
     assert IndexDataCacheFile.save.__name__ == "save"  # unwrapped again
     assert [cache.load((w, i)) for w in range(2) for i in range(200)] == [(w, i) for w in range(2) for i in range(200)]
+
+
+def test_compile_kernels_refuses_zero_workers():
+    with pytest.raises(ParameterError, match=r"n_jobs must be None, a positive int"):
+        _compile.compile_kernels(n_jobs=0, progress=False)
 
 
 def test_compile_is_a_subcommand(capsys):
