@@ -240,21 +240,9 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             if not math.isfinite(confidence) or used + batch_size >= n:
                 for x in numba.prange(n):
                     if not is_medoid[x] and alive[x].any():
-                        # int64 candidates at both calls: one compilation (prange's index is unsigned)
-                        _swap_exact(
-                            X,
-                            np.int64(x),
-                            code,
-                            p,
-                            user,
-                            cache,
-                            position,
-                            calls,
-                            nearest_slot,
-                            nearest,
-                            second,
-                            exact_change[x],
-                        )
+                        x64 = np.int64(x)  # prange's index is unsigned: int64 here and below, one compilation
+                        row = exact_change[x]
+                        _swap_exact(X, x64, code, p, user, cache, position, calls, nearest_slot, nearest, second, row)
                         is_exact[x] = True
                         for c in range(k):
                             estimate[x, c] = exact_change[x, c] / n
@@ -284,19 +272,9 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
             converged = True
             break
         if not is_exact[best_x]:
+            best64 = np.int64(best_x)
             _swap_exact(
-                X,
-                np.int64(best_x),
-                code,
-                p,
-                user,
-                cache,
-                position,
-                calls,
-                nearest_slot,
-                nearest,
-                second,
-                exact_change[best_x],
+                X, best64, code, p, user, cache, position, calls, nearest_slot, nearest, second, exact_change[best_x]
             )
         if not exact_change[best_x, best_c] < -SWAP_TOLERANCE * loss:
             converged = True
