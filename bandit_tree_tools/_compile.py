@@ -287,14 +287,20 @@ def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     labels = [label for label, _ in _steps()]
     workers = min(resolve_n_jobs(n_jobs), len(labels))
     bar = tqdm(total=len(labels), desc="compiling kernels", unit="part", disable=not progress)
+    seconds = {}
     if workers == 1 or not _parallel_supported():
-        seconds = {}
         for label in labels:
             bar.set_postfix_str(label)
             seconds[label] = _run_step(label)
             bar.update()
-        bar.close()
-        return seconds
+    else:
+        seconds = _run_in_workers(labels, workers, bar)
+    bar.close()
+    return {label: seconds[label] for label in labels}
+
+
+def _run_in_workers(labels, workers, bar) -> dict:
+    """``{label: seconds}`` of the parts run in ``workers`` processes, each taking the next part."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -309,13 +315,12 @@ def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
         ) as pool,
     ):
         futures = {pool.submit(_run_step, label): label for label in labels}
-        finished = {}
+        seconds = {}
         for future in as_completed(futures):
-            finished[futures[future]] = future.result()
+            seconds[futures[future]] = future.result()
             bar.set_postfix_str(futures[future])
             bar.update()
-    bar.close()
-    return {label: finished[label] for label in labels}
+    return seconds
 
 
 def register(subparsers) -> None:
