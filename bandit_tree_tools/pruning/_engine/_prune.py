@@ -368,14 +368,10 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
     rankings, half_rows = {}, None
     for ranked_on in dict.fromkeys(name for name, _, _ in plan):  # in the plan's order
         if ranked_on == CROSS_FITTED:
-            if halves is None:  # with training rows
-                if OUT_OF_BAG in rankings:
+            if halves is None:  # with training rows: only a forest without out-of-bag rows takes it
+                halves = None if OUT_OF_BAG in rankings else _checking_halves(metric, target, tolerance, rng)
+                if halves is None:
                     continue
-                halves = _halves(target, rng)
-                try:
-                    _check_validation(metric, target, tolerance, list(halves))
-                except DataError:
-                    continue  # too few rows for halves: the other walks check on all of them
             rankings[CROSS_FITTED] = (checking.subset(rng.permutation(checking.n)), checking, False)
             half_rows = _half_rows(checking, halves, rng)
             continue
@@ -393,6 +389,17 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
             )
         rankings[ranked_on] = (rows, checking, True)
     return rankings, half_rows
+
+
+def _checking_halves(metric, target, tolerance, rng):
+    """The validation rows' halves for the walk on their labels beside walks on training rows,
+    or None where a half has too few rows to check it (the other walks check on all of them)."""
+    halves = _halves(target, rng)
+    try:
+        _check_validation(metric, target, tolerance, list(halves))
+    except DataError:
+        return None
+    return halves
 
 
 def _half_rows(checking, halves, rng) -> list:
