@@ -19,12 +19,11 @@ the next capability as it finishes one. numba names a new
 cache entry's file from the function's index when it saves it, so two
 processes saving different types of one function at once could pick the same
 name, and one process would later load the other's machine code for its own
-types. The workers therefore save under one lock (:func:`_saves_locked`).
+types; the package's kernels save under a lock (``_numba_config``), so workers
+run only where such locks exist (not on Windows).
 """
 
-import contextlib
 import os
-import tempfile
 import time
 import warnings
 from importlib.util import find_spec
@@ -201,51 +200,6 @@ def _run_step(label: str) -> float:
     return time.perf_counter() - start
 
 
-@contextlib.contextmanager
-def _saves_locked(lock_path):
-    """Within this block, numba saves a cache entry holding an exclusive lock on ``lock_path``:
-    its save reads the function's index, picks a free file name and writes both, so saves of
-    several processes must not interleave. Readers need no lock (numba replaces each file
-    whole). Yields False, and changes nothing, where the lock or numba's saving code is not
-    there to wrap (no ``fcntl``: Windows); the caller then compiles in one process."""
-    try:
-        import fcntl
-
-        from numba.core.caching import IndexDataCacheFile
-    except ImportError:
-        yield False
-        return
-    save = IndexDataCacheFile.save
-
-    def locked_save(self, key, data):
-        with open(lock_path, "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                return save(self, key, data)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    IndexDataCacheFile.save = locked_save
-    try:
-        yield True
-    finally:
-        IndexDataCacheFile.save = save
-
-
-_worker_lock = contextlib.ExitStack()
-
-
-def _start_worker(lock_path):
-    """A parallel worker's set-up: numba's cache saves locked for the worker's life."""
-    _worker_lock.enter_context(_saves_locked(lock_path))
-
-
-def _parallel_supported() -> bool:
-    """Whether workers can lock their cache saves here (see :func:`_saves_locked`)."""
-    with _saves_locked(os.devnull) as supported:
-        return supported
-
-
 def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     """Compile every kernel of the package into numba's cache, ahead of the first call.
 
@@ -282,13 +236,14 @@ def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     """
     from tqdm.auto import tqdm
 
+    from ._numba_config import SAVES_LOCKED
     from ._validation import resolve_n_jobs
 
     labels = [label for label, _ in _steps()]
     workers = min(resolve_n_jobs(n_jobs), len(labels))
     bar = tqdm(total=len(labels), desc="compiling kernels", unit="part", disable=not progress)
     seconds = {}
-    if workers == 1 or not _parallel_supported():
+    if workers == 1 or not SAVES_LOCKED:
         for label in labels:
             bar.set_postfix_str(label)
             seconds[label] = _run_step(label)
@@ -305,15 +260,7 @@ def _run_in_workers(labels, workers, bar) -> dict:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # "spawn": a fresh interpreter per worker (fork would copy this process's numba and threads)
-    with (
-        tempfile.TemporaryDirectory() as folder,
-        ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker,
-            initargs=(os.path.join(folder, "numba-cache.lock"),),
-        ) as pool,
-    ):
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_run_step, label): label for label in labels}
         seconds = {}
         for future in as_completed(futures):

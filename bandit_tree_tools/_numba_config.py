@@ -111,6 +111,52 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
+# -- saving to the cache, one process at a time --------------------------------------------------
+#
+# numba's cache is not safe for two processes saving different types of one function at once: its
+# save reads the function's index, picks the first free data-file name and writes both, so both
+# pick the same name; one entry is lost, or its index entry points at the other process's machine
+# code, which a later process would load for the wrong types. Several processes compile at once
+# whenever work is spread over processes in a fresh environment (joblib's workers,
+# `bandit-tree-tools compile`'s workers, a test runner's). So every kernel of the package saves
+# holding an exclusive lock on one file in its cache folder; loading needs none, since numba
+# replaces each file whole. Only the package's own kernels are affected, not numba's other users.
+
+try:
+    import fcntl
+except ImportError:  # Windows: numba's unlocked saves
+    fcntl = None
+
+from numba.core.caching import IndexDataCacheFile  # noqa: E402
+
+#: whether the package's kernels save to numba's cache under a lock (POSIX file locks)
+SAVES_LOCKED = fcntl is not None
+
+#: the lock file in each cache folder
+LOCK_NAME = "bandit_tree_tools-saving.lock"
+
+
+class _LockedCacheFile(IndexDataCacheFile):
+    """numba's index and data files of one function, saved under the folder's lock."""
+
+    def save(self, key, data):
+        try:
+            lock = open(os.path.join(self._cache_path, LOCK_NAME), "a")
+        except OSError:  # the folder refuses the lock file: numba's own save
+            return super().save(key, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            return super().save(key, data)
+
+
+def _saves_locked(dispatcher):
+    """``dispatcher``, whose cache entries are saved under its folder's lock (where locks exist)."""
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if SAVES_LOCKED and type(cache_file) is IndexDataCacheFile:
+        cache_file.__class__ = _LockedCacheFile  # the same file names and state, a locked save
+    return dispatcher
+
+
 # -- how the kernels are compiled ----------------------------------------------------------------
 #
 # numba builds two entry points beside each compiled function: one Python can call (it unboxes
@@ -127,8 +173,8 @@ def kernel(function=None, /, **options):
     point, which nothing here uses. ``@kernel`` or ``@kernel(nogil=True)``."""
     options = {"cache": True, "no_cfunc_wrapper": True, **options}
     if function is None:
-        return numba.njit(**options)
-    return numba.njit(**options)(function)
+        return lambda function: _saves_locked(numba.njit(**options)(function))
+    return _saves_locked(numba.njit(**options)(function))
 
 
 class _KernelOnly(numba.core.registry.CPUDispatcher):
@@ -153,7 +199,7 @@ def helper(function=None, /, **options):
     def decorate(function):
         dispatcher = _KernelOnly(py_func=function, locals={}, targetoptions=options)
         dispatcher.enable_caching()
-        return dispatcher
+        return _saves_locked(dispatcher)
 
     return decorate if function is None else decorate(function)
 

@@ -86,27 +86,48 @@ def test_compile_kernels_in_this_process_runs_every_part():
     assert all(value > 0 for value in seconds.values())
 
 
-def test_cache_saves_under_the_lock_keep_every_entry(tmp_path):
-    # Two writers saving different types of one function at once, as parallel workers do. Without
-    # the lock, numba's save picks the same data file name for both and entries are lost or load
-    # the other writer's data (over a hundred of these 400 in a trial); under it, none.
-    from numba.core.caching import IndexDataCacheFile
-
-    cache = IndexDataCacheFile(str(tmp_path), "kernel", "stamp")
-
+def _save_from_two_threads(cache):
     def writer(worker):
         for i in range(200):
             cache.save((worker, i), (worker, i))
 
-    with _compile._saves_locked(str(tmp_path / "lock")) as locked:
-        assert locked
-        threads = [threading.Thread(target=writer, args=(worker,)) for worker in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    assert IndexDataCacheFile.save.__name__ == "save"  # unwrapped again
-    assert [cache.load((w, i)) for w in range(2) for i in range(200)] == [(w, i) for w in range(2) for i in range(200)]
+    threads = [threading.Thread(target=writer, args=(worker,)) for worker in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [cache.load((w, i)) for w in range(2) for i in range(200)]
+
+
+EVERY_ENTRY = [(w, i) for w in range(2) for i in range(200)]
+
+
+@pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
+def test_locked_cache_saves_keep_every_entry(tmp_path):
+    # Two writers saving different types of one function at once, as parallel processes do. numba's
+    # own save picks the same data file name for both, and entries are lost or load the other
+    # writer's data (over a hundred of these 400 in a trial); under the lock, none.
+    from numba.core.caching import IndexDataCacheFile
+
+    locked = _numba_config._LockedCacheFile(str(tmp_path / "locked"), "kernel", "stamp")
+    os.makedirs(tmp_path / "locked")
+    assert _save_from_two_threads(locked) == EVERY_ENTRY
+    assert (tmp_path / "locked" / _numba_config.LOCK_NAME).exists()
+    # the race is real: numba's own save, in the same two threads, loses or mixes entries
+    os.makedirs(tmp_path / "plain")
+    plain = IndexDataCacheFile(str(tmp_path / "plain"), "kernel", "stamp")
+    if _save_from_two_threads(plain) == EVERY_ENTRY:
+        pytest.skip("the unlocked race did not show in this run")  # it shows in almost every run
+
+
+@pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
+def test_every_kernel_of_the_package_saves_under_the_lock():
+    from bandit_tree_tools.mabsplit import _kernels_split
+    from bandit_tree_tools.tsdt import _kernels_state
+
+    for dispatcher in (_kernels_split._find_split, _kernels_state._leaf_counts):  # a kernel, a helper
+        assert type(dispatcher._cache._cache_file) is _numba_config._LockedCacheFile
+    assert type(numba.njit(cache=True)(lambda x: x)._cache._cache_file) is not _numba_config._LockedCacheFile
 
 
 def test_compile_kernels_refuses_zero_workers():
