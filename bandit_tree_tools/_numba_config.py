@@ -144,8 +144,11 @@ class _LockedCacheFile(IndexDataCacheFile):
             lock = open(os.path.join(self._cache_path, LOCK_NAME), "a")
         except OSError:  # the folder refuses the lock file: numba's own save
             return super().save(key, data)
-        with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        with lock:  # closing the file releases the lock
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except OSError:  # a file system without locks (some network mounts): numba's own save
+                pass
             return super().save(key, data)
 
 

@@ -121,6 +121,23 @@ def test_locked_cache_saves_keep_every_entry(tmp_path):
 
 
 @pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
+def test_a_cache_folder_without_locks_still_saves(tmp_path, monkeypatch):
+    # a lock file that cannot be made, or a file system that refuses locks (ENOLCK on some
+    # network mounts): the entry is saved as numba saves it, never a failed compilation
+    cache = _numba_config._LockedCacheFile(str(tmp_path), "kernel", "stamp")
+    monkeypatch.setattr(_numba_config, "LOCK_NAME", os.path.join("missing", "x.lock"))
+    cache.save("a", 1)
+
+    def refuse(*args):
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(_numba_config, "LOCK_NAME", "x.lock")
+    monkeypatch.setattr(_numba_config.fcntl, "flock", refuse)
+    cache.save("b", 2)
+    assert (cache.load("a"), cache.load("b")) == (1, 2)
+
+
+@pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
 def test_every_kernel_of_the_package_saves_under_the_lock():
     from bandit_tree_tools.mabsplit import _kernels_split
     from bandit_tree_tools.tsdt import _kernels_state
