@@ -93,7 +93,8 @@ def demo() -> str:
                 f"the change was {held['change']:+.4f} +- {held['standard_error']:.4f}, held {held['margin']:g} "
                 f"standard errors inside the tolerance ({held['worst_plausible']:+.4f} >= {held['allowed']:+.4f}). "
                 "The test rows are a sample too: a model whose true change is within the tolerance measures past it "
-                "on some samples"
+                "on some samples; and of the models near the tolerance's edge, the smallest whose validation change "
+                "passes is more likely one its validation rows flatter"
             )
     lines += [
         "val change: on the validation rows that checked the tolerance (result.metrics)",
