@@ -152,7 +152,7 @@ class _LockedCacheFile(IndexDataCacheFile):
             return super().save(key, data)
 
 
-def _saves_locked(dispatcher):
+def _lock_cache_saves(dispatcher):
     """``dispatcher``, whose cache entries are saved under its folder's lock (where locks exist)."""
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
     if SAVES_LOCKED and type(cache_file) is IndexDataCacheFile:
@@ -176,8 +176,8 @@ def kernel(function=None, /, **options):
     point, which nothing here uses. ``@kernel`` or ``@kernel(nogil=True)``."""
     options = {"cache": True, "no_cfunc_wrapper": True, **options}
     if function is None:
-        return lambda function: _saves_locked(numba.njit(**options)(function))
-    return _saves_locked(numba.njit(**options)(function))
+        return lambda function: _lock_cache_saves(numba.njit(**options)(function))
+    return _lock_cache_saves(numba.njit(**options)(function))
 
 
 class _KernelOnly(numba.core.registry.CPUDispatcher):
@@ -202,7 +202,7 @@ def helper(function=None, /, **options):
     def decorate(function):
         dispatcher = _KernelOnly(py_func=function, locals={}, targetoptions=options)
         dispatcher.enable_caching()
-        return _saves_locked(dispatcher)
+        return _lock_cache_saves(dispatcher)
 
     return decorate if function is None else decorate(function)
 

@@ -139,11 +139,26 @@ def test_a_cache_folder_without_locks_still_saves(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
 def test_every_kernel_of_the_package_saves_under_the_lock():
-    from bandit_tree_tools.mabsplit import _kernels_split
-    from bandit_tree_tools.tsdt import _kernels_state
+    import importlib
+    import pkgutil
 
-    for dispatcher in (_kernels_split._find_split, _kernels_state._leaf_counts):  # a kernel, a helper
-        assert type(dispatcher._cache._cache_file) is _numba_config._LockedCacheFile
+    from numba.core.caching import FunctionCache
+    from numba.core.registry import CPUDispatcher
+
+    import bandit_tree_tools
+
+    cached = []
+    for module in pkgutil.walk_packages(bandit_tree_tools.__path__, "bandit_tree_tools."):
+        if module.name.endswith("__main__"):
+            continue
+        for value in vars(importlib.import_module(module.name)).values():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.name:
+                cached.append(value)
+    assert len(cached) > 100  # the kernels and helpers of every module
+    for dispatcher in cached:
+        assert isinstance(dispatcher._cache, FunctionCache), dispatcher  # cache=True
+        assert type(dispatcher._cache._cache_file) is _numba_config._LockedCacheFile, dispatcher
+    # numba's other users keep numba's own save
     assert type(numba.njit(cache=True)(lambda x: x)._cache._cache_file) is not _numba_config._LockedCacheFile
 
 
