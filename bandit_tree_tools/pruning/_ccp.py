@@ -146,7 +146,7 @@ def cost_complexity_path(model, X_train, y_train, *, criterion=None) -> list:
     """
     ensemble = to_ensemble(model)
     criterion = _check_criterion(criterion, ensemble)
-    X = ensemble.check_X(X_train)
+    X = ensemble.check_X(X_train, name="X_train")
     if X.shape[0] == 0:
         raise DataError("X_train has no rows; the cost-complexity path is computed from training data")
     target = check_target(ensemble, y_train, X.shape[0], name="y_train")

@@ -38,7 +38,7 @@ def prepare(model, X, y, weights, *, name: str = "X_val"):
     and routed once (by the evaluator); pass the returned X on with
     ``check_input=False``."""
     ensemble = to_ensemble(model)
-    X = ensemble.check_X(X)
+    X = ensemble.check_X(X, name=name)
     if X.shape[0] == 0:
         raise DataError(f"{name} has no rows; pruning needs validation data")
     check_no_missing_target(y, "y" + name[1:])

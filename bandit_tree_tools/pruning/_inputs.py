@@ -37,7 +37,8 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
     if y.ndim != 1:
         raise DataError(f"{name} must be 1-D with one target per row, got shape {y.shape}")
     if y.shape[0] != n_rows:
-        raise DataError(f"{name} has {y.shape[0]} rows, but X has {n_rows}; pass one target per row of X")
+        rows = "X" + name[1:]  # y_val: X_val
+        raise DataError(f"{name} has {y.shape[0]} rows, but {rows} has {n_rows}; pass one target per row of {rows}")
     if n_rows == 0:
         raise DataError(f"{name} is empty; pruning needs validation rows")
     if ensemble.task == "regression":

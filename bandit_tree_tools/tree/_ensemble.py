@@ -291,18 +291,31 @@ class Ensemble:
         )
 
     # ------------------------------------------------------------- prediction
-    def check_X(self, X) -> np.ndarray:
+    def check_X(self, X, name: str = "X") -> np.ndarray:
         """Validate ``X`` against the training columns and cast it to ``input_dtype``;
         categorical features are read the way the source library reads them.
 
         The result can be passed to the prediction methods with
         ``check_input=False``, which then neither validate nor copy it. A
         C-contiguous float array of ``input_dtype`` is returned as it is (no
-        copy) when no categorical feature needs rewriting."""
+        copy) when no categorical feature needs rewriting. ``name``: the
+        argument's name in error messages (``"X_val"``: "X_val has 3
+        features, ...")."""
         library = self.source.library
-        array = check_X(
-            X, self.n_features_in_, self.feature_names_in_, self.input_dtype, self.feature_categories, library=library
-        )
+        try:
+            array = check_X(
+                X,
+                self.n_features_in_,
+                self.feature_names_in_,
+                self.input_dtype,
+                self.feature_categories,
+                library=library,
+            )
+        except DataError as error:
+            message = str(error)
+            if name == "X" or not message.startswith("X"):
+                raise
+            raise DataError(name + message[1:]) from None
         return _categories_as_the_library_reads_them(self, array)
 
     def _input(self, X, check_input: bool) -> np.ndarray:

@@ -173,9 +173,9 @@ def test_bad_input():
         bandit_prune(ensemble, X, y, policy="ucb", progress=False)
     with pytest.raises(DataError, match="continuous values"):
         bandit_prune(ensemble, X, y + np.linspace(0.01, 0.5, len(y)), progress=False)
-    with pytest.raises(DataError, match="X has 3 features, but the model was trained on 6"):
+    with pytest.raises(DataError, match="X_val has 3 features, but the model was trained on 6"):
         bandit_prune(ensemble, X[:, :3], y, progress=False)
-    with pytest.raises(DataError, match="225 rows, but X has 10"):
+    with pytest.raises(DataError, match="225 rows, but X_val has 10; pass one target per row of X_val"):
         bandit_prune(ensemble, X[:10], y, progress=False)
     with pytest.raises(ParameterError, match="candidates of bandit_prune must be one of 'internal', 'twigs'"):
         bandit_prune(ensemble, X, y, candidates="leaves", progress=False)

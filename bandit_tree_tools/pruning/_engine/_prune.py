@@ -233,7 +233,7 @@ def prune(
     tolerance = _check_tolerance(tolerance)  # and finite
     margin = _check_margin(margin)
     metric = _check_metric(metric, ensemble)
-    X_val = ensemble.check_X(X_val)
+    X_val = ensemble.check_X(X_val, name="X_val")
     if X_val.shape[0] == 0:
         raise DataError("X_val has no rows; pruning needs validation rows")
     target = check_target(ensemble, y_val, X_val.shape[0], name="y_val")
@@ -247,7 +247,7 @@ def prune(
     _check_validation(metric, target, tolerance, [np.arange(X_val.shape[0])] if halves is None else list(halves))
     X_fit = fit_target = None
     if X_train is not None:
-        X_fit = ensemble.check_X(X_train)
+        X_fit = ensemble.check_X(X_train, name="X_train")
         if X_fit.shape[0] == 0:
             raise DataError("X_train has no rows; pass the training rows, or leave X_train and y_train out")
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")

@@ -785,6 +785,13 @@ def test_bad_input(lightgbm_binary, binary_data):
         btt.prune(prune, X_val[:120], y_val[:120], progress=False)
     with pytest.raises(ValueError, match="pass X_train and y_train together"):
         btt.prune(prune, X_val, y_val, X_train=X_train, progress=False)
+    # the messages name the argument that was wrong
+    with pytest.raises(DataError, match="X_val has 3 features, but the model was trained on"):
+        btt.prune(prune, X_val[:, :3], y_val, progress=False)
+    with pytest.raises(DataError, match="X_train has 3 features, but the model was trained on"):
+        btt.prune(prune, X_val, y_val, X_train=X_train[:, :3], y_train=y_train, progress=False)
+    with pytest.raises(DataError, match=f"y_val has {len(y_val) - 1} rows, but X_val has {len(y_val)}"):
+        btt.prune(prune, X_val, y_val[:-1], progress=False)
     with pytest.raises(ParameterError, match="search of prune must be one of 'bandit', 'exact', got 'greedy'"):
         btt.prune(prune, X_val, y_val, search="greedy", progress=False)
     with pytest.raises(ParameterError, match=r"confidence of prune must be a float.* in \(0, inf\), got 0"):
