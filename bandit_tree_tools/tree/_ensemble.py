@@ -301,21 +301,15 @@ class Ensemble:
         copy) when no categorical feature needs rewriting. ``name``: the
         argument's name in error messages (``"X_val"``: "X_val has 3
         features, ...")."""
-        library = self.source.library
-        try:
-            array = check_X(
-                X,
-                self.n_features_in_,
-                self.feature_names_in_,
-                self.input_dtype,
-                self.feature_categories,
-                library=library,
-            )
-        except DataError as error:
-            message = str(error)
-            if name == "X" or not message.startswith("X"):
-                raise
-            raise DataError(name + message[1:]) from None
+        array = check_X(
+            X,
+            self.n_features_in_,
+            self.feature_names_in_,
+            self.input_dtype,
+            self.feature_categories,
+            library=self.source.library,
+            name=name,
+        )
         return _categories_as_the_library_reads_them(self, array)
 
     def _input(self, X, check_input: bool) -> np.ndarray:

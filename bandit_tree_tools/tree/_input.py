@@ -14,9 +14,9 @@ _WHITESPACE = re.compile(r"\s")
 
 
 def check_X(
-    X, n_features: int, feature_names, input_dtype: str = "float64", feature_categories=None, *, library=None
+    X, n_features: int, feature_names, input_dtype: str = "float64", feature_categories=None, *, library=None, name="X"
 ) -> np.ndarray:
-    """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``.
+    """Turn ``X`` into a C-contiguous 2-D array of ``input_dtype``; error messages call it ``name``.
 
     pandas columns must carry the training names in the training order;
     categorical columns become integer codes (NaN where missing), coded
@@ -35,13 +35,13 @@ def check_X(
     # float64), as scikit-learn and XGBoost cast.
     target = np.float32 if input_dtype == "float32" else np.float64
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        X = _frame_to_array(X, n_features, feature_names, feature_categories, library, target)
+        X = _frame_to_array(X, n_features, feature_names, feature_categories, library, target, name)
     elif _is_sparse(X):
-        X = _sparse_to_array(X, library, target)
+        X = _sparse_to_array(X, library, target, name)
     elif isinstance(X, np.ma.MaskedArray):
         raise DataError(
-            "X is a numpy masked array; the mask would be ignored. Pass X.filled(np.nan) to treat masked "
-            "entries as missing values, or X.data to use the values under the mask"
+            f"{name} is a numpy masked array; the mask would be ignored. Pass {name}.filled(np.nan) to treat "
+            f"masked entries as missing values, or {name}.data to use the values under the mask"
         )
     if type(X) is np.ndarray and X.dtype in (np.float32, np.float64) and X.ndim == 2 and X.shape[1] == n_features:
         # float32 -> float64 is exact, so one step, and none when X already has the model's dtype and layout
@@ -50,7 +50,7 @@ def check_X(
     kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
     if kind in ("c", "M", "m"):
         what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
-        raise DataError(f"X has {what} values, which tree models do not take; convert them to real numbers first")
+        raise DataError(f"{name} has {what} values, which tree models do not take; convert them to real numbers first")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
@@ -61,17 +61,19 @@ def check_X(
         hint = ""
         if "sequence" in str(error) or "inhomogeneous" in str(error):
             hint = " (rows of different lengths, or objects that are not numbers?)"
-        raise DataError(f"X must be a 2-D array of numbers; converting it to float failed{hint}: {error}") from None
+        raise DataError(
+            f"{name} must be a 2-D array of numbers; converting it to float failed{hint}: {error}"
+        ) from None
     if array.ndim == 1:
         raise DataError(
-            f"X must be 2-D (n_rows, {n_features}), got a 1-D array of {array.shape[0]} values; "
-            "use X.reshape(1, -1) for a single row or X.reshape(-1, 1) for a single feature"
+            f"{name} must be 2-D (n_rows, {n_features}), got a 1-D array of {array.shape[0]} values; "
+            f"use {name}.reshape(1, -1) for a single row or {name}.reshape(-1, 1) for a single feature"
         )
     if array.ndim != 2:
-        raise DataError(f"X must be 2-D (n_rows, {n_features}), got {array.ndim} dimensions")
+        raise DataError(f"{name} must be 2-D (n_rows, {n_features}), got {array.ndim} dimensions")
     if array.shape[1] != n_features:
         raise DataError(
-            f"X has {array.shape[1]} features, but the model was trained on {n_features}; "
+            f"{name} has {array.shape[1]} features, but the model was trained on {n_features}; "
             "pass the same columns as at training time"
         )
     with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
@@ -87,13 +89,13 @@ def _is_sparse(X) -> bool:
     return issparse(X)
 
 
-def _sparse_to_array(X, library, target=np.float64) -> np.ndarray:
+def _sparse_to_array(X, library, target=np.float64, name="X") -> np.ndarray:
     """A dense copy of a scipy sparse matrix: XGBoost reads entries a sparse
     matrix does not store as missing, the other libraries as zeros."""
     if X.ndim != 2:
-        raise DataError(f"X must be 2-D, got a sparse array with {X.ndim} dimensions")
+        raise DataError(f"{name} must be 2-D, got a sparse array with {X.ndim} dimensions")
     if X.dtype.kind == "c":
-        raise DataError("X has complex values, which tree models do not take; convert them to real numbers first")
+        raise DataError(f"{name} has complex values, which tree models do not take; convert them to real numbers first")
     coo = X.tocoo(copy=True)
     coo.sum_duplicates()  # as toarray() would add them
     if library == "lightgbm":
@@ -174,7 +176,7 @@ def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.nda
     return array
 
 
-def check_unique_columns(X) -> None:
+def check_unique_columns(X, name="X") -> None:
     """Refuse a DataFrame whose column names repeat (pandas returns a frame,
     not a column, for a repeated name); anything else passes."""
     if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
@@ -188,16 +190,16 @@ def check_unique_columns(X) -> None:
             repeated.append(name)
         seen.add(name)
     raise DataError(
-        f"X has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
+        f"{name} has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
         "(pandas returns a frame, not a column, for a repeated name): rename or drop the repeated columns"
     )
 
 
 def _frame_to_array(
-    frame, n_features: int, feature_names, feature_categories=None, library=None, target=np.float64
+    frame, n_features: int, feature_names, feature_categories=None, library=None, target=np.float64, name="X"
 ) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
-    check_unique_columns(frame)
+    check_unique_columns(frame, name)
     if feature_names is not None:
         expected = [str(name) for name in feature_names]
         # LightGBM stores "mean radius" as "mean_radius" and accepts either
@@ -206,30 +208,30 @@ def _frame_to_array(
             extra = [name for name in columns if name not in expected]
             if missing or extra:
                 raise DataError(
-                    f"X's columns do not match the training columns: missing {missing[:5]}, unexpected "
+                    f"{name}'s columns do not match the training columns: missing {missing[:5]}, unexpected "
                     f"{extra[:5]}; pass the same columns as at training time"
                 )
             raise DataError(
-                "X's columns are in another order than at training time; reorder them with "
-                f"X[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
+                f"{name}'s columns are in another order than at training time; reorder them with "
+                f"{name}[{expected[:3]}...] (expected order starts {expected[:5]}, got {columns[:5]})"
             )
     out = np.empty((len(frame), len(columns)), dtype=target)
     for position in range(len(columns)):
         series = frame.iloc[:, position]
         column = frame.columns[position]
         if str(series.dtype) == "category":
-            out[:, position] = _category_column(series, column, position, feature_categories, library)
+            out[:, position] = _category_column(series, column, position, feature_categories, library, name)
         else:
             if series.dtype.kind in ("c", "M", "m") or "datetime" in str(series.dtype):
                 raise DataError(
-                    f"column {column!r} of X has dtype {series.dtype}, which tree models do not take; convert it "
+                    f"column {column!r} of {name} has dtype {series.dtype}, which tree models do not take; convert it "
                     "to real numbers first"
                 )
             try:
                 out[:, position] = _column_values(series, target)
             except (TypeError, ValueError):
                 raise DataError(
-                    f"column {column!r} of X has dtype {series.dtype}, which is not numeric; encode it as numbers "
+                    f"column {column!r} of {name} has dtype {series.dtype}, which is not numeric; encode it as numbers "
                     "or as a pandas 'category' column"
                 ) from None
     return out
@@ -252,7 +254,7 @@ def _column_values(series, target) -> np.ndarray:
         return series.to_numpy(dtype=np.float64, na_value=np.nan).astype(target)
 
 
-def _category_column(series, column, position, feature_categories, library) -> np.ndarray:
+def _category_column(series, column, position, feature_categories, library, name="X") -> np.ndarray:
     """A pandas ``category`` column as the source library reads it (see :func:`check_X`)."""
     training = None if feature_categories is None else feature_categories[position]
     if training is None and library == "sklearn":
@@ -260,7 +262,7 @@ def _category_column(series, column, position, feature_categories, library) -> n
         categories = series.cat.categories
         if categories.dtype.kind not in "iufb":
             raise DataError(
-                f"column {column!r} of X is a pandas 'category' column with non-numeric categories, but the "
+                f"column {column!r} of {name} is a pandas 'category' column with non-numeric categories, but the "
                 "scikit-learn model reads it as numbers; encode it as numbers"
             )
         return series.astype(np.float64).to_numpy(dtype=np.float64, na_value=np.nan)
@@ -269,8 +271,8 @@ def _category_column(series, column, position, feature_categories, library) -> n
     )
     if training is None and refused:
         raise DataError(
-            f"column {column!r} of X is a pandas 'category' column, but the {library} model was trained on a "
-            f"numeric column there and refuses one; pass its values as numbers (X[{str(column)!r}].astype(float))"
+            f"column {column!r} of {name} is a pandas 'category' column, but the {library} model was trained on a "
+            f"numeric column there and refuses one; pass its values as numbers ({name}[{str(column)!r}].astype(float))"
         )
     if training is not None:
         if library == "xgboost":  # XGBoost (>= 3.1, which stores them) refuses a category it never saw
@@ -278,9 +280,9 @@ def _category_column(series, column, position, feature_categories, library) -> n
             unseen = [value for value in series.cat.categories if value not in known]
             if unseen:
                 raise DataError(
-                    f"column {column!r} of X lists categories the XGBoost model never saw in training "
+                    f"column {column!r} of {name} lists categories the XGBoost model never saw in training "
                     f"({unseen[:5]}), which XGBoost refuses; remove them from the column's categories first, so "
-                    f"that their rows are missing values: X[{str(column)!r}].cat.set_categories(known), with the "
+                    f"that their rows are missing values: {name}[{str(column)!r}].cat.set_categories(known), with the "
                     f"known categories from btt.from_model(model).feature_categories[{position}]"
                 )
         series = series.cat.set_categories(list(training))

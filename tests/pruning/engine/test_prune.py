@@ -755,7 +755,7 @@ def test_regression_metrics_and_pandas_input():
         result = btt.prune(model, frame[800:], yr[800:], metric=metric, tolerance=0.05, progress=False, random_state=0)
         assert result.params["metric"] == metric
         assert result.ensemble.n_leaves <= result.original.n_leaves
-    with pytest.raises(DataError, match="columns"):
+    with pytest.raises(DataError, match=r"X_val's columns are in another order .* reorder them with X_val\["):
         btt.prune(model, frame[800:][frame.columns[::-1]], yr[800:], progress=False)
 
 
