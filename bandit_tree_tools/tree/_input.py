@@ -89,7 +89,7 @@ def _is_sparse(X) -> bool:
     return issparse(X)
 
 
-def _sparse_to_array(X, library, target=np.float64, name="X") -> np.ndarray:
+def _sparse_to_array(X, library, target, name) -> np.ndarray:
     """A dense copy of a scipy sparse matrix: XGBoost reads entries a sparse
     matrix does not store as missing, the other libraries as zeros."""
     if X.ndim != 2:
@@ -195,9 +195,7 @@ def check_unique_columns(X, name="X") -> None:
     )
 
 
-def _frame_to_array(
-    frame, n_features: int, feature_names, feature_categories=None, library=None, target=np.float64, name="X"
-) -> np.ndarray:
+def _frame_to_array(frame, n_features: int, feature_names, feature_categories, library, target, name) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
     check_unique_columns(frame, name)
     if feature_names is not None:
@@ -254,7 +252,7 @@ def _column_values(series, target) -> np.ndarray:
         return series.to_numpy(dtype=np.float64, na_value=np.nan).astype(target)
 
 
-def _category_column(series, column, position, feature_categories, library, name="X") -> np.ndarray:
+def _category_column(series, column, position, feature_categories, library, name) -> np.ndarray:
     """A pandas ``category`` column as the source library reads it (see :func:`check_X`)."""
     training = None if feature_categories is None else feature_categories[position]
     if training is None and library == "sklearn":
