@@ -242,8 +242,8 @@ def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     labels = [label for label, _ in _steps()]
     workers = min(resolve_n_jobs(n_jobs), len(labels))
     bar = tqdm(total=len(labels), desc="compiling kernels", unit="part", disable=not progress)
-    seconds = {}
     if workers == 1 or not SAVES_LOCKED:
+        seconds = {}
         for label in labels:
             bar.set_postfix_str(label)
             seconds[label] = _run_step(label)
