@@ -168,13 +168,19 @@ def _lock_cache_saves(dispatcher):
 # and most kernels are only called by other kernels, which call the compiled function directly.
 # Building neither where it is not used cut a fresh environment's compilation by 8% over every
 # capability, TSDT's by a sixth (benchmarks/bench_first_call.py); the compiled kernels are the same.
+#
+# Every kernel states its own ``fastmath`` (False unless it asks). numba otherwise compiles a
+# kernel called from another with its caller's ``fastmath``, once per argument types, and caches
+# that machine code under the argument types alone: a helper first compiled for a fastmath kernel
+# would then round differently for every other caller, in that process and in every later one
+# that loads the cache.
 
 
 def kernel(function=None, /, **options):
     """``numba.njit(cache=True, **options)`` for a kernel that Python calls
     (a wrapper's, a test's or ``run_chunks``'s): without numba's C-callable entry
     point, which nothing here uses. ``@kernel`` or ``@kernel(nogil=True)``."""
-    options = {"cache": True, "no_cfunc_wrapper": True, **options}
+    options = {"cache": True, "no_cfunc_wrapper": True, "fastmath": False, **options}
     if function is None:
         return lambda function: _lock_cache_saves(numba.njit(**options)(function))
     return _lock_cache_saves(numba.njit(**options)(function))
@@ -197,7 +203,14 @@ def helper(function=None, /, **options):
     ``TypeError``. ``@helper`` or ``@helper(fastmath=...)``."""
     if numba.config.DISABLE_JIT:
         return kernel(function, **options)
-    options = {"nopython": True, "boundscheck": None, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, **options}
+    options = {
+        "nopython": True,
+        "boundscheck": None,
+        "no_cpython_wrapper": True,
+        "no_cfunc_wrapper": True,
+        "fastmath": False,
+        **options,
+    }
 
     def decorate(function):
         dispatcher = _KernelOnly(py_func=function, locals={}, targetoptions=options)

@@ -59,6 +59,14 @@ model = RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0).fit
 call = lambda: btt.prune(model, X[1000:], y[1000:], random_state=0, progress=False)
 """,
     ),
+    "prune_lgbm": (
+        "btt.prune of LightGBM (validation rows only)",
+        """
+import lightgbm
+model = lightgbm.LGBMClassifier(n_estimators=50, num_leaves=31, verbose=-1, random_state=0).fit(X[:1000], y[:1000])
+call = lambda: btt.prune(model, X[1000:], y[1000:], random_state=0, progress=False)
+""",
+    ),
     "prune_train": (
         "btt.prune with training rows (after the above)",
         """

@@ -138,28 +138,59 @@ def test_a_cache_folder_without_locks_still_saves(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
-def test_every_kernel_of_the_package_saves_under_the_lock():
+def _package_kernels():
+    """Every kernel and helper the package's modules define."""
     import importlib
     import pkgutil
 
-    from numba.core.caching import FunctionCache
     from numba.core.registry import CPUDispatcher
 
     import bandit_tree_tools
 
-    cached = []
+    found = []
     for module in pkgutil.walk_packages(bandit_tree_tools.__path__, "bandit_tree_tools."):
         if module.name.endswith("__main__"):
             continue
         for value in vars(importlib.import_module(module.name)).values():
             if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.name:
-                cached.append(value)
-    assert len(cached) > 100  # the kernels and helpers of every module
-    for dispatcher in cached:
+                found.append(value)
+    assert len(found) > 100  # the kernels and helpers of every module
+    return found
+
+
+def test_every_kernel_of_the_package_saves_under_the_lock():
+    from numba.core.caching import FunctionCache
+
+    for dispatcher in _package_kernels():
         assert isinstance(dispatcher._cache, FunctionCache), dispatcher  # cache=True
         assert type(dispatcher._cache._cache_file) is _numba_config._LockedCacheFile, dispatcher
     # numba's other users keep numba's own save
     assert type(numba.njit(cache=True)(lambda x: x)._cache._cache_file) is not _numba_config._LockedCacheFile
+
+
+def test_every_kernel_states_its_own_fastmath():
+    # numba compiles a kernel that states none with its first caller's, and caches it for all
+    for dispatcher in _package_kernels():
+        assert "fastmath" in dispatcher.targetoptions, dispatcher
+
+
+def test_a_helper_does_not_take_its_callers_fastmath():
+    @_numba_config.helper
+    def in_order(values):
+        total = 0.0
+        for k in range(values.shape[0]):
+            total += values[k]
+        return total
+
+    @numba.njit(fastmath=True)  # compiles the helper first, for this caller
+    def fast_caller(values):
+        return in_order(values)
+
+    values = np.array([1e16, 1.0, -1e16, 1.0] * 50 + [0.5] * 3)
+    expected = 0.0
+    for value in values:
+        expected += value
+    assert fast_caller(values) == expected  # a reassociated sum rounds these values otherwise
 
 
 def test_compile_kernels_refuses_zero_workers():

@@ -1,4 +1,4 @@
-"""The kernels' stand-ins (``_kernels_inline``) against numpy's and Python's own, and their use."""
+"""The kernels' stand-ins (``_kernels_inline``, ``_kernels_reduce``) against numpy's and Python's own, and their use."""
 
 import ast
 import itertools
@@ -11,6 +11,7 @@ import pytest
 from numba.core.errors import TypingError
 
 from bandit_tree_tools._kernels_inline import empty, full, larger, smaller, zeros
+from bandit_tree_tools._kernels_reduce import array_any, array_max, array_sum, flatnonzero
 
 
 @numba.njit
@@ -131,9 +132,51 @@ def test_smaller_and_larger_follow_pythons_min_and_max():
     assert _min_max(np.int32(2), 1.5) == (1.5, 2.0)  # unified as numba's min and max unify
 
 
+@numba.njit(fastmath=True)  # a fastmath caller: array_sum keeps its order (and rounding) regardless
+def _reductions(values):
+    return array_sum(values), array_max(values), array_any(values), flatnonzero(values)
+
+
+@numba.njit
+def _empty_reductions(values):
+    return array_sum(values), array_any(values), flatnonzero(values)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_])
+def test_reductions_give_numpys_results(dtype):
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 1000):
+        values = (rng.normal(size=n) * 10.0 ** rng.integers(-8, 9, n)).astype(dtype)
+        if dtype != np.bool_:
+            values[rng.random(n) < 0.3] = 0
+        got_sum, got_max, got_any, got_nonzero = _reductions(values)
+        if values.dtype.kind == "f":
+            in_order = values.dtype.type(0)
+            for value in values:  # numba's values.sum() adds in index order
+                in_order += value
+            assert got_sum == in_order
+        elif values.dtype.kind in "iu":  # in 64 bits, as numpy's
+            assert got_sum == values.sum()
+        assert got_max == values.max() and got_any == values.any()
+        np.testing.assert_array_equal(got_nonzero, np.flatnonzero(values))
+        assert got_nonzero.dtype == np.int64
+    empty_sum, empty_any, empty_nonzero = _empty_reductions(np.zeros(0))
+    assert empty_sum == 0.0 and not empty_any and empty_nonzero.shape == (0,)
+
+
+def test_array_sum_adds_in_index_order_inside_a_fastmath_kernel():
+    values = np.array([1e16, 1.0, -1e16, 1.0] * 50 + [0.5] * 3)
+    expected = 0.0
+    for value in values:
+        expected += value
+    assert _reductions(values)[0] == expected  # any other order (pairs, lanes) rounds otherwise
+    assert expected != float(np.sum(values[::-1]))  # and the order shows on these values
+
+
 PACKAGE = Path(__file__).resolve().parents[1] / "bandit_tree_tools"
 JITTED = {"kernel", "helper", "njit", "jit", "overload"}
-COMPILED_APART = {"empty", "zeros", "full", "ones"}  # numpy's, compiled per shape and dtype
+COMPILED_APART = {"empty", "zeros", "full", "ones", "flatnonzero"}  # numpy's, compiled per shape and dtype
+REDUCTIONS = {"sum", "max", "min", "any", "all", "mean"}  # array methods: numpy's reductions, compiled apart
 
 
 def _decorator_name(decorator):
@@ -143,7 +186,10 @@ def _decorator_name(decorator):
 
 def _compiled_apart(path):
     """Calls inside a module's kernels that numba compiles as functions of
-    their own: ``np.empty``/``zeros``/``full``/``ones``, ``min``, ``max``."""
+    their own: ``np.empty``/``zeros``/``full``/``ones``/``flatnonzero``,
+    ``min``, ``max``, an array's ``.sum()`` and the other reductions; and
+    arrays copied by slice assignment (``a[:] = b``), which compiles numba's
+    shape check and its message's string functions."""
     found = []
 
     def visit(node, in_kernel):
@@ -161,6 +207,12 @@ def _compiled_apart(path):
                     and function.attr in COMPILED_APART
                 ):
                     found.append(f"{path.name}:{child.lineno} np.{function.attr}()")
+                if isinstance(function, ast.Attribute) and function.attr in REDUCTIONS and not child.args:
+                    found.append(f"{path.name}:{child.lineno} .{function.attr}()")
+            if inside and isinstance(child, ast.Assign) and isinstance(child.value, ast.Name):
+                target = child.targets[0]
+                if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+                    found.append(f"{path.name}:{child.lineno} {ast.unparse(child)}")
             visit(child, inside)
 
     visit(ast.parse(path.read_text()), False)
@@ -170,4 +222,4 @@ def _compiled_apart(path):
 def test_kernels_call_the_inline_stand_ins():
     # each of these would compile one more function per argument types in every fresh environment
     found = [call for path in sorted(PACKAGE.rglob("*.py")) for call in _compiled_apart(path)]
-    assert found == [], f"call _kernels_inline's stand-ins instead: {found}"
+    assert found == [], f"call the stand-ins of _kernels_inline or _kernels_reduce (or copy in a loop): {found}"

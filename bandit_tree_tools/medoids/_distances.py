@@ -226,8 +226,10 @@ def resolve_metric(metric, p=2.0) -> Metric:
 
 @kernel(parallel=True)
 def _matrix_summary(D):
-    """(smallest entry, largest entry, largest |D[i, j] - D[j, i]|) of a
-    square matrix, in one pass over tiles (no n x n temporaries)."""
+    """(smallest entry, largest entry, largest |D[i, j] - D[j, i]|) of each
+    row block of a square matrix, in one pass over tiles (no n x n
+    temporaries); the caller reduces them (numpy's reductions in a kernel
+    would compile in every fresh environment)."""
     n = D.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
     low = full(n_blocks, np.inf, np.float64)
@@ -243,7 +245,7 @@ def _matrix_summary(D):
             for i in range(i0, smaller(i0 + _BLOCK, n)):
                 for j in range(larger(j0, i + 1), smaller(j0 + _BLOCK, n)):
                     asymmetry[bi] = larger(asymmetry[bi], abs(D[i, j] - D[j, i]))
-    return low.min(), high.max(), asymmetry.max()
+    return low, high, asymmetry
 
 
 def check_precomputed(D: np.ndarray) -> None:
@@ -257,7 +259,8 @@ def check_precomputed(D: np.ndarray) -> None:
         )
     if D.size == 0:
         return
-    low, high, asymmetry = _matrix_summary(D)
+    lows, highs, asymmetries = _matrix_summary(D)
+    low, high, asymmetry = float(lows.min()), float(highs.max()), float(asymmetries.max())
     if low < 0:
         raise DataError("the precomputed distance matrix has negative entries; distances must be >= 0")
     if asymmetry > 1e-9 * max(high, 1e-300):

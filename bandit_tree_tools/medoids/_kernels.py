@@ -247,7 +247,8 @@ def _fasterpam(DT, medoids, max_iter):
             break
         if not is_medoid[x]:
             shared = 0.0
-            delta[:] = removal
+            for c in range(k):  # a loop: an array's slice assignment compiles numba's shape-error message
+                delta[c] = removal[c]
             for o in range(n):
                 d = DT[x, o]
                 if d < nearest[o]:

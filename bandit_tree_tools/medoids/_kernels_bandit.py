@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from .._kernels_inline import empty, full, larger, smaller, zeros
+from .._kernels_reduce import array_any
 from .._numba_config import helper, kernel
 from ..bandits import eliminate, serfling_factor
 from ._distances import _distance
@@ -239,7 +240,7 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
         while n_alive > 1:
             if not math.isfinite(confidence) or used + batch_size >= n:
                 for x in numba.prange(n):
-                    if not is_medoid[x] and alive[x].any():
+                    if not is_medoid[x] and array_any(alive[x]):
                         x64 = np.int64(x)  # prange's index is unsigned: int64 here and below, one compilation
                         row = exact_change[x]
                         _swap_exact(X, x64, code, p, user, cache, position, calls, nearest_slot, nearest, second, row)
@@ -248,7 +249,7 @@ def _bandit_swap(X, medoids, code, p, user, perm, position, cache, calls, batch_
                             estimate[x, c] = exact_change[x, c] / n
                 break
             for x in numba.prange(n):
-                if alive[x].any():
+                if array_any(alive[x]):
                     for r in range(used, used + batch_size):
                         o = perm[r]
                         d = _cached_distance(X, o, x, code, p, user, cache, position, calls)

@@ -6,6 +6,7 @@ tree both use them)."""
 import numpy as np
 
 from .._kernels_inline import empty, full, larger, zeros
+from .._kernels_reduce import array_max, array_sum
 from .._numba_config import helper, kernel
 
 TOLERANCE = 1e-7  # in units of rows: a split must win by more than this (ties go to fewer splits)
@@ -14,6 +15,7 @@ ABORTED = -np.inf
 
 ENTER, NEXT_FEATURE, NEXT_CHILD = 0, 1, 2
 EMPTY = -1  # free slot of the memo table (keys are >= 0)
+NO_STEP_LIMIT = np.iinfo(np.int64).max  # budget[1] of a solve that only counts subproblems
 
 
 @kernel
@@ -54,26 +56,6 @@ def new_table():
     )
 
 
-# numpy's .max() and .sum() inside a kernel compile numpy's reductions (half a second in a
-# fresh environment); the solver needs them only on short integer rows
-@helper
-def _largest(values):
-    """``values.max()`` of a non-empty integer array."""
-    largest = values[0]
-    for k in range(1, values.shape[0]):
-        largest = larger(largest, values[k])
-    return largest
-
-
-@helper
-def _total(values):
-    """``values.sum()`` of an integer array."""
-    total = values.dtype.type(0)
-    for k in range(values.shape[0]):
-        total += values[k]
-    return total
-
-
 @kernel
 def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     """Best value (correct rows - penalty * splits) of a tree on all rows.
@@ -86,8 +68,12 @@ def _solve(X, y, n_categories, radix, n_classes, penalty, budget):
     table_value = zeros(1024, np.float64)
     table_choice = zeros(1024, np.int64)
     stored = zeros(1, np.int64)
-    work = np.array([budget[0], np.iinfo(np.int64).max], dtype=np.int64)
-    rows = np.arange(X.shape[0])
+    work = empty(2, np.int64)
+    work[0] = budget[0]
+    work[1] = NO_STEP_LIMIT
+    rows = empty(X.shape[0], np.int64)
+    for row in range(X.shape[0]):
+        rows[row] = row
     value, table_keys, table_value, table_choice = _solve_node(
         X,
         y,
@@ -149,7 +135,7 @@ def _solve_node(
     n_stored = stored[0]
     n_rows, n_features = rows.shape[0], X.shape[1]
     depth_max = n_features + 2
-    max_cat = _largest(n_categories)
+    max_cat = array_max(n_categories)
     part = empty((depth_max, larger(n_rows, 1)), np.int64)
     for row in range(n_rows):
         part[0, row] = rows[row]
@@ -178,9 +164,9 @@ def _solve_node(
             counts[:] = 0
             for i in range(lo[d], hi[d]):
                 counts[y[part[d, i]]] += weight[part[d, i]]
-            frame_size[d] = _total(counts)
+            frame_size[d] = array_sum(counts)
             size = frame_size[d]
-            leaf = np.float64(_largest(counts))
+            leaf = np.float64(array_max(counts))
             # No split can be worth more than size - penalty (every row right, one split).
             slot = _find(table_keys, key[d])
             if leaf >= size - penalty:
@@ -229,8 +215,8 @@ def _solve_node(
                     if starts[d, c + 1] > 0:
                         non_empty += 1
                     # A child is worth at most max(its majority, its rows - penalty).
-                    child_leaf = np.float64(_largest(child_counts[c, :]))
-                    upper[d, c] = larger(child_leaf, _total(child_counts[c, :]) - penalty)
+                    child_leaf = np.float64(array_max(child_counts[c, :]))
+                    upper[d, c] = larger(child_leaf, array_sum(child_counts[c, :]) - penalty)
                     bound += upper[d, c]
                 if non_empty < 2:
                     continue  # constant here: the split would only cost

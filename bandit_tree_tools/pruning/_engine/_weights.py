@@ -25,6 +25,7 @@ alone) and then every weight once more.
 import numpy as np
 
 from ..._kernels_inline import empty, full, larger, zeros
+from ..._kernels_reduce import flatnonzero
 from ..._numba_config import helper, kernel
 
 # rows of the fit (the first of the fitting rows, stored in random order): every row of most
@@ -56,7 +57,10 @@ def _weighted_gram(outputs, hess, members):
     (``x = 1``)."""
     n, m = outputs.shape[1], members.shape[0]
     gram = empty((m + 1, m + 1), np.float64)
-    gram[0, 0] = hess.sum() / n
+    hess_sum = 0.0
+    for i in range(n):
+        hess_sum += hess[i]
+    gram[0, 0] = hess_sum / n
     for a in range(m):
         xa = outputs[members[a]]
         total = 0.0
@@ -87,7 +91,7 @@ def _gram_gradients(outputs, hess, residual, members):
     return out
 
 
-@helper
+@helper(fastmath={"reassoc", "contract"})
 def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
     """One coordinate sweep of the intercept and then of ``members`` from
     their Gram matrix and gradients (both updated in place, as ``weight``);
@@ -148,11 +152,17 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 start_residual[i] = (y[i] - p) / hess[i]
             else:
                 start_residual[i] = y[i] - eta[i]
-        hess_sum = hess.sum()
+        hess_sum = 0.0
+        for i in range(n):
+            hess_sum += hess[i]
         known[:] = False  # curvatures of this Newton step, computed where first needed
-        previous[:] = weight
+        # copied by loops: an array's slice assignment compiles numba's shape check, whose message
+        # formats the shapes (numba's string functions: 1.6 s in a fresh environment)
+        for j in range(n_weights):
+            previous[j] = weight[j]
         start_intercept = intercept
-        residual[:] = start_residual
+        for i in range(n):
+            residual[i] = start_residual[i]
         active_only = False
         active_sweeps = 0  # sweeps over the non-zero weights since the last sweep over every weight
         members = zeros(0, np.int64)  # the non-zero weights sweeping on their Gram matrix, if any
@@ -213,7 +223,7 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
                 continue
             active_sweeps = active_sweeps + 1 if active_only else 0
             active_only = True
-            kept = np.flatnonzero(weight != 0.0)
+            kept = flatnonzero(weight)
             if 4 * active_sweeps >= kept.shape[0] + 1:
                 members = kept
                 gram = _weighted_gram(outputs, hess, members)
