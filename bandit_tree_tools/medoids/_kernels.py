@@ -256,7 +256,7 @@ def _fasterpam(DT, medoids, max_iter):
                     delta[nearest_slot[o]] += nearest[o] - second[o]
                 elif d < second[o]:
                     delta[nearest_slot[o]] += d - second[o]
-            best_c = 0
+            best_c = np.int64(0)  # not a literal 0: numba would compile _update_after_swap for it too
             for c in range(1, k):
                 if delta[c] < delta[best_c]:
                     best_c = c

@@ -193,7 +193,7 @@ def _gini(counts):
     total = 0
     for k in range(counts.shape[0]):
         total += counts[k]
-    return class_impurity(counts, np.float64(total), GINI)
+    return class_impurity(counts, np.float64(total), np.int64(GINI))  # a global is a literal: one compilation
 
 
 @helper
