@@ -137,7 +137,6 @@ def test_a_cache_folder_without_locks_still_saves(tmp_path, monkeypatch):
     assert (cache.load("a"), cache.load("b")) == (1, 2)
 
 
-@pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
 def _package_kernels():
     """Every kernel and helper the package's modules define."""
     import importlib
@@ -158,6 +157,7 @@ def _package_kernels():
     return found
 
 
+@pytest.mark.skipif(not _numba_config.SAVES_LOCKED, reason="no POSIX file locks here")
 def test_every_kernel_of_the_package_saves_under_the_lock():
     from numba.core.caching import FunctionCache
 
