@@ -185,10 +185,10 @@ def check_unique_columns(X, name="X") -> None:
     if len(set(columns)) == len(columns):
         return
     seen, repeated = set(), []
-    for name in columns:
-        if name in seen and name not in repeated:
-            repeated.append(name)
-        seen.add(name)
+    for column in columns:
+        if column in seen and column not in repeated:
+            repeated.append(column)
+        seen.add(column)
     raise DataError(
         f"{name} has duplicate column names {repeated[:5]}; every column of a DataFrame must have its own name "
         "(pandas returns a frame, not a column, for a repeated name): rename or drop the repeated columns"
@@ -199,11 +199,11 @@ def _frame_to_array(frame, n_features: int, feature_names, feature_categories, l
     columns = [str(column) for column in frame.columns]
     check_unique_columns(frame, name)
     if feature_names is not None:
-        expected = [str(name) for name in feature_names]
+        expected = [str(feature) for feature in feature_names]
         # LightGBM stores "mean radius" as "mean_radius" and accepts either
-        if columns != expected and [_WHITESPACE.sub("_", name) for name in columns] != expected:
-            missing = [name for name in expected if name not in columns]
-            extra = [name for name in columns if name not in expected]
+        if columns != expected and [_WHITESPACE.sub("_", column) for column in columns] != expected:
+            missing = [feature for feature in expected if feature not in columns]
+            extra = [column for column in columns if column not in expected]
             if missing or extra:
                 raise DataError(
                     f"{name}'s columns do not match the training columns: missing {missing[:5]}, unexpected "

@@ -67,3 +67,5 @@ def test_a_frame_with_duplicate_column_names_is_refused_by_name():
     ensemble = btt.from_model(DecisionTreeClassifier(random_state=0).fit(np.column_stack([X, X]), y))
     with pytest.raises(btt.DataError, match=r"duplicate column names \['size'\]"):
         ensemble.predict(frame)
+    with pytest.raises(btt.DataError, match=r"^X_val has duplicate column names \['size'\]"):
+        ensemble.check_X(frame, name="X_val")  # the argument's name, not a column's
