@@ -153,7 +153,8 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             else:
                 start_residual[i] = y[i] - eta[i]
         # a sum and copies by loops: hess.sum() and slice assignments compile numba's implementations
-        # in a fresh environment, and the copies' shape check its string functions (2.2 s in all)
+        # in a fresh environment, and the copies' shape check its string functions (2.2 s in all); the
+        # sum in this kernel's own (reassociated) order, as hess.sum() took it, not array_sum's
         hess_sum = 0.0
         for i in range(n):
             hess_sum += hess[i]
