@@ -551,8 +551,8 @@ def refit_leaves(
     n_kept = n_rows if softmax else 0
     shift, total = zeros(n_kept, np.float64), zeros(n_kept, np.float64)
     exponential = zeros((n_kept, raw.shape[1]), np.float64)
-    for row in numba.prange(n_kept):
-        shift[row], total[row] = _softmax_parts(raw, np.int64(row))  # prange's index is unsigned: one compilation
+    for row in range(n_kept):  # serial: each prange loop is a parallel region numba compiles apart
+        shift[row], total[row] = _softmax_parts(raw, row)
         for j in range(raw.shape[1]):
             exponential[row, j] = np.exp(raw[row, j] - shift[row])
     step_of = zeros(value.shape[0], np.float64)  # each node's change of its rows' raw score
