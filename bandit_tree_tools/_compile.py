@@ -77,6 +77,23 @@ def _native_models(small_regression=False):
     return models, regressors
 
 
+def _exp_link_models():
+    """(model, "classes" or "counts") of the installed boosting libraries whose
+    links take the C library's exp: a 3-class classifier and a Poisson regressor."""
+    models = []
+    if find_spec("lightgbm") is not None:
+        import lightgbm
+
+        models.append((lightgbm.LGBMClassifier(n_estimators=3, num_leaves=7, verbose=-1), "classes"))
+        models.append((lightgbm.LGBMRegressor(objective="poisson", n_estimators=3, num_leaves=7, verbose=-1), "counts"))
+    if find_spec("xgboost") is not None:
+        import xgboost
+
+        models.append((xgboost.XGBClassifier(n_estimators=3, max_depth=3), "classes"))
+        models.append((xgboost.XGBRegressor(objective="count:poisson", n_estimators=3, max_depth=3), "counts"))
+    return models
+
+
 def _predict():
     from .interop import from_model
 
@@ -91,6 +108,11 @@ def _predict():
                 ensemble.decision_path(rows[:20])
                 if task == "classification":
                     ensemble.predict_proba(rows)
+    # LightGBM's and XGBoost's softmax and exp links take the C library's exp, in a kernel (tree._links)
+    X, y = _tiny()
+    classes, counts = y + (X[:, 0] > 0), np.round(np.abs(X[:, 1]) * 3)
+    for model, target in _exp_link_models():
+        from_model(model.fit(X, classes if target == "classes" else counts)).predict(X)
 
 
 def _prune():

@@ -38,6 +38,7 @@ def check_exportable(ensemble: Ensemble, payload) -> int:
         "input_dtype": ("float64", ensemble.input_dtype),
         "accumulate_float32": (False, ensemble.accumulate_float32),
         "label_rule": ("proba", ensemble.label_rule),
+        "link_exp": ("libm", ensemble.link_exp),
         "n_outputs": (per_iteration, ensemble.n_outputs),
         "n_features_in_": (int(header["max_feature_idx"]) + 1, ensemble.n_features_in_),
         "value width": (1, ensemble.trees[0].value.shape[1]),

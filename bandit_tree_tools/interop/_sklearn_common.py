@@ -95,6 +95,8 @@ def check_boosting_ensemble(ensemble, name, payload: SklearnPayload, label_rule:
         )
     if ensemble.aggregation != "sum" or ensemble.accumulate_float32:
         problems.append("aggregation must be 'sum' without float32 accumulation")
+    if ensemble.link_exp != "numpy":
+        problems.append("link_exp must be 'numpy' (scikit-learn's links take numpy's exp)")
     if ensemble.label_rule != label_rule:
         problems.append(f"label_rule must be {label_rule!r}, as a {name} labels rows")
     if problems:

@@ -28,6 +28,7 @@ def check_exportable(ensemble: Ensemble, payload) -> None:
         ("input_dtype", "float32"),
         ("aggregation", "sum"),
         ("label_rule", label_rule(payload.objective)),
+        ("link_exp", "libm"),
     ):
         if getattr(ensemble, name) != expected:
             raise ConversionError(

@@ -36,9 +36,11 @@ How XGBoost's facts map into the common format
   for Poisson/Gamma/Tweedie/Cox, identity otherwise).
 * XGBoost adds tree outputs in float32, starting from the base margin
   (``accumulate_float32=True``): raw scores equal XGBoost's margins exactly
-  (max abs difference 0). Probabilities and exp-link predictions go through
-  float32 links whose last bit may differ from XGBoost's ``expf``: they
-  agree within 1e-6 (absolute for probabilities, relative for exp).
+  (max abs difference 0). Probabilities and exp-link predictions are computed
+  as XGBoost computes them: in float32 with the C library's ``expf``
+  (``Ensemble.link_exp = "libm"``), the softmax's float32 exponentials summed
+  in double and divided by that sum in float32, a binary model's other class
+  ``1 - p`` in float32: bit for bit.
 * ``cover``: ``sum_hessian`` -> ``weighted_n_node_samples``; ``loss_changes``
   -> ``gain``; ``n_node_samples`` is unknown (-1).
 * DART: ``weight_drop`` -> ``tree_scale`` (XGBoost multiplies each float32
@@ -347,6 +349,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         split_rule="lt",
         input_dtype="float32",
         accumulate_float32=True,
+        link_exp="libm",
         feature_categories=record.training_categories,
         label_rule=label_rule(outputs.objective),
     )

@@ -136,7 +136,8 @@ def _class_proba(raw, row, link, link_scale, float32, proba):
     ``proba`` (a binary margin gives P(positive class) and its complement)."""
     if raw.shape[1] == 1:
         proba[1] = link_value(raw[row, 0], link, link_scale, float32)
-        proba[0] = 1.0 - proba[1]
+        # the other class in the link's precision, as Ensemble.predict_proba (XGBoost's float32)
+        proba[0] = np.float64(np.float32(1.0) - np.float32(proba[1])) if float32 else 1.0 - proba[1]
     elif link is None:  # the identity, without compiling link_row's other links
         for k in range(raw.shape[1]):
             proba[k] = link_value(raw[row, k], link, link_scale, float32)

@@ -12,7 +12,7 @@ from ..exceptions import DataError, InvalidTreeError, ParameterError
 from . import _kernels
 from ._arrays import freeze_tree, node_depth, validate
 from ._input import _categories_as_the_library_reads_them, _is_sparse, check_X
-from ._links import LINKS, apply_link
+from ._links import LINK_EXPS, LINKS, apply_link
 from ._nodes import check_tree_indices
 from ._packing import PackedEnsemble, _pack
 
@@ -132,6 +132,11 @@ class Ensemble:
         ("raw>0": HistGradientBoosting; XGBoost's ``multi:softmax``, which
         has a column per class). The rules differ only at ``raw == 0`` and
         where the probabilities tie while the raw scores do not.
+    link_exp : {"numpy", "libm"}
+        Whose ``exp`` the softmax and exp links take, as the source library
+        does: numpy's vectorised one ("numpy": scikit-learn) or the C
+        library's ("libm": LightGBM, XGBoost). They differ in the last bit
+        of a few percent of values (``tree/_links.py``).
     feature_categories : tuple or None
         Per feature, the category values seen in training (a tuple) or None.
         A pandas categorical column of X is then coded by value against them,
@@ -189,6 +194,7 @@ class Ensemble:
     accumulate_float32: bool = False
     feature_categories: tuple | None = None
     label_rule: str = "proba"
+    link_exp: str = "numpy"
 
     def __post_init__(self):
         trees = tuple(freeze_tree(tree) for tree in self.trees)  # read-only: edits build new trees
@@ -438,15 +444,20 @@ class Ensemble:
 
     def transform_raw(self, raw: np.ndarray) -> np.ndarray:
         """Probabilities (classification) or predictions (regression) from raw scores."""
-        return apply_link(self.link, raw, self.link_scale, self.accumulate_float32)
+        return apply_link(self.link, raw, self.link_scale, self.accumulate_float32, self.link_exp)
 
     def predict_proba(self, X, *, check_input: bool = True) -> np.ndarray:
         """Class probabilities (n_rows, n_classes), in the order of ``classes_``."""
         if self.task != "classification":
             raise AttributeError("predict_proba is only defined for classification ensembles")
         proba = self.transform_raw(self.predict_raw(X, check_input=check_input))
-        if proba.shape[1] == 1:  # binary models output P(positive class)
-            proba = np.hstack([1.0 - proba, proba])
+        if proba.shape[1] == 1:  # binary models output P(positive class); the other's in the link's precision
+            other = (
+                (np.float32(1.0) - proba.astype(np.float32)).astype(np.float64)
+                if self.accumulate_float32
+                else 1.0 - proba
+            )
+            proba = np.hstack([other, proba])
         return proba
 
     def predict(self, X, *, check_input: bool = True) -> np.ndarray:
@@ -549,6 +560,7 @@ def check_ensemble(ensemble: Ensemble) -> Ensemble:
         ("input_dtype", INPUT_DTYPES),
         ("link", tuple(LINKS)),
         ("label_rule", LABEL_RULES),
+        ("link_exp", LINK_EXPS),
     ):
         if getattr(ensemble, name) not in allowed:
             raise InvalidTreeError(f"{name} must be one of {allowed}, got {getattr(ensemble, name)!r}")

@@ -5,9 +5,8 @@ categorical features, Booster or scikit-learn wrapper) and adversarial probe
 rows (LightGBM's own thresholds and their neighbours, NaN, zeros, the zero
 band, infinities, negative and unseen categories):
 
-1. ``from_lightgbm(m)`` predicts like ``m`` (raw scores bit for bit;
-   transformed outputs up to ``PROBA_ATOL``; identical labels), and like the
-   pure-Python reference predictor;
+1. ``from_lightgbm(m)`` predicts like ``m`` (raw scores, transformed outputs
+   and labels bit for bit), and like the pure-Python reference predictor;
 2. ``to_lightgbm(from_lightgbm(m))`` predicts identically to ``m`` (and writes
    the same trees);
 3. after collapsing random internal nodes, the exported model predicts like
@@ -26,10 +25,6 @@ from bandit_tree_tools.interop import _lightgbm_text  # noqa: E402
 from bandit_tree_tools.interop.lightgbm import LIGHTGBM_ZERO, from_lightgbm, to_lightgbm  # noqa: E402
 from tests.optional import lgb  # noqa: E402
 from tests.oracles.tree import reference_predict_raw  # noqa: E402
-
-# LightGBM and numpy may call different exp implementations (C library vs
-# numpy's vectorised one); on x86-64 they have agreed exactly so far.
-PROBA_ATOL = 1e-15
 
 KINDS = (
     "binary",
@@ -140,14 +135,11 @@ def our_outputs(ensemble, P, like):
     return raw, ensemble.predict(P).reshape(len(P), -1), None
 
 
-def assert_same_predictions(ours, native, exact_transform=False):
+def assert_same_predictions(ours, native):
     raw, transformed, labels = ours
     native_raw, native_transformed, native_labels = native
     np.testing.assert_array_equal(raw, native_raw)
-    if exact_transform:
-        np.testing.assert_array_equal(transformed, native_transformed)
-    else:
-        np.testing.assert_allclose(transformed, native_transformed, rtol=0, atol=PROBA_ATOL)
+    np.testing.assert_array_equal(transformed, native_transformed)
     if native_labels is not None:
         np.testing.assert_array_equal(labels, native_labels)
 
@@ -203,7 +195,7 @@ def test_exactness_contract(
     exported_booster = exported if wrapper is False else exported.booster_
     original_booster = model if wrapper is False else model.booster_
     assert tree_section(exported_booster.model_to_string()) == tree_section(original_booster.model_to_string())
-    assert_same_predictions(native_outputs(exported, P, ensemble), native, exact_transform=True)
+    assert_same_predictions(native_outputs(exported, P, ensemble), native)
 
     # (3) after collapsing random internal nodes, native and ours agree
     collapsed = btt.collapse(ensemble, random_internal_nodes(rng, ensemble))

@@ -18,7 +18,6 @@ from bandit_tree_tools.interop._lightgbm_text import parse_model_string  # noqa:
 from bandit_tree_tools.interop.lightgbm import LIGHTGBM_ZERO, from_lightgbm, to_lightgbm  # noqa: E402
 from bandit_tree_tools.tree import Ensemble, Source, make_tree  # noqa: E402
 from tests.interop.test_lightgbm import (  # noqa: E402
-    PROBA_ATOL,
     assert_same_predictions,
     lightgbm_thresholds,
     native_outputs,
@@ -175,7 +174,7 @@ def test_sigmoid_parameter_becomes_link_scale():
     model, X = train("binary", np.random.default_rng(4), wrapper=True, sigmoid=0.5)
     ensemble = from_lightgbm(model)
     assert ensemble.link == "sigmoid" and ensemble.link_scale == 0.5
-    np.testing.assert_allclose(ensemble.predict_proba(X), model.predict_proba(X), rtol=0, atol=PROBA_ATOL)
+    np.testing.assert_array_equal(ensemble.predict_proba(X), model.predict_proba(X))
 
 
 def test_rf_averages_and_exp_link():
@@ -186,7 +185,7 @@ def test_rf_averages_and_exp_link():
     poisson, X = train("poisson", np.random.default_rng(6), wrapper=True)
     ensemble = from_lightgbm(poisson)
     assert ensemble.link == "exp"
-    np.testing.assert_allclose(ensemble.predict(X), poisson.predict(X), rtol=PROBA_ATOL, atol=0)
+    np.testing.assert_array_equal(ensemble.predict(X), poisson.predict(X))
 
 
 def test_early_stopping_imports_best_iteration_by_default():
@@ -220,7 +219,7 @@ def test_pandas_categorical_columns_and_column_checks():
     ensemble = btt.from_model(model)
     assert list(ensemble.feature_names_in_) == ["colour", "size", "weight"]
     assert any(tree.is_categorical.any() for tree in ensemble.trees)
-    np.testing.assert_allclose(ensemble.predict_proba(frame), model.predict_proba(frame), rtol=0, atol=PROBA_ATOL)
+    np.testing.assert_array_equal(ensemble.predict_proba(frame), model.predict_proba(frame))
     np.testing.assert_array_equal(ensemble.predict(frame), model.predict(frame))
     exported = btt.to_model(btt.collapse(ensemble, {0: [1]}))
     assert exported.booster_.pandas_categorical == model.booster_.pandas_categorical
@@ -243,7 +242,7 @@ def test_exported_wrapper_predicts_pickles_and_saves(tmp_path):
     assert type(exported) is lgb.LGBMClassifier and exported is not model
     assert exported.booster_ is not model.booster_
     np.testing.assert_array_equal(exported.classes_, model.classes_)
-    np.testing.assert_allclose(exported.predict_proba(X), collapsed.predict_proba(X), rtol=0, atol=PROBA_ATOL)
+    np.testing.assert_array_equal(exported.predict_proba(X), collapsed.predict_proba(X))
     reloaded = pickle.loads(pickle.dumps(exported))
     np.testing.assert_array_equal(reloaded.predict_proba(X), exported.predict_proba(X))
     exported.booster_.save_model(tmp_path / "model.txt")
