@@ -78,20 +78,20 @@ def _native_models(small_regression=False):
 
 
 def _exp_link_models():
-    """(model, "classes" or "counts") of the installed boosting libraries whose
-    links take the C library's exp: a 3-class classifier and a Poisson regressor."""
-    models = []
+    """(3-class classifiers, Poisson regressors) of the installed boosting
+    libraries, as ``_native_models``: their links take the C library's exp."""
+    classifiers, regressors = [], []
     if find_spec("lightgbm") is not None:
         import lightgbm
 
-        models.append((lightgbm.LGBMClassifier(n_estimators=3, num_leaves=7, verbose=-1), "classes"))
-        models.append((lightgbm.LGBMRegressor(objective="poisson", n_estimators=3, num_leaves=7, verbose=-1), "counts"))
+        classifiers.append(lightgbm.LGBMClassifier(n_estimators=3, num_leaves=7, verbose=-1))
+        regressors.append(lightgbm.LGBMRegressor(objective="poisson", n_estimators=3, num_leaves=7, verbose=-1))
     if find_spec("xgboost") is not None:
         import xgboost
 
-        models.append((xgboost.XGBClassifier(n_estimators=3, max_depth=3), "classes"))
-        models.append((xgboost.XGBRegressor(objective="count:poisson", n_estimators=3, max_depth=3), "counts"))
-    return models
+        classifiers.append(xgboost.XGBClassifier(n_estimators=3, max_depth=3))
+        regressors.append(xgboost.XGBRegressor(objective="count:poisson", n_estimators=3, max_depth=3))
+    return classifiers, regressors
 
 
 def _predict():
@@ -110,9 +110,11 @@ def _predict():
                     ensemble.predict_proba(rows)
     # LightGBM's and XGBoost's softmax and exp links take the C library's exp, in a kernel (tree._links)
     X, y = _tiny()
-    classes, counts = y + (X[:, 0] > 0), np.round(np.abs(X[:, 1]) * 3)
-    for model, target in _exp_link_models():
-        from_model(model.fit(X, classes if target == "classes" else counts)).predict(X)
+    classifiers, regressors = _exp_link_models()
+    for model in classifiers:
+        from_model(model.fit(X, y + (X[:, 0] > 0))).predict(X)
+    for model in regressors:
+        from_model(model.fit(X, np.round(np.abs(X[:, 1]) * 3))).predict(X)
 
 
 def _prune():

@@ -57,9 +57,7 @@ def test_links_are_bit_for_bit_on_many_rows(name, make, probabilities):
     assert ensemble.link_exp == ("numpy" if name.startswith("histgb") else "libm")
     if probabilities:
         np.testing.assert_array_equal(ensemble.predict_proba(X), model.predict_proba(X))
-        np.testing.assert_array_equal(ensemble.predict(X), model.predict(X))
-    else:
-        np.testing.assert_array_equal(ensemble.predict(X), model.predict(X))
+    np.testing.assert_array_equal(ensemble.predict(X), model.predict(X))
     exported = btt.to_model(ensemble)  # the export takes its library's exp again
     prediction = exported.predict_proba(X) if probabilities else exported.predict(X)
     np.testing.assert_array_equal(prediction, ensemble.predict_proba(X) if probabilities else ensemble.predict(X))
