@@ -17,6 +17,14 @@ def label_rule(objective: str) -> str:
     return "raw>0" if objective == "multi:softmax" else "proba"
 
 
+def link_exp(objective: str) -> str:
+    """Whose ``exp`` the probabilities take (``Ensemble.link_exp``): XGBoost's own
+    (the C library's) for every objective but ``multi:softmax``, whose booster
+    predicts labels and whose wrapper's ``predict_proba`` takes scipy's softmax of
+    the float32 margins (numpy's)."""
+    return "numpy" if objective == "multi:softmax" else "libm"
+
+
 def check_exportable(ensemble: Ensemble, payload) -> None:
     if ensemble.source.library != "xgboost" or payload is None or payload.header is None:
         raise ConversionError(
@@ -28,7 +36,7 @@ def check_exportable(ensemble: Ensemble, payload) -> None:
         ("input_dtype", "float32"),
         ("aggregation", "sum"),
         ("label_rule", label_rule(payload.objective)),
-        ("link_exp", "libm"),
+        ("link_exp", link_exp(payload.objective)),
     ):
         if getattr(ensemble, name) != expected:
             raise ConversionError(

@@ -40,7 +40,9 @@ How XGBoost's facts map into the common format
   as XGBoost computes them: in float32 with the C library's ``expf``
   (``Ensemble.link_exp = "libm"``), the softmax's float32 exponentials summed
   in double and divided by that sum in float32, a binary model's other class
-  ``1 - p`` in float32: bit for bit.
+  ``1 - p`` in float32: bit for bit. A ``multi:softmax`` booster predicts
+  labels; its wrapper's ``predict_proba`` takes scipy's softmax of the float32
+  margins, and so does the import (``link_exp = "numpy"``).
 * ``cover``: ``sum_hessian`` -> ``weighted_n_node_samples``; ``loss_changes``
   -> ``gain``; ``n_node_samples`` is unknown (-1).
 * DART: ``weight_drop`` -> ``tree_scale`` (XGBoost multiplies each float32
@@ -92,7 +94,7 @@ from . import _xgboost_ubjson as ubjson
 from ._native_errors import first_line
 from ._payload import XGBoostPayload, payload_of, with_payload
 from ._xgboost_base_score import parse_base_score, to_margin
-from ._xgboost_document import check_exportable, label_rule, model_document, set_num_trees
+from ._xgboost_document import check_exportable, label_rule, link_exp, model_document, set_num_trees
 from ._xgboost_trees import read_trees
 
 # objective -> (task, link, how the stored base_score becomes a margin)
@@ -349,7 +351,7 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         split_rule="lt",
         input_dtype="float32",
         accumulate_float32=True,
-        link_exp="libm",
+        link_exp=link_exp(outputs.objective),
         feature_categories=record.training_categories,
         label_rule=label_rule(outputs.objective),
     )

@@ -134,8 +134,9 @@ class Ensemble:
         where the probabilities tie while the raw scores do not.
     link_exp : {"numpy", "libm"}
         Whose ``exp`` the softmax and exp links take, as the source library
-        does: numpy's vectorised one ("numpy": scikit-learn) or the C
-        library's ("libm": LightGBM, XGBoost). They differ in the last bit
+        does: numpy's vectorised one ("numpy": scikit-learn, and XGBoost's
+        ``multi:softmax``, whose probabilities are its wrapper's scipy
+        softmax) or the C library's ("libm": LightGBM, XGBoost). They differ in the last bit
         of a few percent of values (``tree/_links.py``).
     feature_categories : tuple or None
         Per feature, the category values seen in training (a tuple) or None.
