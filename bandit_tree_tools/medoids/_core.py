@@ -185,6 +185,23 @@ def check_rows(X, *, what="X") -> np.ndarray:
     return array
 
 
+def check_finite_loss(loss: float, metric: Metric, X: np.ndarray) -> None:
+    """Refuse a fit whose sum of distances to the medoids is not finite: a
+    user's metric (or matrix) gave a non-finite distance, or finite rows
+    overflow float64 in a built-in metric's arithmetic (the medoids chosen
+    among infinite distances would mean nothing)."""
+    if math.isfinite(loss):
+        return
+    if metric.code in (CALLABLE, PRECOMPUTED):
+        cause = "it must return finite values"
+    else:
+        cause = (
+            f"X's values (largest magnitude {float(np.max(np.abs(X))):.3g}) overflow float64 in its arithmetic; "
+            "scale X first (for example with sklearn.preprocessing.StandardScaler)"
+        )
+    raise DataError(f"the metric {metric.name!r} returned non-finite distances: {cause}")
+
+
 def check_n_clusters(n_clusters, n_samples: int) -> int:
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)):
         raise ParameterError(f"n_clusters must be an integer >= 1, got {n_clusters!r}")

@@ -11,7 +11,15 @@ from sklearn.utils.validation import check_is_fitted
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, seed_from
 from ..exceptions import DataError
-from ._core import ALGORITHMS, check_confidence, check_n_clusters, check_rows, distances_to, fit_medoids
+from ._core import (
+    ALGORITHMS,
+    check_confidence,
+    check_finite_loss,
+    check_n_clusters,
+    check_rows,
+    distances_to,
+    fit_medoids,
+)
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
 try:  # scikit-learn >= 1.6
@@ -94,7 +102,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         ``algorithm`` or ``metric``, ...).
     DataError
         In ``fit``, for bad data (NaN, more clusters than rows, a
-        precomputed matrix that is not a distance matrix).
+        precomputed matrix that is not a distance matrix, values whose
+        distances overflow float64).
 
     Examples
     --------
@@ -200,8 +209,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self.cluster_centers_ = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()
         self.labels_ = np.argmin(distances, axis=1).astype(np.int64)
         self.inertia_ = float(np.min(distances, axis=1).sum())
-        if not math.isfinite(self.inertia_):
-            raise DataError(f"the metric {metric.name!r} returned non-finite distances; it must return finite values")
+        check_finite_loss(self.inertia_, metric, X)
         self.n_iter_ = result.n_iter
         self.n_distance_calls_ = result.n_distance_calls
         self.algorithm_ = result.algorithm

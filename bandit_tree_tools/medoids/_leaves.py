@@ -10,7 +10,7 @@ import numpy as np
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
-from ._core import ALGORITHMS, check_rows, distances_to, fit_medoids
+from ._core import ALGORITHMS, check_finite_loss, check_rows, distances_to, fit_medoids
 from ._distances import resolve_metric
 
 
@@ -413,7 +413,8 @@ def leaf_medoids(
         ``tree`` is not a tree of the model, or ``leaves`` holds a node that
         is not one of its leaves.
     DataError
-        ``X`` does not fit the model or holds NaN or infinity.
+        ``X`` does not fit the model, holds NaN or infinity, or gives
+        non-finite distances (values too large for the metric's arithmetic).
 
     Examples
     --------
@@ -477,6 +478,7 @@ def leaf_medoids(
             joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
         )
     outputs = joblib.Parallel(n_jobs=n_jobs)(jobs)
+    check_finite_loss(sum(output[2] for output in outputs), resolve_metric(metric, p), values)
     result = LeafMedoids(
         tree=int(tree),
         medoids={},

@@ -104,6 +104,8 @@ def test_bad_input_is_explained():
         btt.KMedoids(2).fit(np.where(np.arange(90).reshape(30, 3) == 4, np.nan, X))
     with pytest.raises(ValueError, match="infinity|inf"):
         btt.KMedoids(2).fit(np.where(np.arange(90).reshape(30, 3) == 4, np.inf, X))
+    with pytest.raises(DataError, match=r"overflow float64.*scale X first"):  # finite, but their squares are not
+        btt.KMedoids(2).fit(X * 1e200)
     with pytest.raises(DataError, match="n_clusters=31 is larger than the number of samples, n_samples=30"):
         btt.KMedoids(31).fit(X)
     with pytest.raises(ParameterError, match=r"n_clusters of KMedoids must be an int in \[1, inf\], got 0"):

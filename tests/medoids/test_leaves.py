@@ -69,6 +69,8 @@ def test_bad_leaf_ids_and_inputs(digits_tree):
     bad[3, 5] = np.nan
     with pytest.raises(DataError, match="NaN or infinity"):
         btt.leaf_medoids(model, bad)
+    with pytest.raises(DataError, match=r"overflow float64.*scale X first"):  # finite rows, infinite distances
+        btt.leaf_medoids(model, X * 1e200)
     with pytest.raises(ParameterError, match="unknown metric"):
         btt.leaf_medoids(model, X, metric="hamming")
     with pytest.raises(ParameterError, match="precomputed"):
