@@ -1,6 +1,5 @@
 """The scikit-learn estimator: :class:`KMedoids`."""
 
-import math
 import warnings
 
 import numpy as np
