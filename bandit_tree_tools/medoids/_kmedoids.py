@@ -197,6 +197,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
                 f"the metric {metric.name!r} returned a negative distance ({float(distances[row, column]):.6g}, "
                 f"between rows {int(row)} and {int(result.medoids[column])}); k-medoids needs distances >= 0"
             )
+        inertia = float(np.min(distances, axis=1).sum())
+        check_finite_loss(inertia, metric, X)  # before any fitted attribute is set
         if not result.converged:
             warnings.warn(
                 f"KMedoids ({result.algorithm}) stopped after max_iter={self.max_iter} before converging; "
@@ -207,8 +209,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self.medoid_indices_ = result.medoids.astype(np.int64)
         self.cluster_centers_ = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()
         self.labels_ = np.argmin(distances, axis=1).astype(np.int64)
-        self.inertia_ = float(np.min(distances, axis=1).sum())
-        check_finite_loss(self.inertia_, metric, X)
+        self.inertia_ = inertia
         self.n_iter_ = result.n_iter
         self.n_distance_calls_ = result.n_distance_calls
         self.algorithm_ = result.algorithm
