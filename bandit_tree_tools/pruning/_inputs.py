@@ -95,8 +95,9 @@ UNJUDGED_OBJECTIVES = {
     "ranking": "its scores order the rows of each query, and pruning has no ranking metric: it would judge the scores "
     "as predictions of the relevance labels",
     "survival": "its predictions are hazard ratios, which pruning's metrics cannot compare with survival times",
-    "margin": "it predicts margins, not probabilities, so pruning would judge it as a regression of the class labels; "
-    "prune a model trained with 'binary:logistic' instead (its probabilities come from the same margins)",
+    "margin": "it predicts margins (raw scores), not probabilities, so pruning would judge it as a regression of "
+    "the class labels; prune a model trained with a probability objective instead ('binary:logistic' in XGBoost; "
+    "'binary' or 'multiclass' in LightGBM, where a classifier's custom objective gives raw scores too)",
 }
 
 

@@ -190,8 +190,9 @@ def prune(
         Validation rows that cannot measure the metric at the tolerance.
     UnsupportedModelError
         A model whose training objective the metrics cannot judge:
-        quantile regression, ranking, survival, XGBoost's
-        ``binary:logitraw`` (see ``pruning._inputs.UNJUDGED_OBJECTIVES``).
+        quantile regression, ranking, survival, margins (XGBoost's
+        ``binary:logitraw``, a LightGBM classifier's custom objective; see
+        ``pruning._inputs.UNJUDGED_OBJECTIVES``).
 
     Warns
     -----

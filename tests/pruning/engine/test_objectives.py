@@ -1,7 +1,8 @@
 """Pruning by the model's training objective: what it cannot judge is
-refused (quantiles, rankings, survival, margins), regression through the
-sigmoid is pruned by log-loss, one sigmoid per class by each class's own
-log-loss, and XGBoost's parallel trees stay whole iterations on export."""
+refused (quantiles, rankings, survival, margins, a classifier's custom
+objective), regression through the sigmoid is pruned by log-loss, one
+sigmoid per class by each class's own log-loss, and XGBoost's parallel trees
+stay whole iterations on export."""
 
 import numpy as np
 import pytest
@@ -90,7 +91,18 @@ def unjudged_models(X, score, rng):
             "hazard ratios",
         ),
         (xgboost("binary:logitraw", X, labels), "binary:logitraw", "binary:logistic"),
+        (
+            lgb.LGBMClassifier(objective=logistic_gradients, n_estimators=10, num_leaves=7, verbose=-1).fit(X, labels),
+            "custom",
+            "raw scores",
+        ),
     ]
+
+
+def logistic_gradients(labels, raw):
+    """A custom objective: log-loss's gradients and hessians (LightGBM's classifier then predicts raw scores)."""
+    p = 1.0 / (1.0 + np.exp(-raw))
+    return p - labels, p * (1.0 - p)
 
 
 def test_objectives_pruning_cannot_judge_are_refused_by_every_method(data):
