@@ -481,13 +481,13 @@ def training_objective(ensemble: Ensemble) -> tuple:
     """``(name, family)`` of the model string's objective (``Adapter.objective``;
     "custom" for a custom objective, whose family follows the task, or is
     "margin" for an ``LGBMClassifier``: its raw scores are what it predicts)."""
+    from sklearn.base import is_classifier
+
     payload = payload_of(ensemble.source, LightGBMPayload)
     if payload is None:  # built by hand: nothing recorded
         return "", ensemble.task
     line = dict(payload.header).get("objective")
     name = line.split()[0] if line else "custom"
-    from sklearn.base import is_classifier
-
     if name == "custom" and payload.template is not None and is_classifier(payload.template):
         return name, "margin"  # its predict_proba gives raw scores, as the booster does
     family = {"quantile": "quantile", "lambdarank": "ranking", "rank_xendcg": "ranking"}.get(name, ensemble.task)
