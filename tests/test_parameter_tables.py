@@ -38,6 +38,13 @@ FUNCTIONS = (
     "optimal_categorical_tree",
 )
 
+# the panels' named parameters; their data (models, rows, names, results) are checked where they are read
+PANELS = {
+    "TreeView": {"model_or_ensemble", "X", "y", "feature_names", "after"},
+    "MedoidPanel": {"model", "X", "feature_names", "y", "medoids"},
+    "PruningPanel": {"model", "X_val", "y_val", "prune_params"},
+}
+
 
 def _invalid_values(constraints) -> list:
     return [value for value in CANDIDATES if not any(_accepts(constraint, value) for constraint in constraints)][:3]
@@ -52,6 +59,7 @@ def _cases(tables):
 
 FUNCTION_CASES = list(_cases((name, getattr(btt, name)._parameter_constraints) for name in FUNCTIONS))
 ESTIMATOR_CASES = list(_cases((name, getattr(btt, name)._parameter_constraints) for name in ESTIMATORS))
+PANEL_CASES = list(_cases((name, getattr(btt, name)._parameter_constraints) for name in PANELS))
 
 
 def test_every_listed_function_declares_every_parameter_but_its_data():
@@ -67,6 +75,12 @@ def test_every_estimator_declares_every_parameter():
         assert set(estimator._parameter_constraints) == set(estimator.get_params(deep=False)), name
 
 
+def test_every_panel_declares_every_parameter_but_its_data():
+    for name, data in PANELS.items():
+        parameters = set(inspect.signature(getattr(btt, name)).parameters)
+        assert set(getattr(btt, name)._parameter_constraints) | data == parameters, name
+
+
 def test_a_table_that_misses_a_parameter_is_refused_at_definition():
     from bandit_tree_tools._validation import validate_params
 
@@ -80,6 +94,7 @@ def test_a_table_that_misses_a_parameter_is_refused_at_definition():
 def test_the_cases_cover_every_table():
     assert len({case.values[0] for case in FUNCTION_CASES}) == len(FUNCTIONS)
     assert len({case.values[0] for case in ESTIMATOR_CASES}) == len(ESTIMATORS)
+    assert len({case.values[0] for case in PANEL_CASES}) == len(PANELS)
 
 
 @pytest.mark.parametrize(("function", "name", "value"), FUNCTION_CASES)
@@ -96,3 +111,15 @@ def test_an_invalid_value_of_an_estimator_parameter_is_refused_at_fit(estimator,
     y = np.array([0, 1, 1, 0] * 5)
     with pytest.raises(ParameterError, match=f"^{name} of {estimator} must be"):
         getattr(btt, estimator)(**{name: value}).fit(X, y)
+
+
+@pytest.mark.parametrize(("panel", "name", "value"), PANEL_CASES)
+def test_an_invalid_value_of_a_panel_parameter_is_refused_at_construction(panel, name, value):
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=float)
+    y = np.array([0, 1, 1, 0] * 5)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    data = (model, X) if panel == "MedoidPanel" else (model, X, y)
+    with pytest.raises(ParameterError, match=f"^{name} of {panel} must be"):
+        getattr(btt, panel)(*data, **{name: value})

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import Interval, check_params
 from ..exceptions import DataError, NodeError, ParameterError
 from ..medoids import LeafMedoids
 from ..medoids._core import check_rows
+from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS
 from ..tree import check_X
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -23,6 +25,18 @@ from ._common import (
 from ._payload import column
 from ._static_html import error_html, escape, section, table
 from ._tree_view import TreeView
+
+# what each parameter of MedoidPanel accepts: leaf_medoids' rules, None where the panel has a default (the
+# model, X, y, feature_names and medoids are the data; tree and leaf are checked against the model)
+MEDOID_PANEL_CONSTRAINTS = {
+    "n_medoids": [None, *LEAF_MEDOIDS_CONSTRAINTS["n_medoids"]],
+    "tree": [None, Interval(int, 0, None)],
+    "image_shape": [None, "array-like"],
+    "metric": [None, *LEAF_MEDOIDS_CONSTRAINTS["metric"]],
+    "algorithm": LEAF_MEDOIDS_CONSTRAINTS["algorithm"],
+    "random_state": LEAF_MEDOIDS_CONSTRAINTS["random_state"],
+    "leaf": [None, Interval(int, 0, None)],
+}
 
 
 class MedoidGallery(anywidget.AnyWidget):
@@ -82,6 +96,13 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
     leaf : int, optional
         Leaf shown first (default: the leaf with the most rows).
 
+    Raises
+    ------
+    ParameterError
+        At construction, for a parameter outside what its table
+        (``_parameter_constraints``) allows. A model or rows the panel
+        cannot use are shown in the panel instead (``error``).
+
     Examples
     --------
     >>> import bandit_tree_tools as btt
@@ -99,6 +120,8 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
     'ParameterError: these medoids were computed with n_medoids=5, not 3'
     """
 
+    _parameter_constraints = MEDOID_PANEL_CONSTRAINTS
+
     def __init__(
         self,
         model,
@@ -115,6 +138,19 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         medoids=None,
         leaf: int | None = None,
     ):
+        check_params(
+            dict(
+                n_medoids=n_medoids,
+                tree=tree,
+                image_shape=image_shape,
+                metric=metric,
+                algorithm=algorithm,
+                random_state=random_state,
+                leaf=leaf,
+            ),
+            MEDOID_PANEL_CONSTRAINTS,
+            owner="MedoidPanel",
+        )
         super().__init__()
         self.add_class("btt-medoid-panel")
         self.gallery = MedoidGallery()

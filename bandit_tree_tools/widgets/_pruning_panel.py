@@ -9,7 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import Interval, Options, check_params
+from ..bandits import POLICIES
 from ..exceptions import DataError, NotFittedError, ParameterError
+from ..pruning._bandit import CONSTRAINTS as BANDIT_PRUNE_CONSTRAINTS
+from ..pruning._engine._prune import PRUNE_CONSTRAINTS
 from ..pruning._metrics import COUNTS
 from . import _prune_path
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
@@ -37,6 +41,20 @@ def _adapter(ensemble):
 
 
 METHODS = {"bandit": "bandit_prune", "prune": "prune"}
+# what each named parameter of PruningPanel accepts: bandit_prune's and prune's rules where the value goes
+# to them, the policy by name and the seed as an int (the controls hold those)
+PRUNING_PANEL_CONSTRAINTS = {
+    "policy": [Options(POLICIES)],
+    "n_rounds": [None, *BANDIT_PRUNE_CONSTRAINTS["n_rounds"]],
+    "eval_size": BANDIT_PRUNE_CONSTRAINTS["eval_size"],
+    "candidates": BANDIT_PRUNE_CONSTRAINTS["candidates"],
+    "min_depth": BANDIT_PRUNE_CONSTRAINTS["min_depth"],
+    "strategy": BANDIT_PRUNE_CONSTRAINTS["strategy"],
+    "random_state": [Interval(int, 0, 2**32 - 1)],
+    "method": [Options(METHODS)],
+    "tolerance": PRUNE_CONSTRAINTS["tolerance"],
+}
+
 # set by the panel's own controls, not by **prune_params
 _CONTROLLED = {
     "bandit": ("model", "X_val", "y_val", "policy", "callback"),
@@ -78,13 +96,16 @@ def _check_method(method) -> str:
         )
         return "prune"
     if method not in METHODS:
-        raise ParameterError(f"method must be 'bandit' (btt.bandit_prune) or 'prune' (btt.prune), got {method!r}")
+        raise ParameterError(
+            f"method of PruningPanel must be 'bandit' (btt.bandit_prune) or 'prune' (btt.prune), got {method!r}"
+        )
     return method
 
 
 def _check_keywords(method: str, prune_params: dict) -> None:
-    """Refuse, at construction, a keyword the pruning function does not take
-    (else the mistake shows only when Start is pressed)."""
+    """Refuse, at construction, a keyword the pruning function does not take,
+    or a value it does not accept (else the mistake shows only when Start is
+    pressed)."""
     import difflib
     import inspect
 
@@ -113,6 +134,9 @@ def _check_keywords(method: str, prune_params: dict) -> None:
                 f"PruningPanel(method={method!r}) got an unexpected keyword {name!r}: btt.{METHODS[method]} "
                 f"takes {', '.join(sorted(accepted))}{hint}"
             )
+    table = function._parameter_constraints
+    given = {name: value for name, value in prune_params.items() if name in table}  # not the data (X_train, ...)
+    check_params(given, table, owner=f"PruningPanel(method={method!r})")
 
 
 class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
@@ -162,6 +186,13 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         An unexpected error of the last run (a bug: the panel shows it with
         its traceback); the project's own errors are only messages.
 
+    Raises
+    ------
+    ParameterError
+        At construction, for a parameter outside what its table
+        (``_parameter_constraints``) allows. A model or rows the panel
+        cannot use are shown in the panel instead (``error``).
+
     Examples
     --------
     Run the pruning from Python (a notebook shows the panel and its Start
@@ -182,6 +213,8 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     'pruned_model.joblib'
     """
 
+    _parameter_constraints = PRUNING_PANEL_CONSTRAINTS
+
     def __init__(
         self,
         model,
@@ -199,7 +232,22 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         tolerance: float = 0.005,
         **prune_params,
     ):
-        method = _check_method(method)
+        method = _check_method(method)  # first: "compress" is the former name of "prune"
+        check_params(
+            dict(
+                policy=policy,
+                n_rounds=n_rounds,
+                eval_size=eval_size,
+                candidates=candidates,
+                min_depth=min_depth,
+                strategy=strategy,
+                random_state=random_state,
+                method=method,
+                tolerance=tolerance,
+            ),
+            PRUNING_PANEL_CONSTRAINTS,
+            owner="PruningPanel",
+        )
         _check_keywords(method, prune_params)
         super().__init__()
         self.add_class("btt-pruning-panel")

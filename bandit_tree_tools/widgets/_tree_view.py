@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import Interval, Options, check_params
 from ..exceptions import DataError, NodeError, ParameterError
 from ..tree import Ensemble
 from . import _payload
@@ -21,6 +22,17 @@ from ._common import (
 from ._static_html import error_html, escape, section, tree_svg
 
 COLOR_BY = ("prediction", "impurity", "samples", "data", "none")
+# what each parameter of TreeView accepts (the model and the rows are the data; row and tree are
+# checked against them where they are known)
+TREE_VIEW_CONSTRAINTS = {
+    "row": [Interval(int, -1, None)],
+    "initial_depth": [Interval(int, 0, None)],
+    "color_by": [Options(COLOR_BY)],
+    "height": [None, Interval(int, 1, None)],
+    "title": [None, str],
+    "class_names": [None, "array-like"],
+}
+EXPLAIN_CONSTRAINTS = {"row": [None, Interval(int, 0, None)], "tree": [None, Interval(int, 0, None)]}
 OVERVIEW_METRICS = ("leaves", "depth", "nodes", "contribution")
 
 
@@ -95,6 +107,13 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     error : str
         The message shown when the input could not be used ("" otherwise).
 
+    Raises
+    ------
+    ParameterError
+        At construction, for a parameter outside what its table
+        (``_parameter_constraints``) allows. A model or rows the panel
+        cannot use are shown in the panel instead (``error``).
+
     Examples
     --------
     >>> import bandit_tree_tools as btt
@@ -108,6 +127,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
     >>> btt.TreeView(object()).error  # doctest: +ELLIPSIS
     'UnsupportedModelError: cannot import a builtins.object; ...'
     """
+
+    _parameter_constraints = TREE_VIEW_CONSTRAINTS
 
     selected_node = traitlets.Int(-1)
     selected_tree = traitlets.Int(0)
@@ -128,8 +149,18 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         title: str | None = None,
         class_names=None,
     ):
-        if color_by not in COLOR_BY:
-            raise ParameterError(f"color_by must be one of {', '.join(repr(c) for c in COLOR_BY)}, got {color_by!r}")
+        check_params(
+            dict(
+                row=row,
+                initial_depth=initial_depth,
+                color_by=color_by,
+                height=height,
+                title=title,
+                class_names=class_names,
+            ),
+            TREE_VIEW_CONSTRAINTS,
+            owner="TreeView",
+        )
         super().__init__()
         self.add_class("btt-tree-view")
         self.canvas = TreeCanvas(initial_depth=int(initial_depth), height=0 if height is None else int(height))
@@ -532,6 +563,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         >>> btt.TreeView(model, X, y, class_names=["malignant", "benign"]).explain(0)
         'worst radius 25.38 > 16.795, worst texture 17.33 <= 19.91 → benign (0.53 of 17 training rows)'
         """
+        check_params(dict(row=row, tree=tree), EXPLAIN_CONSTRAINTS, owner="TreeView.explain")
         if self.ensemble is None:
             raise ParameterError(f"this view has no model to explain: {self.error}")
         if self.X is None:

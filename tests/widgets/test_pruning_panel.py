@@ -401,7 +401,9 @@ def test_compress_method_shows_the_note_of_a_search_that_kept_the_whole_model():
 
 def test_unknown_method_is_refused_at_construction(data):
     model, X_val, y_val = data
-    with pytest.raises(btt.ParameterError, match="method must be 'bandit' .* or 'prune' .*, got 'greedy'"):
+    with pytest.raises(
+        btt.ParameterError, match="method of PruningPanel must be 'bandit' .* or 'prune' .*, got 'greedy'"
+    ):
         PruningPanel(model, X_val, y_val, method="greedy")
 
 
@@ -427,6 +429,14 @@ def test_misspelt_keywords_are_refused_at_construction(data, keyword, method, hi
         PruningPanel(model, X_val, y_val, method=method, **{keyword: 1})
     if hint:
         assert f"did you mean '{hint}'" in str(caught.value)
+
+
+def test_values_the_method_refuses_are_refused_at_construction(data):
+    model, X_val, y_val = data
+    with pytest.raises(btt.ParameterError, match=r"^margin of PruningPanel\(method='prune'\) must be"):
+        PruningPanel(model, X_val, y_val, method="prune", margin=-1.0)
+    with pytest.raises(btt.ParameterError, match=r"^reward_threshold of PruningPanel\(method='bandit'\) must be"):
+        PruningPanel(model, X_val, y_val, reward_threshold="high")
 
 
 def test_keywords_of_the_method_are_accepted(data):

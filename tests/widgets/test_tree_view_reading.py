@@ -52,11 +52,13 @@ def test_explain_regression_and_errors(cancer):
         view.explain(9999)
     with pytest.raises(btt.DataError, match="pass X"):
         TreeView(model).explain(0)
+    with pytest.raises(btt.ParameterError, match=r"^row of TreeView.explain must be None or an int in \[0, inf\]"):
+        view.explain(X.iloc[3].to_numpy())  # a row of values, not its index
 
 
 def test_colour_by_an_unknown_name_is_refused(cancer):
     model, X, y = cancer
-    with pytest.raises(btt.ParameterError, match="color_by must be one of 'prediction', .*got 'nope'"):
+    with pytest.raises(btt.ParameterError, match="color_by of TreeView must be one of .*'prediction'.*got 'nope'"):
         TreeView(model, X, y, color_by="nope")
 
 
