@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import ParameterError
 from ..tsdt._compare import COLUMNS, VARIANT_TITLES
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
 from ._static_html import error_html, escape, number, section
@@ -91,6 +92,12 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         :func:`compare_trees`' table ("optimistic TSDT", "Fast-TSDT" or
         "TSDT", from its ``variant``) and "your tree".
 
+    Raises
+    ------
+    ParameterError
+        ``titles`` that are not two strings. A model or table the panel
+        cannot use is shown in the panel instead (``error``).
+
     Examples
     --------
     >>> import bandit_tree_tools as btt
@@ -106,6 +113,12 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
     """
 
     def __init__(self, tsdt, model=None, *, table=None, X=None, y=None, titles=None):
+        if titles is not None and not (
+            isinstance(titles, (tuple, list)) and len(titles) == 2 and all(isinstance(title, str) for title in titles)
+        ):
+            raise ParameterError(
+                f"titles of ComparisonPanel must be None or two str (the TSDT tree's, then the other's), got {titles!r}"
+            )
         super().__init__()
         self.add_class("btt-comparison-panel")
         self.error_box = ErrorBox()

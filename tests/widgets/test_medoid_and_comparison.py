@@ -238,6 +238,9 @@ def test_comparison_panel_bad_input(monk1):
     assert "table must be the DataFrame" in panel.error
     assert panel.views == []
     assert "UnsupportedModelError" in panel._repr_mimebundle_()["text/html"]
+    for titles in (5, ("one",), ("one", 2)):
+        with pytest.raises(btt.ParameterError, match="^titles of ComparisonPanel must be None or two str"):
+            ComparisonPanel("not a model", titles=titles)
 
 
 def test_tsdt_tree_is_drawn_multiway():
