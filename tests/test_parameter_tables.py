@@ -1,6 +1,6 @@
-"""Every constraint of every public function and estimator is enforced: for
-each parameter, values that none of its constraints accepts raise
-ParameterError naming the parameter, before any work is done. The cases are
+"""Every constraint of every public function, estimator and panel is
+enforced: for each parameter, values that none of its constraints accepts
+raise ParameterError naming the parameter, before any work is done. The cases are
 generated from the tables themselves, so a new parameter is covered the day
 it is declared."""
 
