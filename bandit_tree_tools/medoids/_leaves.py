@@ -442,7 +442,7 @@ def leaf_medoids(
         raise NodeError(f"tree must be an index in [0, {ensemble.n_trees}), got {tree!r}")
     if isinstance(metric, str) and metric.lower() == "precomputed":
         raise ParameterError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
-    resolve_metric(metric, p)  # fail early, with the metric's own message
+    resolved = resolve_metric(metric, p)  # early, with the metric's own message
     generator = check_random_state(random_state)
     arrays = ensemble.trees[tree]
     all_leaves = np.flatnonzero(arrays.children_left == -1)
@@ -478,7 +478,7 @@ def leaf_medoids(
             joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
         )
     outputs = joblib.Parallel(n_jobs=n_jobs)(jobs)
-    check_finite_loss(sum(output[2] for output in outputs), resolve_metric(metric, p), values)
+    check_finite_loss(sum(output[2] for output in outputs), resolved, values)
     result = LeafMedoids(
         tree=int(tree),
         medoids={},
@@ -486,7 +486,7 @@ def leaf_medoids(
         loss={},
         n_samples={},
         prototypes={},
-        metric=metric if isinstance(metric, str) else resolve_metric(metric, p).name,
+        metric=metric if isinstance(metric, str) else resolved.name,
         feature_names=ensemble.feature_names_in_,
         n_medoids=int(n_medoids),
         p=float(p),

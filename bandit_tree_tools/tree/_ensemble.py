@@ -136,8 +136,9 @@ class Ensemble:
         Whose ``exp`` the softmax and exp links take, as the source library
         does: numpy's vectorised one ("numpy": scikit-learn, and XGBoost's
         ``multi:softmax``, whose probabilities are its wrapper's scipy
-        softmax) or the C library's ("libm": LightGBM, XGBoost). They differ in the last bit
-        of a few percent of values (``tree/_links.py``).
+        softmax) or the C library's ("libm": LightGBM, XGBoost). They
+        differ in the last bit of a few percent of values
+        (``tree/_links.py``).
     feature_categories : tuple or None
         Per feature, the category values seen in training (a tuple) or None.
         A pandas categorical column of X is then coded by value against them,
