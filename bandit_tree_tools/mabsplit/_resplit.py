@@ -9,7 +9,7 @@ import numpy as np
 from .._plotting import axes_for
 from .._validation import Interval, Options, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
-from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, node_depth
+from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, class_codes, node_depth
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range
@@ -186,17 +186,7 @@ def _encode(ensemble: Ensemble, y, n_rows: int):
             raise DataError("y contains NaN or infinity; drop or impute those rows first")
         check_target_range(values)
         return np.empty(0, dtype=np.int64), values
-    classes = list(ensemble.classes_)
-    lookup = {label: code for code, label in enumerate(classes)}
-    try:
-        codes = np.array([lookup[label] for label in y.tolist()], dtype=np.int64)
-    except (KeyError, TypeError):
-        unknown = sorted({repr(label) for label in y.tolist() if label not in lookup})[:5]
-        hint = " (y looks continuous: is this a regression target?)" if y.dtype.kind == "f" else ""
-        raise DataError(
-            f"y has labels {unknown} that are not classes of the model {classes[:10]}{hint}; resplit keeps the "
-            "model's classes"
-        ) from None
+    codes = class_codes(y, ensemble.classes_, "y")
     return codes, np.empty(0)
 
 

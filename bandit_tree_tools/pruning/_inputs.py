@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.utils.multiclass import type_of_target
 
 from ..exceptions import DataError, UnsupportedModelError
-from ..tree import Ensemble
+from ..tree import Ensemble, class_codes
 
 
 @dataclass(frozen=True)
@@ -64,25 +63,7 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
             )
         return Target(np.full(n_rows, -1, np.int64), values, 0, -1, variance if variance > 0 else 1.0)
     classes = ensemble.classes_
-    try:
-        continuous = type_of_target(y) == "continuous"
-    except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
-        continuous = False
-    if continuous and not np.issubdtype(classes.dtype, np.floating):
-        raise DataError(
-            f"{name} holds continuous values (e.g. {y[0]!r}), but the model is a classifier with classes "
-            f"{classes.tolist()[:10]}; pass class labels, or prune a regression model"
-        )
-    lookup = {label: code for code, label in enumerate(classes.tolist())}
-    # one dict lookup per distinct label (the dict's equality: 1, 1.0 and True are one label)
-    position, distinct = pd.factorize(y)
-    codes = np.array([lookup.get(label, -1) for label in distinct.tolist()] + [-1], dtype=np.int64)[position]
-    if np.any(codes < 0):
-        unknown = sorted({repr(label) for label in np.asarray(y)[codes < 0].tolist()})
-        raise DataError(
-            f"{name} contains labels the model never saw: {', '.join(unknown[:10])}; the model's classes are "
-            f"{classes.tolist()[:20]}. Drop those rows or map them to known labels"
-        )
+    codes = class_codes(y, classes, name)
     positive = 1 if len(classes) == 2 else -1
     return Target(codes, np.zeros(n_rows), len(classes), positive, 1.0)
 

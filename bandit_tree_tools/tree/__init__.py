@@ -19,6 +19,7 @@ from ._arrays import (
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
+from ._input import class_codes
 from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "TreeArrays",
     "averaged_ensemble",
     "check_X",
+    "class_codes",
     "check_ensemble",
     "check_node_ids",
     "check_node_map",

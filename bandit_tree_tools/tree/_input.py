@@ -1,12 +1,15 @@
 """Input rows: ``check_X`` turns arrays, pandas frames and scipy sparse
 matrices into the C-contiguous float array the routing engine reads, the way
-the source library reads them."""
+the source library reads them; ``class_codes`` turns a classifier's labels
+into the positions of its classes."""
 
 import re
 import warnings
 import weakref
 
 import numpy as np
+import pandas as pd
+from sklearn.utils.multiclass import type_of_target
 
 from ..exceptions import DataError
 
@@ -78,6 +81,34 @@ def check_X(
         )
     with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
         return np.ascontiguousarray(array, dtype=target)
+
+
+def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarray:
+    """The position of each label of the 1-D ``y`` among a classifier's
+    ``classes`` (int64). Labels compare as Python values do (1, 1.0 and True
+    are one label). Raises DataError for continuous values given to a
+    classifier whose classes are not floats, and for labels not among the
+    classes; error messages call ``y`` ``name``."""
+    try:
+        continuous = type_of_target(y) == "continuous"
+    except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
+        continuous = False
+    if continuous and not np.issubdtype(classes.dtype, np.floating):
+        raise DataError(
+            f"{name} holds continuous values (e.g. {y[0]!r}), but the model is a classifier with classes "
+            f"{classes.tolist()[:10]}; pass class labels, or use a regression model"
+        )
+    lookup = {label: code for code, label in enumerate(classes.tolist())}
+    # one dict lookup per distinct label
+    position, distinct = pd.factorize(y)
+    codes = np.array([lookup.get(label, -1) for label in distinct.tolist()] + [-1], dtype=np.int64)[position]
+    if np.any(codes < 0):
+        unknown = sorted({repr(label) for label in np.asarray(y)[codes < 0].tolist()})
+        raise DataError(
+            f"{name} contains labels the model never saw: {', '.join(unknown[:10])}; the model's classes are "
+            f"{classes.tolist()[:20]}. Drop those rows or map them to known labels"
+        )
+    return codes
 
 
 def _is_sparse(X) -> bool:

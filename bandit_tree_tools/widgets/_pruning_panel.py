@@ -11,9 +11,10 @@ import numpy as np
 
 from .._validation import Interval, Options, check_params
 from ..bandits import POLICIES
-from ..exceptions import DataError, NotFittedError, ParameterError
+from ..exceptions import NotFittedError, ParameterError
 from ..pruning._bandit import CONSTRAINTS as BANDIT_PRUNE_CONSTRAINTS
 from ..pruning._engine._prune import PRUNE_CONSTRAINTS
+from ..pruning._inputs import check_target
 from ..pruning._metrics import COUNTS
 from . import _prune_path
 from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
@@ -264,13 +265,10 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         messages = [error] if error else []
         if self.ensemble is not None:
             try:
-                self.X_val = self.ensemble.check_X(X_val)
+                self.X_val = self.ensemble.check_X(X_val, "X_val")
                 self.y_val = np.asarray(y_val)
-                if self.y_val.ndim != 1 or self.y_val.shape[0] != self.X_val.shape[0]:
-                    raise DataError(
-                        f"y_val must be 1-D with one value per row of X_val ({self.X_val.shape[0]}), "
-                        f"got shape {self.y_val.shape}"
-                    )
+                # the checks Start's method makes, before Start: labels the model never saw, NaN, ...
+                check_target(self.ensemble, self.y_val, self.X_val.shape[0], "y_val")
             except USER_ERRORS as failure:
                 messages.append(describe_error(failure))
                 self.X_val = self.y_val = None

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import Interval, Options, check_params
 from ..exceptions import DataError, NodeError, ParameterError
-from ..tree import Ensemble
+from ..tree import Ensemble, class_codes
 from . import _payload
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -226,9 +226,12 @@ class TreeView(StaticFallback, ipywidgets.VBox):
                 self._messages.append(
                     f"y must be 1-D with one value per row of X ({self.X.shape[0]}), got shape {y.shape}; y is ignored"
                 )
-            elif self.ensemble.task == "classification" and not np.isin(y, self.ensemble.classes_).all():
-                unknown = np.setdiff1d(y, self.ensemble.classes_)[:5]
-                self._messages.append(f"y has labels the model does not know: {list(unknown)}; y is ignored")
+            elif self.ensemble.task == "classification":
+                try:
+                    class_codes(y, self.ensemble.classes_)
+                    self.y = y
+                except DataError as error:
+                    self._messages.append(f"{error}; y is ignored")
             else:
                 self.y = y
 

@@ -137,7 +137,7 @@ def test_bad_nodes_and_targets_are_explained(data, small_tree):
     forest = RandomForestRegressor(n_estimators=2, max_depth=2).fit(X[:100], y[:100])
     with pytest.raises(NodeError, match="pass nodes as a dict"):
         btt.resplit(forest, X, y, nodes=[0])
-    with pytest.raises(DataError, match="not classes of the model.*continuous"):
+    with pytest.raises(DataError, match="y holds continuous values.*pass class labels"):
         btt.resplit(small_tree, X, X[:, 0])
     with pytest.raises(ParameterError, match="batch_size of resplit must be an int in"):
         btt.resplit(small_tree, X, y, batch_size=0)

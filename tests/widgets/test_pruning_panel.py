@@ -313,10 +313,14 @@ def test_bad_input_is_shown_not_raised(data):
     assert panel.error.startswith("UnsupportedModelError")
     assert panel.start_button.disabled and not panel.start()
     panel = PruningPanel(model, X_val.to_numpy()[:, :5], y_val)
-    assert "DataError: X has 5 features, but the model was trained on 30" in panel.error
+    assert "DataError: X_val has 5 features, but the model was trained on 30" in panel.error
     assert panel.start_button.disabled
     panel = PruningPanel(model, X_val, y_val[:10])
-    assert "one value per row" in panel.error
+    assert "y_val has 10 rows, but X_val has" in panel.error and panel.start_button.disabled
+    # the labels are checked as Start's method checks them, before Start
+    panel = PruningPanel(model, X_val, np.where(np.asarray(y_val) == 1, "yes", "no"))
+    assert "y_val contains labels the model never saw: 'no', 'yes'" in panel.error
+    assert panel.start_button.disabled
     # an error raised inside the run: eval_size larger than the validation set
     panel = PruningPanel(model, X_val, y_val, n_rounds=10, eval_size=10_000)
     panel.start()

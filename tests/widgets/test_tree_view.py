@@ -200,7 +200,7 @@ def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
     view = TreeView(iris_tree, X, y[:10])
     assert "one value per row" in view.error and view.y is None and view.X is not None
     view = TreeView(iris_tree, X, np.full(len(y), 9))
-    assert "labels the model does not know" in view.error
+    assert "labels the model never saw" in view.error
     view = TreeView(iris_tree, X, row=1000)
     assert "row=1000 cannot be shown: X has rows 0..149" in view.error and view.canvas.path == []
     with pytest.raises(Exception, match="row 150 does not exist"):
