@@ -41,36 +41,37 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, help="where to write the pruned model (same format as MODEL)")
     parser.add_argument(
         "--method",
-        default="compress",
-        choices=("compress", "paper"),
-        help="compress: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune",
+        default="prune",
+        type=_method,
+        choices=("prune", "paper"),
+        help="prune: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune",
     )
     parser.add_argument(
         "--tolerance",
         type=float,
         default=0.005,
-        help="compress: how much worse than the unpruned model the pruned one may be on --data "
+        help="prune: how much worse than the unpruned model the pruned one may be on --data "
         "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)",
     )
     parser.add_argument(
         "--margin",
         type=float,
         default=MARGIN,
-        help="compress: standard errors of the validation change the model must stay inside the "
+        help="prune: standard errors of the validation change the model must stay inside the "
         "tolerance by (0: the change itself within it)",
     )
     parser.add_argument(
         "--metric",
         default=None,
         choices=sorted(METRICS),
-        help="compress: balanced_accuracy for classifiers and r2 for regressors by default",
+        help="prune: balanced_accuracy for classifiers and r2 for regressors by default",
     )
     parser.add_argument(
         "--train-data",
         default=None,
-        help="compress: CSV of training rows (same columns) to rank removals and re-fit leaves on",
+        help="prune: CSV of training rows (same columns) to rank removals and re-fit leaves on",
     )
-    parser.add_argument("--n-jobs", type=int, default=-1, help="compress: threads, -1 for every core")
+    parser.add_argument("--n-jobs", type=int, default=-1, help="prune: threads, -1 for every core")
     parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES), help="paper: the bandit policy")
     parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
     parser.add_argument(
@@ -84,6 +85,11 @@ def register(subparsers) -> None:
     parser.add_argument("--strategy", default="rank", choices=STRATEGIES)
     parser.add_argument("--random-state", type=int, default=0)
     parser.set_defaults(func=run)
+
+
+def _method(text: str) -> str:
+    """``--method``: "compress" is the former name of "prune", as in PruningPanel."""
+    return "prune" if text == "compress" else text
 
 
 def _eval_size(text: str):
@@ -193,7 +199,7 @@ def run(args) -> int:
         model = adapter.load(args.model)
         ensemble = from_model(model)
         X, y = read(args.data)
-        if args.method == "compress":
+        if args.method == "prune":
             X_train, y_train = read(args.train_data) if args.train_data else (None, None)
             result = prune(
                 ensemble,
@@ -226,7 +232,7 @@ def run(args) -> int:
     except (BanditTreeToolsError, ValueError, OSError, *native_errors()) as error:
         print(f"bandit-tree-tools prune: error: {first_line(error)}", file=sys.stderr)
         return 1
-    if args.method == "compress":
+    if args.method == "prune":
         print(
             f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
             f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
@@ -239,5 +245,7 @@ def run(args) -> int:
             f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:"
         )
     print(result.metrics.to_string(float_format=lambda v: f"{v:.4f}"))
+    if args.method == "prune":  # how sure the choice is
+        print(result.validation_change.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {args.out}")
     return 0

@@ -78,7 +78,7 @@ def test_xgboost_model(data, capsys, suffix):
     np.testing.assert_array_equal(pruned.predict(matrix), expected.predict(matrix))
 
 
-def test_default_method_is_compress_with_tolerance_metric_and_training_rows(data, capsys):
+def test_default_method_is_prune_with_tolerance_metric_and_training_rows(data, capsys):
     lightgbm = pytest.importorskip("lightgbm")
     X, y, Xv, yv, folder = data
     model = lightgbm.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1).fit(X, y)
@@ -107,6 +107,7 @@ def test_default_method_is_compress_with_tolerance_metric_and_training_rows(data
     output = capsys.readouterr()
     assert status == 0, output.err
     assert "within 0.05 of accuracy" in output.out
+    assert "worst_plausible" in output.out and "held" in output.out  # how sure the choice is
     booster = lightgbm.Booster(model_file=str(folder / "compress.txt"))
     expected = prune(
         booster, Xv, yv, tolerance=0.05, metric="accuracy", X_train=X, y_train=y, random_state=3, progress=False
@@ -126,6 +127,8 @@ def test_default_method_is_compress_with_tolerance_metric_and_training_rows(data
             str(folder / "bad.txt"),
             "--tolerance",
             "-1",
+            "--method",
+            "compress",  # the former name of prune, still taken
         ]
     )
     assert status == 1
