@@ -175,9 +175,11 @@ def check_rows(X, *, what="X") -> np.ndarray:
     if array.ndim != 2:
         raise DataError(f"{what} must be 2-D (n_samples, n_features), got {array.ndim} dimensions")
     if not np.all(np.isfinite(array)):
-        bad = int(np.count_nonzero(~np.isfinite(array)))
+        rows, columns = np.nonzero(~np.isfinite(array))
+        count = f"{rows.size} values, the first" if rows.size > 1 else "1 value"
         raise DataError(
-            f"{what} contains NaN or infinity ({bad} values); distances need finite values: impute or drop them"
+            f"{what} contains NaN or infinity ({count} at row {int(rows[0])}, column {int(columns[0])}); "
+            "distances need finite values: impute or drop them"
         )
     array = np.ascontiguousarray(array)
     if not array.flags.writeable:

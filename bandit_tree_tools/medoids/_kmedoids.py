@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, seed_from
@@ -20,13 +20,6 @@ from ._core import (
     fit_medoids,
 )
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-
-    def _validate_data(estimator, X, **kwargs):
-        return estimator._validate_data(X, **kwargs)
 
 
 class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -172,7 +165,8 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Choose the medoids among the rows of ``X``."""
         metric, build, swap = self._check_params()
-        X = _validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=1)
+        # NaN and infinity are left to check_rows, whose DataError says what to do
+        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=1, ensure_all_finite=False)
         X = check_rows(X)
         if metric.code == PRECOMPUTED:
             check_precomputed(X)
@@ -221,7 +215,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         For "precomputed", X holds distances to the training rows, (n_samples, n_train)."""
         check_is_fitted(self, "medoid_indices_")
         metric = resolve_metric(self.metric, self.p)
-        X = _validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False, ensure_all_finite=False)
         X = check_rows(X)
         with numba_threads(self.n_jobs):
             if metric.code == PRECOMPUTED:
