@@ -22,7 +22,7 @@ def check_tree_indices(trees, n_trees: int) -> np.ndarray:
     indices = values.astype(np.int64).reshape(-1)
     bad = indices[(indices < 0) | (indices >= n_trees)]
     if bad.size:
-        raise NodeError(f"tree index {int(bad[0])} is out of range: the ensemble has {n_trees} trees")
+        raise NodeError(f"tree index {int(bad[0])} does not exist; the ensemble has trees 0..{n_trees - 1}")
     return indices
 
 

@@ -209,7 +209,7 @@ def test_decision_path_lists_original_ids_in_path_order():
 def test_bad_tree_indices_are_refused():
     ensemble = random_ensemble(np.random.default_rng(3), n_trees=3)
     X = np.zeros((2, 4))
-    with pytest.raises(IndexError, match="tree index 3 is out of range"):
+    with pytest.raises(IndexError, match="tree index 3 does not exist; the ensemble has trees 0..2"):
         ensemble.apply(X, trees=[0, 3])
     with pytest.raises(IndexError, match="tree index -1"):
         ensemble.apply(X, trees=[-1])

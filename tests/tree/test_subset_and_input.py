@@ -36,7 +36,7 @@ def test_subset_routes_and_predicts_like_its_trees(seed):
 
 def test_subset_refuses_bad_indices():
     ensemble = random_ensemble(np.random.default_rng(1), n_trees=3)
-    with pytest.raises(NodeError, match="tree index 3 is out of range"):
+    with pytest.raises(NodeError, match="tree index 3 does not exist; the ensemble has trees 0..2"):
         ensemble.subset([0, 3])
     with pytest.raises(ParameterError, match="at least one tree"):
         ensemble.subset([])
