@@ -19,7 +19,7 @@ from ._arrays import (
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
-from ._input import class_codes
+from ._input import class_codes, refuse_complex_and_times
 from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "node_parent",
     "outermost_nodes",
     "rebuild_tree",
+    "refuse_complex_and_times",
     "stacked_node_depths",
     "subtree_nodes",
     "subtree_sums",

@@ -50,10 +50,7 @@ def check_X(
         # float32 -> float64 is exact, so one step, and none when X already has the model's dtype and layout
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
             return np.ascontiguousarray(X, dtype=target)
-    kind = getattr(getattr(X, "dtype", None), "kind", None)  # lists of such values fail the conversion below
-    if kind in ("c", "M", "m"):
-        what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
-        raise DataError(f"{name} has {what} values, which tree models do not take; convert them to real numbers first")
+    refuse_complex_and_times(X, name)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", getattr(np, "exceptions", np).ComplexWarning)
@@ -81,6 +78,16 @@ def check_X(
         )
     with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
         return np.ascontiguousarray(array, dtype=target)
+
+
+def refuse_complex_and_times(X, name: str = "X") -> None:
+    """DataError for complex, datetime64 and timedelta64 arrays, which numpy
+    would cast to floats silently (dropping the imaginary part, counting
+    time units). Lists of such values fail the float conversion instead."""
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("c", "M", "m"):
+        what = {"c": "complex", "M": "datetime64", "m": "timedelta64"}[kind]
+        raise DataError(f"{name} has {what} values, which tree models do not take; convert them to real numbers first")
 
 
 def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarray:

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._validation import Interval, validate_params
 from ..exceptions import DataError
+from ..tree import refuse_complex_and_times
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
         columns = []
         for column in X.columns:
             series = X[column]
+            refuse_complex_and_times(series, f"column {column!r}")
             if str(series.dtype) == "category":
                 columns.append(None)
                 continue
@@ -167,6 +169,9 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
                 ) from None
     else:
         feature_names = None
+        if hasattr(X, "tocsr"):  # scipy.sparse
+            raise DataError("X is a sparse matrix; discretize needs dense rows: pass X.toarray()")
+        refuse_complex_and_times(X)
         try:
             array = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as error:

@@ -97,6 +97,17 @@ def test_discretize_errors():
     _, bins = discretize(np.arange(10.0).reshape(5, 2), return_bins=True)
     with pytest.raises(DataError, match="columns"):
         discretize(np.zeros((3, 3)), bins=bins)
+    # numpy would cast these silently (the imaginary part dropped, dates counted in days)
+    rows = np.arange(10.0).reshape(5, 2)
+    with pytest.raises(DataError, match="X has complex values"):
+        discretize(rows + 1j)
+    with pytest.raises(DataError, match="X has datetime64 values"):
+        discretize(rows.astype("datetime64[D]"))
+    with pytest.raises(DataError, match="column 'd' has timedelta64 values"):
+        discretize(pd.DataFrame({"d": pd.to_timedelta(rows[:, 0], unit="s")}))
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(DataError, match=r"sparse matrix.*X.toarray\(\)"):
+        discretize(scipy_sparse.csr_matrix(rows))
 
 
 def test_compare_trees_table():
