@@ -413,8 +413,9 @@ def leaf_medoids(
         ``tree`` is not a tree of the model, or ``leaves`` holds a node that
         is not one of its leaves.
     DataError
-        ``X`` does not fit the model, holds NaN or infinity, or gives
-        non-finite distances (values too large for the metric's arithmetic).
+        ``X`` does not fit the model, has no rows, holds NaN or infinity, or
+        gives non-finite distances (values too large for the metric's
+        arithmetic).
 
     Examples
     --------
@@ -469,6 +470,8 @@ def leaf_medoids(
             library=ensemble.source.library,  # categories by value, as the model reads them
         )
     )
+    if values.shape[0] == 0:
+        raise DataError("X has no rows; leaf_medoids chooses each leaf's medoids among the rows of X that reach it")
     leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
     seeds = generator.integers(0, 2**31 - 1, size=chosen.size)
     jobs = []

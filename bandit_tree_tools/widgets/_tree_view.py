@@ -232,6 +232,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
                     self.y = y
                 except DataError as error:
                     self._messages.append(f"{error}; y is ignored")
+            elif y.dtype.kind not in "biuf":
+                self._messages.append(f"y must hold numbers for a regression model, got dtype {y.dtype}; y is ignored")
+            elif not np.all(np.isfinite(y)):
+                self._messages.append("y contains NaN or infinite values; y is ignored (drop those rows to see it)")
             else:
                 self.y = y
 

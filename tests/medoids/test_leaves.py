@@ -67,8 +67,10 @@ def test_bad_leaf_ids_and_inputs(digits_tree):
         btt.leaf_medoids(model, X, tree=1)
     bad = X.copy()
     bad[3, 5] = np.nan
-    with pytest.raises(DataError, match="NaN or infinity"):
+    with pytest.raises(DataError, match=r"NaN or infinity \(1 value at row 3, column 5\)"):
         btt.leaf_medoids(model, bad)
+    with pytest.raises(DataError, match="X has no rows"):  # it returned every leaf without medoids
+        btt.leaf_medoids(model, X[:0])
     with pytest.raises(DataError, match=r"overflow float64.*scale X first"):  # finite rows, infinite distances
         btt.leaf_medoids(model, X * 1e200)
     with pytest.raises(ParameterError, match="unknown metric"):

@@ -201,6 +201,12 @@ def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
     assert "one value per row" in view.error and view.y is None and view.X is not None
     view = TreeView(iris_tree, X, np.full(len(y), 9))
     assert "labels the model never saw" in view.error
+    # a regressor's targets: strings raised numpy's ValueError, infinity reached the histograms
+    regressor = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, X.iloc[:, 0])
+    view = TreeView(regressor, X, np.full(len(y), "a"))
+    assert "y must hold numbers for a regression model" in view.error and view.y is None
+    view = TreeView(regressor, X, np.where(np.arange(len(y)) == 3, np.inf, X.iloc[:, 0]))
+    assert "y contains NaN or infinite values; y is ignored" in view.error and view.y is None
     view = TreeView(iris_tree, X, row=1000)
     assert "row=1000 cannot be shown: X has rows 0..149" in view.error and view.canvas.path == []
     with pytest.raises(Exception, match="row 150 does not exist"):
