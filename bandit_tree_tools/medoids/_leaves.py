@@ -32,6 +32,27 @@ def tree_fingerprint(ensemble, tree: int) -> str:
     return digest.hexdigest()
 
 
+def check_image_shape(image_shape, n_features: int) -> tuple:
+    """``image_shape`` as (height, width): two positive integers whose
+    product is the number of features; ParameterError otherwise."""
+    if isinstance(image_shape, (str, bytes)) or not hasattr(image_shape, "__len__"):
+        sizes = None
+    else:
+        sizes = tuple(image_shape)
+    if (
+        sizes is None
+        or len(sizes) != 2
+        or not all(isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)) for size in sizes)
+        or min(sizes) < 1
+        or sizes[0] * sizes[1] != n_features
+    ):
+        raise ParameterError(
+            f"image_shape must be (height, width), two positive ints with height * width == {n_features} (the "
+            f"number of features), got {image_shape!r}"
+        )
+    return int(sizes[0]), int(sizes[1])
+
+
 @dataclass
 class LeafMedoids:
     """Medoids of the training rows that reach each leaf of one tree.
@@ -224,13 +245,7 @@ class LeafMedoids:
         leaves = self._plotted_leaves(max_leaves)
         title = f"Medoids of the leaves of tree {self.tree} ({self.metric}); (n): rows nearest each medoid"
         if image_shape is not None and leaves:
-            image_shape = tuple(int(size) for size in image_shape)
-            width = self.prototypes[leaves[0]].shape[1]
-            if int(np.prod(image_shape)) != width:
-                raise ParameterError(
-                    f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, "
-                    f"but the rows have {width} features"
-                )
+            image_shape = check_image_shape(image_shape, self.prototypes[leaves[0]].shape[1])
         if ax is not None:
             figure, axes = axes_for(ax, self.n_panels(image_shape, max_leaves=max_leaves))
         elif not leaves:

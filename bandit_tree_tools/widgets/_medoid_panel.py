@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import Interval, check_params
-from ..exceptions import DataError, NodeError, ParameterError
+from ..exceptions import DataError, NodeError
 from ..medoids import LeafMedoids
 from ..medoids._core import check_rows
-from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS
+from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS, check_image_shape
 from ..tree import check_X
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -216,14 +216,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
                 for known in medoids.leaves.tolist():
                     self._cache[(int(known), int(n_medoids))] = medoids
             if image_shape is not None:
-                image_shape = tuple(int(size) for size in image_shape)
-                if len(image_shape) != 2 or image_shape[0] * image_shape[1] != self.X.shape[1]:
-                    raise ParameterError(
-                        f"image_shape {image_shape} holds {int(np.prod(image_shape))} values, but X has "
-                        f"{self.X.shape[1]} features; pass (height, width) with height * width == "
-                        f"{self.X.shape[1]}"
-                    )
-                self.image_shape = image_shape
+                self.image_shape = check_image_shape(image_shape, self.X.shape[1])
         except USER_ERRORS as failure:
             messages.append(describe_error(failure))
             self.X = None

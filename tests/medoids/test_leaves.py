@@ -126,8 +126,10 @@ def test_plot_images_and_profiles(digits_tree):
     assert len(figure.axes) == 6
     figure = result.plot(max_leaves=2)
     assert len(figure.axes) == 2
-    with pytest.raises(ParameterError, match="image_shape"):
-        result.plot(image_shape=(7, 7))
+    # (-8, -8) and (8.5, 8) were taken, ("a", "b") raised int()'s ValueError
+    for shape in [(7, 7), (-8, -8), (8.5, 8), ("a", "b"), (8, 8, 1), "ab", 64]:
+        with pytest.raises(ParameterError, match=r"image_shape must be \(height, width\), two positive ints.* == 64"):
+            result.plot(image_shape=shape)
 
 
 def test_the_result_records_what_it_was_computed_with(digits_tree):

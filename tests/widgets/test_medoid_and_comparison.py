@@ -95,7 +95,10 @@ def test_table_mode_uses_feature_names():
 def test_medoid_panel_bad_input(digits):
     model, X, y = digits
     assert MedoidPanel(object(), X).error.startswith("UnsupportedModelError")
-    assert "holds 16 values, but X has 64 features" in MedoidPanel(model, X, image_shape=(4, 4)).error
+    for shape in [(4, 4), (-8, -8), ("a", "b")]:  # the same check as LeafMedoids.plot's
+        assert "image_shape must be (height, width), two positive ints with height * width == 64" in (
+            MedoidPanel(model, X, image_shape=shape).error
+        )
     assert "X has 10 features" in MedoidPanel(model, X[:, :10]).error
     assert "tree 3 does not exist" in MedoidPanel(model, X, tree=3).error
     panel = MedoidPanel(model, X, leaf=0)  # the root is not a leaf
