@@ -8,7 +8,7 @@ import joblib
 import numpy as np
 
 from .._numba_config import numba_threads
-from .._validation import Interval, Options, check_random_state, validate_params
+from .._validation import Interval, Options, check_params, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
 from ._core import ALGORITHMS, check_finite_loss, check_rows, distances_to, fit_medoids
 from ._distances import resolve_metric
@@ -30,6 +30,9 @@ def tree_fingerprint(ensemble, tree: int) -> str:
     for name in ("children_left", "children_right", "feature", "threshold"):
         digest.update(np.ascontiguousarray(getattr(arrays, name)).view(np.uint8).reshape(-1))
     return digest.hexdigest()
+
+
+PLOT_CONSTRAINTS = {"max_leaves": [None, Interval(int, 1, None)]}  # None: every leaf with rows
 
 
 def check_image_shape(image_shape, n_features: int) -> tuple:
@@ -221,6 +224,7 @@ class LeafMedoids:
         """How many Axes :meth:`plot` draws on with these arguments (the
         length of the ``ax`` sequence it takes): one per medoid image with
         ``image_shape``, one per leaf otherwise, 1 when no leaf has rows."""
+        check_params(dict(max_leaves=max_leaves), PLOT_CONSTRAINTS, owner="LeafMedoids.n_panels")
         leaves = self._plotted_leaves(max_leaves)
         if not leaves:
             return 1
@@ -229,7 +233,8 @@ class LeafMedoids:
         return sum(len(self.medoids[leaf]) for leaf in leaves)
 
     def plot(self, image_shape=None, *, ax=None, max_leaves=12, cmap="gray_r"):
-        """Draw the prototypes of the largest ``max_leaves`` leaves and
+        """Draw the prototypes of the largest ``max_leaves`` leaves (None:
+        every leaf with rows) and
         return the :class:`matplotlib.figure.Figure` (the project's plotting
         convention).
 
@@ -242,6 +247,7 @@ class LeafMedoids:
         (leaves largest first)."""
         from .._plotting import axes_for, pyplot
 
+        check_params(dict(max_leaves=max_leaves), PLOT_CONSTRAINTS, owner="LeafMedoids.plot")
         leaves = self._plotted_leaves(max_leaves)
         title = f"Medoids of the leaves of tree {self.tree} ({self.metric}); (n): rows nearest each medoid"
         if image_shape is not None and leaves:

@@ -33,6 +33,8 @@ TREE_VIEW_CONSTRAINTS = {
     "class_names": [None, "array-like"],
 }
 EXPLAIN_CONSTRAINTS = {"row": [None, Interval(int, 0, None)], "tree": [None, Interval(int, 0, None)]}
+PICTURE_CONSTRAINTS = {"max_depth": [None, Interval(int, 0, None)]}
+SAVE_CONSTRAINTS = {**PICTURE_CONSTRAINTS, "dpi": [Interval(float, 0, None, closed="neither", finite=True)]}
 OVERVIEW_METRICS = ("leaves", "depth", "nodes", "contribution")
 
 
@@ -629,6 +631,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         """The tree shown, as an SVG document: depths 0..``max_depth``
         (default: the whole tree up to depth 6), the chosen row's path and
         the edited nodes marked. The static view and :meth:`save` draw it."""
+        check_params(dict(max_depth=max_depth), PICTURE_CONSTRAINTS, owner="TreeView.picture")
         if self.ensemble is None:
             raise ParameterError(f"this view has no model to draw: {self.error}")
         index = self.selected_tree
@@ -662,6 +665,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         it is, ``.png`` rasterised by matplotlib (``dpi``)."""
         from pathlib import Path
 
+        check_params(dict(max_depth=max_depth, dpi=dpi), SAVE_CONSTRAINTS, owner="TreeView.save")
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".svg", ".png"):

@@ -126,6 +126,12 @@ def test_plot_images_and_profiles(digits_tree):
     assert len(figure.axes) == 6
     figure = result.plot(max_leaves=2)
     assert len(figure.axes) == 2
+    assert len(result.plot(max_leaves=None).axes) == result.n_panels(max_leaves=None)  # every leaf with rows
+    for bad in [0, -1, 2.5, True]:  # -1 dropped the smallest leaf, 2.5 raised a slice's TypeError
+        with pytest.raises(
+            ParameterError, match=r"max_leaves of LeafMedoids.plot must be None or an int in \[1, inf\]"
+        ):
+            result.plot(max_leaves=bad)
     # (-8, -8) and (8.5, 8) were taken, ("a", "b") raised int()'s ValueError
     for shape in [(7, 7), (-8, -8), (8.5, 8), ("a", "b"), (8, 8, 1), "ab", 64]:
         with pytest.raises(ParameterError, match=r"image_shape must be \(height, width\), two positive ints.* == 64"):

@@ -130,6 +130,17 @@ def test_save_writes_the_picture_as_svg_and_png(cancer, tmp_path):
     assert (tmp_path / "tree.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(btt.ParameterError, match="end the name in .svg or .png"):
         view.save(tmp_path / "tree.jpg")
+    # these reached int() or matplotlib (ValueError, TypeError), or drew nothing (max_depth=-1)
+    for keywords, message in [
+        (dict(max_depth=-1), r"max_depth of TreeView.save must be None or an int in \[0, inf\], got -1"),
+        (dict(max_depth="a"), "max_depth of TreeView.save must be"),
+        (dict(dpi=0), r"dpi of TreeView.save must be a finite float in \(0, inf\), got 0"),
+        (dict(dpi="a"), "dpi of TreeView.save must be"),
+    ]:
+        with pytest.raises(btt.ParameterError, match=message):
+            view.save(tmp_path / "tree.png", **keywords)
+    with pytest.raises(btt.ParameterError, match="max_depth of TreeView.picture must be"):
+        view.picture(-1)
     # the saved notebook's static picture is the same drawing, to the depth it shows
     assert view.picture(3) in view.static_html()
 
