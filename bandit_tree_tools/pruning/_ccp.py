@@ -19,9 +19,9 @@ from .._validation import Options, validate_params
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, node_parent, subtree_sums
 from ..tree._impurity import impurity_of_counts
-from ._common import check_weights, finish, prepare
+from ._common import finish, prepare
 from ._inputs import check_target, to_ensemble
-from ._metrics import SCORINGS
+from ._metrics import SCORINGS, check_weights
 
 CRITERIA = ("gini", "entropy", "log_loss", "squared_error")
 

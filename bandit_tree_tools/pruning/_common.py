@@ -8,29 +8,12 @@ import time
 import numpy as np
 
 from .._validation import resolve_n_rows
-from ..exceptions import DataError, ParameterError
+from ..exceptions import DataError
 from ..tree import collapse
 from ._evaluator import IncrementalEvaluator
 from ._inputs import check_no_missing_target, check_target, to_ensemble
-from ._metrics import before_after, metrics_of_raw
+from ._metrics import before_after, check_weights, metrics_of_raw
 from ._result import PruneResult
-
-
-def check_weights(weights) -> tuple:
-    try:
-        if isinstance(weights, (str, bytes)):
-            raise TypeError
-        weights = tuple(float(w) for w in weights)
-    except (TypeError, ValueError):
-        raise ParameterError(
-            f"weights must be three numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); got {weights!r}"
-        ) from None
-    if len(weights) != 3 or not all(np.isfinite(weights)):
-        raise ParameterError(
-            f"weights must be three finite numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); "
-            f"got {weights!r}"
-        )
-    return weights
 
 
 def prepare(model, X, y, weights, *, name: str = "X_val"):

@@ -5,14 +5,33 @@ tables and the engine's checks."""
 import numpy as np
 import pandas as pd
 
+from ..exceptions import ParameterError
 from ..tree import Ensemble
 from ..tree._ensemble import LABEL_RULE_CODES
 from ..tree._links import kernel_link
 from . import _kernels
 
-__all__ = ["COUNTS", "SCORINGS", "before_after", "metrics_of_raw", "model_metrics", "row_outputs"]
+__all__ = ["COUNTS", "SCORINGS", "before_after", "check_weights", "metrics_of_raw", "model_metrics", "row_outputs"]
 
 SCORINGS = ("score", "accuracy")  # what the baselines (cost-complexity, reduced-error) choose their candidate by
+
+
+def check_weights(weights) -> tuple:
+    """The paper's score weights (accuracy, F1, log-loss) as three finite floats."""
+    try:
+        if isinstance(weights, (str, bytes)):
+            raise TypeError
+        weights = tuple(float(w) for w in weights)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"weights must be three numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); got {weights!r}"
+        ) from None
+    if len(weights) != 3 or not all(np.isfinite(weights)):
+        raise ParameterError(
+            f"weights must be three finite numbers (accuracy, f1, log_loss), like the paper's (1.0, 2.5, 1.0); "
+            f"got {weights!r}"
+        )
+    return weights
 
 
 def model_metrics(ensemble: Ensemble, X, target, weights=(1.0, 2.5, 1.0), *, check_input: bool = True) -> dict:

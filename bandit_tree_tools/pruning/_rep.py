@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import Options, validate_params
-from ._common import check_weights, finish, prepare
-from ._metrics import SCORINGS
+from ._common import finish, prepare
+from ._metrics import SCORINGS, check_weights
 
 # what the parameters of reduced_error_prune accept (_validation.check_params)
 CONSTRAINTS = {"scoring": [Options(SCORINGS)], "weights": ["array-like"]}

@@ -11,7 +11,7 @@ from .._plotting import axes_for
 from .._validation import Interval
 from ..exceptions import ParameterError
 from ..tree import Ensemble
-from ._metrics import before_after, model_metrics
+from ._metrics import before_after, check_weights, model_metrics
 
 __all__ = ["PruneResult"]
 
@@ -236,9 +236,9 @@ class PruneResult:
         """Before/after metrics on other data (for example a test set)."""
         from ._inputs import check_target
 
+        weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else check_weights(weights)
         X = self.original.check_X(X)  # once for both models: they read the same columns
         target = check_target(self.original, y, X.shape[0], name="y")
-        weights = self.params.get("weights", (1.0, 2.5, 1.0)) if weights is None else weights
         return before_after(
             model_metrics(self.original, X, target, weights, check_input=False),
             model_metrics(self.ensemble, X, target, weights, check_input=False),

@@ -13,7 +13,7 @@ from . import _kernels
 from ._arrays import freeze_tree, node_depth, validate
 from ._input import _categories_as_the_library_reads_them, _is_sparse, check_X
 from ._links import LINK_EXPS, LINKS, apply_link
-from ._nodes import check_tree_indices
+from ._nodes import check_tree_index, check_tree_indices
 from ._packing import PackedEnsemble, _pack
 
 # a sparse X whose dense copy would pass this many bytes is routed a block of rows at a time
@@ -498,7 +498,8 @@ class Ensemble:
         return indicator, self.packed.node_offset.copy()
 
     def node_depths(self, tree: int = 0) -> np.ndarray:
-        return node_depth(self.trees[tree])
+        """Depth of every node of tree ``tree`` (the root is at depth 0)."""
+        return node_depth(self.trees[check_tree_index(tree, self.n_trees)])
 
 
 def averaged_ensemble(

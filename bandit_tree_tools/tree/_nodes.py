@@ -26,13 +26,11 @@ def check_tree_indices(trees, n_trees: int) -> np.ndarray:
     return indices
 
 
-def check_tree_index(tree_index, n_trees: int) -> int:
-    """One tree index (an int, not a bool) inside ``0..n_trees - 1``."""
+def check_tree_index(tree_index, n_trees: int, *, hint: str = "") -> int:
+    """One tree index (an int, not a bool) inside ``0..n_trees - 1``; ``hint``
+    ends the message for a value that is not an int."""
     if isinstance(tree_index, (bool, np.bool_)) or not isinstance(tree_index, (int, np.integer)):
-        raise NodeError(
-            f"nodes: tree indices must be ints, got {tree_index!r} ({type(tree_index).__name__}); write "
-            "{0: [3, 7]} for nodes 3 and 7 of tree 0"
-        )
+        raise NodeError(f"tree indices must be ints, got {tree_index!r} ({type(tree_index).__name__}){hint}")
     if not 0 <= tree_index < n_trees:
         raise NodeError(f"tree index {tree_index!r} does not exist; the ensemble has trees 0..{n_trees - 1}")
     return int(tree_index)
@@ -73,6 +71,6 @@ def check_node_map(trees, nodes, *, leaf_error: str = "is a leaf; only internal 
         raise ParameterError(f"nodes must be a dict {{tree_index: [node ids]}}, e.g. {{0: [3, 7]}}; got {nodes!r}")
     checked = {}
     for tree_index, ids in nodes.items():
-        index = check_tree_index(tree_index, len(trees))
+        index = check_tree_index(tree_index, len(trees), hint="; write {0: [3, 7]} for nodes 3 and 7 of tree 0")
         checked[index] = check_node_ids(trees[index], ids, index, leaf_error=leaf_error)
     return checked

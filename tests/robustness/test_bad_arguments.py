@@ -54,6 +54,16 @@ CASES = {
         btt.NodeError,
         r"tree indices must be ints, got True",
     ),
+    "Ensemble.node_depths out of range": (  # raised a tuple's IndexError; -1 read the last tree
+        lambda: btt.from_model(TREE).node_depths(-1),
+        btt.NodeError,
+        r"tree index -1 does not exist; the ensemble has trees 0..0",
+    ),
+    "Ensemble.node_depths str": (
+        lambda: btt.from_model(TREE).node_depths("a"),
+        btt.NodeError,
+        r"tree indices must be ints, got 'a' \(str\)$",
+    ),
     "collapse scalar node": (
         lambda: btt.collapse(btt.from_model(TREE), {0: 3}),
         btt.NodeError,

@@ -176,6 +176,9 @@ def test_metrics_are_measured_on_the_checking_rows(lightgbm_binary, binary_data,
     # counts print as counts: integer columns, beside the metrics' floats (also in evaluate's table)
     assert (result.metrics[["leaves", "trees", "depth", "rows"]].dtypes == np.int64).all()
     assert (result.evaluate(X_val, y_val)[["leaves", "depth"]].dtypes == np.int64).all()
+    # evaluate's weights are checked as the baselines' are (a string raised float()'s ValueError)
+    with pytest.raises(ParameterError, match=r"weights must be three numbers \(accuracy, f1, log_loss\)"):
+        result.evaluate(X_val, y_val, weights="a")
     assert result.metrics.loc["before", metric] == pytest.approx(result.params["baseline"], rel=1e-12)
     for chosen in (result, result.choose(0.05)):
         assert chosen.chosen > 0, "a pruned model, not the unpruned one, is measured"
