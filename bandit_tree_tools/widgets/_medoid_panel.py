@@ -37,6 +37,7 @@ MEDOID_PANEL_CONSTRAINTS = {
     "random_state": LEAF_MEDOIDS_CONSTRAINTS["random_state"],
     "leaf": [None, Interval(int, 0, None)],
 }
+LEAF_CONSTRAINTS = {"leaf": [Interval(int, 0, None)]}  # show_leaf, medoids_of
 
 
 class MedoidGallery(anywidget.AnyWidget):
@@ -285,6 +286,7 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
     # --------------------------------------------------------------- display
     def medoids_of(self, leaf: int):
         """The LeafMedoids holding ``leaf`` at the current k (computed once)."""
+        check_params(dict(leaf=leaf), LEAF_CONSTRAINTS, owner="MedoidPanel.medoids_of")
         key = (int(leaf), int(self.k.value))
         if key not in self._cache:
             from ..medoids import leaf_medoids
@@ -303,6 +305,9 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         return self._cache[key]
 
     def show_leaf(self, leaf: int) -> None:
+        """Show the medoids of ``leaf`` in the gallery (a leaf that is not
+        one of the tree's, or without rows, shows why in the panel)."""
+        check_params(dict(leaf=leaf), LEAF_CONSTRAINTS, owner="MedoidPanel.show_leaf")
         leaf = int(leaf)
         k = int(self.k.value)
         try:

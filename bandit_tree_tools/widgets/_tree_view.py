@@ -34,6 +34,9 @@ TREE_VIEW_CONSTRAINTS = {
 }
 EXPLAIN_CONSTRAINTS = {"row": [None, Interval(int, 0, None)], "tree": [None, Interval(int, 0, None)]}
 PICTURE_CONSTRAINTS = {"max_depth": [None, Interval(int, 0, None)]}
+NODE_CONSTRAINTS = {"node": [None, Interval(int, 0, None)]}  # None: the selected node
+HISTOGRAM_CONSTRAINTS = {**NODE_CONSTRAINTS, "bins": [None, Interval(int, 1, None)]}
+SHOW_AFTER_CONSTRAINTS = {"after": ["boolean"]}
 SAVE_CONSTRAINTS = {**PICTURE_CONSTRAINTS, "dpi": [Interval(float, 0, None, closed="neither", finite=True)]}
 OVERVIEW_METRICS = ("leaves", "depth", "nodes", "contribution")
 
@@ -505,9 +508,10 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         rows of ``X`` at ``node``, binned, stacked by class of ``y`` (one
         series without ``y``; a density for regression), with the threshold
         and the chosen row's value. Empty at leaves and without ``X``."""
+        check_params(dict(node=node, bins=bins), HISTOGRAM_CONSTRAINTS, owner="TreeView.node_histogram")
         if self.ensemble is None or self.X is None:
             return {}
-        node = self.selected_node if node is None else int(node)
+        node = self._node_or_selected(node)
         index = self.selected_tree
         shown = self._shown()
         tree = shown.trees[index]
@@ -522,6 +526,13 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         rows = self._at_node[1][:, node].indices
         classes = shown.classes_ if shown.task == "classification" else None
         return _payload.split_histogram(tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins)
+
+    def _node_or_selected(self, node: int | None) -> int:
+        if node is not None:
+            return int(node)
+        if self.selected_node < 0:
+            raise NodeError("no node is selected: pass node=... (0 is the root), or click a node of the tree")
+        return int(self.selected_node)
 
     def set_after(self, after) -> None:
         """Mark the nodes that an edited version of the model changed
@@ -550,6 +561,7 @@ class TreeView(StaticFallback, ipywidgets.VBox):
 
     def show_after(self, after: bool = True) -> None:
         """Draw the edited model (``True``) or the model as given."""
+        check_params(dict(after=after), SHOW_AFTER_CONSTRAINTS, owner="TreeView.show_after")
         after = bool(after) and self.after is not None
         if after == self.showing_after:
             return
@@ -603,7 +615,8 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         """What the details pane shows for a node, as a dict (for scripts)."""
         if self.ensemble is None:
             raise ParameterError(f"this view has no model to describe: {self.error}")
-        node = self.selected_node if node is None else int(node)
+        check_params(dict(node=node), NODE_CONSTRAINTS, owner="TreeView.node_details")
+        node = self._node_or_selected(node)
         tree = self._shown().trees[self.selected_tree]  # the edited tree in the after view
         if not 0 <= node < tree.n_nodes:
             raise NodeError(f"node {node} does not exist; tree {self.selected_tree} has nodes 0..{tree.n_nodes - 1}")

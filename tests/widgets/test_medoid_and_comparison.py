@@ -103,6 +103,10 @@ def test_medoid_panel_bad_input(digits):
     assert "tree 3 does not exist" in MedoidPanel(model, X, tree=3).error
     panel = MedoidPanel(model, X, leaf=0)  # the root is not a leaf
     assert "is not a leaf" in panel.error and panel.leaf_picker.value in panel.rows_per_leaf
+    with pytest.raises(btt.ParameterError, match="leaf of MedoidPanel.show_leaf must be an int"):
+        panel.show_leaf("a")  # int()'s ValueError before
+    with pytest.raises(btt.ParameterError, match="leaf of MedoidPanel.medoids_of must be an int"):
+        panel.medoids_of(2.5)
     assert "MedoidPanel(error=" in repr(MedoidPanel(object(), X))
 
 

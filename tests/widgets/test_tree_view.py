@@ -409,6 +409,21 @@ def test_node_histogram_needs_X_and_a_real_node(iris, iris_tree):
     assert view.node_histogram(0)["kind"] == "rows"  # without y: one series
     with pytest.raises(IndexError, match="node 999 does not exist"):
         view.node_histogram(999)
+    with pytest.raises(btt.NodeError, match=r"no node is selected: pass node=\.\.\. \(0 is the root\)"):
+        view.node_histogram()  # it said "node -1 does not exist"
+    with pytest.raises(btt.NodeError, match="no node is selected"):
+        view.node_details()
+    # "a" raised int()'s ValueError; 2.5 and True were read as nodes 2 and 1; bins=0 and 2.5 reached numpy
+    for call in [
+        lambda: view.node_histogram("a"),
+        lambda: view.node_histogram(2.5),
+        lambda: view.node_details(True),
+        lambda: view.node_histogram(0, bins=0),
+        lambda: view.node_histogram(0, bins=2.5),
+        lambda: view.show_after("yes"),
+    ]:
+        with pytest.raises(btt.ParameterError, match=r"(node|bins|after) of TreeView\.\w+ must be"):
+            call()
 
 
 def test_static_svg_names_every_feature_in_full_and_clips_nothing():
