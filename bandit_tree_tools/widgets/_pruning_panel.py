@@ -55,6 +55,7 @@ PRUNING_PANEL_CONSTRAINTS = {
     "method": [Options(METHODS)],
     "tolerance": PRUNE_CONSTRAINTS["tolerance"],
 }
+WAIT_CONSTRAINTS = {"timeout": [None, Interval(float, 0, None, finite=True)]}  # seconds, as Thread.join takes
 
 # set by the panel's own controls, not by **prune_params
 _CONTROLLED = {
@@ -456,10 +457,13 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         return True
 
     def wait(self, timeout: float | None = None):
-        """Block until the run (and its last redraw) ends; return the result."""
+        """Block until the run (and its last redraw) ends, or ``timeout``
+        seconds have passed; return the result (None while it runs)."""
+        check_params(dict(timeout=timeout), WAIT_CONSTRAINTS, owner="PruningPanel.wait")
+        deadline = None if timeout is None else time.monotonic() + timeout
         for thread in (self._thread, self._ticker):
             if thread is not None:
-                thread.join(timeout)
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self.result
 
     def _work(self, policy_name, params, log) -> None:

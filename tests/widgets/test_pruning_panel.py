@@ -312,6 +312,8 @@ def test_bad_input_is_shown_not_raised(data):
     panel = PruningPanel(object(), X_val, y_val)
     assert panel.error.startswith("UnsupportedModelError")
     assert panel.start_button.disabled and not panel.start()
+    with pytest.raises(btt.ParameterError, match=r"timeout of PruningPanel.wait must be None or a finite float"):
+        panel.wait("a")  # taken before: no thread to pass it to
     panel = PruningPanel(model, X_val.to_numpy()[:, :5], y_val)
     assert "DataError: X_val has 5 features, but the model was trained on 30" in panel.error
     assert panel.start_button.disabled
