@@ -171,6 +171,24 @@ def test_compare_trees_takes_a_legacy_random_state_like_an_int():
         compare_trees(X, y, X, y, max_iter=30, exact=False, river=False, dl85=False, random_state="seed")
 
 
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        # () returned an empty table, ("a",) raised float()'s ValueError, bad depths waited for DL8.5
+        (dict(lambdas=()), r"lambdas of compare_trees must hold one or more finite numbers >= 0 .*got \[\]$"),
+        (dict(lambdas=("a",)), r"lambdas of compare_trees must hold one or more finite numbers >= 0"),
+        (dict(lambdas=(0.01, float("nan"))), r"lambdas of compare_trees must hold .*got \[0.01, nan\]"),
+        (dict(lambdas=(-1,)), r"lambdas of compare_trees must hold one or more finite numbers >= 0"),
+        (dict(dl85_depths=(0,)), r"dl85_depths of compare_trees must hold one or more ints >= 1, got \[0\]"),
+        (dict(dl85_depths=("a",)), r"dl85_depths of compare_trees must hold one or more ints >= 1"),
+    ],
+)
+def test_compare_trees_refuses_bad_lambdas_and_depths(keywords, message):
+    X, y = or_of_equal(n_rows=60, seed=0)
+    with pytest.raises(ParameterError, match=message):
+        compare_trees(X, y, X, y, max_iter=10, exact=False, river=False, dl85=False, **keywords)
+
+
 def test_compare_trees_former_n_iter_warns_and_matches_max_iter():
     X, y = or_of_equal(n_rows=60, seed=0)
     options = {"exact": False, "river": False, "dl85": False, "random_state": 3}
