@@ -23,6 +23,7 @@ def blobs(seed=0, n=120, d=3):
 def test_passes_scikit_learns_estimator_checks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", message="Skipping check check_array_api_input")  # no array API here
         check_estimator(btt.KMedoids(n_clusters=3, random_state=0))
 
 

@@ -51,7 +51,8 @@ def reference_leaf(tree, row, split_rule):
 
 def _cast(ensemble, X):
     X = np.asarray(X, dtype=np.float64)
-    return X.astype(np.float32).astype(np.float64) if ensemble.input_dtype == "float32" else X
+    with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as the libraries cast
+        return X.astype(np.float32).astype(np.float64) if ensemble.input_dtype == "float32" else X
 
 
 def reference_apply(ensemble, X):

@@ -11,6 +11,8 @@ with its own answer on the canonical input where it has no native twin).
 Small models and few rows: the whole file runs in seconds.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -144,7 +146,10 @@ def _native_for(library, model, X):
         X = X.astype(np.float32)
     if isinstance(X, np.ndarray) and library != "XGBoost":
         X = pd.DataFrame(X, columns=["x0", "x1", "x2"])
-    return model.predict_proba(X)
+    with warnings.catch_warnings():
+        # a sparse matrix has no column names; the model was fitted on a frame that had them
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        return model.predict_proba(X)
 
 
 # ------------------------------------------------ import and predict: native

@@ -135,6 +135,7 @@ def test_smooth_costs_equal_their_second_order_brute_force(loss):
     assert checked > 10
 
 
+@pytest.mark.filterwarnings("ignore:prune kept the unpruned model")  # a case that prunes nothing: not what is tested
 def test_boosted_models_walk_towards_their_own_outputs():
     X, y = _classification()
     model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X[:1500], y[:1500])

@@ -750,6 +750,7 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(n_clas
         assert np.array_equal(got, first)
 
 
+@pytest.mark.filterwarnings("ignore:prune kept the unpruned model")  # a case that prunes nothing: not what is tested
 def test_regression_metrics_and_pandas_input():
     Xr, yr = make_regression(1500, 5, noise=10.0, random_state=0)
     frame = pd.DataFrame(Xr, columns=[f"f{i}" for i in range(5)])

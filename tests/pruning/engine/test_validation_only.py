@@ -76,6 +76,7 @@ def test_the_notes_point_at_the_callers_line(boosted):
     assert record[0].filename == __file__
 
 
+@pytest.mark.filterwarnings("ignore:prune kept the unpruned model")  # a case that prunes nothing: not what is tested
 def test_a_forest_without_out_of_bag_rows_also_walks_on_the_validation_labels(boosted):
     """Trees grown on every training row (no bootstrap, as ExtraTrees by
     default) memorised them, so ranking on them shows every node useful: with

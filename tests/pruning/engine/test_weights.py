@@ -131,6 +131,7 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     np.testing.assert_array_equal(btt.from_model(native).predict_raw(X_test), result.ensemble.predict_raw(X_test))
 
 
+@pytest.mark.filterwarnings("ignore:prune kept the unpruned model")  # a case that prunes nothing: not what is tested
 def test_only_binary_boosted_classifiers_are_reweighted():
     from sklearn.datasets import make_regression
     from sklearn.ensemble import RandomForestClassifier
