@@ -120,6 +120,11 @@ def _check_out(model_path: Path, out_path: Path) -> None:
         raise DataError(
             f"--out {out_path} is a folder; give a file name such as {out_path / ('pruned' + model_path.suffix)}"
         )
+    if out_path.exists() and model_path.exists() and out_path.samefile(model_path):
+        raise DataError(
+            f"--out {out_path} is the model file itself: writing there would replace the unpruned model; give "
+            f"another name, such as {model_path.with_name(model_path.stem + '_pruned' + model_path.suffix)}"
+        )
 
 
 def _columns(frame, ensemble):

@@ -173,3 +173,16 @@ def test_errors_are_reported_not_raised(data, capsys):
             ]
         )
     assert status == 1 and "no column 'nope'" in capsys.readouterr().err
+
+
+def test_out_may_not_be_the_model_file(data, capsys):
+    # the pruned model replaced the unpruned one in the user's file
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, _, _, folder = data
+    model = lightgbm.LGBMClassifier(n_estimators=5, num_leaves=7, verbose=-1).fit(X, y)
+    model.booster_.save_model(str(folder / "keep.txt"))
+    before = (folder / "keep.txt").read_bytes()
+    status, output = run(folder, "keep.txt", "./keep.txt", capsys)
+    assert status == 1 and "--out" in output.err and "is the model file itself" in output.err
+    assert "keep_pruned.txt" in output.err
+    assert (folder / "keep.txt").read_bytes() == before
