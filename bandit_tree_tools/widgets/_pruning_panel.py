@@ -64,6 +64,16 @@ _CONTROLLED = {
 }
 
 
+def _first_free(path: Path) -> Path:
+    """``path``, or ``stem_2.ext``, ``stem_3.ext``, ...: the first that does not exist."""
+    number = 1
+    free = path
+    while free.exists():
+        number += 1
+        free = path.with_name(f"{path.stem}_{number}{path.suffix}")
+    return free
+
+
 def count_arms(ensemble, candidates: str, min_depth: int) -> int:
     """How many arms bandit_prune starts with: twigs (internal nodes whose
     children are both leaves) or internal nodes, at depth >= min_depth."""
@@ -646,7 +656,8 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     def export(self, path=None):
         """The pruned model as a native object of its library (written to
         ``path`` too, if given, by the library's adapter: ``path`` must end
-        in one of its ``extensions``, e.g. ``.txt`` for LightGBM)."""
+        in one of its ``extensions``, e.g. ``.txt`` for LightGBM; a file
+        there is replaced, as the library's own ``save_model`` does)."""
         if self.result is None:
             raise NotFittedError("nothing to export yet: run the pruning first (press Start, or call panel.start())")
         if self._export_problem is not None:
@@ -684,10 +695,19 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         return f"pruned_model{extension}"
 
     def _export_clicked(self) -> None:
-        """Write the file (the default name when none is given), say where
-        (absolute path), and offer it as a browser download too: the kernel
-        may run on another machine than the browser."""
-        path = Path(self.export_path.value.strip() or self.default_export_name()).expanduser().resolve()
+        """Write the file (the default name when none is given, numbered past
+        the files already there), say where (absolute path), and offer it as
+        a browser download too: the kernel may run on another machine than
+        the browser. The button never replaces a file: a name given that
+        exists is refused, as a button cannot ask first."""
+        name = self.export_path.value.strip()
+        path = Path(name).expanduser().resolve() if name else _first_free(Path(self.default_export_name()).resolve())
+        if path.exists():
+            self.export_message.value = error_html(
+                f"{path} exists: the Export button does not replace files. Give another name, or remove that "
+                "file first (panel.export(path) writes over it)."
+            )
+            return
         try:
             native = self.export(path)
         except USER_ERRORS + (OSError,) as error:

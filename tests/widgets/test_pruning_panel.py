@@ -262,6 +262,14 @@ def test_export_without_a_name_writes_the_default_file_and_offers_a_download(dat
     encoded = re.search(r'download="pruned_model.joblib" href="data:application/octet-stream;base64,([^"]+)"', message)
     assert base64.b64decode(encoded.group(1)) == target.read_bytes()
     assert joblib.load(target).tree_.node_count == panel.result.ensemble.trees[0].n_nodes
+    # the button never replaces a file: the default name is numbered past it, a given name refused
+    panel._export_clicked()
+    assert (tmp_path / "pruned_model_2.joblib").is_file() and "pruned_model_2.joblib" in panel.export_message.value
+    before = target.read_bytes()
+    panel.export_path.value = str(target)
+    panel._export_clicked()
+    assert "exists: the Export button does not replace files" in panel.export_message.value
+    assert target.read_bytes() == before and not (tmp_path / "pruned_model_3.joblib").exists()
 
 
 def test_arms_keep_their_numbers_and_too_few_rounds_are_flagged(data):
