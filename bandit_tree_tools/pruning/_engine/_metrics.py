@@ -35,8 +35,20 @@ def _finite_non_negative(value, message: str) -> float:
     return float(value)
 
 
-def _check_tolerance(tolerance) -> float:
-    return _finite_non_negative(tolerance, "tolerance must be a finite number >= 0 (0.005 is half a point of accuracy)")
+# metrics that lie in [0, 1], whose absolute tolerance of 1 or more would let any model through
+UNIT_RANGE_METRICS = ("balanced_accuracy", "accuracy", "roc_auc")
+
+
+def _check_tolerance(tolerance, metric: str) -> float:
+    tolerance = _finite_non_negative(
+        tolerance, "tolerance must be a finite number >= 0 (0.005 is half a point of accuracy)"
+    )
+    if metric in UNIT_RANGE_METRICS and tolerance >= 1.0:
+        raise ParameterError(
+            f"tolerance={tolerance:g} spans the whole range of {metric} ([0, 1]): every model would be within it. "
+            f"The tolerance of {metric} is absolute: 0.05 is five points, 0.005 half a point"
+        )
+    return tolerance
 
 
 def _check_margin(margin) -> float:

@@ -99,8 +99,9 @@ def prune(
     tolerance : float, default 0.005
         How much worse than the unpruned model the pruned one may be on the
         validation rows: absolute for accuracy, balanced accuracy, ROC AUC and
-        R^2 (0.005 is half a point), relative for log-loss and MSE (0.005
-        allows 0.5% more).
+        R^2 (0.005 is half a point; 1 or more, the whole range of the first
+        three, is refused), relative for log-loss and MSE (0.005 allows 0.5%
+        more).
     margin : float, default 2.0
         How many standard errors of its paired difference from the unpruned
         model (on the checking rows) the chosen model's validation metric
@@ -231,9 +232,9 @@ def prune(
                 "out of their order; pass refit='auto' or False, which keep the constraints"
             )
         refit, reweight = False, False
-    tolerance = _check_tolerance(tolerance)  # and finite
-    margin = _check_margin(margin)
     metric = _check_metric(metric, ensemble)
+    tolerance = _check_tolerance(tolerance, metric)  # and finite
+    margin = _check_margin(margin)
     X_val = ensemble.check_X(X_val, name="X_val")
     if X_val.shape[0] == 0:
         raise DataError("X_val has no rows; pruning needs validation rows")

@@ -138,9 +138,9 @@ class PrunePathResult(PruneResult):
         :func:`~bandit_tree_tools.prune`; None keeps this result's margin), as
         a new result; nothing is rerun. The path holds the models the search
         visited, so a looser tolerance can only reach as far as it went."""
-        tolerance = _check_tolerance(tolerance)
-        margin = self.params["margin"] if margin is None else _check_margin(margin)
         metric = self.params["metric"]
+        tolerance = _check_tolerance(tolerance, metric)
+        margin = self.params["margin"] if margin is None else _check_margin(margin)
         bound = _bound(metric, self.params["baseline"], tolerance)
         # every walk the search took (with and without re-fitted leaves, from the unpruned and
         # from the re-weighted trees, ranked on every training row or out of bag); the smallest

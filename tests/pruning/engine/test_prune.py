@@ -290,6 +290,12 @@ def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm
             btt.prune(lightgbm_binary, X_val, y_val, margin=margin, progress=False)
         with pytest.raises(ParameterError, match="margin"):
             default.choose(0.01, margin=margin)
+    # a tolerance of 1 or more spans all of [0, 1]: a percentage given for a fraction (5 for 0.05)
+    message = r"tolerance=5 spans the whole range of balanced_accuracy .* 0.05 is five points"
+    with pytest.raises(ParameterError, match=message):
+        btt.prune(lightgbm_binary, X_val, y_val, tolerance=5, progress=False)
+    with pytest.raises(ParameterError, match=message):
+        default.choose(5)
 
 
 def test_a_search_that_keeps_the_whole_model_says_why():
