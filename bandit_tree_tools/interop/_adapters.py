@@ -341,6 +341,11 @@ def adapter_for(what) -> Adapter:
                 f"ensembles from {what.source.library!r} cannot be exported; exportable sources: {sorted(ADAPTERS)}"
             )
         return adapter
+    if isinstance(what, type):  # LGBMClassifier rather than a fitted LGBMClassifier(...)
+        raise UnsupportedModelError(
+            f"got the class {what.__module__}.{what.__name__}, not a fitted model: pass an instance fitted on "
+            f"your data, such as {what.__name__}().fit(X, y)"
+        )
     if hasattr(type(what), "ensemble_") or "ensemble_" in getattr(what, "__dict__", {}):
         return adapter_for(what.ensemble_)
     for cls in type(what).__mro__:

@@ -19,6 +19,11 @@ def test_subclasses_of_supported_estimators_import():
 def test_unsupported_objects_name_their_class_and_what_is_supported():
     with pytest.raises(btt.UnsupportedModelError, match="builtins.dict.*supported models: scikit-learn"):
         btt.from_model({})
+    # the class rather than a fitted instance: "cannot import a builtins.type" said nothing useful
+    with pytest.raises(
+        btt.UnsupportedModelError, match=r"got the class .*MyForest, not a fitted model.*MyForest\(\)\.fit"
+    ):
+        btt.from_model(MyForest)
 
 
 def test_an_ensemble_imports_as_itself():
