@@ -293,7 +293,7 @@ def _float_codes(values, column) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     finite = values[~np.isnan(values)]
     if finite.size and np.any(finite != np.floor(finite)):
-        example = finite[finite != np.floor(finite)][0]
+        example = float(finite[finite != np.floor(finite)][0])
         raise DataError(
             f"feature {column!r} holds non-integer numbers (for example {example!r}); TSDT needs categorical "
             "attributes given as integer codes 0, 1, 2, ... (NaN marks a missing value at prediction) or pandas "
