@@ -338,7 +338,8 @@ def adapter_for(what) -> Adapter:
         adapter = ADAPTERS.get(what.source.library)
         if adapter is None:
             raise UnsupportedModelError(
-                f"ensembles from {what.source.library!r} cannot be exported; exportable sources: {sorted(ADAPTERS)}"
+                f"ensembles from {what.source.library!r} ({what.source.estimator}) cannot be exported: to_model "
+                f"writes a model back to the library it came from, one of {sorted(ADAPTERS)}"
             )
         return adapter
     if isinstance(what, type):  # LGBMClassifier rather than a fitted LGBMClassifier(...)
