@@ -261,8 +261,9 @@ def compile_kernels(*, n_jobs=None, progress: bool = True) -> dict:
     from tqdm.auto import tqdm
 
     from ._numba_config import SAVES_LOCKED
-    from ._validation import resolve_n_jobs
+    from ._validation import check_params, resolve_n_jobs
 
+    check_params(dict(progress=progress), {"progress": ["boolean"]}, owner="compile_kernels")
     labels = [label for label, _ in _steps()]
     workers = min(resolve_n_jobs(n_jobs), len(labels))
     bar = tqdm(total=len(labels), desc="compiling kernels", unit="part", disable=not progress)

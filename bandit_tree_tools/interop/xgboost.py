@@ -211,9 +211,10 @@ def _check_learning_rate(learning_rate):
         raise ParameterError(
             f"learning_rate must be a number (the eta used in training) or None, got {learning_rate!r}"
         )
-    if not (np.isfinite(learning_rate) and learning_rate > 0):
+    # XGBoost keeps eta in float32: larger values became inf, and the trees' internal values NaN
+    if not (np.isfinite(learning_rate) and 0 < learning_rate <= float(np.finfo(np.float32).max)):
         raise ParameterError(
-            f"learning_rate must be a finite number > 0 (the eta used in training), got {learning_rate!r}"
+            f"learning_rate must be a number > 0 that float32 holds (the eta used in training), got {learning_rate!r}"
         )
     return float(learning_rate)
 
@@ -271,6 +272,9 @@ def from_xgboost(model, *, iteration_range=None, learning_rate=None) -> Ensemble
         express (gblinear, vector-leaf trees, ...).
     NotFittedError
         The model has no trees yet.
+    ParameterError
+        ``iteration_range`` is not a pair of ints, or ``learning_rate`` not a
+        number > 0 that float32 holds.
     ConversionError
         ``learning_rate`` does not match the trees, or ``iteration_range`` is
         outside the model.
@@ -466,6 +470,13 @@ def _selected_iterations(tree_model: dict, learner: dict, template, outputs: _Ou
         best = learner.get("attributes", {}).get("best_iteration")
         end = int(best) + 1 if (template is not None and best is not None) else n_iterations
         iteration_range = (0, end)
+    if (
+        isinstance(iteration_range, (str, bytes))
+        or not hasattr(iteration_range, "__len__")
+        or len(iteration_range) != 2
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in iteration_range)
+    ):
+        raise ParameterError(f"iteration_range must be a pair of ints (begin, end) or None, got {iteration_range!r}")
     begin, end = (int(v) for v in iteration_range)
     end = n_iterations if end == 0 else end
     if n_iterations and not 0 <= begin < end <= n_iterations:

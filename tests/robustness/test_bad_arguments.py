@@ -146,6 +146,39 @@ CASES = {
         btt.ParameterError,
         r"learning_rate must be a number",
     ),
+    "from_xgboost learning_rate beyond float32": (  # became inf, the internal values NaN
+        lambda: btt.from_xgboost(
+            pytest.importorskip("xgboost").XGBClassifier(n_estimators=2).fit(X, y), learning_rate=1e300
+        ),
+        btt.ParameterError,
+        r"learning_rate must be a number > 0 that float32 holds",
+    ),
+    "from_xgboost iteration_range not a pair": (  # int()'s ValueError, or 'int' object is not iterable
+        lambda: btt.from_xgboost(
+            pytest.importorskip("xgboost").XGBClassifier(n_estimators=2).fit(X, y), iteration_range=5
+        ),
+        btt.ParameterError,
+        r"iteration_range must be a pair of ints \(begin, end\) or None, got 5",
+    ),
+    "from_xgboost iteration_range of floats": (  # (1.5, 3) was read as (1, 3)
+        lambda: btt.from_xgboost(
+            pytest.importorskip("xgboost").XGBClassifier(n_estimators=2).fit(X, y), iteration_range=(1.5, 3)
+        ),
+        btt.ParameterError,
+        r"iteration_range must be a pair of ints",
+    ),
+    "from_lightgbm num_iteration bool": (  # True was read as 1
+        lambda: btt.from_lightgbm(
+            pytest.importorskip("lightgbm").LGBMClassifier(n_estimators=2, verbose=-1).fit(X, y), num_iteration=True
+        ),
+        btt.ParameterError,
+        r"num_iteration must be an int or None, got bool",
+    ),
+    "compile_kernels progress": (
+        lambda: btt.compile_kernels(progress="yes"),
+        btt.ParameterError,
+        r"progress of compile_kernels must be boolean",
+    ),
     "ragged X": (
         lambda: btt.from_model(TREE).predict([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]),
         btt.DataError,
