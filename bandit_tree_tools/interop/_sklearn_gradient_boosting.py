@@ -151,14 +151,17 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
         encoded = np.searchsorted(classes, y)
         encoded = np.clip(encoded, 0, len(classes) - 1)
         if np.any(classes[encoded] != y):
-            raise ConversionError(f"y holds labels that are not among the model's classes {list(classes)}")
+            raise ConversionError(f"y holds labels that are not among the model's classes {classes.tolist()}")
         y_true = encoded.astype(np.float64)
     else:
         y_true = y.astype(np.float64)
     if sample_weight is None:
         weight = np.ones(n_rows, dtype=np.float64)
     else:
-        weight = np.asarray(sample_weight, dtype=np.float64)
+        try:
+            weight = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ConversionError(f"sample_weight must be numbers, one per row of X ({n_rows})") from None
         if weight.shape != (n_rows,):
             raise ConversionError(f"sample_weight must have shape ({n_rows},), got {weight.shape}")
         check_finite_hint(weight, "sample_weight")

@@ -228,8 +228,10 @@ def test_gradient_boosting_recompute_refusals():
     model = ensemble.GradientBoostingClassifier(n_estimators=2).fit(X, y)
     with pytest.raises(btt.ConversionError, match="without y"):
         from_sklearn(model, X=X)
-    with pytest.raises(btt.ConversionError, match="not among the model's classes"):
+    with pytest.raises(btt.ConversionError, match=r"not among the model's classes \[0, 1\]$"):
         from_sklearn(model, X=X, y=y + 5)
+    with pytest.raises(btt.ConversionError, match="sample_weight must be numbers"):  # float()'s ValueError before
+        from_sklearn(model, X=X, y=y, sample_weight=np.full(len(y), "a"))
 
 
 def test_gradient_boosting_custom_init_is_refused():
