@@ -10,7 +10,7 @@ import sklearn.exceptions
 from .._kernels_inline import zeros
 from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
-from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, make_tree
+from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, class_codes, make_tree
 from ._kernels import apply_categorical
 
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
@@ -471,12 +471,7 @@ def encode_labels(y, n_rows: int, classes=None):
         classes, codes = np.unique(y, return_inverse=True)
     else:
         classes = np.asarray(classes)
-        position = np.searchsorted(classes, y)
-        position = np.clip(position, 0, len(classes) - 1)
-        if np.any(classes[position] != y):
-            unknown = y[classes[position] != y][0]
-            raise DataError(f"y contains the label {unknown!r}, which is not in classes {list(classes)}")
-        codes = position
+        codes = class_codes(y, classes)
     return classes, codes.astype(np.int64)
 
 
