@@ -773,9 +773,12 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
         return '<div class="btt-static btt-pruning-panel-static">' + section(name, "".join(parts)) + "</div>"
 
     def _status_text(self) -> str:
+        """The status line as plain text (its HTML's tags dropped and entities read back, so that
+        the static view escapes it once: "model's", not "model&amp;#x27;s")."""
+        import html
         import re
 
-        return re.sub(r"<[^>]+>", "", self.status.value)
+        return html.unescape(re.sub(r"<[^>]+>", "", self.status.value))
 
     def __repr__(self) -> str:
         if self.ensemble is None:

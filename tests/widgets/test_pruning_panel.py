@@ -390,6 +390,9 @@ def test_compress_method_draws_the_path_and_the_slider_picks_along_it(data):
     assert panel.result.ensemble.n_leaves <= expected.ensemble.n_leaves
     assert "held 0 standard errors inside" in panel.status.value
     assert "Pruning (btt.prune)" in panel.static_html()
+    # the saved view escapes the status once (a boosted walk's "model's outputs" read "model&amp;#x27;s")
+    panel._set_status("ranked on the model's outputs, x < 1")
+    assert "ranked on the model&#x27;s outputs, x &lt; 1" in panel.static_html()
 
 
 def test_compress_method_shows_the_note_of_a_search_that_kept_the_whole_model():
