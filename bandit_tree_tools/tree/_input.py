@@ -102,8 +102,8 @@ def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarr
         continuous = False
     if continuous and not np.issubdtype(classes.dtype, np.floating):
         raise DataError(
-            f"{name} holds continuous values (e.g. {np.asarray(y)[0].item()!r}), but the model is a classifier with classes "
-            f"{classes.tolist()[:10]}; pass class labels, or use a regression model"
+            f"{name} holds continuous values (e.g. {np.asarray(y)[:1].tolist()[0]!r}), but the model is a classifier "
+            f"with classes {classes.tolist()[:10]}; pass class labels, or use a regression model"
         )
     lookup = {label: code for code, label in enumerate(classes.tolist())}
     # one dict lookup per distinct label
