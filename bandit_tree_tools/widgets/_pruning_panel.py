@@ -149,6 +149,10 @@ def _check_keywords(method: str, prune_params: dict) -> None:
     table = function._parameter_constraints
     given = {name: value for name, value in prune_params.items() if name in table}  # not the data (X_train, ...)
     check_params(given, table, owner=f"PruningPanel(method={method!r})")
+    if (prune_params.get("X_train") is None) != (prune_params.get("y_train") is None):
+        raise ParameterError(
+            "pass X_train and y_train together (the rows to rank removals and re-fit leaves on), or neither"
+        )
 
 
 class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
@@ -280,6 +284,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
                 self.y_val = np.asarray(y_val)
                 # the checks Start's method makes, before Start: labels the model never saw, NaN, ...
                 check_target(self.ensemble, self.y_val, self.X_val.shape[0], "y_val")
+                if prune_params.get("X_train") is not None:  # btt.prune's training rows, checked alike
+                    X_train = self.ensemble.check_X(prune_params["X_train"], "X_train")
+                    check_target(self.ensemble, prune_params["y_train"], X_train.shape[0], "y_train")
             except USER_ERRORS as failure:
                 messages.append(describe_error(failure))
                 self.X_val = self.y_val = None

@@ -327,6 +327,12 @@ def test_bad_input_is_shown_not_raised(data):
     assert panel.start_button.disabled
     panel = PruningPanel(model, X_val, y_val[:10])
     assert "y_val has 10 rows, but X_val has" in panel.error and panel.start_button.disabled
+    # btt.prune's training rows too, and their pairing
+    panel = PruningPanel(model, X_val, y_val, method="prune", X_train=X_val.to_numpy()[:, :5], y_train=y_val)
+    assert "DataError: X_train has 5 features, but the model was trained on 30" in panel.error
+    assert panel.start_button.disabled
+    with pytest.raises(btt.ParameterError, match="pass X_train and y_train together"):
+        PruningPanel(model, X_val, y_val, method="prune", X_train=X_val)
     # the labels are checked as Start's method checks them, before Start
     panel = PruningPanel(model, X_val, np.where(np.asarray(y_val) == 1, "yes", "no"))
     assert "y_val contains labels the model never saw: 'no', 'yes'" in panel.error
