@@ -236,9 +236,8 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         if feature_names is None and self.image_shape is not None and self.ensemble.feature_names_in_ is None:
             width = self.image_shape[1]
             feature_names = [f"pixel (row {p // width}, col {p % width})" for p in range(self.X.shape[1])]
-        if y is not None and np.ndim(y) == 1 and len(y) == self.X.shape[0]:
-            self.y = np.asarray(y)
         self.tree_view = TreeView(self.ensemble, X, y, feature_names=feature_names, color_by="data")
+        self.y = self.tree_view.y  # checked there: one value per row, labels the model knows
         self.tree_view.selected_tree = self.tree_index
         self.gallery.feature_names = list(self.tree_view.canvas.feature_names)
         if self.image_shape is not None:
@@ -253,17 +252,17 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
             (f"leaf {node} · {plural(self.rows_per_leaf[node], 'row')}", node) for node in ordered
         ]
         first = leaf if leaf is not None else ordered[0]
-        notice = ""
+        notices = [self.tree_view.error] if self.tree_view.error else []  # a y it ignored, and why
         if first not in self.rows_per_leaf:
-            notice = f"node {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]} instead"
+            notices.append(f"node {first} is not a leaf of tree {self.tree_index}; showing leaf {ordered[0]} instead")
             first = ordered[0]
         self.leaf_picker.value = first
         self.leaf_picker.observe(self._on_leaf, names="value")
         self.k.observe(lambda change: self.show_leaf(self.leaf_picker.value), names="value")
         self.tree_view.observe(self._on_node, names="selected_node")
         self.show_leaf(first)
-        if notice:
-            self.error_box.show(notice)
+        if notices:
+            self.error_box.show("\n".join(notices))
 
     @property
     def error(self) -> str:

@@ -103,6 +103,11 @@ def test_medoid_panel_bad_input(digits):
     assert "tree 3 does not exist" in MedoidPanel(model, X, tree=3).error
     panel = MedoidPanel(model, X, leaf=0)  # the root is not a leaf
     assert "is not a leaf" in panel.error and panel.leaf_picker.value in panel.rows_per_leaf
+    # a y the tree view ignores is not shown under the medoids either, and the panel says why
+    panel = MedoidPanel(model, X, y=y + 20)
+    assert "y contains labels the model never saw: 20" in panel.error and panel.y is None
+    assert panel.gallery.labels == []
+    assert "one value per row of X" in MedoidPanel(model, X, y=y[:10]).error
     with pytest.raises(btt.ParameterError, match="leaf of MedoidPanel.show_leaf must be an int"):
         panel.show_leaf("a")  # int()'s ValueError before
     with pytest.raises(btt.ParameterError, match="leaf of MedoidPanel.medoids_of must be an int"):
