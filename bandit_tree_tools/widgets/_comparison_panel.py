@@ -69,9 +69,6 @@ def comparison_table_html(frame) -> str:
     )
 
 
-# TSDTClassifier's variant -> the method name compare_trees gives its row
-
-
 class ComparisonPanel(StaticFallback, ipywidgets.VBox):
     """A TSDT (or Fast-TSDT) tree next to another tree, with the
     :func:`bandit_tree_tools.compare_trees` table and the convergence trace
