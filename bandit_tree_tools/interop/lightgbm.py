@@ -94,6 +94,7 @@ import warnings
 
 import numpy as np
 
+from .._validation import Interval
 from ..exceptions import (
     BanditTreeToolsError,
     ConversionError,
@@ -339,9 +340,7 @@ def from_lightgbm(model, *, num_iteration=None) -> Ensemble:
     """
     lgb = _lightgbm()
     booster, estimator = _booster_and_estimator(model, lgb)
-    if num_iteration is not None and (
-        not isinstance(num_iteration, (int, np.integer)) or isinstance(num_iteration, (bool, np.bool_))
-    ):
+    if num_iteration is not None and not Interval(int, None, None).accepts(num_iteration):
         raise ParameterError(f"num_iteration must be an int or None, got {type(num_iteration).__name__}")
     parsed = text.parse_model_string(_model_text(booster, num_iteration))
     n_classes, per_iteration, n_features, names = _check_header(parsed)

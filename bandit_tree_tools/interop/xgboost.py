@@ -88,6 +88,7 @@ import re
 
 import numpy as np
 
+from .._validation import Interval
 from ..exceptions import ConversionError, NotFittedError, ParameterError, UnsupportedModelError, missing_dependency
 from ..tree import Ensemble, Source
 from . import _xgboost_ubjson as ubjson
@@ -474,7 +475,7 @@ def _selected_iterations(tree_model: dict, learner: dict, template, outputs: _Ou
         isinstance(iteration_range, (str, bytes))
         or not hasattr(iteration_range, "__len__")
         or len(iteration_range) != 2
-        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in iteration_range)
+        or not all(Interval(int, None, None).accepts(value) for value in iteration_range)
     ):
         raise ParameterError(f"iteration_range must be a pair of ints (begin, end) or None, got {iteration_range!r}")
     begin, end = (int(v) for v in iteration_range)

@@ -45,8 +45,7 @@ def check_image_shape(image_shape, n_features: int) -> tuple:
     if (
         sizes is None
         or len(sizes) != 2
-        or not all(isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)) for size in sizes)
-        or min(sizes) < 1
+        or not all(Interval(int, 1, None).accepts(size) for size in sizes)
         or sizes[0] * sizes[1] != n_features
     ):
         raise ParameterError(

@@ -276,15 +276,13 @@ def compare_trees(
         )  # past validate_params: at the caller
         max_iter = n_iter
     lambdas = list(np.atleast_1d(lambdas).tolist())
-    if not lambdas or not all(
-        isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 <= value < np.inf for value in lambdas
-    ):
+    if not lambdas or not all(Interval(float, 0.0, None, finite=True).accepts(value) for value in lambdas):
         raise ParameterError(
             f"lambdas of compare_trees must hold one or more finite numbers >= 0 (each a lambda_), got {lambdas}"
         )
     lambdas = [float(value) for value in lambdas]
     depths = list(np.atleast_1d(dl85_depths).tolist())
-    if not depths or not all(isinstance(depth, int) and not isinstance(depth, bool) and depth >= 1 for depth in depths):
+    if not depths or not all(Interval(int, 1, None).accepts(depth) for depth in depths):
         raise ParameterError(f"dl85_depths of compare_trees must hold one or more ints >= 1, got {depths}")
     # one seed for every model of the table (a Generator or RandomState gives one draw), so each
     # method sees the same randomness as with an int
