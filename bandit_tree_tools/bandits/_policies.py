@@ -16,7 +16,7 @@ Like the paper, every policy first plays each arm once, in random order
 
 import numpy as np
 
-from .._validation import check_random_state
+from .._validation import Interval, check_params, check_random_state
 from ..exceptions import ParameterError
 from ._bounds import bayes_ucb_index, kl_ucb_index, ucb1_index
 
@@ -53,10 +53,21 @@ class Policy:
     name = "policy"
     reward_family = "bounded"
     _params: tuple = ()
+    _constraints: dict = {}  # what each of _params accepts (_validation.check_params)
 
     def __init__(self, *, explore_untested_first: bool = True, random_state=None):
+        check_params(
+            dict(explore_untested_first=explore_untested_first),
+            {"explore_untested_first": ["boolean"]},
+            owner=type(self).__name__,
+        )
         self.explore_untested_first = explore_untested_first
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        """Refuse a bad parameter at construction (a subclass calls it once
+        its parameters are set), not at the first pull that reads it."""
+        check_params({name: getattr(self, name) for name in self._params}, self._constraints, owner=type(self).__name__)
 
     # ------------------------------------------------------------ interface
     def start(self, n_arms: int, random_state=None) -> "Policy":
@@ -127,10 +138,12 @@ class UCB1(Policy):
 
     name = "ucb1"
     _params = ("exploration",)
+    _constraints = {"exploration": [Interval(float, 0, None, finite=True)]}
 
     def __init__(self, *, exploration: float = 2.0, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.exploration = exploration
+        self._check_params()
 
     def index(self) -> np.ndarray:
         return ucb1_index(self.means_, self.counts_, self.t_ + 1, self.exploration)
@@ -144,10 +157,12 @@ class KLUCB(Policy):
 
     name = "kl_ucb"
     _params = ("c",)
+    _constraints = {"c": [Interval(float, 0, None, finite=True)]}
 
     def __init__(self, *, c: float = 0.0, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.c = c
+        self._check_params()
 
     def index(self) -> np.ndarray:
         return kl_ucb_index(self.means_, self.counts_, self.t_ + 1, self.c)
@@ -182,10 +197,12 @@ class BayesUCB(Policy):
     name = "bayes_ucb"
     reward_family = "bernoulli"
     _params = ("c",)
+    _constraints = {"c": [Interval(float, 0, None, finite=True)]}
 
     def __init__(self, *, c: float = 0.0, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.c = c
+        self._check_params()
 
     def index(self) -> np.ndarray:
         return bayes_ucb_index(self.sums_, self.counts_ - self.sums_, self.t_ + 1, self.c)
@@ -200,14 +217,14 @@ class Softmax(Policy):
 
     name = "softmax"
     _params = ("temperature",)
+    _constraints = {"temperature": [Interval(float, 0, None, closed="neither", finite=True)]}
 
     def __init__(self, *, temperature: float = 0.1, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.temperature = temperature
+        self._check_params()
 
     def probabilities(self) -> np.ndarray:
-        if not self.temperature > 0:
-            raise ParameterError(f"temperature must be > 0, got {self.temperature}")
         logits = self.means_ / self.temperature
         weights = np.exp(logits - logits.max())  # shifted so exp never overflows
         return weights / weights.sum()
@@ -222,14 +239,14 @@ class EpsilonGreedy(Policy):
 
     name = "epsilon_greedy"
     _params = ("epsilon",)
+    _constraints = {"epsilon": [Interval(float, 0, 1)]}
 
     def __init__(self, *, epsilon: float = 0.1, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.epsilon = epsilon
+        self._check_params()
 
     def _choose(self):
-        if not 0.0 <= self.epsilon <= 1.0:
-            raise ParameterError(f"epsilon must be in [0, 1], got {self.epsilon}")
         if self.rng_.random() < self.epsilon:
             return self.rng_.integers(self.n_arms_)
         return np.argmax(self.means_)
@@ -244,10 +261,12 @@ class WinStayLoseShift(Policy):
 
     name = "wsls"
     _params = ("win_threshold",)
+    _constraints = {"win_threshold": [Interval(float, None, None, finite=True)]}
 
     def __init__(self, *, win_threshold: float = 0.5, explore_untested_first=True, random_state=None):
         super().__init__(explore_untested_first=explore_untested_first, random_state=random_state)
         self.win_threshold = win_threshold
+        self._check_params()
 
     def _reset(self):
         self.last_arm_ = -1
@@ -285,7 +304,14 @@ def make_policy(policy="ucb1", **params) -> Policy:
         return policy(**params)
     if not isinstance(policy, str) or policy.lower() not in POLICIES:
         raise ParameterError(f"unknown policy {policy!r}; valid policies are {sorted(POLICIES)} or a Policy object")
-    return POLICIES[policy.lower()](**params)
+    cls = POLICIES[policy.lower()]
+    accepted = cls._params + ("explore_untested_first", "random_state")
+    unknown = [name for name in params if name not in accepted]
+    if unknown:
+        raise ParameterError(
+            f"policy {cls.name!r} takes the parameters {', '.join(accepted)}; got {', '.join(map(repr, unknown))}"
+        )
+    return cls(**params)
 
 
 def play(policy: Policy, pull, n_arms: int, n_rounds: int, random_state=None) -> Policy:

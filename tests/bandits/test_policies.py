@@ -167,3 +167,23 @@ def test_bad_use():
         UCB1().start(0)
     assert repr(Softmax(temperature=0.5)) == "Softmax(temperature=0.5)"
     assert make_policy(policy) is policy
+
+
+@pytest.mark.parametrize(
+    "policy, message",
+    [
+        # these were taken, and epsilon and temperature refused only at the first pull that read them
+        (lambda: EpsilonGreedy(epsilon=2.0), r"epsilon of EpsilonGreedy must be a float in \[0, 1\], got 2.0"),
+        (lambda: Softmax(temperature=0), r"temperature of Softmax must be a finite float in \(0, inf\), got 0"),
+        (lambda: UCB1(exploration=-1.0), r"exploration of UCB1 must be a finite float in \[0, inf\]"),
+        (lambda: KLUCB(c=float("nan")), r"c of KLUCB must be a finite float"),
+        (lambda: BayesUCB(c="a"), r"c of BayesUCB must be a finite float"),
+        (lambda: WinStayLoseShift(win_threshold=float("inf")), r"win_threshold of WinStayLoseShift must be"),
+        (lambda: ThompsonSampling(explore_untested_first="yes"), r"explore_untested_first of ThompsonSampling"),
+        # a name the policy does not take raised the constructor's TypeError
+        (lambda: make_policy("ucb1", c=1.0), r"policy 'ucb1' takes the parameters exploration, .*; got 'c'"),
+    ],
+)
+def test_parameters_are_checked_at_construction(policy, message):
+    with pytest.raises(ParameterError, match=message):
+        policy()
