@@ -78,3 +78,14 @@ def test_the_package_has_no_import_cycle():
 
 def test_a_cycle_is_found():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_format_and_the_importers_load_without_pandas_and_scikit_learn():
+    # 0.7 s a fresh process would pay on every import of a LightGBM or XGBoost model (a label
+    # check at the top of tree/_input.py once pulled both in)
+    import subprocess
+    import sys
+
+    code = "import sys, bandit_tree_tools.interop; print(sorted({'pandas', 'sklearn'} & set(sys.modules)))"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert found.strip() == "[]"

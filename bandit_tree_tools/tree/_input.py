@@ -8,8 +8,6 @@ import warnings
 import weakref
 
 import numpy as np
-import pandas as pd
-from sklearn.utils.multiclass import type_of_target
 
 from ..exceptions import DataError
 
@@ -96,6 +94,11 @@ def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarr
     are one label). Raises DataError for continuous values given to a
     classifier whose classes are not floats, and for labels not among the
     classes; error messages call ``y`` ``name``."""
+    # imported here: the routing layer loads without pandas and scikit-learn (0.7 s), and labels
+    # are checked only where those are in use already
+    import pandas as pd
+    from sklearn.utils.multiclass import type_of_target
+
     try:
         continuous = type_of_target(y) == "continuous"
     except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
