@@ -20,16 +20,36 @@ from ..interop import ADAPTERS, adapter_for_path
 from ..interop._native_errors import first_line, native_errors
 
 
+def method_defaults() -> dict:
+    """Each method's own options: ``{destination: (method, default)}``."""
+    from ._engine import MARGIN
+
+    return {
+        "tolerance": ("prune", 0.005),
+        "margin": ("prune", MARGIN),
+        "metric": ("prune", None),
+        "train_data": ("prune", None),
+        "n_jobs": ("prune", -1),
+        "policy": ("paper", "ucb1"),
+        "rounds": ("paper", 1100),
+        "eval_size": ("paper", 0.5),
+        "candidates": ("paper", "twigs"),
+        "min_depth": ("paper", 4),
+        "strategy": ("paper", "rank"),
+    }
+
+
 def register(subparsers) -> None:
     from ..bandits import POLICIES
     from ._bandit import CANDIDATES, STRATEGIES
-    from ._engine import MARGIN, METRICS
+    from ._engine import METRICS
+
+    defaults = method_defaults()
 
     parser = subparsers.add_parser(
         "prune",
         help="prune a saved tree model to the smallest one within a tolerance",
         description=__doc__.split("\n\n", 1)[1].strip(),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "model",
@@ -44,47 +64,75 @@ def register(subparsers) -> None:
         default="prune",
         type=_method,
         choices=("prune", "paper"),
-        help="prune: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune",
+        help="prune: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune (default: prune)",
     )
-    parser.add_argument(
-        "--tolerance",
-        type=float,
-        default=0.005,
-        help="prune: how much worse than the unpruned model the pruned one may be on --data "
-        "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)",
-    )
-    parser.add_argument(
-        "--margin",
-        type=float,
-        default=MARGIN,
-        help="prune: standard errors of the validation change the model must stay inside the "
-        "tolerance by (0: the change itself within it)",
-    )
-    parser.add_argument(
-        "--metric",
-        default=None,
-        choices=sorted(METRICS),
-        help="prune: balanced_accuracy for classifiers and r2 for regressors by default",
-    )
-    parser.add_argument(
-        "--train-data",
-        default=None,
-        help="prune: CSV of training rows (same columns) to rank removals and re-fit leaves on",
-    )
-    parser.add_argument("--n-jobs", type=int, default=-1, help="prune: threads, -1 for every core")
-    parser.add_argument("--policy", default="ucb1", choices=sorted(POLICIES), help="paper: the bandit policy")
-    parser.add_argument("--rounds", type=int, default=1100, help="bandit rounds")
-    parser.add_argument(
-        "--eval-size",
-        type=_eval_size,
-        default=0.5,
-        help="rows drawn each round: a fraction (<= 1) or a number of rows (> 1)",
-    )
-    parser.add_argument("--candidates", default="twigs", choices=CANDIDATES)
-    parser.add_argument("--min-depth", type=int, default=4, help="shallowest depth of an arm (root = 0)")
-    parser.add_argument("--strategy", default="rank", choices=STRATEGIES)
-    parser.add_argument("--random-state", type=int, default=0)
+    # each method's own options: given with the other method, they are refused rather than ignored
+    groups = {
+        "prune": parser.add_argument_group("--method prune (btt.prune) only"),
+        "paper": parser.add_argument_group("--method paper (btt.bandit_prune) only"),
+    }
+    for name, help_text, kwargs in (
+        (
+            "--tolerance",
+            "how much worse than the unpruned model the pruned one may be on --data "
+            "(absolute for accuracy, balanced accuracy, ROC AUC, R^2; relative for log-loss, MSE)",
+            {"type": float},
+        ),
+        (
+            "--margin",
+            "standard errors of the validation change the model must stay inside the tolerance by "
+            "(0: the change itself within it)",
+            {"type": float},
+        ),
+        ("--metric", "the metric the tolerance is on", {"choices": sorted(METRICS)}),
+        (
+            "--train-data",
+            "CSV of training rows (same columns) to rank removals and re-fit leaves on",
+            {},
+        ),
+        ("--n-jobs", "threads, -1 for every core", {"type": int}),
+        ("--policy", "the bandit policy", {"choices": sorted(POLICIES)}),
+        ("--rounds", "bandit rounds (per run with --strategy sequential)", {"type": int}),
+        (
+            "--eval-size",
+            "validation rows drawn each round: a fraction (<= 1) or a number of rows (> 1)",
+            {"type": _eval_size},
+        ),
+        (
+            "--candidates",
+            "the arms: twigs, the nodes whose two children are leaves; internal, every internal node",
+            {"choices": CANDIDATES},
+        ),
+        ("--min-depth", "shallowest depth of an arm (root = 0)", {"type": int}),
+        (
+            "--strategy",
+            "rank: one run of the rounds, then the best prefix of the arms' ranking pruned; sequential: "
+            "runs of the rounds, each committing its best arm while the validation score does not drop",
+            {"choices": STRATEGIES},
+        ),
+    ):
+        destination = name[2:].replace("-", "_")
+        method, default = defaults[destination]
+        shown = {
+            "metric": "balanced_accuracy for classifiers, r2 for regressors",
+            "train_data": "none, the validation rows alone",
+        }.get(destination, default)
+        groups[method].add_argument(name, default=argparse.SUPPRESS, help=f"{help_text} (default: {shown})", **kwargs)
+    parser.add_argument("--random-state", type=int, default=0, help="seed of the random draws (default: 0)")
     parser.set_defaults(func=run)
+
+
+def method_options(args) -> dict:
+    """The options of ``args.method``, defaults filled in; an option of the
+    other method given on the command line is an error, not ignored."""
+    defaults = method_defaults()
+    given = {name: value for name, value in vars(args).items() if name in defaults}
+    for name in given:
+        method = defaults[name][0]
+        if method != args.method:
+            flag = "--" + name.replace("_", "-")
+            raise DataError(f"{flag} applies to --method {method} only, and this run is --method {args.method}")
+    return {name: given.get(name, default) for name, (method, default) in defaults.items() if method == args.method}
 
 
 def _method(text: str) -> str:
@@ -198,6 +246,7 @@ def run(args) -> int:
         return _columns(frame, ensemble), y
 
     try:
+        options = method_options(args)
         _check_out(Path(args.model), Path(args.out))
         # the file's format decides how it is read and written: a pickle holds any library's estimator
         adapter = adapter_for_path(args.model)
@@ -205,31 +254,31 @@ def run(args) -> int:
         ensemble = from_model(model)
         X, y = read(args.data)
         if args.method == "prune":
-            X_train, y_train = read(args.train_data) if args.train_data else (None, None)
+            X_train, y_train = read(options["train_data"]) if options["train_data"] else (None, None)
             result = prune(
                 ensemble,
                 X,
                 y,
-                tolerance=args.tolerance,
-                margin=args.margin,
-                metric=args.metric,
+                tolerance=options["tolerance"],
+                margin=options["margin"],
+                metric=options["metric"],
                 X_train=X_train,
                 y_train=y_train,
                 random_state=args.random_state,
                 progress=False,
-                n_jobs=args.n_jobs,
+                n_jobs=options["n_jobs"],
             )
         else:
             result = bandit_prune(
                 ensemble,
                 X,
                 y,
-                policy=args.policy,
-                n_rounds=args.rounds,
-                eval_size=args.eval_size,
-                candidates=args.candidates,
-                min_depth=args.min_depth,
-                strategy=args.strategy,
+                policy=options["policy"],
+                n_rounds=options["rounds"],
+                eval_size=options["eval_size"],
+                candidates=options["candidates"],
+                min_depth=options["min_depth"],
+                strategy=options["strategy"],
                 random_state=args.random_state,
                 progress=False,
             )
@@ -240,13 +289,13 @@ def run(args) -> int:
     if args.method == "prune":
         print(
             f"pruned {result.original.n_leaves:,} -> {result.ensemble.n_leaves:,} leaves "
-            f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {args.tolerance} of "
+            f"({result.original.n_leaves / result.ensemble.n_leaves:.1f}x) within {options['tolerance']} of "
             f"{result.params['metric']}, {len(result.path)} models visited ({result.elapsed:.2f} s); metrics on "
             f"the {int(result.metrics.loc['after', 'rows']):,} rows of {args.data} that checked the tolerance:"
         )
     else:
         print(
-            f"pruned {result.n_pruned} nodes with {args.policy} in {len(result.history)} rounds "
+            f"pruned {result.n_pruned} nodes with {options['policy']} in {len(result.history)} rounds "
             f"({result.elapsed:.2f} s); metrics on {len(y)} rows of {args.data}:"
         )
     print(result.metrics.to_string(float_format=lambda v: f"{v:.4f}"))

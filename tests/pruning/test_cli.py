@@ -186,3 +186,21 @@ def test_out_may_not_be_the_model_file(data, capsys):
     assert status == 1 and "--out" in output.err and "is the model file itself" in output.err
     assert "keep_pruned.txt" in output.err
     assert (folder / "keep.txt").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("method", "option", "value"),
+    [("paper", "--train-data", "train.csv"), ("paper", "--tolerance", "0.05"), ("prune", "--rounds", "50")],
+)
+def test_an_option_of_the_other_method_is_refused_not_ignored(data, capsys, method, option, value):
+    # --method paper --train-data t.csv ran the paper's method on the validation rows alone, without a word
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, _, _, folder = data
+    lightgbm.LGBMClassifier(n_estimators=5, num_leaves=7, verbose=-1).fit(X, y).booster_.save_model(
+        str(folder / "options.txt")
+    )
+    arguments = ["prune", str(folder / "options.txt"), "--data", str(folder / "val.csv"), "--target", "label"]
+    status = main([*arguments, "--out", str(folder / "options_out.txt"), "--method", method, option, value])
+    error = capsys.readouterr().err
+    assert status == 1 and f"{option} applies to --method" in error and f"this run is --method {method}" in error
+    assert not (folder / "options_out.txt").exists()

@@ -73,7 +73,7 @@ def test_corrupt_lightgbm_text_is_refused_by_the_cli_and_by_the_loader(files):
             err = io.StringIO()
             with contextlib.redirect_stderr(err):
                 status = main(["prune", f"{folder}/{name}.txt", "--data", f"{folder}/val.csv", "--target", "label",
-                               "--out", f"{folder}/out_{name}.txt", "--rounds", "20"])
+                               "--out", f"{folder}/out_{name}.txt"])
             try:
                 booster_from_string(open(f"{folder}/{name}.txt", encoding="utf-8", errors="replace").read())
                 loader = "loaded"
