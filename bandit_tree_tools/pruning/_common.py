@@ -11,7 +11,7 @@ from .._validation import resolve_n_rows
 from ..exceptions import DataError
 from ..tree import collapse
 from ._evaluator import IncrementalEvaluator
-from ._inputs import check_no_missing_target, check_target, to_ensemble
+from ._inputs import check_target, to_ensemble
 from ._metrics import before_after, check_weights, metrics_of_raw
 from ._result import PruneResult
 
@@ -24,7 +24,6 @@ def prepare(model, X, y, weights, *, name: str = "X_val"):
     X = ensemble.check_X(X, name=name)
     if X.shape[0] == 0:
         raise DataError(f"{name} has no rows; pruning needs validation data")
-    check_no_missing_target(y, "y" + name[1:])
     target = check_target(ensemble, y, X.shape[0], name="y" + name[1:])
     evaluator = IncrementalEvaluator(ensemble, X, target, check_weights(weights), check_input=False)
     return ensemble, X, target, evaluator

@@ -6,10 +6,9 @@ constraints."""
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..exceptions import DataError, UnsupportedModelError
-from ..tree import Ensemble, class_codes
+from ..tree import Ensemble, class_codes, refuse_missing
 
 
 @dataclass(frozen=True)
@@ -41,12 +40,13 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
     if n_rows == 0:
         raise DataError(f"{name} is empty; pruning needs validation rows")
     if ensemble.task == "regression":
+        refuse_missing(y, name, "targets")
         try:
             values = y.astype(np.float64)
         except (TypeError, ValueError):
             raise DataError(f"{name} must be numeric for a regression model, got dtype {y.dtype}") from None
         if not np.all(np.isfinite(values)):
-            raise DataError(f"{name} contains NaN or infinite values; drop those rows")
+            raise DataError(f"{name} contains infinite values; drop those rows")
         if ensemble.link == "sigmoid" and (values.min() < 0.0 or values.max() > 1.0):
             raise DataError(
                 f"{name} holds values outside [0, 1] (from {values.min():g} to {values.max():g}), but the model "
@@ -112,18 +112,6 @@ def monotone_method(ensemble: Ensemble) -> str | None:
     (``Adapter.monotone_method``)."""
     adapter = _adapter(ensemble)
     return adapter.monotone_method(ensemble) if adapter is not None else None
-
-
-def check_no_missing_target(y, name: str) -> None:
-    """Refuse NaN / None targets with a message that names the argument."""
-    values = np.asarray(getattr(y, "to_numpy", lambda: y)())
-    if values.dtype.kind in "fcO":
-        missing = np.flatnonzero(pd.isna(values).ravel())
-        if missing.size:
-            raise DataError(
-                f"{name} has {missing.size} missing targets (NaN or None), the first at row {int(missing[0])}; "
-                "drop those rows before pruning"
-            )
 
 
 def callback_stops(answer) -> bool:

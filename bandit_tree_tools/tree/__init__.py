@@ -19,7 +19,7 @@ from ._arrays import (
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
-from ._input import class_codes, refuse_complex_and_times
+from ._input import class_codes, refuse_complex_and_times, refuse_missing
 from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "averaged_ensemble",
     "check_X",
     "class_codes",
+    "refuse_missing",
     "check_ensemble",
     "check_node_ids",
     "check_node_map",

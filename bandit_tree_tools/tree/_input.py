@@ -88,10 +88,25 @@ def refuse_complex_and_times(X, name: str = "X") -> None:
         raise DataError(f"{name} has {what} values, which tree models do not take; convert them to real numbers first")
 
 
+def refuse_missing(y: np.ndarray, name: str, what: str) -> None:
+    """Raise DataError for NaN or None in the 1-D ``y`` (a missing label must
+    not become a class of its own, nor a missing target a number), naming
+    ``name``, how many ``what`` are missing and the first row."""
+    if y.dtype.kind not in "fcO":
+        return
+    import pandas as pd  # here: the routing layer loads without pandas
+
+    missing = np.flatnonzero(pd.isna(y))
+    if missing.size:
+        raise DataError(
+            f"{name} has {missing.size:,} missing {what} (NaN or None), the first at row {missing[0]}; drop those rows"
+        )
+
+
 def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarray:
     """The position of each label of the 1-D ``y`` among a classifier's
     ``classes`` (int64). Labels compare as Python values do (1, 1.0 and True
-    are one label). Raises DataError for continuous values given to a
+    are one label). Raises DataError for missing labels, for continuous values given to a
     classifier whose classes are not floats, and for labels not among the
     classes; error messages call ``y`` ``name``."""
     # imported here: the routing layer loads without pandas and scikit-learn (0.7 s), and labels
@@ -99,9 +114,10 @@ def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarr
     import pandas as pd
     from sklearn.utils.multiclass import type_of_target
 
+    refuse_missing(y, name, "labels")
     try:
         continuous = type_of_target(y) == "continuous"
-    except (TypeError, ValueError):  # labels of mixed types (None among strings): the lookup reports them
+    except (TypeError, ValueError):  # labels of mixed types (numbers among strings): the lookup reports them
         continuous = False
     if continuous and not np.issubdtype(classes.dtype, np.floating):
         raise DataError(

@@ -10,7 +10,7 @@ import sklearn.exceptions
 from .._kernels_inline import zeros
 from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
-from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, class_codes, make_tree
+from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, class_codes, make_tree, refuse_missing
 from ._kernels import apply_categorical
 
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
@@ -454,15 +454,7 @@ def encode_labels(y, n_rows: int, classes=None):
             raise DataError(f"y must be 1-D (one label per row), got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise DataError(f"X has {n_rows} rows but y has {y.shape[0]} labels; pass one label per row")
-    if y.dtype.kind in "fcO":  # a missing label must not become a class of its own
-        import pandas as pd
-
-        missing = np.flatnonzero(pd.isna(y))
-        if missing.size:
-            raise DataError(
-                f"y has {missing.size} missing labels (NaN or None), the first at row {int(missing[0])}; drop those "
-                "rows or give them a class"
-            )
+    refuse_missing(y, "y", "labels")
     if classes is None:
         if y.dtype.kind == "f" and np.any(y != np.floor(y)):
             raise DataError(

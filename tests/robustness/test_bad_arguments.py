@@ -92,7 +92,7 @@ CASES = {
     "bandit_prune NaN in y": (
         lambda: btt.bandit_prune(TREE, X, y_nan, progress=False),
         btt.DataError,
-        r"y_val has 1 missing targets.*row 3",
+        r"y_val has 1 missing labels.*row 3",
     ),
     "prune random_state": (
         lambda: btt.prune(TREE, X, y, random_state=-1, progress=False),
@@ -112,7 +112,7 @@ CASES = {
     "reduced_error_prune NaN in y": (
         lambda: btt.reduced_error_prune(TREE, X, y_nan),
         btt.DataError,
-        r"y_val has 1 missing targets",
+        r"y_val has 1 missing labels",
     ),
     "TSDT NaN label": (
         lambda: btt.TSDTClassifier(lambda_=0.01, random_state=0).fit((X > 0).astype(int), y_nan),

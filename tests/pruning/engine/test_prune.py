@@ -783,14 +783,24 @@ def test_bad_input(lightgbm_binary, binary_data):
     regressor = lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(Xr, yr)
     with pytest.raises(ValueError, match="'roc_auc' is for classification models, but this is a regression"):
         btt.prune(regressor, Xr, yr, metric="roc_auc", progress=False)
+    with pytest.raises(DataError, match="y_val has 1 missing targets .NaN or None., the first at row 4"):
+        btt.prune(regressor, Xr, np.where(np.arange(len(yr)) == 4, np.nan, yr), progress=False)
+    with pytest.raises(DataError, match="y_val contains infinite values"):
+        btt.prune(regressor, Xr, np.where(np.arange(len(yr)) == 4, np.inf, yr), progress=False)
     with pytest.raises(DataError, match="one class only"):
         btt.prune(prune, X_val[y_val == 1], y_val[y_val == 1], progress=False)
     with pytest.raises(DataError, match="labels the model never saw: 7"):
         btt.prune(prune, X_val, np.where(np.arange(len(y_val)) == 0, 7, y_val), progress=False)
     mixed = y_val.astype(object)
-    mixed[:2] = [None, "seven"]  # labels of mixed types: reported, not a TypeError from sorting them
-    with pytest.raises(DataError, match=r"labels the model never saw: 'seven', None; the model's classes are \[0, 1\]"):
+    mixed[:2] = [3.5, "seven"]  # labels of mixed types: reported, not a TypeError from sorting them
+    with pytest.raises(DataError, match=r"labels the model never saw: 'seven', 3.5; the model's classes are \[0, 1\]"):
         btt.prune(prune, X_val, mixed, progress=False)
+    # a missing label (an empty CSV cell) was reported as a label "nan", after a numpy cast warning
+    for missing in (np.nan, None):
+        holes = y_val.astype(object if missing is None else float)
+        holes[[5, 9]] = missing
+        with pytest.raises(DataError, match="y_val has 2 missing labels .NaN or None., the first at row 5"):
+            btt.prune(prune, X_val, holes, progress=False)
     with pytest.raises(DataError, match="needs at least 100 rows of the rarest class, got"):
         btt.prune(prune, X_val[:120], y_val[:120], progress=False)
     with pytest.raises(ValueError, match="pass X_train and y_train together"):
