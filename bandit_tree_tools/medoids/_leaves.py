@@ -2,6 +2,7 @@
 stand for? :func:`leaf_medoids` and its result :class:`LeafMedoids`."""
 
 import hashlib
+import html
 from dataclasses import dataclass, field
 
 import joblib
@@ -199,12 +200,39 @@ class LeafMedoids:
         if settings:
             raise ParameterError("; ".join(settings))
 
-    def __repr__(self) -> str:
-        lines = [
+    def to_frame(self):
+        """One row per leaf: its rows, its medoids (row numbers of ``X``), their
+        clusters' sizes, the loss (sum of distances to the nearest medoid) and
+        the algorithm that found them."""
+        import pandas as pd
+
+        leaves = self.leaves.tolist()
+        return pd.DataFrame(
+            {
+                "leaf": leaves,
+                "n_samples": [int(self.n_samples[leaf]) for leaf in leaves],
+                "medoids": [self.medoids[leaf].tolist() for leaf in leaves],
+                "cluster_sizes": [self.cluster_sizes[leaf].tolist() for leaf in leaves],
+                "loss": [float(self.loss[leaf]) for leaf in leaves],
+                "algorithm": [self.algorithms.get(leaf, "none") for leaf in leaves],
+            }
+        )
+
+    def _head(self) -> str:
+        return (
             f"LeafMedoids(tree={self.tree}, n_medoids={self.n_medoids}, leaves={len(self.medoids)}, "
-            f"metric={self.metric!r}, "
-            f"algorithm={self.algorithm!r}, n_distance_calls={self.n_distance_calls})"
-        ]
+            f"metric={self.metric!r}, algorithm={self.algorithm!r}, n_distance_calls={self.n_distance_calls})"
+        )
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the first line of the repr and the leaves' table
+        (the first 50 leaves)."""
+        frame = self.to_frame()
+        more = f"<p>... {len(frame) - 50} more leaves (to_frame() has them all)</p>" if len(frame) > 50 else ""
+        return f"<pre>{html.escape(self._head())}</pre>" + frame.head(50).to_html(index=False) + more
+
+    def __repr__(self) -> str:
+        lines = [self._head()]
         for leaf in self.leaves[:8]:
             lines.append(
                 f"  leaf {leaf:>5}: {self.n_samples[leaf]:>6} rows, medoid rows {self.medoids[leaf].tolist()}, "

@@ -2,6 +2,7 @@
 bandit pruning and the baselines; ``btt.prune`` returns its subclass
 :class:`~bandit_tree_tools.pruning.PrunePathResult`)."""
 
+import html
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +22,10 @@ _DEPLOYMENT_CONSTRAINTS = {
     "n_repeats": [Interval(int, 1, None)],
     "random_state": ["random_state"],
 }
+
+
+def _four_places(value: float) -> str:
+    return f"{value:.4f}"
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -289,11 +294,8 @@ class PruneResult:
             last.set(xlabel=x_name.replace("_", " "), ylabel="validation score", title="Score of the candidates")
         return figure
 
-    def _table(self) -> str:
-        frame = self.metrics.copy()
-        return frame.to_string(float_format=lambda v: f"{v:.4f}")
-
-    def __repr__(self) -> str:
+    def _head(self) -> str:
+        """The first line of the repr: what was pruned, how, in what time."""
         source = self.original.source
         head = (
             f"PruneResult(method={self.method!r}, model={source.library}:{source.estimator}, "
@@ -301,4 +303,17 @@ class PruneResult:
         )
         if self.method == "bandit":
             head += f", policy={self.params.get('policy')!r}, rounds={len(self.history)}, arms={len(self.arms)}"
-        return head + ")\n" + self._table()
+        return head + ")"
+
+    def _tables(self) -> list:
+        """The tables the repr shows under its first line."""
+        return [self.metrics]
+
+    def __repr__(self) -> str:
+        tables = [table.to_string(float_format=_four_places) for table in self._tables()]
+        return "\n".join([self._head(), *tables])
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the first line, and the tables as HTML tables."""
+        tables = [table.to_html(float_format=_four_places) for table in self._tables()]
+        return f"<pre>{html.escape(self._head())}</pre>" + "".join(tables)

@@ -36,6 +36,13 @@ def test_each_leaf_gets_pams_medoids_of_its_rows(digits_tree):
         np.testing.assert_array_equal(result.prototypes[leaf], X[medoids])
     assert result.algorithm == "pam" and result.n_distance_calls > 0
     assert "LeafMedoids(tree=0, n_medoids=3, leaves=8" in repr(result)
+    frame = result.to_frame()  # one row per leaf, as the attributes hold them
+    assert frame["leaf"].tolist() == sorted(result.medoids) and set(frame["algorithm"]) == {"pam"}
+    for row in frame.itertuples():
+        assert row.medoids == result.medoids[row.leaf].tolist() and row.n_samples == result.n_samples[row.leaf]
+        assert row.cluster_sizes == result.cluster_sizes[row.leaf].tolist() and row.loss == result.loss[row.leaf]
+    page = result._repr_html_()  # Jupyter's view: the first line and the leaves' table
+    assert page.startswith("<pre>LeafMedoids(tree=0") and page.count("</tr>") == 1 + len(frame)
 
 
 def test_small_leaves_chosen_leaves_and_ensembles():

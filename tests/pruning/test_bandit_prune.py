@@ -138,6 +138,8 @@ def test_result_contents():
     assert result.path["score"].max() == pytest.approx(result.metrics.loc["after", "score"])
     text = repr(result)
     assert text.startswith("PruneResult(method='bandit'") and "before" in text and "log_loss" in text
+    page = result._repr_html_()  # Jupyter's view: the first line and the metrics as an HTML table
+    assert page.startswith("<pre>PruneResult(method=&#x27;bandit&#x27;") and page.count("<table") == 1
     axes = result.plot().axes
     assert len(axes) == 3 and axes[0].get_title() == "Reward per round"
 

@@ -331,15 +331,15 @@ class PrunePathResult(PruneResult):
         ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small", frameon=False)
         return ax
 
-    def __repr__(self) -> str:
+    def _head(self) -> str:
         source = self.original.source
         chosen = self.path.iloc[self.chosen]
         return (
             f"PrunePathResult(method={self.method!r}, model={source.library}:{source.estimator}, "
             f"trees={self.original.n_trees}, pruned_nodes={self.n_pruned}, elapsed={self.elapsed:.3f}s, "
             f"metric={self.params['metric']!r}, tolerance={self.params['tolerance']}, "
-            f"leaves={self.original.n_leaves}->{int(chosen['leaves'])}, path={len(self.path)} models)\n"
-            + self._table()
-            + "\n"
-            + self.validation_change.to_string(float_format=lambda v: f"{v:.4f}")
+            f"leaves={self.original.n_leaves}->{int(chosen['leaves'])}, path={len(self.path)} models)"
         )
+
+    def _tables(self) -> list:
+        return [self.metrics, self.validation_change]

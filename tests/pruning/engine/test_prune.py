@@ -259,6 +259,10 @@ def test_path_choose_and_plot(lightgbm_binary, binary_data):
     grey = [line for line in ax.get_lines() if line.get_color() == "tab:grey" and line.get_linestyle() == "-"]
     assert len(result._walks) > 1 and len(grey) == len(result._walks) - 1
     assert repr(result).startswith("PrunePathResult(method='prune'")
+    # Jupyter's view: the same first line, the metrics and the validation change as HTML tables
+    page = result._repr_html_()
+    assert page.startswith("<pre>PrunePathResult(method=&#x27;prune&#x27;") and page.count("<table") == 2
+    assert "worst_plausible" in page and f"{result.metrics.loc['after', 'log_loss']:.4f}" in page
 
 
 def test_margin_holds_the_chosen_model_that_many_standard_errors_inside(lightgbm_binary, binary_data):
