@@ -153,7 +153,8 @@ def _check_resplittable(ensemble: Ensemble) -> None:
             f"mean target of the rows that reach them; this {source} looks boosted ({', '.join(problems)}). A "
             "boosted tree's leaves are Newton steps on the gradients left by the trees before it, so regrowing one "
             "subtree would need every row's gradient and hessian and would invalidate every later tree. Prune it "
-            "with btt.bandit_prune instead, or fit a MABSplitForestClassifier/Regressor on the data."
+            "with btt.prune instead (it collapses nodes and re-fits the leaves), or fit a "
+            "MABSplitForestClassifier/Regressor on the data."
         )
 
 
