@@ -522,19 +522,29 @@ class CategoricalTreeModel:
         return self.tree_.value[nodes]
 
     def predict(self, X) -> np.ndarray:
+        """The class of largest fraction at the node each row reaches (see
+        :meth:`predict_proba`)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def score(self, X, y) -> float:
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of :meth:`predict` on ``X`` against ``y``, weighted by
+        ``sample_weight`` (scikit-learn's ``accuracy_score``, with its checks
+        of the rows and the labels)."""
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
 
     @property
     def n_leaves_(self) -> int:
+        """Leaves of the fitted tree."""
         self._check_fitted()
         return self.tree_.n_leaves
 
     @property
     def n_splits_(self) -> int:
+        """Splits of the fitted tree (a multiway split counts once: the count
+        the objective's penalty ``lambda_`` multiplies)."""
         self._check_fitted()
         return self.tree_.n_splits
 

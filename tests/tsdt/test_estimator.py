@@ -94,3 +94,23 @@ def test_bad_optimism_is_refused(optimism):
     X, y = or_of_equal(n_rows=30)
     with pytest.raises(ValueError, match="optimism"):
         TSDTClassifier(optimism=optimism).fit(X, y)
+
+
+def test_score_is_scikit_learns_accuracy_with_its_checks():
+    # score compared predict(X) with y element by element: a y of labels as text scored 0.0, a
+    # missing label counted as a miss, a y of another length raised numpy's broadcasting error
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 4))
+    y = (X[:, 0] == X[:, 1]).astype(int)
+    model = TSDTClassifier(lambda_=0.01, max_iter=50, random_state=0).fit(X, y)
+    hits = model.predict(X) == y
+    assert model.score(X, y) == pytest.approx(hits.mean())
+    weights = rng.random(300)
+    assert model.score(X, y, sample_weight=weights) == pytest.approx(np.average(hits, weights=weights))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        model.score(X, y[:10])
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        model.score(X, y.astype(str))
+    with pytest.raises(ValueError, match="contains NaN"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scikit-learn's cast of the NaN, before its error
+        model.score(X, np.where(np.arange(300) == 5, np.nan, y))
