@@ -1,5 +1,6 @@
 """The ``Examples`` section of every public name's docstring runs as a doctest,
-and every public name has one."""
+and every public name has one; every public method and property of a public
+class has a docstring (the API reference shows it)."""
 
 import doctest
 import inspect
@@ -26,6 +27,24 @@ def _has_examples(text):
 def test_every_public_name_has_an_examples_section():
     missing = [name for name in NAMES if not _has_examples(_docstring(name))]
     assert not missing, f"public names without an Examples section: {', '.join(missing)}"
+
+
+def test_every_public_method_and_property_has_a_docstring():
+    missing = []
+    for name in NAMES:
+        owner = getattr(btt, name)
+        if not inspect.isclass(owner) or issubclass(owner, Exception):
+            continue
+        for member in dir(owner):
+            static = inspect.getattr_static(owner, member)
+            if member.startswith("_") or not (inspect.isfunction(static) or isinstance(static, property)):
+                continue
+            inherited = next(base for base in owner.__mro__ if member in vars(base))
+            if not inherited.__module__.startswith("bandit_tree_tools"):
+                continue  # scikit-learn's, ipywidgets' and the standard library's own
+            if not (inspect.getdoc(getattr(owner, member)) or "").strip():
+                missing.append(f"{name}.{member}")
+    assert not missing, f"public members without a docstring: {', '.join(missing)}"
 
 
 @pytest.mark.parametrize("name", NAMES)

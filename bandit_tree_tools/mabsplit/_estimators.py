@@ -152,6 +152,8 @@ class _MABSplitBase(BaseEstimator):
         return mean / mean.sum()
 
     def predict(self, X):
+        """The class with the largest averaged fraction (classifiers) or the
+        mean of the reached leaves' values over the trees (regressors)."""
         X = self._validate_X(X)
         return self.ensemble_.predict(X)
 

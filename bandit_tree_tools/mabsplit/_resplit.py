@@ -71,6 +71,7 @@ class ResplitResult:
     n_insertions: int
 
     def to_frame(self):
+        """``report`` as a DataFrame: one row per selected node."""
         import pandas as pd
 
         return pd.DataFrame({name: self.report[name] for name in REPORT_FIELDS})

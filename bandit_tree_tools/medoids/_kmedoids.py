@@ -227,4 +227,6 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         return np.argmin(self.transform(X), axis=1).astype(np.int64)
 
     def fit_predict(self, X, y=None):
+        """Fit on ``X`` and return each row's cluster label (``labels_``);
+        ``y`` is ignored."""
         return self.fit(X).labels_

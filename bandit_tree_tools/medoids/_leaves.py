@@ -141,10 +141,12 @@ class LeafMedoids:
 
     @property
     def leaves(self) -> np.ndarray:
+        """The leaves of tree ``tree`` (node ids, ascending), one per key of ``medoids``."""
         return np.array(sorted(self.medoids), dtype=np.int64)
 
     @property
     def algorithm(self) -> str:
+        """The algorithms that found the medoids, joined by "+" ("none" when no leaf had rows)."""
         used = sorted(set(self.algorithms.values()))
         return "+".join(used) if used else "none"
 

@@ -111,6 +111,7 @@ class PruneResult:
 
     @property
     def n_pruned(self) -> int:
+        """Nodes pruned over every tree: the length of ``pruned_nodes`` summed."""
         return int(sum(len(nodes) for nodes in self.pruned_nodes.values()))
 
     def to_model(self):

@@ -182,18 +182,22 @@ class TreeArrays(NamedTuple):
 
     @property
     def n_nodes(self) -> int:
+        """Nodes of the tree, leaves included."""
         return int(self.children_left.shape[0])
 
     @property
     def n_leaves(self) -> int:
+        """Leaves of the tree."""
         return int(np.count_nonzero(self.children_left == TREE_LEAF))
 
     @property
     def is_leaf(self) -> np.ndarray:
+        """Per node, whether it is a leaf (bool array)."""
         return self.children_left == TREE_LEAF
 
     @property
     def max_depth(self) -> int:
+        """Depth of the deepest leaf (a tree of one leaf has depth 0)."""
         return int(node_depth(self).max())
 
     def __repr__(self) -> str:

@@ -224,18 +224,22 @@ class Ensemble:
     # ------------------------------------------------------------------ shape
     @property
     def n_trees(self) -> int:
+        """Trees of the model (a multiclass boosted model has one per class and iteration)."""
         return len(self.trees)
 
     @property
     def n_nodes(self) -> int:
+        """Nodes of every tree together."""
         return sum(tree.n_nodes for tree in self.trees)
 
     @property
     def n_leaves(self) -> int:
+        """Leaves of every tree together: the size pruning counts."""
         return sum(tree.n_leaves for tree in self.trees)
 
     @property
     def max_depth(self) -> int:
+        """Depth of the deepest tree (a tree of one leaf has depth 0)."""
         return max(tree.max_depth for tree in self.trees)
 
     def replace_trees(self, trees) -> "Ensemble":

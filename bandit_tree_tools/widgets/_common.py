@@ -16,7 +16,16 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from ._static_html import error_html, escape
 
-__all__ = ["anywidget", "ipywidgets", "traitlets", "describe_error", "ErrorBox", "StaticFallback", "import_model"]
+__all__ = [
+    "anywidget",
+    "ipywidgets",
+    "traitlets",
+    "describe_error",
+    "ErrorBox",
+    "Panel",
+    "StaticFallback",
+    "import_model",
+]
 
 # Errors a panel shows as a message instead of raising: the project's own,
 # raised on purpose for input a user can fix. Anything else (a TypeError,
@@ -104,6 +113,8 @@ class StaticFallback:
     _static_handle = None
 
     def static_html(self) -> str:  # pragma: no cover - overridden
+        """The panel as script-free HTML: what a saved notebook shows where no
+        kernel runs it."""
         raise NotImplementedError
 
     def _safe_static_html(self) -> str:
@@ -162,6 +173,17 @@ class StaticFallback:
         """Rewrite the saved picture(s) of this panel with its current state."""
         if self._static_handle is not None:
             self._static_handle.update({"text/html": self._twin_html()}, raw=True)
+
+
+class Panel(StaticFallback):
+    """What the four panels share: the static fallback and the message of
+    their ``error_box``."""
+
+    @property
+    def error(self) -> str:
+        """The message the panel shows: why it could not use its input, or
+        why its last run failed; "" when there is none."""
+        return self.error_box.message
 
 
 def _owned_widgets(panel) -> list:

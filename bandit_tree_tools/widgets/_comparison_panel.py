@@ -7,7 +7,7 @@ import numpy as np
 
 from ..exceptions import ParameterError
 from ..tsdt._compare import COLUMNS, VARIANT_TITLES
-from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
+from ._common import USER_ERRORS, ErrorBox, Panel, describe_error, import_model, ipywidgets
 from ._static_html import error_html, escape, number, section
 from ._tree_view import TreeView
 
@@ -69,7 +69,7 @@ def comparison_table_html(frame) -> str:
     )
 
 
-class ComparisonPanel(StaticFallback, ipywidgets.VBox):
+class ComparisonPanel(Panel, ipywidgets.VBox):
     """A TSDT (or Fast-TSDT) tree next to another tree, with the
     :func:`bandit_tree_tools.compare_trees` table and the convergence trace
     of the search's root posterior.
@@ -166,10 +166,6 @@ class ComparisonPanel(StaticFallback, ipywidgets.VBox):
         trees = ipywidgets.HBox(self.views, layout=ipywidgets.Layout(flex_flow="row wrap", width="100%"))
         trees.add_class("btt-comparison-trees")
         self.children = [self.error_box, self.table_html, trees, self.trace_html]
-
-    @property
-    def error(self) -> str:
-        return self.error_box.message
 
     def _table_html(self) -> str:
         if self.table is None:

@@ -14,7 +14,7 @@ from ._assets import module_source, stylesheet
 from ._common import (
     USER_ERRORS,
     ErrorBox,
-    StaticFallback,
+    Panel,
     anywidget,
     describe_error,
     import_model,
@@ -60,7 +60,7 @@ class MedoidGallery(anywidget.AnyWidget):
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the class (y) of each medoid row
 
 
-class MedoidPanel(StaticFallback, ipywidgets.VBox):
+class MedoidPanel(Panel, ipywidgets.VBox):
     """Pick a leaf (in the tree or in a list) and see its ``k`` medoid rows.
 
     The medoids come from :func:`bandit_tree_tools.leaf_medoids` (computed
@@ -263,10 +263,6 @@ class MedoidPanel(StaticFallback, ipywidgets.VBox):
         self.show_leaf(first)
         if notices:
             self.error_box.show("\n".join(notices))
-
-    @property
-    def error(self) -> str:
-        return self.error_box.message
 
     # ---------------------------------------------------------------- events
     def _on_leaf(self, change) -> None:

@@ -17,7 +17,7 @@ from ..pruning._engine._prune import PRUNE_CONSTRAINTS
 from ..pruning._inputs import check_target
 from ..pruning._metrics import COUNTS
 from . import _prune_path
-from ._common import USER_ERRORS, ErrorBox, StaticFallback, describe_error, import_model, ipywidgets
+from ._common import USER_ERRORS, ErrorBox, Panel, describe_error, import_model, ipywidgets
 from ._live import RoundLog
 from ._prune_path import PathRuns, with_notes
 from ._reward_chart import RewardChart
@@ -155,7 +155,7 @@ def _check_keywords(method: str, prune_params: dict) -> None:
         )
 
 
-class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
+class PruningPanel(Panel, PathRuns, ipywidgets.VBox):
     """Bandit pruning, live: controls, Start/Stop, reward charts, the arm
     table, before/after metrics, the tree with pruned nodes marked, export.
 
@@ -405,13 +405,9 @@ class PruningPanel(StaticFallback, PathRuns, ipywidgets.VBox):
     # ------------------------------------------------------------------- runs
     @property
     def running(self) -> bool:
-        # the display thread outlives the loop by its last redraw: a run is
-        # over once both have ended
+        """Whether a run is under way: its loop, or the last redraw after it
+        (the display thread outlives the loop by that redraw)."""
         return any(thread is not None and thread.is_alive() for thread in (self._thread, self._ticker))
-
-    @property
-    def error(self) -> str:
-        return self.error_box.message
 
     def start(self) -> bool:
         """Start a run in a background thread; False if one is running or

@@ -12,7 +12,7 @@ from ._assets import module_source, stylesheet
 from ._common import (
     USER_ERRORS,
     ErrorBox,
-    StaticFallback,
+    Panel,
     anywidget,
     describe_error,
     import_model,
@@ -74,7 +74,7 @@ class TreeCanvas(anywidget.AnyWidget):
     path_values = traitlets.List().tag(sync=True)  # [feature name, the row's value] along the path, root first
 
 
-class TreeView(StaticFallback, ipywidgets.VBox):
+class TreeView(Panel, ipywidgets.VBox):
     """An interactive tree: zoom, pan, collapse/expand, node details, colours,
     the decision path of a row, and pruned or re-split nodes marked.
 
@@ -607,9 +607,6 @@ class TreeView(StaticFallback, ipywidgets.VBox):
         )
 
     # ---------------------------------------------------------------- display
-    @property
-    def error(self) -> str:
-        return self.error_box.message
 
     def node_details(self, node: int | None = None) -> dict:
         """What the details pane shows for a node, as a dict (for scripts)."""
