@@ -106,9 +106,9 @@ def refuse_missing(y: np.ndarray, name: str, what: str) -> None:
 def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarray:
     """The position of each label of the 1-D ``y`` among a classifier's
     ``classes`` (int64). Labels compare as Python values do (1, 1.0 and True
-    are one label). Raises DataError for missing labels, for continuous values given to a
-    classifier whose classes are not floats, and for labels not among the
-    classes; error messages call ``y`` ``name``."""
+    are one label). Raises DataError for missing labels, for continuous values
+    given to a classifier whose classes are not floats, and for labels not
+    among the classes; error messages call ``y`` ``name``."""
     # imported here: the routing layer loads without pandas and scikit-learn (0.7 s), and labels
     # are checked only where those are in use already
     import pandas as pd
