@@ -54,6 +54,10 @@ departures: HistGradientBoosting casts categorical values to ``uint8``
 without a range check, so categories >= 256 are undefined there (the
 ensemble sends them to the unknown side) and a fractional category such as
 2.5 is unknown there but category 2 here.
+GradientBoosting's own ``predict`` refuses NaN (its input check), while
+its trees route a missing value to the child that held more training rows
+(scikit-learn's rule for features without missing values in training): the
+ensemble answers as those trees do, where the estimator raises.
 
 Export
 ------
