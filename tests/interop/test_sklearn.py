@@ -245,3 +245,20 @@ def test_gradient_boosting_custom_init_is_refused():
     imported = from_sklearn(zero)
     assert imported.base_score.tolist() == [0.0] and imported.tree_scale[0] == zero.learning_rate
     assert_predicts_like(zero, imported, X)
+
+
+def test_gradient_boosting_routes_nan_as_its_own_trees_do():
+    # the estimator's predict refuses NaN; its trees route it (to the child that held more training
+    # rows), and the ensemble answers as they do, bit for bit, summed stage after stage as the estimator sums
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    model = ensemble.GradientBoostingClassifier(n_estimators=20, random_state=0).fit(
+        X, (X[:, 0] + X[:, 1] > 0).astype(int)
+    )
+    X[rng.random(X.shape) < 0.3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(X)
+    raw = model._raw_predict_init(X)[:, 0].copy()
+    for stage in model.estimators_:
+        raw += model.learning_rate * stage[0].predict(X.astype(np.float32))
+    np.testing.assert_array_equal(btt.from_model(model).predict_raw(X)[:, 0], raw)
