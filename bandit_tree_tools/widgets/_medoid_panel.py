@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import Interval, check_params
-from ..exceptions import DataError, NodeError
+from ..exceptions import DataError
 from ..medoids import LeafMedoids
 from ..medoids._core import check_rows
 from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS, check_image_shape
-from ..tree import check_X
+from ..tree import check_tree_index, check_X
 from ._assets import module_source, stylesheet
 from ._common import (
     USER_ERRORS,
@@ -201,10 +201,7 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         """The tree index, X, a precomputed result's model and rows, and the
         image shape; a problem becomes a message and leaves ``X`` unset."""
         try:
-            if not 0 <= self.tree_index < self.ensemble.n_trees:
-                raise NodeError(
-                    f"tree {self.tree_index} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}"
-                )
+            check_tree_index(self.tree_index, self.ensemble.n_trees)
             self.X = self.ensemble.check_X(X)
             self.X_input = X
             if medoids is not None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import Interval, Options, check_params
 from ..exceptions import DataError, NodeError, ParameterError
-from ..tree import Ensemble, class_codes
+from ..tree import Ensemble, check_tree_index, class_codes
 from . import _payload
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -462,10 +462,10 @@ class TreeView(Panel, ipywidgets.VBox):
     def _on_tree(self, change) -> None:
         if self.ensemble is None:
             return
-        if not 0 <= change["new"] < self.ensemble.n_trees:
-            self.error_box.show(
-                f"tree {change['new']} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}"
-            )
+        try:
+            check_tree_index(change["new"], self.ensemble.n_trees)
+        except NodeError as error:
+            self.error_box.show(str(error))
             self.selected_tree = change["old"]
             return
         self.selected_node = -1
@@ -592,9 +592,7 @@ class TreeView(Panel, ipywidgets.VBox):
         row = self.row if row is None else int(row)
         if not 0 <= row < self.X.shape[0]:
             raise DataError(f"row {row} does not exist: X has rows 0..{self.X.shape[0] - 1}")
-        index = self.selected_tree if tree is None else int(tree)
-        if not 0 <= index < self.ensemble.n_trees:
-            raise ParameterError(f"tree {index} does not exist; the model has trees 0..{self.ensemble.n_trees - 1}")
+        index = self.selected_tree if tree is None else check_tree_index(int(tree), self.ensemble.n_trees)
         shown = self._shown()
         return path_reading(
             shown.trees[index],

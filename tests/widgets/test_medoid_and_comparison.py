@@ -100,7 +100,7 @@ def test_medoid_panel_bad_input(digits):
             MedoidPanel(model, X, image_shape=shape).error
         )
     assert "X has 10 features" in MedoidPanel(model, X[:, :10]).error
-    assert "tree 3 does not exist" in MedoidPanel(model, X, tree=3).error
+    assert "tree index 3 does not exist" in MedoidPanel(model, X, tree=3).error
     panel = MedoidPanel(model, X, leaf=0)  # the root is not a leaf
     assert "is not a leaf" in panel.error and panel.leaf_picker.value in panel.rows_per_leaf
     # a y the tree view ignores is not shown under the medoids either, and the panel says why

@@ -214,7 +214,7 @@ def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
     view = TreeView(iris_tree, feature_names=["only", "two"])
     assert "feature_names has 2 names" in view.error
     view.selected_tree = 5  # one tree only: refused, the view stays on tree 0
-    assert view.selected_tree == 0 and "tree 5 does not exist" in view.error
+    assert view.selected_tree == 0 and "tree index 5 does not exist; the ensemble has trees 0..0" in view.error
 
 
 def test_after_with_another_shape_is_reported(iris, iris_tree):

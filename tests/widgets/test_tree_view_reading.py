@@ -50,6 +50,8 @@ def test_explain_regression_and_errors(cancer):
     ]
     with pytest.raises(btt.DataError, match="row 9999 does not exist"):
         view.explain(9999)
+    with pytest.raises(btt.NodeError, match="tree index 1 does not exist; the ensemble has trees 0..0"):
+        view.explain(0, tree=1)  # the message and type of every other tree index out of range
     with pytest.raises(btt.DataError, match="pass X"):
         TreeView(model).explain(0)
     with pytest.raises(btt.ParameterError, match=r"^row of TreeView.explain must be None or an int in \[0, inf\]"):
