@@ -27,7 +27,7 @@ from .._validation import (
     seed_from,
 )
 from ..exceptions import DataError, NotFittedError
-from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble
+from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble, refuse_single_class
 from ..tree._input import check_unique_columns
 from ._builder import GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range, non_numeric_columns
@@ -105,8 +105,7 @@ class _MABSplitBase(BaseEstimator):
                     f"{type(self).__name__.replace('Classifier', 'Regressor')}"
                 ) from None
             classes, codes = np.unique(y, return_inverse=True)
-            if classes.shape[0] < 2:
-                raise DataError(f"y has only one class ({classes[0]!r}); a classifier needs at least two classes")
+            refuse_single_class(classes)
             self.classes_ = classes
             self.n_classes_ = int(classes.shape[0])
             return codes.astype(np.int64), np.empty(0), self.n_classes_

@@ -103,6 +103,16 @@ def refuse_missing(y: np.ndarray, name: str, what: str) -> None:
         )
 
 
+def refuse_single_class(classes: np.ndarray, name: str = "y") -> None:
+    """Raise DataError when a classifier's training labels ``classes`` (the
+    distinct labels of ``name``) are fewer than two."""
+    if len(classes) < 2:
+        found = ", ".join(repr(label) for label in classes.tolist()) or "none"
+        raise DataError(
+            f"{name} has one class only ({found}); a classifier needs at least two classes in the training data"
+        )
+
+
 def class_codes(y: np.ndarray, classes: np.ndarray, name: str = "y") -> np.ndarray:
     """The position of each label of the 1-D ``y`` among a classifier's
     ``classes`` (int64). Labels compare as Python values do (1, 1.0 and True

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._validation import Interval, validate_params
 from ..exceptions import DataError
+from ..tree import refuse_single_class
 from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
 from ._kernels_exact import ABORTED, _solve
 
@@ -126,10 +127,7 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     """
     codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])
-    if len(classes) < 2:
-        raise DataError(
-            f"y has a single class ({classes[0]!r}); a classifier needs at least two classes in the training data"
-        )
+    refuse_single_class(classes)
     combinations = 1.0
     for count in n_categories:
         combinations *= float(count) + 1.0

@@ -85,6 +85,7 @@ from .._plotting import axes_for
 from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
 from ..exceptions import DataError, ParameterError
+from ..tree import refuse_single_class
 from . import _kernels as K
 from ._categorical_tree import (
     CategoricalTree,
@@ -418,11 +419,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         self._check_params()
         codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
         classes, y_codes = encode_labels(y, codes.shape[0])
-        if len(classes) < 2:
-            raise DataError(
-                f"y has a single class ({classes[0]!r}), one class only; a classifier needs at least two classes "
-                "in the training data"
-            )
+        refuse_single_class(classes)
         self._start(n_categories, classes, feature_names, feature_categories)
         X_codes = codes.astype(np.int64)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
@@ -459,7 +456,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                     )
             if len(known) < 2:
                 raise DataError(
-                    f"the first chunk has a single class ({known[0]!r}); pass classes=[...] with every label "
+                    f"the first chunk has a single class ({known.tolist()[0]!r}); pass classes=[...] with every label "
                     "of the stream on the first partial_fit call"
                 )
             declared = seen_categories
