@@ -72,6 +72,10 @@ class MedoidPanel(Panel, ipywidgets.VBox):
     model : fitted model or Ensemble
     X : array-like or DataFrame
         The rows to summarise (usually the training rows).
+    y : array-like, optional
+        Labels of ``X`` (the third argument, as in :class:`TreeView`): each
+        medoid shows its class, and the tree's node details the class
+        distribution.
     n_medoids : int, default 3 (or the ``medoids`` result's)
         Prototypes per leaf. A leaf with fewer rows shows all of them.
     tree : int, default 0 (or the ``medoids`` result's)
@@ -82,9 +86,6 @@ class MedoidPanel(Panel, ipywidgets.VBox):
     feature_names : list of str, optional
         Defaults to the model's names; with ``image_shape`` and no names,
         pixels are named by position, ``"pixel (row 3, col 5)"``.
-    y : array-like, optional
-        Labels of ``X``: each medoid shows its class, and the tree's node
-        details the class distribution.
     metric, algorithm, random_state
         Passed to :func:`leaf_medoids`.
     medoids : LeafMedoids, optional
@@ -127,12 +128,12 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         self,
         model,
         X,
+        y=None,
         *,
         n_medoids: int | None = None,
         tree: int | None = None,
         image_shape=None,
         feature_names=None,
-        y=None,
         metric: str | None = None,
         algorithm: str = "auto",
         random_state=0,

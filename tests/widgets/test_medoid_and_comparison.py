@@ -34,6 +34,9 @@ def test_medoids_carry_their_class_and_pixels_their_position(digits):
     assert names[0] == "pixel (row 0, col 0)" and names[13] == "pixel (row 1, col 5)"
     without_y = MedoidPanel(model, X, image_shape=(8, 8), n_medoids=3)
     assert without_y.gallery.labels == []
+    # y is the third argument, as in TreeView(model, X, y): it was keyword-only, a TypeError
+    positional = MedoidPanel(model, X, y, image_shape=(8, 8), n_medoids=3)
+    assert positional.gallery.labels == panel.gallery.labels and positional.error == ""
     named = MedoidPanel(model, X, image_shape=(8, 8), feature_names=[f"p{k}" for k in range(64)])
     assert named.tree_view.canvas.feature_names[5] == "p5"  # the user's names win
 
