@@ -6,7 +6,7 @@ MODEL is a LightGBM text model (``.txt``), an XGBoost model (``.json`` or
 format, and the before/after metrics on the CSV's rows (with ``btt.prune``,
 those that checked the tolerance) are printed. By
 default the smallest model within ``--tolerance`` (``btt.prune``; give the
-training rows with ``--train-data`` where you have them); ``--method paper``
+training rows with ``--train-data`` where you have them); ``--method bandit``
 runs the paper's bandit pruning (``btt.bandit_prune``) instead.
 """
 
@@ -30,12 +30,12 @@ def method_defaults() -> dict:
         "metric": ("prune", None),
         "train_data": ("prune", None),
         "n_jobs": ("prune", -1),
-        "policy": ("paper", "ucb1"),
-        "rounds": ("paper", 1100),
-        "eval_size": ("paper", 0.5),
-        "candidates": ("paper", "twigs"),
-        "min_depth": ("paper", 4),
-        "strategy": ("paper", "rank"),
+        "policy": ("bandit", "ucb1"),
+        "rounds": ("bandit", 1100),
+        "eval_size": ("bandit", 0.5),
+        "candidates": ("bandit", "twigs"),
+        "min_depth": ("bandit", 4),
+        "strategy": ("bandit", "rank"),
     }
 
 
@@ -63,13 +63,14 @@ def register(subparsers) -> None:
         "--method",
         default="prune",
         type=_method,
-        choices=("prune", "paper"),
-        help="prune: btt.prune, the smallest model within --tolerance; paper: btt.bandit_prune (default: prune)",
+        choices=("prune", "bandit"),
+        help="prune: btt.prune, the smallest model within --tolerance; bandit: btt.bandit_prune, the paper's "
+        "method (default: prune)",
     )
     # each method's own options: given with the other method, they are refused rather than ignored
     groups = {
         "prune": parser.add_argument_group("--method prune (btt.prune) only"),
-        "paper": parser.add_argument_group("--method paper (btt.bandit_prune) only"),
+        "bandit": parser.add_argument_group("--method bandit (btt.bandit_prune) only"),
     }
     for name, help_text, kwargs in (
         (
@@ -136,8 +137,9 @@ def method_options(args) -> dict:
 
 
 def _method(text: str) -> str:
-    """``--method``: "compress" is the former name of "prune", as in PruningPanel."""
-    return "prune" if text == "compress" else text
+    """``--method``: the names of ``PruningPanel`` and of the results' ``method``; "compress" and
+    "paper" are the former names of "prune" and "bandit"."""
+    return {"compress": "prune", "paper": "bandit"}.get(text, text)
 
 
 def _eval_size(text: str):

@@ -13,7 +13,7 @@ from bandit_tree_tools.pruning import bandit_prune, prune
 
 from .models import classification_data
 
-ARGS = ["--method", "paper", "--rounds", "150", "--min-depth", "2", "--random-state", "3"]
+ARGS = ["--method", "bandit", "--rounds", "150", "--min-depth", "2", "--random-state", "3"]
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +190,7 @@ def test_out_may_not_be_the_model_file(data, capsys):
 
 @pytest.mark.parametrize(
     ("method", "option", "value"),
-    [("paper", "--train-data", "train.csv"), ("paper", "--tolerance", "0.05"), ("prune", "--rounds", "50")],
+    [("bandit", "--train-data", "train.csv"), ("paper", "--tolerance", "0.05"), ("prune", "--rounds", "50")],
 )
 def test_an_option_of_the_other_method_is_refused_not_ignored(data, capsys, method, option, value):
     # --method paper --train-data t.csv ran the paper's method on the validation rows alone, without a word
@@ -202,5 +202,6 @@ def test_an_option_of_the_other_method_is_refused_not_ignored(data, capsys, meth
     arguments = ["prune", str(folder / "options.txt"), "--data", str(folder / "val.csv"), "--target", "label"]
     status = main([*arguments, "--out", str(folder / "options_out.txt"), "--method", method, option, value])
     error = capsys.readouterr().err
-    assert status == 1 and f"{option} applies to --method" in error and f"this run is --method {method}" in error
+    named = {"paper": "bandit"}.get(method, method)  # "paper": the former name of "bandit"
+    assert status == 1 and f"{option} applies to --method" in error and f"this run is --method {named}" in error
     assert not (folder / "options_out.txt").exists()

@@ -18,7 +18,7 @@ from tests.optional import xgb as xgboost  # noqa: E402
 from ._isolated import run_isolated
 
 COLUMNS = ["f0", "f1", "f2", "f3"]
-ARGS = ["--method", "paper", "--rounds", "20", "--min-depth", "1"]
+ARGS = ["--method", "bandit", "--rounds", "20", "--min-depth", "1"]
 
 
 @pytest.fixture(scope="module")
