@@ -449,7 +449,17 @@ class Ensemble:
         return raw
 
     def transform_raw(self, raw: np.ndarray) -> np.ndarray:
-        """Probabilities (classification) or predictions (regression) from raw scores."""
+        """Probabilities (classification; a binary model's of its positive
+        class only) or predictions (regression) from raw scores of shape
+        ``(n_rows, n_outputs)``, as :meth:`predict_raw` gives them."""
+        raw = np.asarray(raw)
+        if raw.ndim != 2 or raw.shape[1] != self.n_outputs or raw.dtype.kind not in "fiu":
+            raise DataError(
+                f"raw must hold raw scores of shape (n_rows, {self.n_outputs}), as predict_raw gives them; got "
+                f"{raw.dtype} of shape {raw.shape}"
+            )
+        if raw.dtype.kind != "f":
+            raw = raw.astype(np.float64)
         return apply_link(self.link, raw, self.link_scale, self.accumulate_float32, self.link_exp)
 
     def predict_proba(self, X, *, check_input: bool = True) -> np.ndarray:

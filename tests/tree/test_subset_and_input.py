@@ -90,3 +90,15 @@ def test_averaged_ensemble_predicts_like_the_forest_it_holds():
     assert rebuilt.aggregation == "mean" and rebuilt.input_dtype == "float32"
     np.testing.assert_array_equal(rebuilt.predict_proba(X), imported.predict_proba(X))
     np.testing.assert_allclose(rebuilt.predict_proba(X), forest.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_transform_raw_takes_raw_scores_of_the_model_shape_only(n_outputs):
+    # a raw array of another width went through the link column by column: numbers, silently wrong
+    rng = np.random.default_rng(0)
+    ensemble = random_ensemble(rng, n_trees=3, n_outputs=n_outputs)
+    raw = ensemble.predict_raw(probe_rows(rng, ensemble, n_rows=20))
+    np.testing.assert_array_equal(ensemble.transform_raw(raw.tolist()), ensemble.transform_raw(raw))
+    for bad in (raw[:, 0], np.hstack([raw, raw]), raw.astype(str)):
+        with pytest.raises(DataError, match=rf"raw must hold raw scores of shape \(n_rows, {n_outputs}\)"):
+            ensemble.transform_raw(bad)
