@@ -87,7 +87,8 @@ class ComparisonPanel(Panel, ipywidgets.VBox):
     titles : (str, str), optional
         Titles of the two trees; by default the TSDT tree's row name in
         :func:`compare_trees`' table ("optimistic TSDT", "Fast-TSDT" or
-        "TSDT", from its ``variant``) and "your tree".
+        "TSDT", from its ``variant``; another first tree goes by its class
+        name) and "your tree".
 
     Raises
     ------
@@ -138,8 +139,9 @@ class ComparisonPanel(Panel, ipywidgets.VBox):
         if table is not None and not hasattr(table, "iterrows"):
             messages.append(f"table must be the DataFrame returned by compare_trees, got {type(table).__name__}")
             self.table = None
-        if titles is None:  # the TSDT tree goes by its row's name in compare_trees' table
-            titles = (VARIANT_TITLES.get(getattr(tsdt, "variant", None), "TSDT"), "your tree")
+        if titles is None:  # the TSDT tree goes by its row's name in compare_trees' table; another by its class
+            variant = getattr(tsdt, "variant", None)
+            titles = (VARIANT_TITLES[variant] if variant in VARIANT_TITLES else type(tsdt).__name__, "your tree")
         self.views = []
         for ensemble, title in ((self.tsdt_ensemble, titles[0]), (self.model_ensemble, titles[1])):
             if ensemble is None:

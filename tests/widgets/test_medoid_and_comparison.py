@@ -234,6 +234,8 @@ def test_comparison_panel_shows_both_trees_table_and_trace(monk1):
         .views[0]
         .canvas.title.startswith("Fast-TSDT · ")
     )
+    # another tree first was titled "TSDT": it goes by its class name
+    assert ComparisonPanel(cart, X=X, y=y).views[0].canvas.title.startswith("DecisionTreeClassifier · ")
     assert "<polyline" in panel.trace_html.value
     html = panel._repr_mimebundle_()["text/html"]
     assert html.count("<svg") >= 3 and "<script" not in html.lower()
