@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exceptions import DataError, UnsupportedModelError
+from ..exceptions import DataError, ParameterError, UnsupportedModelError
 from ..tree import Ensemble, class_codes, refuse_missing
 
 
@@ -112,6 +112,14 @@ def monotone_method(ensemble: Ensemble) -> str | None:
     (``Adapter.monotone_method``)."""
     adapter = _adapter(ensemble)
     return adapter.monotone_method(ensemble) if adapter is not None else None
+
+
+def check_training_pair(X_train, y_train) -> None:
+    """Training rows come as ``X_train`` and ``y_train`` together, or not at all."""
+    if (X_train is None) != (y_train is None):
+        raise ParameterError(
+            "pass X_train and y_train together (the rows to rank removals and re-fit leaves on), or neither"
+        )
 
 
 def callback_stops(answer) -> bool:

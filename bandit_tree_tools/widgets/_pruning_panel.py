@@ -14,7 +14,7 @@ from ..bandits import POLICIES
 from ..exceptions import NotFittedError, ParameterError
 from ..pruning._bandit import CONSTRAINTS as BANDIT_PRUNE_CONSTRAINTS
 from ..pruning._engine._prune import PRUNE_CONSTRAINTS
-from ..pruning._inputs import check_target
+from ..pruning._inputs import check_target, check_training_pair
 from ..pruning._metrics import COUNTS
 from . import _prune_path
 from ._common import USER_ERRORS, ErrorBox, Panel, describe_error, import_model, ipywidgets
@@ -149,10 +149,7 @@ def _check_keywords(method: str, prune_params: dict) -> None:
     table = function._parameter_constraints
     given = {name: value for name, value in prune_params.items() if name in table}  # not the data (X_train, ...)
     check_params(given, table, owner=f"PruningPanel(method={method!r})")
-    if (prune_params.get("X_train") is None) != (prune_params.get("y_train") is None):
-        raise ParameterError(
-            "pass X_train and y_train together (the rows to rank removals and re-fit leaves on), or neither"
-        )
+    check_training_pair(prune_params.get("X_train"), prune_params.get("y_train"))
 
 
 class PruningPanel(Panel, PathRuns, ipywidgets.VBox):

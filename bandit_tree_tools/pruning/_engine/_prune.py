@@ -11,7 +11,7 @@ import pandas as pd
 from ..._numba_config import numba_threads
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
-from .._inputs import callback_stops, check_target, monotone_method, to_ensemble
+from .._inputs import callback_stops, check_target, check_training_pair, monotone_method, to_ensemble
 from ._metrics import (
     MARGIN,
     METRICS,
@@ -239,10 +239,7 @@ def prune(
     if X_val.shape[0] == 0:
         raise DataError("X_val has no rows; pruning needs validation rows")
     target = check_target(ensemble, y_val, X_val.shape[0], name="y_val")
-    if (X_train is None) != (y_train is None):
-        raise ParameterError(
-            "pass X_train and y_train together (the rows to rank removals and re-fit leaves on), or neither"
-        )
+    check_training_pair(X_train, y_train)
     rng = check_random_state(random_state)
     plan = _plan(ensemble, X_train is not None, refit, reweight)
     halves = _halves(target, rng) if plan[0][0] == CROSS_FITTED else None
