@@ -82,3 +82,7 @@ def test_whitespace_in_names_may_stand_for_underscores():
     frame = pd.DataFrame({"colour": [1.0], "size": [0.0]})
     renamed = dataclasses.replace(ensemble, feature_names_in_=["col_our", "size"])
     np.testing.assert_array_equal(renamed.predict(frame.rename(columns={"colour": "col our"})), [10.0])
+    # the same frame out of order is told to reorder, not that "col_our" is missing
+    reordered = frame.rename(columns={"colour": "col our"})[["size", "col our"]]
+    with pytest.raises(DataError, match=r"another order .* reorder them with X\[\['col our', 'size'\]"):
+        renamed.predict(reordered)
