@@ -171,7 +171,7 @@ def _warm_medoids():
     from .medoids import KMedoids, leaf_medoids
 
     X, y = _tiny_classification(300, 64)
-    leaf_medoids(DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(X, y), X, n_medoids=3)
+    leaf_medoids(DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(X, y), X, n_medoids=3, progress=False)
     for algorithm in ("pam", "fasterpam", "banditpam"):
         KMedoids(3, algorithm=algorithm, random_state=0).fit(X)
 

@@ -91,7 +91,7 @@ call = lambda: btt.bandit_prune(model, X[1000:], y[1000:], n_rounds=200, random_
         """
 from sklearn.tree import DecisionTreeClassifier
 model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
-call = lambda: btt.leaf_medoids(model, X, n_medoids=3)
+call = lambda: btt.leaf_medoids(model, X, n_medoids=3, progress=False)
 """,
     ),
     "mabsplit_fit": (

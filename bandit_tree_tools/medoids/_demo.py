@@ -15,7 +15,7 @@ def demo() -> str:
     X, y = load_digits(return_X_y=True)
     model = DecisionTreeClassifier(max_leaf_nodes=8, random_state=0).fit(X, y)
     start = time.perf_counter()
-    result = leaf_medoids(model, X, n_medoids=3)
+    result = leaf_medoids(model, X, n_medoids=3, progress=False)
     seconds = time.perf_counter() - start
     largest = sorted(result.medoids, key=lambda leaf: -result.n_samples[leaf])[:3]
     lines = [

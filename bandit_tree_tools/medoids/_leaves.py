@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import joblib
 import numpy as np
+from tqdm.auto import tqdm
 
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state, validate_params
@@ -397,6 +398,7 @@ LEAF_MEDOIDS_CONSTRAINTS = {
     "max_iter": [Interval(int, 0, None)],
     "random_state": ["random_state"],
     "n_jobs": [None, int],
+    "progress": ["boolean"],
 }
 
 
@@ -414,6 +416,7 @@ def leaf_medoids(
     max_iter=100,
     random_state=0,
     n_jobs=None,
+    progress=True,
 ) -> LeafMedoids:
     """Medoid rows of every leaf of one tree.
 
@@ -445,6 +448,9 @@ def leaf_medoids(
         in leaf order, whatever the backend.
     n_jobs : int or None
         joblib workers (None: 1, -1: every core).
+    progress : bool, default True
+        Show a ``tqdm`` progress bar over the leaves (large ``X`` takes
+        minutes: 500,000 rows in the 236 leaves of a depth-8 tree about 70 s).
 
     Returns
     -------
@@ -482,15 +488,10 @@ def leaf_medoids(
     200
     """
     from ..interop import from_model
-    from ..tree import check_X
+    from ..tree import check_tree_index, check_X
 
     ensemble = from_model(model_or_ensemble)
-    if (
-        isinstance(tree, (bool, np.bool_))
-        or not isinstance(tree, (int, np.integer))
-        or not 0 <= tree < ensemble.n_trees
-    ):
-        raise NodeError(f"tree must be an index in [0, {ensemble.n_trees}), got {tree!r}")
+    tree = check_tree_index(tree, ensemble.n_trees)
     if isinstance(metric, str) and metric.lower() == "precomputed":
         raise ParameterError("leaf_medoids needs the rows of X, not distances: metric='precomputed' is not supported")
     resolved = resolve_metric(metric, p)  # early, with the metric's own message
@@ -530,7 +531,11 @@ def leaf_medoids(
         jobs.append(
             joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
         )
-    outputs = joblib.Parallel(n_jobs=n_jobs)(jobs)
+    outputs = []
+    with tqdm(total=len(jobs), desc="leaf medoids", unit="leaf", disable=not progress, leave=False) as bar:
+        for output in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
+            outputs.append(output)
+            bar.update()
     check_finite_loss(sum(output[2] for output in outputs), resolved, values)
     result = LeafMedoids(
         tree=int(tree),

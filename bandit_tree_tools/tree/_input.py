@@ -273,7 +273,11 @@ def _frame_to_array(frame, n_features: int, feature_names, feature_categories, l
             # a column counts as present under either spelling, so a frame with "mean radius" whose
             # columns are only out of order is told to reorder them, not that "mean_radius" is missing
             missing = [feature for feature in expected if feature not in columns and feature not in underscored]
-            extra = [column for column, plain in zip(columns, underscored) if column not in expected and plain not in expected]
+            extra = [
+                column
+                for column, plain in zip(columns, underscored)
+                if column not in expected and plain not in expected
+            ]
             if missing or extra:
                 raise DataError(
                     f"{name}'s columns do not match the training columns: missing {missing[:5]}, unexpected "

@@ -294,6 +294,7 @@ class MedoidPanel(Panel, ipywidgets.VBox):
                 p=self.p,
                 algorithm=self.algorithm,
                 random_state=self.random_state,
+                progress=False,  # one leaf
             )
         return self._cache[key]
 

@@ -1,3 +1,5 @@
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -70,7 +72,7 @@ def test_bad_leaf_ids_and_inputs(digits_tree):
         btt.leaf_medoids(model, X, leaves=[internal])
     with pytest.raises(NodeError, match="leaf id 999 of tree 0 is not a node"):
         btt.leaf_medoids(model, X, leaves=[999])
-    with pytest.raises(NodeError, match=r"tree must be an index in \[0, 1\)"):
+    with pytest.raises(NodeError, match=r"tree index 1 does not exist; the ensemble has trees 0..0"):
         btt.leaf_medoids(model, X, tree=1)
     bad = X.copy()
     bad[3, 5] = np.nan
@@ -100,6 +102,17 @@ def test_parallel_and_user_metric_give_the_same_result(digits_tree):
     assert serial.medoids.keys() == threads.medoids.keys()
     for leaf in serial.medoids:
         np.testing.assert_array_equal(serial.medoids[leaf], threads.medoids[leaf])
+
+
+def test_a_progress_bar_counts_the_leaves_unless_turned_off(digits_tree, capsys):
+    model, X = digits_tree
+    quiet = btt.leaf_medoids(model, X, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = btt.leaf_medoids(model, X, n_jobs=2)
+    bar = capsys.readouterr().err
+    assert re.search(r"leaf medoids: +0%.* 0/8 ", bar)  # one step per leaf of the digits tree's 8
+    for leaf in quiet.medoids:
+        np.testing.assert_array_equal(shown.medoids[leaf], quiet.medoids[leaf])
 
 
 def test_dask_backend_gives_the_same_result(digits_tree):
