@@ -9,6 +9,8 @@
 
 import { bttColumn, bttFormat, bttElement } from "./common.js";
 
+const MISSING_RGB = [255, 205, 205]; // a pixel whose value is NaN (the static view draws the same)
+
 export default {
   render({ model, el }) {
     const root = bttElement("div", "btt-medoid-gallery");
@@ -50,12 +52,13 @@ export default {
           const ctx = canvas.getContext("2d");
           const image = ctx.createImageData(w, h);
           for (let p = 0; p < h * w; p++) {
-            // dark ink on white, like the digits are usually drawn
-            const t = Math.max(0, Math.min(1, (values[m * width + p] - low) / span));
-            const grey = Math.round(255 * (1 - t));
-            image.data[4 * p] = grey;
-            image.data[4 * p + 1] = grey;
-            image.data[4 * p + 2] = grey;
+            // dark ink on white, like the digits are usually drawn; a missing value (NaN) pale red
+            const value = values[m * width + p];
+            const grey = Math.round(255 * (1 - Math.max(0, Math.min(1, (value - low) / span))));
+            const [red, green, blue] = Number.isNaN(value) ? MISSING_RGB : [grey, grey, grey];
+            image.data[4 * p] = red;
+            image.data[4 * p + 1] = green;
+            image.data[4 * p + 2] = blue;
             image.data[4 * p + 3] = 255;
           }
           ctx.putImageData(image, 0, 0);

@@ -169,21 +169,28 @@ def distances_to(X, Y, medoids, metric: Metric) -> np.ndarray:
     return _to_medoids(X, Y, medoids, *metric.args)
 
 
-def check_rows(X, *, what="X") -> np.ndarray:
-    """float64, C-contiguous, writeable, finite 2-D rows."""
+def as_rows(X, *, what="X") -> np.ndarray:
+    """float64, C-contiguous, writeable 2-D rows (NaN and infinity kept)."""
     array = np.asarray(X, dtype=np.float64)
     if array.ndim != 2:
         raise DataError(f"{what} must be 2-D (n_samples, n_features), got {array.ndim} dimensions")
+    array = np.ascontiguousarray(array)
+    if not array.flags.writeable:
+        array = array.copy()
+    return array
+
+
+def check_rows(X, *, what="X", fix="impute or drop them") -> np.ndarray:
+    """float64, C-contiguous, writeable, finite 2-D rows; ``fix`` ends the
+    message for NaN or infinity."""
+    array = as_rows(X, what=what)
     if not np.all(np.isfinite(array)):
         rows, columns = np.nonzero(~np.isfinite(array))
         count = f"{rows.size} values, the first" if rows.size > 1 else "1 value"
         raise DataError(
             f"{what} contains NaN or infinity ({count} at row {int(rows[0])}, column {int(columns[0])}); "
-            "distances need finite values: impute or drop them"
+            f"distances need finite values: {fix}"
         )
-    array = np.ascontiguousarray(array)
-    if not array.flags.writeable:
-        array = array.copy()
     return array
 
 

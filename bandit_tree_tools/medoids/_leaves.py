@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
-from ._core import ALGORITHMS, check_finite_loss, check_rows, distances_to, fit_medoids
+from ._core import ALGORITHMS, as_rows, check_finite_loss, check_rows, distances_to, fit_medoids
 from ._distances import resolve_metric
 
 
@@ -32,6 +32,14 @@ def tree_fingerprint(ensemble, tree: int) -> str:
     for name in ("children_left", "children_right", "feature", "threshold"):
         digest.update(np.ascontiguousarray(getattr(arrays, name)).view(np.uint8).reshape(-1))
     return digest.hexdigest()
+
+
+def check_embedding(embedding, n_rows: int) -> np.ndarray:
+    """The rows the distances are measured on: finite float64, one per row of X."""
+    points = check_rows(embedding, what="embedding")
+    if points.shape[0] != n_rows:
+        raise DataError(f"embedding has {points.shape[0]} rows and X {n_rows}; pass one row of embedding per row of X")
+    return points
 
 
 PLOT_CONSTRAINTS = {"max_leaves": [None, Interval(int, 1, None)]}  # None: every leaf with rows
@@ -104,6 +112,9 @@ class LeafMedoids:
         Trees of the model and nodes of tree ``tree``.
     model_fingerprint : str
         A hash of tree ``tree``'s structure and of the model's size.
+    embedding_fingerprint : str
+        A hash of the ``embedding`` the distances were measured on; "" when
+        they were measured on ``X``.
 
     Examples
     --------
@@ -139,6 +150,7 @@ class LeafMedoids:
     tree_nodes: int = 0
     model_fingerprint: str = ""
     distance_calls: dict = field(default_factory=dict, repr=False)
+    embedding_fingerprint: str = ""
 
     @property
     def leaves(self) -> np.ndarray:
@@ -151,11 +163,20 @@ class LeafMedoids:
         used = sorted(set(self.algorithms.values()))
         return "+".join(used) if used else "none"
 
-    def differences(self, *, ensemble=None, X=None, tree=None, n_medoids=None, metric=None) -> list:
+    def differences(
+        self, *, ensemble=None, X=None, tree=None, n_medoids=None, metric=None, embedding_fingerprint=None
+    ) -> list:
         """What differs between this result's record and the given model
-        (an :class:`Ensemble`), rows (float64, validated), tree, number of
-        medoids and metric (``None``: not compared); one sentence each."""
+        (an :class:`Ensemble`), rows (float64 2-D), tree, number of medoids,
+        metric and embedding (its fingerprint, "" for none) (``None``: not
+        compared); one sentence each."""
         found = []
+        if embedding_fingerprint is not None and embedding_fingerprint != self.embedding_fingerprint:
+            computed = "an embedding" if self.embedding_fingerprint else "X"
+            if self.embedding_fingerprint and embedding_fingerprint:
+                computed = "another embedding"
+            given = "this embedding" if embedding_fingerprint else "X"
+            found.append(f"these medoids were computed with distances on {computed}, not on {given}")
         if tree is not None and int(tree) != self.tree:
             found.append(f"these medoids are of tree {self.tree}, not of tree {int(tree)}")
         if n_medoids is not None and int(n_medoids) != self.n_medoids:
@@ -195,7 +216,7 @@ class LeafMedoids:
         from ..interop import from_model
 
         ensemble = from_model(model) if model is not None else None
-        values = check_rows(np.asarray(X, dtype=np.float64)) if X is not None else None
+        values = as_rows(X) if X is not None else None
         data = self.differences(ensemble=ensemble, X=values)
         if data:
             raise DataError("; ".join(data))
@@ -399,6 +420,7 @@ LEAF_MEDOIDS_CONSTRAINTS = {
     "random_state": ["random_state"],
     "n_jobs": [None, int],
     "progress": ["boolean"],
+    "embedding": [None, "array-like"],
 }
 
 
@@ -417,6 +439,7 @@ def leaf_medoids(
     random_state=0,
     n_jobs=None,
     progress=True,
+    embedding=None,
 ) -> LeafMedoids:
     """Medoid rows of every leaf of one tree.
 
@@ -424,7 +447,9 @@ def leaf_medoids(
     (imported with :func:`bandit_tree_tools.from_model`, never modified;
     only that tree is routed); the rows reaching each leaf are clustered
     with :class:`KMedoids`' kernels (``algorithm="auto"``: exact PAM at the
-    usual leaf sizes). Leaves run in parallel with joblib (``n_jobs``
+    usual leaf sizes), on ``X`` itself or on ``embedding``: the model reads
+    ``X`` as it is (NaN included) while the distances are measured where
+    they mean something (imputed, scaled or embedded rows). Leaves run in parallel with joblib (``n_jobs``
     workers, joblib's rule; any joblib backend, e.g. dask). The result is
     the same for every ``n_jobs`` and backend.
 
@@ -432,7 +457,8 @@ def leaf_medoids(
     ----------
     model_or_ensemble : fitted model or Ensemble
     X : array-like (n_rows, n_features)
-        The rows to summarise (usually the training rows); finite values.
+        The rows to summarise (usually the training rows), as the model
+        reads them; finite values unless ``embedding`` is given.
     n_medoids : int, default 3
         Medoids per leaf; a leaf with fewer rows gets all of them.
     tree : int, default 0
@@ -451,7 +477,12 @@ def leaf_medoids(
     progress : bool, default True
         Show a ``tqdm`` progress bar over the leaves (large ``X`` takes
         minutes: 500,000 rows in the 236 leaves of a depth-8 tree about 70 s).
-
+    embedding : array-like (n_rows, n_dims), optional
+        Where the distances are measured, one finite row per row of ``X``
+        (any number of columns): for example ``X`` imputed where it holds
+        NaN, standardised where its features' units differ, or embedded.
+        None: on ``X``. The medoids are rows of ``X`` either way, and
+        ``prototypes`` holds them as the model reads them.
     Returns
     -------
     LeafMedoids
@@ -469,9 +500,10 @@ def leaf_medoids(
         ``tree`` is not a tree of the model, or ``leaves`` holds a node that
         is not one of its leaves.
     DataError
-        ``X`` does not fit the model, has no rows, holds NaN or infinity, or
-        gives non-finite distances (values too large for the metric's
-        arithmetic).
+        ``X`` does not fit the model or has no rows; the rows the distances
+        are measured on (``embedding``, or ``X``) hold NaN or infinity or
+        give non-finite distances (values too large for the metric's
+        arithmetic); ``embedding`` has another number of rows than ``X``.
 
     Examples
     --------
@@ -510,33 +542,45 @@ def leaf_medoids(
                 f"leaf id {bad} of tree {tree} is {kind}; the tree's {all_leaves.size} leaves are "
                 f"{all_leaves[:20].tolist()}{' ...' if all_leaves.size > 20 else ''}"
             )
-    # float64 rows for the distances; the routing reads X as the model does
-    values = check_rows(
+    # X as the model reads it (its categories by value), float64 for the prototypes and the fingerprint
+    routed = as_rows(
         check_X(
             X,
             ensemble.n_features_in_,
             ensemble.feature_names_in_,
             "float64",
             ensemble.feature_categories,
-            library=ensemble.source.library,  # categories by value, as the model reads them
+            library=ensemble.source.library,
         )
     )
-    if values.shape[0] == 0:
+    if routed.shape[0] == 0:
         raise DataError("X has no rows; leaf_medoids chooses each leaf's medoids among the rows of X that reach it")
+    if embedding is None:
+        points = check_rows(
+            routed,
+            fix="pass finite rows for the distances as embedding= (X imputed, and standardised where its features' "
+            "units differ; the model still reads X as it is), or drop those rows",
+        )
+    else:
+        points = check_embedding(embedding, routed.shape[0])
     leaf_of_row = ensemble.apply(X, trees=[tree])[:, 0]  # routes this tree only
     seeds = generator.integers(0, 2**31 - 1, size=chosen.size)
     jobs = []
     for leaf, seed in zip(chosen, seeds):
         rows = np.flatnonzero(leaf_of_row == leaf)
         jobs.append(
-            joblib.delayed(_one_leaf)(rows, values[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
+            joblib.delayed(_one_leaf)(rows, points[rows], int(n_medoids), metric, p, algorithm, int(seed), max_iter)
         )
+    try:
+        parallel = joblib.Parallel(n_jobs=n_jobs, return_as="generator")  # the bar counts leaves as they finish
+    except ValueError:  # a backend that returns every result at once (joblib's "multiprocessing")
+        parallel = joblib.Parallel(n_jobs=n_jobs)
     outputs = []
     with tqdm(total=len(jobs), desc="leaf medoids", unit="leaf", disable=not progress, leave=False) as bar:
-        for output in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
+        for output in parallel(jobs):
             outputs.append(output)
             bar.update()
-    check_finite_loss(sum(output[2] for output in outputs), resolved, values)
+    check_finite_loss(sum(output[2] for output in outputs), resolved, points)
     result = LeafMedoids(
         tree=int(tree),
         medoids={},
@@ -548,18 +592,19 @@ def leaf_medoids(
         feature_names=ensemble.feature_names_in_,
         n_medoids=int(n_medoids),
         p=float(p),
-        n_rows=int(values.shape[0]),
-        rows_fingerprint=rows_fingerprint(values),
+        n_rows=int(routed.shape[0]),
+        rows_fingerprint=rows_fingerprint(routed),
         n_trees=int(ensemble.n_trees),
         tree_nodes=int(arrays.n_nodes),
         model_fingerprint=tree_fingerprint(ensemble, int(tree)),
+        embedding_fingerprint="" if embedding is None else rows_fingerprint(points),
     )
     for leaf, (medoid_rows, sizes, loss, calls, used) in zip(chosen.tolist(), outputs):
         result.medoids[leaf] = medoid_rows
         result.cluster_sizes[leaf] = sizes
         result.loss[leaf] = loss
         result.n_samples[leaf] = int(sizes.sum())
-        result.prototypes[leaf] = values[medoid_rows]
+        result.prototypes[leaf] = routed[medoid_rows]
         result.algorithms[leaf] = used
         result.distance_calls[leaf] = int(calls)
         result.n_distance_calls += calls

@@ -7,8 +7,8 @@ import numpy as np
 from .._validation import Interval, check_params
 from ..exceptions import DataError
 from ..medoids import LeafMedoids
-from ..medoids._core import check_rows
-from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS, check_image_shape
+from ..medoids._core import as_rows
+from ..medoids._leaves import LEAF_MEDOIDS_CONSTRAINTS, check_embedding, check_image_shape, rows_fingerprint
 from ..tree import check_tree_index, check_X
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -36,6 +36,7 @@ MEDOID_PANEL_CONSTRAINTS = {
     "algorithm": LEAF_MEDOIDS_CONSTRAINTS["algorithm"],
     "random_state": LEAF_MEDOIDS_CONSTRAINTS["random_state"],
     "leaf": [None, Interval(int, 0, None)],
+    "embedding": LEAF_MEDOIDS_CONSTRAINTS["embedding"],
 }
 LEAF_CONSTRAINTS = {"leaf": [Interval(int, 0, None)]}  # show_leaf, medoids_of
 
@@ -97,6 +98,11 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         lacks are computed with its settings.
     leaf : int, optional
         Leaf shown first (default: the leaf with the most rows).
+    embedding : array-like (n_rows, n_dims), optional
+        Where the distances are measured, one finite row per row of ``X``
+        (see :func:`leaf_medoids`): for example ``X`` imputed where it holds
+        NaN or standardised. A ``medoids`` result must have been computed
+        on the same one.
 
     Raises
     ------
@@ -139,6 +145,7 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         random_state=0,
         medoids=None,
         leaf: int | None = None,
+        embedding=None,
     ):
         check_params(
             dict(
@@ -149,6 +156,7 @@ class MedoidPanel(Panel, ipywidgets.VBox):
                 algorithm=algorithm,
                 random_state=random_state,
                 leaf=leaf,
+                embedding=embedding,
             ),
             MEDOID_PANEL_CONSTRAINTS,
             owner="MedoidPanel",
@@ -166,10 +174,11 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         self.tree_index = int(tree)
         self.metric, self.algorithm, self.random_state = metric, algorithm, random_state
         self.p = medoids.p if medoids is not None else 2.0  # the Minkowski power of an adopted result
+        self.embedding = None  # checked in _check_input
         self._cache = {}  # (leaf, k) -> LeafMedoids of that leaf
         self.image_shape = None
         if self.ensemble is not None and not messages:
-            self._check_input(X, medoids, n_medoids, image_shape, messages)
+            self._check_input(X, medoids, n_medoids, image_shape, embedding, messages)
         self._build_controls(n_medoids)
         self.error_box.show("\n".join(messages))
         children = [self.error_box]
@@ -198,17 +207,21 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         metric = "euclidean" if metric is None else metric
         return medoids, tree, n_medoids, metric
 
-    def _check_input(self, X, medoids, n_medoids, image_shape, messages) -> None:
-        """The tree index, X, a precomputed result's model and rows, and the
-        image shape; a problem becomes a message and leaves ``X`` unset."""
+    def _check_input(self, X, medoids, n_medoids, image_shape, embedding, messages) -> None:
+        """The tree index, X, the embedding, a precomputed result's model,
+        rows and embedding, and the image shape; a problem becomes a message
+        and leaves ``X`` unset."""
         try:
             check_tree_index(self.tree_index, self.ensemble.n_trees)
             self.X = self.ensemble.check_X(X)
             self.X_input = X
+            if embedding is not None:
+                self.embedding = check_embedding(embedding, self.X.shape[0])
             if medoids is not None:
                 data = medoids.differences(
                     ensemble=self.ensemble,
-                    X=check_rows(check_X(X, self.ensemble.n_features_in_, self.ensemble.feature_names_in_, "float64")),
+                    X=as_rows(check_X(X, self.ensemble.n_features_in_, self.ensemble.feature_names_in_, "float64")),
+                    embedding_fingerprint="" if self.embedding is None else rows_fingerprint(self.embedding),
                 )
                 if data:
                     raise DataError("; ".join(data))
@@ -295,6 +308,7 @@ class MedoidPanel(Panel, ipywidgets.VBox):
                 algorithm=self.algorithm,
                 random_state=self.random_state,
                 progress=False,  # one leaf
+                embedding=self.embedding,
             )
         return self._cache[key]
 
@@ -363,7 +377,8 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         else:
             header = ["feature"] + [f"row {row}" for row in rows]
             lines = [
-                [names[f]] + [f"{value:.4g}" for value in result.prototypes[leaf][:, f]] for f in range(self.X.shape[1])
+                [names[f]] + ["n/a" if np.isnan(value) else f"{value:.4g}" for value in result.prototypes[leaf][:, f]]
+                for f in range(self.X.shape[1])
             ]
             body += table(lines, header)
         return (
@@ -380,11 +395,13 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         size = max(2, 96 // max(height, width))
         cells = []
         for index, value in enumerate(values):
-            grey = int(round(255 * (1 - np.clip((value - low) / span, 0, 1))))
+            if np.isnan(value):
+                fill = "rgb(255,205,205)"  # missing: pale red, as the live gallery draws it
+            else:
+                grey = int(round(255 * (1 - np.clip((value - low) / span, 0, 1))))
+                fill = f"rgb({grey},{grey},{grey})"
             y, x = divmod(index, width)
-            cells.append(
-                f'<rect x="{x * size}" y="{y * size}" width="{size}" height="{size}" fill="rgb({grey},{grey},{grey})"/>'
-            )
+            cells.append(f'<rect x="{x * size}" y="{y * size}" width="{size}" height="{size}" fill="{fill}"/>')
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * size}" height="{height * size}" '
             f'style="margin:4px;border:1px solid #ddd">{"".join(cells)}</svg>'

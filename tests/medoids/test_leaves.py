@@ -47,6 +47,41 @@ def test_each_leaf_gets_pams_medoids_of_its_rows(digits_tree):
     assert page.startswith("<pre>LeafMedoids(tree=0") and page.count("</tr>") == 1 + len(frame)
 
 
+def test_an_embedding_measures_the_distances_while_the_model_reads_x():
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 4)) * [1.0, 100.0, 1.0, 1.0]  # one feature in other units
+    X[rng.random(X.shape) < 0.15] = np.nan  # LightGBM routes NaN; distances cannot use it
+    y = (np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) > 0.3).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=3, num_leaves=6, min_child_samples=5, verbose=-1).fit(X, y)
+    with pytest.raises(DataError, match=r"X contains NaN .* pass finite rows for the distances as embedding="):
+        btt.leaf_medoids(model, X)
+    filled = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+    embedding = (filled - filled.mean(axis=0)) / filled.std(axis=0)
+    result = btt.leaf_medoids(model, X, n_medoids=2, tree=1, embedding=embedding, progress=False)
+    # the leaves are those LightGBM routes X to, NaN included
+    ours = btt.from_model(model).apply(X)[:, 1]
+    native = model.booster_.predict(X, pred_leaf=True)[:, 1]
+    assert len(set(zip(ours, native))) == len(np.unique(native)) == len(np.unique(ours)) == len(result.leaves)
+    for leaf in result.leaves:
+        rows = np.flatnonzero(ours == leaf)
+        expected = fit_medoids(embedding[rows], 2, resolve_metric("euclidean"), algorithm="pam")
+        np.testing.assert_array_equal(result.medoids[leaf], rows[expected.medoids])
+        np.testing.assert_array_equal(result.prototypes[leaf], X[result.medoids[leaf]])  # X's rows, NaN kept
+    assert (
+        result.embedding_fingerprint
+        and not btt.leaf_medoids(model, filled, tree=1, progress=False).embedding_fingerprint
+    )
+    # a 2-column embedding (say, a projection) serves as well; a wrong one is refused
+    assert btt.leaf_medoids(model, X, tree=1, embedding=embedding[:, :2], progress=False).leaves.size
+    with pytest.raises(DataError, match="embedding has 599 rows and X 600; pass one row of embedding per row of X"):
+        btt.leaf_medoids(model, X, embedding=embedding[1:])
+    bad = embedding.copy()
+    bad[0, 3] = np.inf
+    with pytest.raises(DataError, match=r"embedding contains NaN or infinity \(1 value at row 0, column 3\)"):
+        btt.leaf_medoids(model, X, embedding=bad)
+
+
 def test_small_leaves_chosen_leaves_and_ensembles():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))

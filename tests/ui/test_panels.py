@@ -167,9 +167,12 @@ MEDOID_CELLS = [
     "from sklearn.tree import DecisionTreeClassifier\n"
     "import bandit_tree_tools as btt\n"
     "from bandit_tree_tools.tree import node_depth\n"
+    "import numpy as np\n"
     "X, y = load_digits(return_X_y=True)\n"
+    "X = X.astype(float)\n"
+    "X[:, 20] = np.nan  # pixel (row 2, col 4) missing in every image; the distances take it as 0\n"
     "model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y)",
-    "medoids = btt.MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=4)\nmedoids",
+    "medoids = btt.MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=4, embedding=np.nan_to_num(X))\nmedoids",
 ]
 
 
@@ -182,6 +185,11 @@ def test_medoid_panel(page, lab, notebook_dir):
     gallery.scroll_into_view_if_needed()
     assert gallery.get_attribute("data-medoids") == "4"
     assert gallery.locator(".btt-medoid-card canvas").count() == 4
+    # the missing pixel is drawn pale red, the others grey
+    colours = gallery.locator(".btt-medoid-card canvas").first.evaluate(
+        "(c) => [20, 21].map((p) => Array.from(c.getContext('2d').getImageData(p % 8, Math.floor(p / 8), 1, 1).data))"
+    )
+    assert colours[0] == [255, 205, 205, 255] and colours[1][0] == colours[1][1] == colours[1][2]
     # a leaf drawn in the first view, with rows: click it in the tree
     leaves = [
         int(word)

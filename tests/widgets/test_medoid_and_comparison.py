@@ -118,6 +118,33 @@ def test_medoid_panel_bad_input(digits):
     assert "MedoidPanel(error=" in repr(MedoidPanel(object(), X))
 
 
+def test_an_embedding_serves_rows_with_missing_pixels(digits):
+    _, X, y = digits
+    holed = X.copy()
+    holed[::7, 10] = np.nan  # scikit-learn's trees route NaN; the distances need finite rows
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(holed, y)
+    filled = np.nan_to_num(holed)
+    panel = MedoidPanel(model, holed, y, image_shape=(8, 8), n_medoids=2, embedding=filled)
+    leaf = panel.leaf_picker.value
+    expected = btt.leaf_medoids(model, holed, n_medoids=2, leaves=[leaf], random_state=0, embedding=filled)
+    assert panel.error == "" and panel.gallery.rows == expected.medoids[leaf].tolist()
+    assert "rgb(255,205,205)" in panel._image_svg(np.where(np.arange(64) == 10, np.nan, 1.0))  # a missing pixel
+    # without it, the panel says what to pass
+    assert "pass finite rows for the distances as embedding=" in MedoidPanel(model, holed, y).error
+    # a result measured on an embedding goes with that embedding only
+    result = btt.leaf_medoids(model, holed, n_medoids=2, embedding=filled, progress=False)
+    assert MedoidPanel(model, holed, medoids=result, embedding=filled).medoids_of(leaf) is result
+    assert MedoidPanel(model, holed, medoids=result).error == (
+        "DataError: these medoids were computed with distances on an embedding, not on X"
+    )
+    assert MedoidPanel(model, holed, medoids=result, embedding=filled + 1).error == (
+        "DataError: these medoids were computed with distances on another embedding, not on this embedding"
+    )
+    assert MedoidPanel(model, holed, embedding=filled[1:]).error == (
+        "DataError: embedding has 599 rows and X 600; pass one row of embedding per row of X"
+    )
+
+
 def test_precomputed_medoids_are_used(digits):
     model, X, y = digits
     result = btt.leaf_medoids(model, X, n_medoids=2, random_state=3)
