@@ -393,6 +393,11 @@ export function histogramView(model, h) {
   const box = bttElement("div", "btt-histogram");
   const what = h.kind === "classes" ? "by class of your y" : h.kind === "density" ? "density" : "rows";
   box.appendChild(bttElement("div", "btt-details-sub", `${featureName(model, h.feature)} of the ${bttFormat(h.n_rows)} rows of X here (${what})`));
+  if (h.missing > 0) {
+    const right = h.missing - h.missing_left;
+    box.appendChild(bttElement("div", "btt-details-sub btt-histogram-missing",
+      `${bttFormat(h.missing)} of them NaN or infinite, not drawn: ${bttFormat(h.missing_left)} go left, ${bttFormat(right)} right`));
+  }
   const width = 232;
   const height = 118;
   const pad = { left: 30, right: 6, top: 6, bottom: 30 };

@@ -196,9 +196,10 @@ def split_histogram(
     """The split feature of ``node`` for the rows of ``X`` that reach it
     (``rows``): bin edges and counts stacked by class of ``y`` (one series
     without ``y``; a density when ``y`` is numeric and ``classes`` None), the
-    threshold, and the value of ``X[row]`` (``row`` >= 0). At a categorical
-    node: ``categories`` (ascending ``int(x)``) and their counts instead of
-    bins (``edges`` None)."""
+    threshold, and the value of ``X[row]`` (``row`` >= 0). Rows whose value
+    is NaN or infinite are not drawn: ``missing`` counts them. At a
+    categorical node: ``categories`` (ascending ``int(x)``) and their counts
+    instead of bins (``edges`` None)."""
     feature = int(tree.feature[node])
     values = np.asarray(X[rows, feature], dtype=np.float64)
     finite = np.isfinite(values)
@@ -209,6 +210,7 @@ def split_histogram(
         "threshold": None if tree.is_categorical[node] else float(tree.threshold[node]),
         "row": int(row),
         "row_value": None,
+        "missing": int(rows.size - finite.sum()),
     }
     if 0 <= row < X.shape[0]:
         value = float(X[row, feature])

@@ -507,7 +507,9 @@ class TreeView(Panel, ipywidgets.VBox):
         """What the details pane plots for a split: the split feature of the
         rows of ``X`` at ``node``, binned, stacked by class of ``y`` (one
         series without ``y``; a density for regression), with the threshold
-        and the chosen row's value. Empty at leaves and without ``X``."""
+        and the chosen row's value. The rows whose value is NaN or infinite
+        are counted apart: ``missing``, of which ``missing_left`` go to the
+        left child. Empty at leaves and without ``X``."""
         check_params(dict(node=node, bins=bins), HISTOGRAM_CONSTRAINTS, owner="TreeView.node_histogram")
         if self.ensemble is None or self.X is None:
             return {}
@@ -525,7 +527,12 @@ class TreeView(Panel, ipywidgets.VBox):
             self._at_node = (key, indicator.tocsc())
         rows = self._at_node[1][:, node].indices
         classes = shown.classes_ if shown.task == "classification" else None
-        return _payload.split_histogram(tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins)
+        histogram = _payload.split_histogram(
+            tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins
+        )
+        undrawn = rows[~np.isfinite(self.X[rows, tree.feature[node]])]
+        left = self._at_node[1][:, tree.children_left[node]].indices
+        return {**histogram, "missing_left": int(np.isin(undrawn, left).sum())}
 
     def _node_or_selected(self, node: int | None) -> int:
         if node is not None:

@@ -21,8 +21,10 @@ TREE_CELLS = [
     "from sklearn.tree import DecisionTreeClassifier\n"
     "import bandit_tree_tools as btt\n"
     "X, y = load_iris(return_X_y=True, as_frame=True)\n"
-    "model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)",
-    "view = btt.TreeView(model, X, y, row=100)\nview",
+    "holed = X.copy()\n"
+    "holed.iloc[1::10] = float('nan')  # rows without values: the details say where they go\n"
+    "model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(holed, y)",
+    "view = btt.TreeView(model, holed, y, row=100)\nview",
     "forest = RandomForestClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y)\n"
     "forest_view = btt.TreeView(forest, X, y)\nforest_view",
     "btt.TreeView(object())  # bad input: a message, not a traceback",
@@ -76,6 +78,10 @@ def test_tree_view(page, lab, notebook_dir):
     details.wait_for(timeout=10_000)
     assert "Node 0" in details.inner_text()
     assert "petal" in single.locator(".btt-details-table").inner_text()
+    missing = kernel_eval(page, "h = view.node_histogram(0); print(h['missing'], h['missing_left'])").split()
+    assert single.locator(".btt-histogram-missing").inner_text() == (
+        f"{missing[0]} of them NaN or infinite, not drawn: {missing[1]} go left, {int(missing[0]) - int(missing[1])} right"
+    )
     wait_for_kernel(page, "print(view.selected_node)", "0")  # the click reached Python
     click_node(page, single, 2)
     page.wait_for_function("(el) => el.dataset.selectedNode === '2'", arg=single.element_handle())

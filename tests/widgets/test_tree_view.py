@@ -402,6 +402,25 @@ def test_node_histogram_stacks_the_rows_at_the_node_by_class(iris, iris_tree):
     assert view.canvas.histogram == {}  # leaves have no split feature
 
 
+def test_node_histogram_counts_the_rows_it_cannot_draw(iris):
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = iris
+    holed = X.to_numpy().copy()
+    holed[::4, 2] = np.nan  # scikit-learn's trees send NaN to one side, chosen in training
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(holed, y)
+    view = TreeView(model, holed, y)
+    tree = view.ensemble.trees[0]
+    node = int(np.flatnonzero(tree.feature == 2)[0])
+    histogram = view.node_histogram(node)
+    at_node = view.ensemble.decision_path(holed)[0].toarray().astype(bool)
+    missing = at_node[:, node] & np.isnan(holed[:, 2])
+    assert histogram["missing"] == missing.sum() > 0
+    assert np.asarray(histogram["counts"]).sum() + histogram["missing"] == histogram["n_rows"]
+    assert histogram["missing_left"] == (missing & at_node[:, tree.children_left[node]]).sum()
+    assert histogram["missing_left"] in (0, histogram["missing"])  # NaN takes one side at a node
+
+
 def test_node_histogram_needs_X_and_a_real_node(iris, iris_tree):
     X, y = iris
     assert TreeView(iris_tree).node_histogram(0) == {}
