@@ -129,6 +129,8 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
     -------
     X_binned : int64 ndarray, or a DataFrame of pandas categoricals (interval
         labels, plus a "missing" category for NaN) when ``X`` is a DataFrame.
+        In the array, NaN takes a code of its own, one above the column's
+        intervals (a cut column of ``k`` intervals: codes 0..k-1, NaN k).
     bins : Bins, only with ``return_bins=True``.
 
     Raises
