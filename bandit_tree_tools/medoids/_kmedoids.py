@@ -3,7 +3,7 @@
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -22,7 +22,7 @@ from ._core import (
 from ._distances import CALLABLE, PRECOMPUTED, check_precomputed, resolve_metric
 
 
-class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
+class KMedoids(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """k-medoids clustering: k actual rows that minimise the sum of distances
     of every row to its nearest medoid, under any distance.
 
@@ -208,11 +208,16 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_distance_calls_ = result.n_distance_calls
         self.algorithm_ = result.algorithm
         self._train = None if metric.code == PRECOMPUTED else X[self.medoid_indices_].copy()
+        self._n_features_out = k  # transform's columns: kmedoids0, kmedoids1, ... (get_feature_names_out)
         return self
 
     def transform(self, X):
         """Distances of the rows of ``X`` to the medoids, (n_samples, n_clusters).
-        For "precomputed", X holds distances to the training rows, (n_samples, n_train)."""
+        For "precomputed", X holds distances to the training rows, (n_samples, n_train).
+        A DataFrame with ``set_output(transform="pandas")``."""
+        return self._distances(X)
+
+    def _distances(self, X) -> np.ndarray:
         check_is_fitted(self, "medoid_indices_")
         metric = resolve_metric(self.metric, self.p)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False, ensure_all_finite=False)
@@ -224,7 +229,7 @@ class KMedoids(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def predict(self, X):
         """Index of the nearest medoid of each row of ``X``."""
-        return np.argmin(self.transform(X), axis=1).astype(np.int64)
+        return np.argmin(self._distances(X), axis=1).astype(np.int64)
 
     def fit_predict(self, X, y=None):
         """Fit on ``X`` and return each row's cluster label (``labels_``);

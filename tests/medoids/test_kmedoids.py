@@ -86,6 +86,22 @@ def test_pandas_input_keeps_feature_names():
     assert model.predict(X).shape == (50,)
 
 
+def test_pandas_output_names_the_distances_to_each_medoid():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 3)), columns=["a", "b", "c"])
+    model = btt.KMedoids(n_clusters=3, random_state=0).set_output(transform="pandas").fit(X)
+    distances = model.transform(X)
+    assert list(distances.columns) == ["kmedoids0", "kmedoids1", "kmedoids2"] == list(model.get_feature_names_out())
+    np.testing.assert_array_equal(model.predict(X), np.argmin(distances.to_numpy(), axis=1))
+    # a pipeline that ends in KMedoids takes set_output too (it raised: KMedoids had no set_output)
+    pipeline = make_pipeline(StandardScaler(), btt.KMedoids(n_clusters=2, random_state=0)).set_output(
+        transform="pandas"
+    )
+    assert list(pipeline.fit(X).transform(X).columns) == ["kmedoids0", "kmedoids1"]
+
+
 def test_n_clusters_equal_to_n_makes_every_row_a_medoid():
     X = blobs(5, 6)
     model = btt.KMedoids(6).fit(X)
