@@ -156,6 +156,18 @@ class _MABSplitBase(BaseEstimator):
         X = self._validate_X(X)
         return self.ensemble_.predict(X)
 
+    def apply(self, X):
+        """The leaf (node id) each row reaches: ``(n_rows,)`` for a tree,
+        ``(n_rows, n_estimators)`` for a forest, as scikit-learn's ``apply``."""
+        leaves = self.ensemble_.apply(self._validate_X(X))
+        return leaves[:, 0] if isinstance(self, _MABSplitTree) else leaves
+
+    def decision_path(self, X):
+        """The nodes each row passes (scipy CSR, ``n_rows x n_nodes``); a
+        forest also returns each tree's first column, as scikit-learn's."""
+        indicator, offsets = self.ensemble_.decision_path(self._validate_X(X))
+        return indicator if isinstance(self, _MABSplitTree) else (indicator, offsets)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
@@ -190,6 +202,11 @@ class _ClassifierMixin(ClassifierMixin):
         X = self._validate_X(X)
         return self.ensemble_.predict_proba(X)
 
+    def predict_log_proba(self, X):
+        """The log of :meth:`predict_proba` (-inf for a class no reached leaf holds)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
 
 class _RegressorMixin(RegressorMixin):
     _task = "regression"
@@ -197,6 +214,16 @@ class _RegressorMixin(RegressorMixin):
 
 # ------------------------------------------------------------------ trees
 class _MABSplitTree(_MABSplitBase):
+    def get_depth(self) -> int:
+        """Depth of the tree (0 for a single leaf)."""
+        self._check_fitted()
+        return int(self.ensemble_.max_depth)
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the tree."""
+        self._check_fitted()
+        return int(self.ensemble_.n_leaves)
+
     def fit(self, X, y):
         """Grow the tree; returns self."""
         X, y = self._validate_X_y(X, y)

@@ -76,6 +76,9 @@ def test_classifier_exports_to_an_identical_scikit_learn_model(cls, params, expe
     np.testing.assert_array_equal(exported.predict_proba(probe), model.predict_proba(probe))
     np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
     np.testing.assert_array_equal(exported.apply(probe), model.ensemble_.apply(probe).squeeze())
+    assert_same_tree_queries(model, exported, probe)
+    with np.errstate(divide="ignore"):  # a class no reached leaf holds: -inf in both
+        np.testing.assert_array_equal(exported.predict_log_proba(probe), model.predict_log_proba(probe))
 
 
 @pytest.mark.parametrize("cls", [MABSplitTreeRegressor, MABSplitForestRegressor])
@@ -86,6 +89,19 @@ def test_regressor_exports_to_an_identical_scikit_learn_model(cls, regression):
     exported = btt.to_model(model)
     probe = probe_rows(model.ensemble_, X)
     np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
+    assert_same_tree_queries(model, exported, probe)
+
+
+def assert_same_tree_queries(model, exported, X):
+    """apply, decision_path, get_depth and get_n_leaves answer as the exported scikit-learn model's."""
+    np.testing.assert_array_equal(model.apply(X), exported.apply(X))
+    ours, theirs = model.decision_path(X), exported.decision_path(X)
+    if isinstance(theirs, tuple):  # a forest: the indicator and each tree's first column
+        np.testing.assert_array_equal(ours[1], theirs[1])
+        ours, theirs = ours[0], theirs[0]
+    assert ours.shape == theirs.shape and (ours != theirs).nnz == 0
+    if hasattr(exported, "get_depth"):
+        assert (model.get_depth(), model.get_n_leaves()) == (exported.get_depth(), exported.get_n_leaves())
 
 
 @pytest.mark.parametrize(
