@@ -521,6 +521,11 @@ class CategoricalTreeModel:
         nodes = self.apply(X)
         return self.tree_.value[nodes]
 
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The log of :meth:`predict_proba` (-inf for a class the node does not hold)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def predict(self, X) -> np.ndarray:
         """The class of largest fraction at the node each row reaches (see
         :meth:`predict_proba`)."""

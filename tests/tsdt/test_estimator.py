@@ -114,3 +114,17 @@ def test_score_is_scikit_learns_accuracy_with_its_checks():
     with pytest.raises(ValueError, match="contains NaN"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scikit-learn's cast of the NaN, before its error
         model.score(X, np.where(np.arange(300) == 5, np.nan, y))
+
+
+def test_log_probabilities_are_the_logs_of_the_fractions():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(300, 3))
+    y = np.where(X[:, 0] == 0, 0, 1 + (X[:, 1] == 2))  # a pure leaf: zero fractions of the other classes
+    model = TSDTClassifier(lambda_=0.01, max_iter=50, random_state=0).fit(X, y)
+    proba = model.predict_proba(X)
+    assert (proba == 0).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log(0) is -inf, without numpy's divide warning
+        log_proba = model.predict_log_proba(X)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(log_proba, np.log(proba))
