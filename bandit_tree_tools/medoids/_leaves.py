@@ -449,9 +449,10 @@ def leaf_medoids(
     with :class:`KMedoids`' kernels (``algorithm="auto"``: exact PAM at the
     usual leaf sizes), on ``X`` itself or on ``embedding``: the model reads
     ``X`` as it is (NaN included) while the distances are measured where
-    they mean something (imputed, scaled or embedded rows). Leaves run in parallel with joblib (``n_jobs``
-    workers, joblib's rule; any joblib backend, e.g. dask). The result is
-    the same for every ``n_jobs`` and backend.
+    they mean something (imputed, scaled or embedded rows). Leaves run in
+    parallel with joblib (``n_jobs`` workers, joblib's rule; any joblib
+    backend, e.g. dask). The result is the same for every ``n_jobs`` and
+    backend.
 
     Parameters
     ----------
@@ -483,6 +484,7 @@ def leaf_medoids(
         NaN, standardised where its features' units differ, or embedded.
         None: on ``X``. The medoids are rows of ``X`` either way, and
         ``prototypes`` holds them as the model reads them.
+
     Returns
     -------
     LeafMedoids
