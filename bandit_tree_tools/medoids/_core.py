@@ -171,7 +171,10 @@ def distances_to(X, Y, medoids, metric: Metric) -> np.ndarray:
 
 def as_rows(X, *, what="X") -> np.ndarray:
     """float64, C-contiguous, writeable 2-D rows (NaN and infinity kept)."""
-    array = np.asarray(X, dtype=np.float64)
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise DataError(f"{what} must hold numbers: {error}") from None
     if array.ndim != 2:
         raise DataError(f"{what} must be 2-D (n_samples, n_features), got {array.ndim} dimensions")
     array = np.ascontiguousarray(array)

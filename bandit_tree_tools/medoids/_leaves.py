@@ -39,6 +39,8 @@ def check_embedding(embedding, n_rows: int) -> np.ndarray:
     points = check_rows(embedding, what="embedding")
     if points.shape[0] != n_rows:
         raise DataError(f"embedding has {points.shape[0]} rows and X {n_rows}; pass one row of embedding per row of X")
+    if points.shape[1] == 0:
+        raise DataError("embedding has no columns; every row needs at least one coordinate to measure distances on")
     return points
 
 

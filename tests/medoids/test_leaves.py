@@ -2,6 +2,7 @@ import re
 
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_digits
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -76,6 +77,10 @@ def test_an_embedding_measures_the_distances_while_the_model_reads_x():
     assert btt.leaf_medoids(model, X, tree=1, embedding=embedding[:, :2], progress=False).leaves.size
     with pytest.raises(DataError, match="embedding has 599 rows and X 600; pass one row of embedding per row of X"):
         btt.leaf_medoids(model, X, embedding=embedding[1:])
+    with pytest.raises(DataError, match="embedding has no columns"):
+        btt.leaf_medoids(model, X, embedding=embedding[:, :0])
+    with pytest.raises(DataError, match="embedding must hold numbers: could not convert string to float"):
+        btt.leaf_medoids(model, X, embedding=pd.DataFrame({"colour": ["red"] * 600}))
     bad = embedding.copy()
     bad[0, 3] = np.inf
     with pytest.raises(DataError, match=r"embedding contains NaN or infinity \(1 value at row 0, column 3\)"):
