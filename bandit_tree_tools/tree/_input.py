@@ -39,6 +39,14 @@ def check_X(
         X = _frame_to_array(X, n_features, feature_names, feature_categories, library, target, name)
     elif _is_sparse(X):
         X = _sparse_to_array(X, library, target, name)
+    elif type(X).__module__.split(".")[0] in ("xgboost", "lightgbm"):
+        # a DMatrix or Dataset: the library's own training container, whose rows cannot be read back as
+        # they were given (a DMatrix returns its missing cells as zeros, a Dataset frees its rows)
+        library = {"xgboost": "an XGBoost", "lightgbm": "a LightGBM"}[type(X).__module__.split(".")[0]]
+        raise DataError(
+            f"{name} is {library} {type(X).__name__}; pass the rows it was made from (a numpy array, a pandas "
+            "DataFrame or a scipy sparse matrix)"
+        )
     elif isinstance(X, np.ma.MaskedArray):
         raise DataError(
             f"{name} is a numpy masked array; the mask would be ignored. Pass {name}.filled(np.nan) to treat "

@@ -137,8 +137,11 @@ def test_xgboost_integer_categories_on_a_numeric_feature_use_the_codes_as_xgboos
         (lambda X: X.astype(np.int64).astype("timedelta64[s]"), "timedelta64"),
         (lambda X: np.ma.masked_array(X, mask=X > 0), "masked array"),
         (lambda X: pd.DataFrame({"a": pd.to_datetime(X[:, 0] * 1e9), "b": X[:, 1]}), "datetime64"),
+        # the libraries' training containers: it failed in float(), naming neither the type nor the fix
+        (lambda X: xgboost.DMatrix(X), r"X is an XGBoost DMatrix; pass the rows it was made from"),
+        (lambda X: lightgbm.Dataset(X), r"X is a LightGBM Dataset; pass the rows it was made from"),
     ],
-    ids=["complex", "datetime", "timedelta", "masked", "datetime column"],
+    ids=["complex", "datetime", "timedelta", "masked", "datetime column", "DMatrix", "Dataset"],
 )
 def test_inputs_no_library_reads_as_numbers_are_refused(bad, message):
     rng = np.random.default_rng(4)
