@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import TREE_LEAF, Ensemble, Source, node_depth
+from ..tree import TREE_LEAF, Ensemble, Source, node_depth, one_per_row
 from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import (
     check_boosting_ensemble,
@@ -142,9 +142,7 @@ def recompute_internal_values(model, ensemble, X, y, sample_weight):
         )
     X32 = ensemble.check_X(X)
     n_rows = X32.shape[0]
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n_rows:
-        raise ConversionError(f"y must be 1-D with one value per row of X ({n_rows}), got shape {y.shape}")
+    y = one_per_row(y, n_rows, error=ConversionError)
     check_finite_hint(y, "y")
     if ensemble.task == "classification":
         classes = ensemble.classes_

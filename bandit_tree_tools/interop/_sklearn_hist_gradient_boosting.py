@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, stacked_node_depths, subtree_sums
+from ..tree import MISSING_NAN, TREE_LEAF, Ensemble, Source, make_tree, one_per_row, stacked_node_depths, subtree_sums
 from ._payload import SklearnPayload, with_payload
 from ._sklearn_common import (
     check_boosting_ensemble,
@@ -217,9 +217,7 @@ def _recompute_internal_values(model, ensemble, X, y, sample_weight):
             "early_stopping=False or validation_fraction=None"
         )
     X = ensemble.check_X(X)
-    y_true = np.asarray(y, dtype=np.float64)
-    if y_true.shape != (X.shape[0],):
-        raise ConversionError(f"y must be 1-D with one value per row of X ({X.shape[0]}), got shape {y_true.shape}")
+    y_true = one_per_row(y, X.shape[0], error=ConversionError).astype(np.float64)
     check_finite_hint(y_true, "y")
     weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if weight is not None and weight.shape != y_true.shape:

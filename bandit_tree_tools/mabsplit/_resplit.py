@@ -9,7 +9,7 @@ import numpy as np
 from .._plotting import axes_for
 from .._validation import Interval, Options, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
-from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, class_codes, node_depth
+from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, class_codes, node_depth, one_per_row
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
 from ._inputs import check_finite, check_target_range
@@ -177,9 +177,7 @@ def _select_nodes(ensemble: Ensemble, nodes) -> dict:
 
 
 def _encode(ensemble: Ensemble, y, n_rows: int):
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n_rows:
-        raise DataError(f"y must be 1-D with one target per row of X ({n_rows}), got shape {y.shape}")
+    y = one_per_row(y, n_rows, what="target")
     if ensemble.task == "regression":
         if y.dtype.kind not in "biuf":
             raise DataError(f"this is a regression model, but y has dtype {y.dtype}; pass numeric targets")

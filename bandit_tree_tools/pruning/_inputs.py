@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import DataError, ParameterError, UnsupportedModelError
-from ..tree import Ensemble, class_codes, refuse_missing
+from ..tree import Ensemble, class_codes, one_per_row, refuse_missing
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,7 @@ def check_target(ensemble: Ensemble, y, n_rows: int, name: str = "y_val") -> Tar
             f"{ensemble.source.estimator} has {ensemble.n_outputs} outputs (targets or quantiles); prune a "
             "single-output model per target"
         )
-    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1:
-        raise DataError(f"{name} must be 1-D with one target per row, got shape {y.shape}")
-    if y.shape[0] != n_rows:
-        rows = "X" + name[1:]  # y_val: X_val
-        raise DataError(f"{name} has {y.shape[0]} rows, but {rows} has {n_rows}; pass one target per row of {rows}")
+    y = one_per_row(y, n_rows, name, rows="X" + name[1:], what="target")  # y_val: X_val
     if n_rows == 0:
         raise DataError(f"{name} is empty; pruning needs validation rows")
     if ensemble.task == "regression":

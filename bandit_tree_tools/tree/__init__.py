@@ -19,7 +19,7 @@ from ._arrays import (
 )
 from ._edit import collapse, outermost_nodes, rebuild_tree
 from ._ensemble import Ensemble, FrozenDict, PackedEnsemble, Source, averaged_ensemble, check_ensemble, check_X
-from ._input import class_codes, refuse_complex_and_times, refuse_missing, refuse_single_class
+from ._input import class_codes, one_per_row, refuse_complex_and_times, refuse_missing, refuse_single_class
 from ._nodes import check_node_ids, check_node_map, check_tree_index, check_tree_indices
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "class_codes",
     "refuse_missing",
     "refuse_single_class",
+    "one_per_row",
     "check_ensemble",
     "check_node_ids",
     "check_node_map",

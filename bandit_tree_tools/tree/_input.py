@@ -96,6 +96,20 @@ def refuse_complex_and_times(X, name: str = "X") -> None:
         raise DataError(f"{name} has {what} values, which tree models do not take; convert them to real numbers first")
 
 
+def one_per_row(y, n_rows: int, name: str = "y", rows: str = "X", what: str = "value", error=DataError) -> np.ndarray:
+    """``y`` as a 1-D array of one ``what`` per row of ``rows`` (``n_rows``); a
+    single column (a one-column DataFrame, an (n, 1) array) counts as 1-D, as
+    scikit-learn takes it. ``error`` (a DataError by default) otherwise."""
+    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise error(f"{name} must be 1-D with one {what} per row of {rows}, got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise error(f"{name} has {y.shape[0]} rows, but {rows} has {n_rows}; pass one {what} per row of {rows}")
+    return y
+
+
 def refuse_missing(y: np.ndarray, name: str, what: str) -> None:
     """Raise DataError for NaN or None in the 1-D ``y`` (a missing label must
     not become a class of its own, nor a missing target a number), naming

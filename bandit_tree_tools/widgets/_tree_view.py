@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import Interval, Options, check_params
 from ..exceptions import DataError, NodeError, ParameterError
-from ..tree import Ensemble, check_tree_index, class_codes
+from ..tree import Ensemble, check_tree_index, class_codes, one_per_row
 from . import _payload
 from ._assets import module_source, stylesheet
 from ._common import (
@@ -225,24 +225,25 @@ class TreeView(Panel, ipywidgets.VBox):
         except USER_ERRORS as error:
             self._messages.append(describe_error(error))
             return
-        if y is not None:
-            y = np.asarray(y)
-            if y.ndim != 1 or y.shape[0] != self.X.shape[0]:
-                self._messages.append(
-                    f"y must be 1-D with one value per row of X ({self.X.shape[0]}), got shape {y.shape}; y is ignored"
-                )
-            elif self.ensemble.task == "classification":
-                try:
-                    class_codes(y, self.ensemble.classes_)
-                    self.y = y
-                except DataError as error:
-                    self._messages.append(f"{error}; y is ignored")
-            elif y.dtype.kind not in "biuf":
-                self._messages.append(f"y must hold numbers for a regression model, got dtype {y.dtype}; y is ignored")
-            elif not np.all(np.isfinite(y)):
-                self._messages.append("y contains NaN or infinite values; y is ignored (drop those rows to see it)")
-            else:
+        if y is None:
+            return
+        try:
+            y = one_per_row(y, self.X.shape[0])
+        except DataError as error:
+            self._messages.append(f"{error}; y is ignored")
+            return
+        if self.ensemble.task == "classification":
+            try:
+                class_codes(y, self.ensemble.classes_)
                 self.y = y
+            except DataError as error:
+                self._messages.append(f"{error}; y is ignored")
+        elif y.dtype.kind not in "biuf":
+            self._messages.append(f"y must hold numbers for a regression model, got dtype {y.dtype}; y is ignored")
+        elif not np.all(np.isfinite(y)):
+            self._messages.append("y contains NaN or infinite values; y is ignored (drop those rows to see it)")
+        else:
+            self.y = y
 
     def _set_after(self, after) -> None:
         if after is None:

@@ -86,3 +86,15 @@ def test_whitespace_in_names_may_stand_for_underscores():
     reordered = frame.rename(columns={"colour": "col our"})[["size", "col our"]]
     with pytest.raises(DataError, match=r"another order .* reorder them with X\[\['col our', 'size'\]"):
         renamed.predict(reordered)
+
+
+def test_one_value_per_row_takes_a_single_column_as_scikit_learn_does():
+    from bandit_tree_tools.tree import one_per_row
+
+    column = pd.DataFrame({"target": [1, 0, 1]})
+    np.testing.assert_array_equal(one_per_row(column, 3), [1, 0, 1])
+    np.testing.assert_array_equal(one_per_row(np.array([[1], [0], [1]]), 3), [1, 0, 1])
+    with pytest.raises(DataError, match=r"y must be 1-D with one value per row of X, got shape \(3, 2\)"):
+        one_per_row(np.zeros((3, 2)), 3)
+    with pytest.raises(DataError, match="y_val has 3 rows, but X_val has 4; pass one target per row of X_val"):
+        one_per_row([1, 0, 1], 4, "y_val", rows="X_val", what="target")

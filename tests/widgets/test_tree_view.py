@@ -199,6 +199,10 @@ def test_bad_X_and_y_are_reported_and_ignored(iris, iris_tree):
     assert view.canvas.tree["n_nodes"] > 0  # the tree is still shown
     view = TreeView(iris_tree, X, y[:10])
     assert "one value per row" in view.error and view.y is None and view.X is not None
+    # a one-column frame is y, as scikit-learn and btt.prune take it (it was reported and ignored)
+    view = TreeView(iris_tree, X, y.to_frame())
+    assert view.error == "" and np.array_equal(view.y, y.to_numpy())
+    assert "y must be 1-D with one value per row of X" in TreeView(iris_tree, X, np.c_[y, y]).error
     view = TreeView(iris_tree, X, np.full(len(y), 9))
     assert "labels the model never saw" in view.error
     # a regressor's targets: strings raised numpy's ValueError, infinity reached the histograms
