@@ -192,14 +192,16 @@ def split_histogram(
     classes=None,
     row: int = -1,
     bins: int | None = None,
+    left=None,
 ) -> dict:
     """The split feature of ``node`` for the rows of ``X`` that reach it
     (``rows``): bin edges and counts stacked by class of ``y`` (one series
     without ``y``; a density when ``y`` is numeric and ``classes`` None), the
     threshold, and the value of ``X[row]`` (``row`` >= 0). Rows whose value
-    is NaN or infinite are not drawn: ``missing`` counts them. At a
-    categorical node: ``categories`` (ascending ``int(x)``) and their counts
-    instead of bins (``edges`` None)."""
+    is NaN or infinite are not drawn: ``missing`` counts them, and with
+    ``left`` (the rows that reach the left child) ``missing_left`` those of
+    them that go left. At a categorical node: ``categories`` (ascending
+    ``int(x)``) and their counts instead of bins (``edges`` None)."""
     feature = int(tree.feature[node])
     values = np.asarray(X[rows, feature], dtype=np.float64)
     finite = np.isfinite(values)
@@ -212,6 +214,8 @@ def split_histogram(
         "row_value": None,
         "missing": int(rows.size - finite.sum()),
     }
+    if left is not None:
+        histogram["missing_left"] = int(np.isin(rows[~finite], left).sum())
     if 0 <= row < X.shape[0]:
         value = float(X[row, feature])
         histogram["row_value"] = value if np.isfinite(value) else None

@@ -528,12 +528,10 @@ class TreeView(Panel, ipywidgets.VBox):
             self._at_node = (key, indicator.tocsc())
         rows = self._at_node[1][:, node].indices
         classes = shown.classes_ if shown.task == "classification" else None
-        histogram = _payload.split_histogram(
-            tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins
-        )
-        undrawn = rows[~np.isfinite(self.X[rows, tree.feature[node]])]
         left = self._at_node[1][:, tree.children_left[node]].indices
-        return {**histogram, "missing_left": int(np.isin(undrawn, left).sum())}
+        return _payload.split_histogram(
+            tree, node, self.X, rows, y=self.y, classes=classes, row=self.row, bins=bins, left=left
+        )
 
     def _node_or_selected(self, node: int | None) -> int:
         if node is not None:
