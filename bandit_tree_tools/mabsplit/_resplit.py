@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._html import html_view
 from .._plotting import axes_for
 from .._validation import Interval, Options, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelError
@@ -88,7 +89,8 @@ class ResplitResult:
         )
 
     def _repr_html_(self) -> str:
-        return f"<pre>{self!r}</pre>" + self.to_frame().head(50).to_html(index=False)
+        """Jupyter's view: the repr and the selected nodes' table (the first 50)."""
+        return html_view(repr(self), [self.to_frame()], index=False, rows="selected nodes")
 
     def plot(self, ax=None):
         """Old vs new impurity reduction of every selected node (same rows):

@@ -2,13 +2,13 @@
 stand for? :func:`leaf_medoids` and its result :class:`LeafMedoids`."""
 
 import hashlib
-import html
 from dataclasses import dataclass, field
 
 import joblib
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._html import html_view
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
@@ -253,9 +253,7 @@ class LeafMedoids:
     def _repr_html_(self) -> str:
         """Jupyter's view: the first line of the repr and the leaves' table
         (the first 50 leaves)."""
-        frame = self.to_frame()
-        more = f"<p>... {len(frame) - 50} more leaves (to_frame() has them all)</p>" if len(frame) > 50 else ""
-        return f"<pre>{html.escape(self._head())}</pre>" + frame.head(50).to_html(index=False) + more
+        return html_view(self._head(), [self.to_frame()], index=False, rows="leaves")
 
     def __repr__(self) -> str:
         lines = [self._head()]

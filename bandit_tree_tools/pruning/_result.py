@@ -2,12 +2,12 @@
 bandit pruning and the baselines; ``btt.prune`` returns its subclass
 :class:`~bandit_tree_tools.pruning.PrunePathResult`)."""
 
-import html
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from .._html import html_view
 from .._plotting import axes_for
 from .._validation import Interval
 from ..exceptions import ParameterError
@@ -316,5 +316,4 @@ class PruneResult:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the first line, and the tables as HTML tables."""
-        tables = [table.to_html(float_format=_four_places) for table in self._tables()]
-        return f"<pre>{html.escape(self._head())}</pre>" + "".join(tables)
+        return html_view(self._head(), self._tables(), float_format=_four_places)
