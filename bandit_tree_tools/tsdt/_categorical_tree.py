@@ -10,7 +10,17 @@ import sklearn.exceptions
 from .._kernels_inline import zeros
 from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
-from ..tree import TREE_LEAF, TREE_UNDEFINED, Ensemble, Source, check_X, class_codes, make_tree, refuse_missing
+from ..tree import (
+    TREE_LEAF,
+    TREE_UNDEFINED,
+    Ensemble,
+    Source,
+    check_X,
+    class_codes,
+    make_tree,
+    one_per_row,
+    refuse_missing,
+)
 from ._kernels import apply_categorical
 
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
@@ -442,18 +452,13 @@ def encode_labels(y, n_rows: int, classes=None):
     if y is None:
         raise DataError("this estimator requires y to be passed, but the target y is None")
     y = np.asarray(y)
-    if y.ndim != 1:
-        if y.ndim == 2 and y.shape[1] == 1:
-            warnings.warn(
-                "A column-vector y was passed when a 1d array was expected; it is used as y.ravel()",
-                sklearn.exceptions.DataConversionWarning,
-                stacklevel=3,
-            )
-            y = y[:, 0]
-        else:
-            raise DataError(f"y must be 1-D (one label per row), got shape {y.shape}")
-    if y.shape[0] != n_rows:
-        raise DataError(f"X has {n_rows} rows but y has {y.shape[0]} labels; pass one label per row")
+    if y.ndim == 2 and y.shape[1] == 1:  # taken as 1-D, with the warning scikit-learn's estimators give
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; it is used as y.ravel()",
+            sklearn.exceptions.DataConversionWarning,
+            stacklevel=3,
+        )
+    y = one_per_row(y, n_rows, what="label")
     refuse_missing(y, "y", "labels")
     if classes is None:
         if y.dtype.kind == "f" and np.any(y != np.floor(y)):
