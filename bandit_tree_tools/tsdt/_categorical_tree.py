@@ -89,6 +89,30 @@ class CategoricalTree:
                 depth[self.first_child[node] : self.first_child[node] + n_children] = depth[node] + 1
         return int(depth.max())
 
+    @property
+    def parent(self) -> np.ndarray:
+        """Parent of each node, -1 at the root."""
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        for node in np.flatnonzero(self.feature >= 0):
+            first = self.first_child[node]
+            parent[first : first + self.n_categories[self.feature[node]]] = node
+        return parent
+
+    def feature_importances(self) -> np.ndarray:
+        """Mean decrease in Gini impurity per attribute: at each split, its
+        rows times their impurity less the same over its children, summed per
+        attribute and normalised to sum 1 (all 0 for a single leaf), as
+        scikit-learn's trees compute ``feature_importances_``."""
+        counts = self.n_node_samples.astype(np.float64)
+        weighted = counts * (1.0 - np.square(self.value).sum(axis=1))
+        importance = np.zeros(len(self.n_categories))
+        for node in np.flatnonzero(self.feature >= 0):
+            first = self.first_child[node]
+            children = slice(first, first + self.n_categories[self.feature[node]])
+            importance[self.feature[node]] += weighted[node] - weighted[children].sum()
+        total = importance.sum()
+        return importance / total if total > 0 else importance
+
     def apply(self, X_codes: np.ndarray) -> np.ndarray:
         """Node where each row stops (a leaf, or a split meeting an unseen category)."""
         return apply_categorical(
@@ -544,6 +568,45 @@ class CategoricalTreeModel:
         from sklearn.metrics import accuracy_score
 
         return float(accuracy_score(y, self.predict(X), sample_weight=sample_weight))
+
+    def decision_path(self, X):
+        """The nodes of ``tree_`` each row passes, from the root to where it
+        stops (scipy CSR, ``n_rows x n_nodes``, as scikit-learn's trees)."""
+        from scipy import sparse
+
+        stops = self.apply(X)
+        parent = self.tree_.parent
+        rows, nodes = [], []
+        row, node = np.arange(stops.shape[0]), stops
+        while row.size:  # one level up at a time, until every row has passed the root
+            rows.append(row)
+            nodes.append(node)
+            node = parent[node]
+            row, node = row[node >= 0], node[node >= 0]
+        rows, nodes = np.concatenate(rows), np.concatenate(nodes)
+        path = sparse.csr_matrix(
+            (np.ones(rows.shape[0], dtype=np.int64), (rows, nodes)), shape=(stops.shape[0], self.tree_.n_nodes)
+        )
+        path.sort_indices()
+        return path
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Impurity-based importance of each attribute (mean decrease in Gini
+        impurity over the splits on it, weighted by their rows), summing to 1
+        (0 everywhere for a single leaf)."""
+        self._check_fitted()
+        return self.tree_.feature_importances()
+
+    def get_depth(self) -> int:
+        """Depth of the fitted tree (0 for a single leaf)."""
+        self._check_fitted()
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Leaves of the fitted tree (as :attr:`n_leaves_`)."""
+        self._check_fitted()
+        return self.tree_.n_leaves
 
     @property
     def n_leaves_(self) -> int:

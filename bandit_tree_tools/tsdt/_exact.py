@@ -54,8 +54,8 @@ class OptimalCategoricalTree(CategoricalTreeModel):
 
     Attributes
     ----------
-    tree_, ensemble_, n_leaves_, n_splits_, objective_, classes_,
-    n_categories_, n_features_in_, feature_names_in_ (pandas input only),
+    tree_, ensemble_, n_leaves_, n_splits_, objective_, feature_importances_,
+    classes_, n_categories_, n_features_in_, feature_names_in_ (pandas input only),
     lambda_, n_subproblems_ (memoised subproblems solved), seconds_.
     """
 

@@ -312,6 +312,9 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     ensemble_ : Ensemble
         The same tree in the common format (binary category-set splits).
     n_leaves_, n_splits_ : int
+    feature_importances_ : ndarray of float64 (n_features_in_,)
+        Mean decrease in Gini impurity of the training rows over the splits
+        on each attribute, summing to 1 (0 everywhere for a single leaf).
     objective_ : float
         ``accuracy - lambda_ * n_splits_`` of ``tree_`` on the rows given to
         ``fit``, or on every row streamed by ``partial_fit``; estimated from

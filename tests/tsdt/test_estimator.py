@@ -128,3 +128,51 @@ def test_log_probabilities_are_the_logs_of_the_fractions():
         log_proba = model.predict_log_proba(X)
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal(log_proba, np.log(proba))
+
+
+def _gini(labels):
+    if labels.size == 0:
+        return 0.0
+    fractions = np.bincount(labels) / labels.size
+    return 1.0 - float(np.square(fractions).sum())
+
+
+def test_decision_path_walks_the_codes_from_the_root_to_where_each_row_stops():
+    X, y = or_of_equal(n_rows=300, seed=1)
+    model = TSDTClassifier(lambda_=0.005, max_iter=300, random_state=0).fit(X, y)
+    tree = model.tree_
+    probes = np.vstack([X[:50], [[5, 0, 0, 1], [np.nan, 1, 1, 0], [0, -1, 2, 2]]]).astype(np.float64)
+    path = model.decision_path(probes)
+    assert path.shape == (probes.shape[0], tree.n_nodes) and path.dtype == np.int64
+    for row, codes in enumerate(probes):
+        walked, node = [0], 0  # the multiway tree walked by hand: a category without a child stops the row
+        while tree.feature[node] >= 0:
+            code = codes[tree.feature[node]]
+            if not 0 <= code < tree.n_categories[tree.feature[node]]:
+                break
+            node = int(tree.first_child[node] + code)
+            walked.append(node)
+        assert path[row].indices.tolist() == sorted(walked)
+    np.testing.assert_array_equal(model.apply(probes), [max(path[row].indices) for row in range(probes.shape[0])])
+    assert model.get_depth() == tree.max_depth == max(path[row].nnz for row in range(50)) - 1 > 0
+    assert model.get_n_leaves() == model.n_leaves_
+
+
+def test_feature_importances_are_the_gini_decrease_of_the_training_rows_at_each_split():
+    X, y = or_of_equal(n_rows=300, seed=2)
+    X = np.column_stack([X, np.arange(300) % 2])  # one more attribute of no use
+    model = TSDTClassifier(lambda_=0.005, max_iter=300, random_state=0).fit(X, y)
+    tree, path = model.tree_, model.decision_path(X).toarray().astype(bool)
+    expected = np.zeros(X.shape[1])
+    for node in np.flatnonzero(tree.feature >= 0):
+        children = tree.first_child[node] + np.arange(tree.n_categories[tree.feature[node]])
+        decrease = path[:, node].sum() * _gini(y[path[:, node]])
+        decrease -= sum(path[:, child].sum() * _gini(y[path[:, child]]) for child in children)
+        expected[tree.feature[node]] += decrease
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum(), atol=1e-12)
+    assert model.feature_importances_.sum() == pytest.approx(1.0) and expected[:3].min() > 0 == expected[3:].max()
+    stump = TSDTClassifier(lambda_=1.0, max_iter=20, random_state=0).fit(X, y)  # no split pays at this penalty
+    assert stump.get_depth() == 0 and stump.get_n_leaves() == 1
+    np.testing.assert_array_equal(stump.feature_importances_, np.zeros(X.shape[1]))
+    with pytest.raises(NotFittedError, match="fit"):
+        TSDTClassifier().get_depth()
