@@ -19,23 +19,37 @@ from ..exceptions import BanditTreeToolsError, DataError
 from ..interop import ADAPTERS, adapter_for_path
 from ..interop._native_errors import first_line, native_errors
 
+# each method's own options: their destination, and the method and parameter that take them
+METHOD_OPTIONS = {
+    "tolerance": ("prune", "tolerance"),
+    "margin": ("prune", "margin"),
+    "metric": ("prune", "metric"),
+    "train_data": ("prune", "X_train"),
+    "n_jobs": ("prune", "n_jobs"),
+    "policy": ("bandit", "policy"),
+    "rounds": ("bandit", "n_rounds"),
+    "eval_size": ("bandit", "eval_size"),
+    "candidates": ("bandit", "candidates"),
+    "min_depth": ("bandit", "min_depth"),
+    "strategy": ("bandit", "strategy"),
+}
+
+
+def _function(method: str):
+    from ._bandit import bandit_prune
+    from ._engine import prune
+
+    return prune if method == "prune" else bandit_prune
+
 
 def method_defaults() -> dict:
-    """Each method's own options: ``{destination: (method, default)}``."""
-    from ._engine import MARGIN
+    """Each method's own options: ``{destination: (method, default)}``, the
+    defaults read from the function that takes the option."""
+    import inspect
 
     return {
-        "tolerance": ("prune", 0.005),
-        "margin": ("prune", MARGIN),
-        "metric": ("prune", None),
-        "train_data": ("prune", None),
-        "n_jobs": ("prune", -1),
-        "policy": ("bandit", "ucb1"),
-        "rounds": ("bandit", 1100),
-        "eval_size": ("bandit", 0.5),
-        "candidates": ("bandit", "twigs"),
-        "min_depth": ("bandit", 4),
-        "strategy": ("bandit", "rank"),
+        destination: (method, inspect.signature(_function(method)).parameters[parameter].default)
+        for destination, (method, parameter) in METHOD_OPTIONS.items()
     }
 
 
@@ -237,8 +251,6 @@ def run(args) -> int:
     import pandas as pd
 
     from ..interop import from_model
-    from ._bandit import bandit_prune
-    from ._engine import prune
 
     def read(path):
         frame = pd.read_csv(path)
@@ -255,35 +267,11 @@ def run(args) -> int:
         model = adapter.load(args.model)
         ensemble = from_model(model)
         X, y = read(args.data)
+        kwargs = {METHOD_OPTIONS[name][1]: value for name, value in options.items() if name != "train_data"}
         if args.method == "prune":
             X_train, y_train = read(options["train_data"]) if options["train_data"] else (None, None)
-            result = prune(
-                ensemble,
-                X,
-                y,
-                tolerance=options["tolerance"],
-                margin=options["margin"],
-                metric=options["metric"],
-                X_train=X_train,
-                y_train=y_train,
-                random_state=args.random_state,
-                progress=False,
-                n_jobs=options["n_jobs"],
-            )
-        else:
-            result = bandit_prune(
-                ensemble,
-                X,
-                y,
-                policy=options["policy"],
-                n_rounds=options["rounds"],
-                eval_size=options["eval_size"],
-                candidates=options["candidates"],
-                min_depth=options["min_depth"],
-                strategy=options["strategy"],
-                random_state=args.random_state,
-                progress=False,
-            )
+            kwargs.update(X_train=X_train, y_train=y_train)
+        result = _function(args.method)(ensemble, X, y, random_state=args.random_state, progress=False, **kwargs)
         adapter.save(result.to_model(), args.out)
     except (BanditTreeToolsError, ValueError, OSError, *native_errors()) as error:
         print(f"bandit-tree-tools prune: error: {first_line(error)}", file=sys.stderr)

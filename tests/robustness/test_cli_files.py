@@ -3,6 +3,7 @@ with exit status 1 and one line on stderr saying what is wrong, never an
 abort, a segfault, a traceback or a silently wrong result."""
 
 import contextlib
+import functools
 import json
 import pickle
 
@@ -133,6 +134,7 @@ def test_out_in_a_missing_folder_is_refused_before_the_work(files, capsys, monke
     folder, _, _ = files
     import bandit_tree_tools.pruning._bandit as bandit
 
+    @functools.wraps(bandit.bandit_prune)  # its signature: the command line reads its defaults there
     def no_pruning(*args, **kwargs):
         raise AssertionError("pruning ran before --out was checked")
 
