@@ -6,8 +6,10 @@
 //   rows, sizes          row index in X and cluster size of each medoid
 //   image_shape [h, w] or [], value_range [low, high] (shared by every leaf)
 //   feature_names, title, info, message, labels (class of each medoid row)
+//   cells       the table's text (n_medoids x n_features): each medoid row's values as X holds them,
+//               a category's label rather than its code (empty when images are drawn)
 
-import { bttColumn, bttFormat, bttElement } from "./common.js";
+import { bttColumn, bttElement } from "./common.js";
 
 const MISSING_RGB = [255, 205, 205]; // a pixel whose value is NaN (the static view draws the same)
 
@@ -71,6 +73,7 @@ export default {
         return;
       }
       const names = model.get("feature_names") || [];
+      const cells = model.get("cells") || [];
       const table = bttElement("table", "btt-medoid-table");
       const head = bttElement("tr");
       head.appendChild(bttElement("th", "", "feature"));
@@ -89,14 +92,14 @@ export default {
         const name = bttElement("th", "", names[f] !== undefined ? String(names[f]) : `x[${f}]`);
         name.style.textAlign = "left";
         line.appendChild(name);
-        for (let m = 0; m < k; m++) line.appendChild(bttElement("td", "", bttFormat(values[m * width + f], 4)));
+        for (let m = 0; m < k; m++) line.appendChild(bttElement("td", "", cells[m * width + f] ?? ""));
         table.appendChild(line);
       }
       body.appendChild(table);
     }
 
     const names = ["prototypes", "n_medoids", "n_features", "rows", "sizes", "image_shape", "value_range",
-      "feature_names", "title", "info", "message", "labels"];
+      "feature_names", "title", "info", "message", "labels", "cells"];
     // one update from Python changes several traits: draw once for all of them
     let pending = false;
     const schedule = () => {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .._validation import Interval, check_params
 from ..exceptions import DataError
@@ -59,6 +60,7 @@ class MedoidGallery(anywidget.AnyWidget):
     info = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the class (y) of each medoid row
+    cells = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the table's text, medoid after medoid (row_cells)
 
 
 class MedoidPanel(Panel, ipywidgets.VBox):
@@ -348,9 +350,20 @@ class MedoidPanel(Panel, ipywidgets.VBox):
             )
             self.gallery.message = message
             self.gallery.labels = [str(self.y[row]) for row in rows] if self.y is not None else []
+            self.gallery.cells = [] if self.image_shape is not None else sum(self.row_cells(rows), [])
         self.current = result
         if self.tree_view is not None and self.tree_view.selected_node != leaf:
             self.tree_view.selected_node = leaf
+
+    def row_cells(self, rows) -> list:
+        """The text of rows ``rows`` of X, one list per row, as the gallery's
+        table shows them: the values as X holds them (a categorical column's
+        labels, not the codes the model reads), whole numbers in full and
+        others to 4 significant digits, "n/a" where missing."""
+        rows = [int(row) for row in rows]
+        if hasattr(self.X_input, "iloc"):
+            return [[_cell(value) for value in self.X_input.iloc[row].tolist()] for row in rows]
+        return [[_cell(value) for value in self.X[row].tolist()] for row in rows]
 
     def static_html(self) -> str:
         if self.tree_view is None:
@@ -376,11 +389,8 @@ class MedoidPanel(Panel, ipywidgets.VBox):
             body += "".join(cards)
         else:
             header = ["feature"] + [f"row {row}" for row in rows]
-            lines = [
-                [names[f]] + ["n/a" if np.isnan(value) else f"{value:.4g}" for value in result.prototypes[leaf][:, f]]
-                for f in range(self.X.shape[1])
-            ]
-            body += table(lines, header)
+            cells = self.row_cells(rows)
+            body += table([[names[f]] + [texts[f] for texts in cells] for f in range(self.X.shape[1])], header)
         return (
             '<div class="btt-static btt-medoid-panel-static">'
             + self.tree_view.static_html()
@@ -413,3 +423,13 @@ class MedoidPanel(Panel, ipywidgets.VBox):
         return (
             f"MedoidPanel({self.ensemble!r}, tree={self.tree_index}, leaf={self.leaf_picker.value}, k={self.k.value})"
         )
+
+
+def _cell(value) -> str:
+    """One value of a row of X as the gallery's table shows it."""
+    if pd.api.types.is_scalar(value) and pd.isna(value):
+        return "n/a"
+    if isinstance(value, (float, np.floating)):
+        # whole numbers in full, as the browser's bttFormat writes them (a count, a year, an ID)
+        return str(int(value)) if float(value).is_integer() and abs(value) < 1e9 else f"{value:.4g}"
+    return str(value)

@@ -179,13 +179,18 @@ MEDOID_CELLS = [
     "X[:, 20] = np.nan  # pixel (row 2, col 4) missing in every image; the distances take it as 0\n"
     "model = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y)",
     "medoids = btt.MedoidPanel(model, X, y=y, image_shape=(8, 8), n_medoids=4, embedding=np.nan_to_num(X))\nmedoids",
+    # a table of values: a categorical column shows its labels, not the codes the model reads
+    "import lightgbm, pandas as pd\n"
+    "frame = pd.DataFrame({'colour': pd.Categorical(np.array(['red', 'green', 'blue'])[y % 3]), 'ink': X[:, 36]})\n"
+    "booster = lightgbm.LGBMClassifier(n_estimators=2, verbose=-1).fit(frame, y % 2)\n"
+    "table = btt.MedoidPanel(booster, frame, n_medoids=2, embedding=np.c_[frame.colour.cat.codes, frame.ink])\ntable",
 ]
 
 
 def test_medoid_panel(page, lab, notebook_dir):
     write_notebook(notebook_dir / "medoids.ipynb", MEDOID_CELLS)
     open_and_run(page, lab, "medoids.ipynb")
-    panel = page.locator(".btt-medoid-panel")
+    panel = page.locator(".btt-medoid-panel").first
     panel.wait_for(state="visible", timeout=60_000)
     gallery = panel.locator(".btt-medoid-gallery")
     gallery.scroll_into_view_if_needed()
@@ -243,6 +248,13 @@ def test_medoid_panel(page, lab, notebook_dir):
     assert stage["y"] <= centre["y"] <= stage["y"] + stage["height"]
     assert "pixel (row" in " ".join(" ".join(label["lines"]) for label in tree.evaluate("(el) => el.bttView.labels()"))
     screenshot(page, "medoid_panel", panel)
+    cells = page.locator(".btt-medoid-panel").nth(1).locator(".btt-medoid-table tr")
+    cells.first.wait_for(state="visible", timeout=60_000)
+    shown = [line.locator("td").all_inner_texts() for line in cells.all()[1:]]  # after the header
+    assert shown[0] and set(shown[0]) <= {"red", "green", "blue"}, shown
+    assert sum(map(list, zip(*shown)), []) == kernel_eval(page, "print(*table.gallery.cells, sep=';')").strip().split(
+        ";"
+    )
     assert_no_page_errors(page)
 
 

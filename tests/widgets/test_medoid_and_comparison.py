@@ -95,6 +95,34 @@ def test_table_mode_uses_feature_names():
     assert "sepal length (cm)" in html and "<table" in html and "<script" not in html.lower()
 
 
+def test_table_shows_the_values_as_x_holds_them_category_labels_not_codes():
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 400)),
+            "size": rng.normal(size=400),
+            "year": rng.integers(1990, 2020, 400),
+        }
+    )
+    X.loc[::9, "size"] = np.nan
+    y = ((X.colour == "red") ^ (X["size"] > 0)).astype(int)
+    model = lightgbm.LGBMClassifier(n_estimators=3, min_child_samples=5, verbose=-1).fit(X, y)
+    embedding = np.column_stack([X.colour.cat.codes, X["size"].fillna(0.0), X.year])
+    panel = MedoidPanel(model, X, y=y, n_medoids=3, embedding=embedding)
+    rows = panel.gallery.rows
+    expected = [
+        [X.colour.iloc[row], "n/a" if np.isnan(X["size"].iloc[row]) else f"{X['size'].iloc[row]:.4g}"]
+        + [str(X.year.iloc[row])]
+        for row in rows
+    ]
+    assert panel.gallery.cells == sum(expected, []) and set(panel.gallery.cells[::3]) <= {"red", "green", "blue"}
+    missing = int(np.flatnonzero(X["size"].isna())[0])
+    assert panel.row_cells([missing])[0][1] == "n/a"
+    html = panel.static_html()
+    assert all(f">{text}<" in html for text in panel.gallery.cells)
+
+
 def test_medoid_panel_bad_input(digits):
     model, X, y = digits
     assert MedoidPanel(object(), X).error.startswith("UnsupportedModelError")
