@@ -55,7 +55,7 @@ def _sift_down_values(values, root, end):
 
 @helper
 def sort_values(values):
-    """Sort the finite ``values`` in place, in increasing order."""
+    """Sort ``values`` (no NaN; infinities sort to the ends) in place, in increasing order."""
     n = values.shape[0]
     if n <= 16:  # insertion sort: a dozen values
         for i in range(1, n):

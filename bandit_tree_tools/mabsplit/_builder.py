@@ -72,6 +72,7 @@ def grow_tree(
     n_classes: int,
     settings: GrowthSettings,
     random_state,
+    has_missing: bool | None = None,
 ) -> GrownTree:
     """Grow a tree on ``X[rows]`` (rows may repeat: bootstrap samples).
 
@@ -80,7 +81,9 @@ def grow_tree(
     ``y_code`` holds class codes ``0..n_classes-1`` (classification) and
     ``y_value`` the targets (regression); the other one may be empty.
     ``random_state`` (anything :func:`~bandit_tree_tools._validation.check_random_state`
-    takes) orders the rows and seeds the kernels.
+    takes) orders the rows and seeds the kernels. ``has_missing``: whether
+    ``X[rows]`` may hold NaN (None: looked up here; a forest looks it up
+    once for all its trees).
     """
     criterion = CRITERIA[settings.criterion]
     is_regression = criterion == _kernels.SQUARED_ERROR
@@ -106,23 +109,27 @@ def grow_tree(
         float(settings.tie_tolerance),
         int(settings.min_samples_leaf),
     )
-    node_edges = _kernels.NodeEdges(BINS[settings.bins], int(settings.n_bins), X.dtype == np.float32)
+    if has_missing is None:
+        has_missing = bool(np.isnan(X_order).any())
+    node_edges = _kernels.NodeEdges(BINS[settings.bins], int(settings.n_bins), X.dtype == np.float32, has_missing)
     limits = _kernels.TreeLimits(
         -1 if settings.max_depth is None else int(settings.max_depth),
         0 if settings.max_leaf_nodes is None else int(settings.max_leaf_nodes),
         max_features,
         capacity,
     )
-    (left, right, feature, threshold, value, n_node_samples, impurity, insertions, rows_used) = _kernels._build_tree(
-        X_order,
-        np.arange(rows.shape[0], dtype=np.int64),
-        y_code,
-        y_value,
-        1 if is_regression else int(n_classes),
-        search,
-        node_edges,
-        limits,
-        kernel_rng(generator),
+    (left, right, feature, threshold, missing_left, value, n_node_samples, impurity, insertions, rows_used) = (
+        _kernels._build_tree(
+            X_order,
+            np.arange(rows.shape[0], dtype=np.int64),
+            y_code,
+            y_value,
+            1 if is_regression else int(n_classes),
+            search,
+            node_edges,
+            limits,
+            kernel_rng(generator),
+        )
     )
     internal = left >= 0
     gain = np.full(left.shape[0], np.nan)
@@ -134,6 +141,7 @@ def grow_tree(
         feature,
         threshold,
         value,
+        missing_go_to_left=missing_left,
         n_node_samples=n_node_samples,
         weighted_n_node_samples=n_node_samples.astype(np.float64),
         impurity=impurity,

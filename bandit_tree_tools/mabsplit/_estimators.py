@@ -30,7 +30,7 @@ from ..exceptions import DataError, NotFittedError
 from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble, refuse_single_class
 from ..tree._input import check_unique_columns
 from ._builder import GrowthSettings, grow_tree
-from ._inputs import check_finite, check_target_range, non_numeric_columns
+from ._inputs import check_target_range, non_numeric_columns, refuse_infinite
 from ._params import SEARCH_CONSTRAINTS
 
 _MAX_SEED = np.iinfo(np.int32).max
@@ -76,7 +76,7 @@ class _MABSplitBase(BaseEstimator):
         X, y = validate_data(
             self, X, y, dtype=np.float32, order="C", ensure_all_finite=False, y_numeric=self._task == "regression"
         )
-        check_finite(X, getattr(self, "feature_names_in_", None))
+        refuse_infinite(X, getattr(self, "feature_names_in_", None))
         return np.require(X, np.float32, ["C", "W"]), y
 
     def _check_fitted(self) -> None:
@@ -91,7 +91,7 @@ class _MABSplitBase(BaseEstimator):
         if bad:
             raise DataError(f"X has non-numeric columns {bad[:10]}; pass the same numeric columns as at training time")
         X = validate_data(self, X, reset=False, dtype=np.float32, order="C", ensure_all_finite=False)
-        check_finite(X, getattr(self, "feature_names_in_", None))
+        refuse_infinite(X, getattr(self, "feature_names_in_", None))
         return X
 
     def _targets(self, y):
@@ -170,7 +170,7 @@ class _MABSplitBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
         return tags
 
 
@@ -250,7 +250,14 @@ _RAISES_AND_DATA = """    Raises
     ParameterError
         From ``fit``, for a parameter outside the accepted values.
     DataError
-        For NaN or infinite values, non-numeric columns or unusable targets.
+        For infinite values, non-numeric columns or unusable targets.
+
+    Notes
+    -----
+    NaN is a missing value, as in scikit-learn's trees: each candidate
+    threshold of a feature with NaN at a node is two arms, NaN sent left and
+    NaN sent right, and the split keeps the better one; a split on a
+    feature without NaN at its node sends NaN to the child with more rows.
 
     Examples
     --------
@@ -389,7 +396,7 @@ class MABSplitTreeRegressor(_RegressorMixin, _MABSplitTree):
 
 
 # ---------------------------------------------------------------- forests
-def _fit_forest_tree(X, y_code, y_value, n_classes, settings, seed, bootstrap, n_rows):
+def _fit_forest_tree(X, y_code, y_value, n_classes, settings, seed, bootstrap, n_rows, has_missing):
     """One forest tree: its rows (bootstrap / subsample) drawn from ``seed``,
     then grown with the same seed (module-level so joblib can ship it)."""
     n = X.shape[0]
@@ -400,7 +407,7 @@ def _fit_forest_tree(X, y_code, y_value, n_classes, settings, seed, bootstrap, n
         rows = random.choice(n, n_rows, replace=False)
     else:
         rows = np.arange(n)
-    return grow_tree(X, rows, y_code, y_value, n_classes, settings, random)
+    return grow_tree(X, rows, y_code, y_value, n_classes, settings, random, has_missing)
 
 
 class _MABSplitForest(_MABSplitBase):
@@ -416,8 +423,11 @@ class _MABSplitForest(_MABSplitBase):
         n = X.shape[0]
         n_rows = self._n_rows(n)
         seeds = check_random_state(self.random_state).integers(_MAX_SEED, size=self.n_estimators)
+        has_missing = bool(np.isnan(X).any())  # once, not once per tree
         grown = Parallel(n_jobs=resolve_n_jobs(self.n_jobs), prefer="threads")(
-            delayed(_fit_forest_tree)(X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows)
+            delayed(_fit_forest_tree)(
+                X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows, has_missing
+            )
             for seed in seeds
         )
         classification = self._task == "classification"

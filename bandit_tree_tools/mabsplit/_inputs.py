@@ -1,5 +1,5 @@
 """Checks of the rows and targets given to MABSplit (estimators and
-:func:`resplit`): numeric columns, finite values, targets whose squared sums
+:func:`resplit`): numeric columns, no infinity, targets whose squared sums
 fit in float64."""
 
 import numpy as np
@@ -27,7 +27,7 @@ _MAX_SQUARED_SUM = 1e300
 def check_target_range(values: np.ndarray) -> None:
     """Refuse regression targets so large that their squared sums overflow float64."""
     if values.size == 0 or not np.all(np.isfinite(values)):
-        return  # NaN and infinity are refused by the input validation with their own message
+        return  # NaN and infinity are refused by the target's validation with their own message
     largest = float(np.max(np.abs(values)))
     if largest * largest * values.size > _MAX_SQUARED_SUM:
         limit = float(np.sqrt(_MAX_SQUARED_SUM / values.size))
@@ -38,22 +38,16 @@ def check_target_range(values: np.ndarray) -> None:
         )
 
 
-def check_finite(X: np.ndarray, feature_names=None) -> None:
-    """Refuse NaN and infinity, naming the columns that hold them."""
-    finite = np.isfinite(X)
-    if finite.all():
+def refuse_infinite(X: np.ndarray, feature_names=None) -> None:
+    """Refuse infinity, naming the columns that hold it (NaN is a missing
+    value, which the splits learn where to send)."""
+    infinite = np.isinf(X)
+    if not infinite.any():
         return
     names = feature_names if feature_names is not None else [f"column {j}" for j in range(X.shape[1])]
-    has_nan = np.isnan(X).any(axis=0)
-    has_inf = (~finite & ~np.isnan(X)).any(axis=0)
-    parts = []
-    if has_nan.any():
-        parts.append(f"NaN in {[str(names[j]) for j in np.flatnonzero(has_nan)[:10]]}")
-    if has_inf.any():
-        parts.append(
-            f"inf (or a value too large for float32) in {[str(names[j]) for j in np.flatnonzero(has_inf)[:10]]}"
-        )
+    columns = [str(names[j]) for j in np.flatnonzero(infinite.any(axis=0))[:10]]
     raise DataError(
-        f"X contains {' and '.join(parts)}; MABSplit estimators have no missing-value handling: impute the "
-        "missing values first (for example with sklearn.impute.SimpleImputer) and clip or drop infinite ones"
+        f"X contains inf (or a value too large for float32) in {columns}; MABSplit compares float32 values: clip "
+        "them (for example to np.finfo(np.float32).max), or drop them or set them to NaN, which the splits treat "
+        "as missing"
     )

@@ -21,8 +21,13 @@ Conventions shared by every kernel
   ``edges[a, :n_edges[a]]``, strictly increasing, never the node's maximum
   (that edge sends every row left). A row goes left of edge ``t`` when
   ``x <= edges[a, t]``. Its histogram bin is the number of edges below ``x``,
-  so the rows left of edge ``t`` are exactly the bins ``0..t``.
-- Histograms are float64 ``(n_candidates, max_edges + 1, width)``: class
+  so the rows left of edge ``t`` are exactly the bins ``0..t``; a NaN row's
+  bin is the last one, apart.
+- Missing values: each edge is two arms, NaN sent right and NaN sent left
+  (the latter only for features with NaN at the node), as scikit-learn's
+  trees learn it. A split whose feature had no NaN at the node sends NaN to
+  the child with more rows, as scikit-learn's do.
+- Histograms are float64 ``(n_candidates, max_edges + 2, width)``: class
   counts (``width = n_classes``) or, for squared error, ``[count, sum, sum of
   squares]`` of the target minus the node mean (centred, so the variance does
   not cancel catastrophically).
@@ -68,6 +73,9 @@ from ._kernels_split import (  # noqa: F401 (re-exported)
     _squared_error,
 )
 
+# where NaN goes at a chosen split: as learned, or (no NaN at the node) to the child with more rows
+SEND_RIGHT, SEND_LEFT, NONE_SEEN = 0, 1, 2
+
 
 class NodeEdges(NamedTuple):
     """How a node's candidate thresholds are drawn."""
@@ -75,6 +83,7 @@ class NodeEdges(NamedTuple):
     bins_mode: int  # BINS: evenly spaced, quantiles or random (builder)
     n_bins: int
     round_float32: bool  # round the edges to float32, as the model compares
+    has_missing: bool  # the rows may hold NaN: count it per candidate, and give each edge its NaN-left arm
 
 
 class TreeLimits(NamedTuple):
@@ -113,15 +122,17 @@ def _node_stats(rows, lo, hi, y_code, y_value, n_classes, criterion, value_row):
 
 
 @helper
-def _partition(X, rows, lo, hi, feature, threshold, buffer):
-    """Move the rows with ``x <= threshold`` to the front, keeping the order
-    of both sides (so each child's slice stays in random order and in
-    increasing memory order); return the split point."""
+def _partition(X, rows, lo, hi, feature, threshold, missing_left, buffer):
+    """Move the rows with ``x <= threshold`` (and NaN if ``missing_left``) to
+    the front, keeping the order of both sides (so each child's slice stays
+    in random order and in increasing memory order); return the split point."""
     n_left = lo
     n_right = 0
     for i in range(lo, hi):
         row = rows[i]
-        if X[row, feature] <= threshold:
+        x = X[row, feature]
+        # one unpredictable test per row, as with no NaN: "or" would branch twice
+        if (x <= threshold) | (missing_left & (x != x)):
             rows[n_left] = row
             n_left += 1
         else:
@@ -143,14 +154,15 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
     the node is created; it stays a leaf if it is at ``max_depth``, has fewer
     than ``2 * min_samples_leaf`` rows, is pure, if no arm reduces impurity,
     or if the chosen split leaves a child below ``min_samples_leaf`` (possible
-    when the bandit stopped on estimated child sizes). Node ids grow as
+    when the bandit stopped on estimated child sizes). NaN rows go where each
+    split learned to send them (see the module docstring). Node ids grow as
     nodes are created, so children always follow their parent.
 
     ``search``: a :class:`SplitSearch`; ``node_edges``: a :class:`NodeEdges`;
     ``limits``: a :class:`TreeLimits`.
     """
     criterion, use_bandit, batch_size, z, tie_tolerance, min_samples_leaf = search
-    bins_mode, n_bins, round_float32 = node_edges
+    bins_mode, n_bins, round_float32, has_missing = node_edges
     max_depth, max_leaf_nodes, max_features, capacity = limits  # min_samples_leaf: in search
     n_features = X.shape[1]
     width = n_classes if criterion != SQUARED_ERROR else 3
@@ -170,19 +182,23 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
     node_depth = zeros(capacity, np.int64)
     split_feature = full(capacity, -1, np.int64)
     split_threshold = zeros(capacity, np.float64)
+    split_missing = zeros(capacity, np.int64)  # NaN of the chosen split: SEND_RIGHT, SEND_LEFT or NONE_SEEN
+    missing_go_to_left = zeros(capacity, np.uint8)
     split_gain = zeros(capacity, np.float64)
     pending = empty(capacity, np.int64)
     n_pending = 0
 
-    hist = zeros((n_features, n_bins + 1, width), np.float64)
-    arm_active = zeros((n_features, n_bins), np.bool_)
-    mu = zeros((n_features, n_bins), np.float64)
-    var = zeros((n_features, n_bins), np.float64)
-    valid = zeros((n_features, n_bins), np.bool_)
+    n_arms = 2 * n_bins if has_missing else n_bins  # each edge twice, NaN sent right then left
+    hist = zeros((n_features, n_bins + 2, width), np.float64)
+    arm_active = zeros((n_features, n_arms), np.bool_)
+    mu = zeros((n_features, n_arms), np.float64)
+    var = zeros((n_features, n_arms), np.float64)
+    valid = zeros((n_features, n_arms), np.bool_)
     feature_active = zeros(n_features, np.bool_)
     tables = ArmTables(hist, arm_active, mu, var, valid, feature_active)
     edges = zeros((n_features, n_bins), np.float64)
     n_edges = zeros(n_features, np.int64)
+    n_missing = zeros(n_features, np.int64)
     candidates = zeros(n_features, np.int64)
     permutation = zeros(n_features, np.int64)
     buffer = empty(rows.shape[0], np.int64)
@@ -212,10 +228,23 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
             n_pending -= 1
             lo = node_lo[parent]
             hi = node_hi[parent]
-            middle = _partition(X, rows, lo, hi, split_feature[parent], split_threshold[parent], buffer)
+            middle = _partition(
+                X,
+                rows,
+                lo,
+                hi,
+                split_feature[parent],
+                split_threshold[parent],
+                split_missing[parent] == SEND_LEFT,
+                buffer,
+            )
             if middle - lo < min_samples_leaf or hi - middle < min_samples_leaf:
                 n_leaves += 1  # the estimated split breaks min_samples_leaf on the real rows
                 continue
+            if split_missing[parent] == NONE_SEEN:
+                missing_go_to_left[parent] = middle - lo >= hi - middle
+            else:
+                missing_go_to_left[parent] = split_missing[parent] == SEND_LEFT
             left = n_nodes
             right = n_nodes + 1
             n_nodes += 2
@@ -247,14 +276,26 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
                 and node_impurity > 0.0
             )
             slot = NO_SPLIT
-            edge = NO_SPLIT
             arm_value = 0.0
             if splittable:
                 n_candidates = _draw_candidates(n_features, max_features, rng, permutation, candidates)
                 _node_edges(
-                    X, rows, lo, hi, candidates, n_candidates, bins_mode, n_bins, round_float32, rng, edges, n_edges
+                    X,
+                    rows,
+                    lo,
+                    hi,
+                    candidates,
+                    n_candidates,
+                    bins_mode,
+                    n_bins,
+                    round_float32,
+                    rng,
+                    edges,
+                    n_edges,
+                    has_missing,
+                    n_missing,
                 )
-                slot, edge, arm_value, used_insertions, used_rows = _find_split(
+                slot, arm, arm_value, used_insertions, used_rows = _find_split(
                     X,
                     rows,
                     lo,
@@ -263,6 +304,7 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
                     n_candidates,
                     edges,
                     n_edges,
+                    n_missing,
                     y_code,
                     y_value,
                     mean,
@@ -277,7 +319,11 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
                 n_leaves += 1
             else:
                 split_feature[current] = candidates[slot]
-                split_threshold[current] = edges[slot, edge]
+                split_threshold[current] = edges[slot, arm % n_bins]
+                if arm >= n_bins:
+                    split_missing[current] = SEND_LEFT
+                else:
+                    split_missing[current] = SEND_RIGHT if n_missing[slot] > 0 else NONE_SEEN
                 split_gain[current] = -arm_value * n
                 pending[n_pending] = current
                 n_pending += 1
@@ -288,6 +334,7 @@ def _build_tree(X, rows, y_code, y_value, n_classes, search, node_edges, limits,
         children_right[:n_nodes],
         feature[:n_nodes],
         threshold[:n_nodes],
+        missing_go_to_left[:n_nodes],
         value[:n_nodes],
         n_node_samples[:n_nodes],
         impurity[:n_nodes],

@@ -24,7 +24,8 @@ def _round_edge(value, round_float32):
 
 @helper
 def _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum):
-    """Minimum and maximum of every candidate feature over the node's rows."""
+    """Minimum and maximum of every candidate feature over the node's rows
+    (NaN left out: it compares false)."""
     for a in range(n_candidates):
         minimum[a] = np.inf
         maximum[a] = -np.inf
@@ -36,6 +37,20 @@ def _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum):
                 minimum[a] = x
             if x > maximum[a]:
                 maximum[a] = x
+
+
+@helper
+def _count_missing(X, rows, lo, hi, candidates, n_candidates, n_missing):
+    """How many of the node's rows are NaN in each candidate feature (a pass
+    of its own, taken only where the rows hold NaN at all)."""
+    for a in range(n_candidates):
+        n_missing[a] = 0
+    for i in range(lo, hi):
+        row = rows[i]
+        for a in range(n_candidates):
+            x = X[row, candidates[a]]
+            if x != x:
+                n_missing[a] += 1
 
 
 @helper
@@ -54,19 +69,26 @@ def _keep_increasing(values, count, upper, out_row):
 
 
 @kernel
-def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_float32, rng, edges, n_edges):
-    """Candidate thresholds of every candidate feature at one node.
+def _node_edges(
+    X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_float32, rng, edges, n_edges, has_missing, n_missing
+):
+    """Candidate thresholds of every candidate feature at one node and, if
+    ``has_missing`` (the rows may hold NaN), the number of its rows where the
+    feature is NaN (``n_missing``; left as it is otherwise).
 
     linspace: ``n_bins`` evenly spaced edges from the node's min to its max;
     random: ``n_bins`` uniform draws in [min, max) (ExtraTrees-style);
-    quantile: ``n_bins`` quantiles of the first ``256 * n_bins`` rows of the
-    slice (a random sample, as the slice is in random order).
+    quantile: ``n_bins`` quantiles of the values among the first ``256 *
+    n_bins`` rows of the slice (a random sample, as the slice is in random
+    order). NaN takes no part in the edges.
     Edges are rounded to float32 when the comparison happens in float32, so a
     threshold means the same thing to every library that reads it.
     """
     minimum = empty(n_candidates, np.float64)
     maximum = empty(n_candidates, np.float64)
     _node_range(X, rows, lo, hi, candidates, n_candidates, minimum, maximum)
+    if has_missing:
+        _count_missing(X, rows, lo, hi, candidates, n_candidates, n_missing)
     values = empty(n_bins, np.float64)
     n = hi - lo
     sample = empty(0, np.float64)
@@ -93,13 +115,22 @@ def _node_edges(X, rows, lo, hi, candidates, n_candidates, mode, n_bins, round_f
             sort_values(values)
         else:
             feature = candidates[a]
+            n_values = 0
             for k in range(n_sample):
-                sample[k] = X[rows[lo + k], feature]
+                x = np.float64(X[rows[lo + k], feature])
+                if x == x:
+                    sample[n_values] = x
+                    n_values += 1
+            if n_values == 0:  # the sample holds only NaN here
+                n_edges[a] = 0
+                continue
+            for k in range(n_values, n_sample):
+                sample[k] = np.inf  # in place of the NaN, sorted after every value
             sort_values(sample)
             for k in range(n_bins):
-                position = (n_sample - 1) * (k / larger(n_bins - 1.0, 1.0))
+                position = (n_values - 1) * (k / larger(n_bins - 1.0, 1.0))
                 below = np.int64(np.floor(position))
-                above = smaller(below + 1, n_sample - 1)
+                above = smaller(below + 1, n_values - 1)
                 fraction = position - below
                 v = sample[below] + (sample[above] - sample[below]) * fraction
                 values[k] = _round_edge(v, round_float32)

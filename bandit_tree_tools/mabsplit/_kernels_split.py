@@ -34,10 +34,14 @@ class SplitSearch(NamedTuple):
 
 
 class ArmTables(NamedTuple):
-    """Scratch of one node's arms, (features, bins) each (``hist``: (features,
-    bins + 1, width)), allocated once per tree and overwritten node after node."""
+    """Scratch of one node's arms, (features, bins) each, or (features, 2 *
+    bins) where rows may hold NaN (``hist``: (features, bins + 2, width)),
+    allocated once per tree and overwritten node after node. Arm ``t < bins``
+    is edge ``t`` with NaN sent right, arm ``bins + t`` the same edge with NaN
+    sent left (active only where the feature has NaN at the node): without
+    NaN in the data, those arms would only add work to every node."""
 
-    hist: np.ndarray  # per arm and bin: class counts, or count, sum and sum of squares of y
+    hist: np.ndarray  # per feature and bin, the last bin NaN's: class counts, or count, sum and sum of squares of y
     arm_active: np.ndarray  # still a candidate
     mu: np.ndarray  # estimated child impurity minus the parent's
     var: np.ndarray  # variance of that estimate (its confidence radius during elimination)
@@ -56,12 +60,21 @@ def _bin_of(x, edges, slot, count):
     return b
 
 
+@helper(inline="always")
+def _bin_or_missing(x, edges, slot, count, has_missing, missing):
+    """The histogram bin of ``x``: :func:`_bin_of`, or ``missing`` for NaN."""
+    if has_missing and x != x:
+        return missing
+    return _bin_of(x, edges, slot, count)
+
+
 @kernel(nogil=True)
 def _insert_batch(
-    X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, hist
+    X, rows, start, stop, candidates, active, edges, n_edges, y_code, y_value, shift, is_regression, has_missing, hist
 ):
     """Insert rows ``rows[start:stop]`` into the histogram of every active
-    candidate feature; return the number of insertions (rows x features)."""
+    candidate feature, NaN into the last bin if ``has_missing`` (the rows may
+    hold NaN); return the number of insertions (rows x features)."""
     n_active = 0
     for a in range(active.shape[0]):
         if active[a]:
@@ -78,6 +91,7 @@ def _insert_batch(
             columns[k] = candidates[a]
             counts[k] = n_edges[a]
             k += 1
+    missing = hist.shape[1] - 1
     if is_regression:
         for i in range(start, stop):
             row = rows[i]
@@ -85,7 +99,7 @@ def _insert_batch(
             target2 = target * target
             for k in range(n_active):
                 a = slots[k]
-                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k])
+                b = _bin_or_missing(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
                 hist[a, b, 0] += 1.0
                 hist[a, b, 1] += target
                 hist[a, b, 2] += target2
@@ -95,7 +109,7 @@ def _insert_batch(
             code = y_code[row]
             for k in range(n_active):
                 a = slots[k]
-                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k])
+                b = _bin_or_missing(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
                 hist[a, b, code] += 1.0
     return (stop - start) * n_active
 
@@ -163,9 +177,13 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
     ``min_samples_leaf`` of the node's ``n_node`` rows (exact once
     ``n_sampled == n_node``). Variances carry the finite-population correction
     ``(N - n) / (N - 1)`` of sampling without replacement, so they vanish when
-    the node's rows are used up.
+    the node's rows are used up. The rows in the NaN bin join the right child
+    of arm ``t`` and the left child of arm ``bins + t``.
     """
     width = hist.shape[2]
+    n_bins = hist.shape[1] - 2
+    nan_arms = arm_active.shape[1] > n_bins  # the tables hold the arms that send NaN left
+    missing = hist.shape[1] - 1
     n = np.float64(n_sampled)
     scale = n_node / n
     correction = finite_population_factor(n, n_node)
@@ -177,15 +195,14 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
         if count == 0:
             continue
         any_active = False
-        for t in range(count):
+        for t in range(arm_active.shape[1]):
             if arm_active[a, t]:
                 any_active = True
                 break
         if not any_active:
             continue
         for c in range(width):
-            total[c] = 0.0
-            left[c] = 0.0
+            total[c] = hist[a, missing, c]
         for b in range(count + 1):
             for c in range(width):
                 total[c] += hist[a, b, c]
@@ -193,44 +210,49 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
             parent, _ = _squared_error(total[0], total[1], total[2])
         else:
             parent, _ = _class_impurity(total, n, criterion)
-        for t in range(count):
+        # NaN right (arm t), then NaN left (arm bins + t: the NaN bin's rows start on the left)
+        for first in range(0, 2 * n_bins if nan_arms else n_bins, n_bins):
             for c in range(width):
-                left[c] += hist[a, t, c]
-            if not arm_active[a, t]:
-                continue
-            for c in range(width):
-                right[c] = total[c] - left[c]
-            if criterion == SQUARED_ERROR:
-                n_left = left[0]
-                impurity_left, var_left = _squared_error(left[0], left[1], left[2])
-                impurity_right, var_right = _squared_error(right[0], right[1], right[2])
-            else:
-                n_left = 0.0
+                left[c] = 0.0 if first == 0 else hist[a, missing, c]
+            for t in range(count):
                 for c in range(width):
-                    n_left += left[c]
-                impurity_left, var_left = _class_impurity(left, n_left, criterion)
-                impurity_right, var_right = _class_impurity(right, n - n_left, criterion)
-            w_left = n_left / n
-            w_right = 1.0 - w_left
-            mu[a, t] = w_left * impurity_left + w_right * impurity_right - parent
-            var[a, t] = (w_left * w_left * var_left + w_right * w_right * var_right) * correction
-            valid[a, t] = n_left * scale >= min_samples_leaf and (n - n_left) * scale >= min_samples_leaf
+                    left[c] += hist[a, t, c]
+                if not arm_active[a, first + t]:
+                    continue
+                for c in range(width):
+                    right[c] = total[c] - left[c]
+                if criterion == SQUARED_ERROR:
+                    n_left = left[0]
+                    impurity_left, var_left = _squared_error(left[0], left[1], left[2])
+                    impurity_right, var_right = _squared_error(right[0], right[1], right[2])
+                else:
+                    n_left = 0.0
+                    for c in range(width):
+                        n_left += left[c]
+                    impurity_left, var_left = _class_impurity(left, n_left, criterion)
+                    impurity_right, var_right = _class_impurity(right, n - n_left, criterion)
+                w_left = n_left / n
+                w_right = 1.0 - w_left
+                arm = first + t
+                mu[a, arm] = w_left * impurity_left + w_right * impurity_right - parent
+                var[a, arm] = (w_left * w_left * var_left + w_right * w_right * var_right) * correction
+                valid[a, arm] = n_left * scale >= min_samples_leaf and (n - n_left) * scale >= min_samples_leaf
 
 
 @helper
-def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
+def _best_arm(mu, arm_active, valid, n_candidates):
     """Lowest value among active valid arms; ties (within _TIE_EPS) go to the
-    lowest (slot, edge). Returns slot, edge, value (slot -1 when none)."""
+    lowest (slot, arm). Returns slot, arm, value (slot -1 when none)."""
     best = np.inf
     for a in range(n_candidates):
-        for t in range(n_edges[a]):
+        for t in range(arm_active.shape[1]):
             if arm_active[a, t] and valid[a, t] and mu[a, t] < best:
                 best = mu[a, t]
     if best == np.inf:
         return NO_SPLIT, NO_SPLIT, np.inf
     band = best + _TIE_EPS * larger(1.0, abs(best))
     for a in range(n_candidates):
-        for t in range(n_edges[a]):
+        for t in range(arm_active.shape[1]):
             if arm_active[a, t] and valid[a, t] and mu[a, t] <= band:
                 return a, t, mu[a, t]
     return NO_SPLIT, NO_SPLIT, np.inf
@@ -238,19 +260,25 @@ def _best_arm(mu, arm_active, valid, n_edges, n_candidates):
 
 # ---------------------------------------------------------------- solver
 @kernel(nogil=True)
-def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_code, y_value, shift, search, tables):
-    """Best (slot, edge) of one node by successive elimination (MABSplit,
+def _find_split(
+    X, rows, lo, hi, candidates, n_candidates, edges, n_edges, n_missing, y_code, y_value, shift, search, tables
+):
+    """Best (slot, arm) of one node by successive elimination (MABSplit,
     Algorithm 3 of chapter 3 of M. Tiwari's thesis "Accelerating Machine
     Learning Algorithms with Adaptive Sampling"; the step itself is
     :func:`bandit_tree_tools.bandits.eliminate`) or, with
     ``use_bandit=False``, by one exact pass over all rows.
 
-    Returns ``(slot, edge, value, insertions, rows_used)``; ``slot == -1``
-    when no valid arm reduces impurity. ``search``: a :class:`SplitSearch`;
-    ``tables``: an :class:`ArmTables`.
+    Returns ``(slot, arm, value, insertions, rows_used)``; ``slot == -1``
+    when no valid arm reduces impurity. Arm ``t`` is edge ``t % bins``, NaN
+    sent left when ``t >= bins`` (:class:`ArmTables`): those arms compete only
+    for features with NaN at the node (``n_missing``). ``search``: a
+    :class:`SplitSearch`; ``tables``: an :class:`ArmTables`.
     """
     criterion, use_bandit, batch_size, z, tie_tolerance, min_samples_leaf = search
     hist, arm_active, mu, var, valid, feature_active = tables
+    n_bins = edges.shape[1]
+    has_missing = arm_active.shape[1] > n_bins  # the tables hold the arms that send NaN left
     n_node = hi - lo
     is_regression = criterion == SQUARED_ERROR
     for a in range(n_candidates):
@@ -258,7 +286,9 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
             for c in range(hist.shape[2]):
                 hist[a, b, c] = 0.0
         for t in range(arm_active.shape[1]):
-            arm_active[a, t] = t < n_edges[a]
+            arm_active[a, t] = t < n_edges[a] or (
+                has_missing and n_missing[a] > 0 and n_bins <= t < n_bins + n_edges[a]
+            )
             valid[a, t] = False
         feature_active[a] = n_edges[a] > 0
     for a in range(n_candidates, feature_active.shape[0]):
@@ -289,6 +319,7 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
             y_value,
             shift,
             is_regression,
+            has_missing,
             hist,
         )
         n_sampled += size
@@ -297,7 +328,7 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
             break  # estimates are exact now
         # successive elimination: keep arms that may still be the best and may reduce impurity
         for a in range(n_candidates):
-            for t in range(n_edges[a]):
+            for t in range(arm_active.shape[1]):
                 if arm_active[a, t]:
                     var[a, t] = normal_radius(var[a, t], z)  # var is rescored next round
         eliminate(mu.reshape(-1), var.reshape(-1), arm_active.reshape(-1), valid.reshape(-1), STRICTLY_NEGATIVE)
@@ -306,14 +337,14 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
             if not feature_active[a]:
                 continue
             still = False
-            for t in range(n_edges[a]):
+            for t in range(arm_active.shape[1]):
                 if arm_active[a, t]:
                     still = True
                     remaining += 1
             feature_active[a] = still
         if remaining == 0:
             return NO_SPLIT, NO_SPLIT, np.inf, insertions, n_sampled
-        slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_candidates)
+        slot, edge, value = _best_arm(mu, arm_active, valid, n_candidates)
         if remaining == 1 and slot != NO_SPLIT:
             return slot, edge, value, insertions, n_sampled
         if slot != NO_SPLIT and tie_tolerance > 0.0:
@@ -323,10 +354,10 @@ def _find_split(X, rows, lo, hi, candidates, n_candidates, edges, n_edges, y_cod
             for a in range(n_candidates):
                 if not feature_active[a]:
                     continue
-                for t in range(n_edges[a]):
+                for t in range(arm_active.shape[1]):
                     if arm_active[a, t] and not (valid[a, t] and mu[a, t] <= band):
                         all_tied = False
             if all_tied:
                 return slot, edge, value, insertions, n_sampled
-    slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_candidates)
+    slot, edge, value = _best_arm(mu, arm_active, valid, n_candidates)
     return slot, edge, value, insertions, n_sampled

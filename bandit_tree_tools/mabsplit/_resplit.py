@@ -13,7 +13,7 @@ from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelE
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, class_codes, node_depth, one_per_row
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
-from ._inputs import check_finite, check_target_range
+from ._inputs import check_target_range, refuse_infinite
 from ._params import SEARCH_CONSTRAINTS
 
 REPORT_FIELDS = (
@@ -367,9 +367,10 @@ def resplit(
     -----
     New splits are rounded to the model's input dtype and, for models that
     send ``x < threshold`` left, moved to the next representable value, so
-    the exported model routes rows exactly as the splits were learned. New
-    nodes send NaN right. Counts of the ancestors of regrown nodes are
-    re-summed from their children.
+    the exported model routes rows exactly as the splits were learned. NaN in
+    ``X`` is a missing value: new nodes send it where their split learned to
+    (to the child with more rows where the node's rows had none). Counts of
+    the ancestors of regrown nodes are re-summed from their children.
 
     Examples
     --------
@@ -395,7 +396,7 @@ def resplit(
     if criterion not in allowed:
         raise ParameterError(f"criterion must be one of {allowed} for a {ensemble.task} model, got {criterion!r}")
     X = ensemble.check_X(X)
-    check_finite(X, ensemble.feature_names_in_)
+    refuse_infinite(X, ensemble.feature_names_in_)
     X = np.require(X, X.dtype, ["C", "W"])
     y_code, y_value = _encode(ensemble, y, X.shape[0])
     target = (y_code, y_value, len(ensemble.classes_) if classification else 1, criterion)
@@ -403,6 +404,7 @@ def resplit(
     random = check_random_state(random_state)
     indicator, offsets = ensemble.decision_path(X)
     indicator = indicator.tocsr()
+    has_missing = bool(np.isnan(X).any())  # once, not once per regrown node
 
     def settings(depth: int) -> GrowthSettings:
         return GrowthSettings(
@@ -434,7 +436,9 @@ def resplit(
                 grown_at[node] = None  # no rows reach it: nothing to learn, the old subtree stays
                 continue
             depth = _subtree_height(tree, node) if max_depth is None else int(max_depth)
-            grown = grow_tree(X, rows_at[node], y_code, y_value, target[2], settings(depth), seed_from(random))
+            grown = grow_tree(
+                X, rows_at[node], y_code, y_value, target[2], settings(depth), seed_from(random), has_missing
+            )
             grown_at[node] = (_routed_as_learned(grown.tree, ensemble.split_rule, X.dtype), grown)
             total_insertions += grown.n_insertions
         for node in ids.tolist():

@@ -20,11 +20,14 @@ class NodeSplit:
     ``reduction`` is the parent impurity minus the weighted child impurity,
     estimated on the ``n_rows_used`` sampled rows (exact when
     ``n_rows_used == n_rows``). ``edges[j]`` are the candidate thresholds of
-    ``features[j]`` (a row goes left when ``x <= threshold``).
+    ``features[j]`` (a row goes left when ``x <= threshold``). A row whose
+    feature is NaN goes left when ``missing_go_to_left``; where the feature
+    has no NaN among the rows, that is False and says nothing.
     """
 
     feature: int
     threshold: float
+    missing_go_to_left: bool
     reduction: float
     n_insertions: int
     n_rows_used: int
@@ -38,6 +41,8 @@ class NodeSplit:
 
     def __repr__(self) -> str:
         where = "no split" if self.feature < 0 else f"x[{self.feature}] <= {self.threshold:.6g}"
+        if self.missing_go_to_left:
+            where += " or NaN"
         return (
             f"NodeSplit({where}, reduction={self.reduction:.6g}, n_insertions={self.n_insertions}, "
             f"rows used {self.n_rows_used}/{self.n_rows})"
@@ -95,7 +100,9 @@ def find_split(
     correction); survivors within ``tie_tolerance`` (relative) of the best
     are ties and end the search. ``solver="exact"`` inserts every row. Both
     see the same candidate thresholds for the same ``random_state``, and the
-    bandit returns the exact answer whenever it uses up the node's rows.
+    bandit returns the exact answer whenever it uses up the node's rows. NaN
+    in ``X`` is a missing value: each threshold of a feature with NaN is
+    tried with NaN on either side (:attr:`NodeSplit.missing_go_to_left`).
     """
     check_params(
         {
@@ -115,8 +122,8 @@ def find_split(
     X = np.require(np.asarray(X, dtype=dtype), dtype, ["C", "W"])
     if X.ndim != 2 or X.shape[0] == 0:
         raise DataError(f"X must be a non-empty 2-D array, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise DataError("X contains NaN or infinity; impute or drop them first")
+    if np.isinf(X).any():
+        raise DataError("X contains infinity (or a value too large for its dtype); clip or drop those rows first")
     y_code, y_value, n_classes = encode_target(y, criterion)
     if max(y_code.shape[0], y_value.shape[0]) != X.shape[0]:
         raise DataError(f"X has {X.shape[0]} rows but y has {np.asarray(y).shape[0]}")
@@ -129,6 +136,7 @@ def find_split(
     rng = seed_state(generator)
     edges = np.zeros((n_candidates, n_bins))
     n_edges = np.zeros(n_candidates, dtype=np.int64)
+    n_missing = np.zeros(n_candidates, dtype=np.int64)
     _kernels._node_edges(
         X,
         rows,
@@ -142,26 +150,43 @@ def find_split(
         rng,
         edges,
         n_edges,
+        True,
+        n_missing,
     )
     shift = float(y_value.mean()) if criterion == "squared_error" else 0.0
     search = _kernels.SplitSearch(
         CRITERIA[criterion], solver == "mab", int(batch_size), float(z), float(tie_tolerance), int(min_samples_leaf)
     )
+    n_arms = 2 * n_bins if n_missing.any() else n_bins  # each edge twice, NaN sent right then left
     tables = _kernels.ArmTables(
-        np.zeros((n_candidates, n_bins + 1, width)),
-        np.zeros((n_candidates, n_bins), dtype=np.bool_),
-        np.zeros((n_candidates, n_bins)),
-        np.zeros((n_candidates, n_bins)),
-        np.zeros((n_candidates, n_bins), dtype=np.bool_),
+        np.zeros((n_candidates, n_bins + 2, width)),
+        np.zeros((n_candidates, n_arms), dtype=np.bool_),
+        np.zeros((n_candidates, n_arms)),
+        np.zeros((n_candidates, n_arms)),
+        np.zeros((n_candidates, n_arms), dtype=np.bool_),
         np.zeros(n_candidates, dtype=np.bool_),
     )
-    slot, edge, value, insertions, used = _kernels._find_split(
-        X, rows, 0, X.shape[0], candidates, n_candidates, edges, n_edges, y_code, y_value, shift, search, tables
+    slot, arm, value, insertions, used = _kernels._find_split(
+        X,
+        rows,
+        0,
+        X.shape[0],
+        candidates,
+        n_candidates,
+        edges,
+        n_edges,
+        n_missing,
+        y_code,
+        y_value,
+        shift,
+        search,
+        tables,
     )
     found = slot != _kernels.NO_SPLIT and value < 0.0
     return NodeSplit(
         feature=int(candidates[slot]) if found else -1,
-        threshold=float(edges[slot, edge]) if found else float("nan"),
+        threshold=float(edges[slot, arm % n_bins]) if found else float("nan"),
+        missing_go_to_left=bool(found and arm >= n_bins),
         reduction=float(-value) if found else 0.0,
         n_insertions=int(insertions),
         n_rows_used=int(used),

@@ -176,10 +176,12 @@ def test_bad_input_is_explained(classification):
     frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"]).assign(city=["x", "y", "z"] * 500)
     with pytest.raises(DataError, match=r"non-numeric columns \['city'\]"):
         MABSplitTreeClassifier().fit(frame, y)
-    holes = X.copy()
-    holes[5, 2] = np.nan
-    with pytest.raises(DataError, match=r"NaN in \['column 2'\].*impute"):
-        MABSplitTreeClassifier().fit(holes, y)
+    infinite = X.copy()
+    infinite[5, 2] = np.inf
+    with pytest.raises(DataError, match=r"inf .* in \['column 2'\].*clip"):
+        MABSplitTreeClassifier().fit(infinite, y)
+    with pytest.raises(DataError, match=r"inf .* in \['column 2'\]"):
+        MABSplitTreeClassifier(max_depth=2).fit(X, y).predict(infinite)
     with pytest.raises(
         ParameterError, match=r"batch_size of MABSplitTreeClassifier must be an int in \[1, inf\], got 0"
     ):
@@ -241,3 +243,66 @@ def test_forest_estimators_are_fitted_tree_estimators_that_predict_like_its_tree
     assert forest.estimators_[0].max_depth == 4
     exported = btt.to_model(forest.estimators_[1])
     np.testing.assert_array_equal(exported.predict(X), forest.estimators_[1].predict(X))
+
+
+def holed(X, y, seed=0):
+    """X with NaN: in a fifth of feature 0, and in feature 1 mostly where the class is 0 (or y is low)."""
+    rng = np.random.default_rng(seed)
+    X = X.copy()
+    X[rng.uniform(size=X.shape[0]) < 0.2, 0] = np.nan
+    X[(rng.uniform(size=X.shape[0]) < 0.6) & (y <= np.median(y)), 1] = np.nan
+    return X
+
+
+@pytest.mark.parametrize(
+    "cls,data,params",
+    [
+        (MABSplitTreeClassifier, "classification", dict(solver="exact")),
+        (MABSplitTreeClassifier, "classification", dict(bins="quantile")),
+        (MABSplitForestClassifier, "classification", dict(n_estimators=4)),
+        (MABSplitTreeRegressor, "regression", dict(min_samples_leaf=5)),
+        (MABSplitForestRegressor, "regression", dict(n_estimators=4, max_features=0.5)),
+    ],
+)
+def test_nan_is_a_missing_value_routed_as_learned_and_exported_exactly(cls, data, params, request):
+    X, y = request.getfixturevalue(data)
+    X = holed(X, y)
+    model = cls(max_depth=6, random_state=0, **params).fit(X, y)
+    exported = btt.to_model(model)
+    probe = probe_rows(model.ensemble_, X)
+    probe[::3, [0, 1, 5]] = np.nan  # NaN on features no training row lacked too
+    if hasattr(exported, "predict_proba"):
+        np.testing.assert_array_equal(exported.predict_proba(probe), model.predict_proba(probe))
+    np.testing.assert_array_equal(exported.predict(probe), model.predict(probe))
+    assert_same_tree_queries(model, exported, probe)
+    trees = model.ensemble_.trees
+    # NaN was learned where it carried the class: some split on feature 1 sends it left, some on 0 or 1 right
+    directions = {
+        (int(f), int(m)) for tree in trees for f, m in zip(tree.feature, tree.missing_go_to_left) if f in (0, 1)
+    }
+    assert {(1, 0), (1, 1)} & directions and len(directions) >= 2
+    if cls is MABSplitTreeClassifier:
+        # the kernel's partition of the training rows is the routing's: every node holds the rows routed to it
+        tree = trees[0]
+        reached = np.asarray(model.decision_path(X).sum(axis=0)).ravel()
+        np.testing.assert_array_equal(reached, tree.n_node_samples)
+        # where a split's feature had no NaN among its node's rows, NaN goes to the child with more rows
+        rows_at = model.decision_path(X).toarray().astype(bool)
+        for node in np.flatnonzero(tree.children_left >= 0):
+            if not np.isnan(X[rows_at[:, node], tree.feature[node]]).any():
+                left, right = tree.children_left[node], tree.children_right[node]
+                assert tree.missing_go_to_left[node] == (tree.n_node_samples[left] >= tree.n_node_samples[right])
+
+
+def test_nan_that_tells_the_class_is_found_by_the_bandit_as_by_the_exact_search():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 6)).astype(np.float32)
+    y = (X[:, 2] > 0.5).astype(int)
+    X[(y == 1) & (rng.uniform(size=20_000) < 0.5), 4] = np.nan  # half the positives lack feature 4
+    X[rng.uniform(size=20_000) < 0.02, 2] = np.nan
+    exact = MABSplitTreeClassifier(solver="exact", max_depth=3, random_state=0).fit(X, y)
+    bandit = MABSplitTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    for model in (exact, bandit):
+        root = model.ensemble_.trees[0]
+        assert root.feature[0] == 2 and model.score(X, y) > 0.99
+    assert bandit.n_insertions_ < exact.n_insertions_ / 2

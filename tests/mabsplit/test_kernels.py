@@ -18,15 +18,20 @@ from tests.oracles.mabsplit import (
 CRITERION_CODES = {"gini": _kernels.GINI, "entropy": _kernels.ENTROPY, "squared_error": _kernels.SQUARED_ERROR}
 
 
-def make_data(seed, n_rows=300, n_features=4, n_classes=3, discrete=False):
+def make_data(seed, n_rows=300, n_features=4, n_classes=3, discrete=False, missing=False):
+    """Rows, class codes and regression targets; with ``missing``, NaN in
+    about a fifth of features 0 and 2 (of rows of both classes)."""
     random = np.random.RandomState(seed)
     X = random.normal(size=(n_rows, n_features))
     if discrete:
         X = np.round(X * 2) / 2  # repeated values: rows exactly on the edges
     X[:, -1] = 1.5  # a constant feature: no candidates
-    X = np.ascontiguousarray(X, dtype=np.float32)
     y_code = ((X[:, 0] > 0).astype(int) + random.randint(0, n_classes, n_rows)) % n_classes
     y_value = X[:, 0] * 2.0 + random.normal(size=n_rows)
+    if missing:
+        X[random.uniform(size=n_rows) < 0.2, 0] = np.nan
+        X[(random.uniform(size=n_rows) < 0.3) & (y_code == 1), 2] = np.nan  # NaN says something about y
+    X = np.ascontiguousarray(X, dtype=np.float32)
     return X, y_code.astype(np.int64), y_value
 
 
@@ -35,32 +40,48 @@ def node_edges(X, mode, n_bins, seed=0):
     candidates = np.arange(n_features, dtype=np.int64)
     edges = np.zeros((n_features, n_bins))
     n_edges = np.zeros(n_features, dtype=np.int64)
+    n_missing = np.full(n_features, -1, dtype=np.int64)
     rows = np.arange(X.shape[0], dtype=np.int64)
     _kernels._node_edges(
-        X, rows, 0, X.shape[0], candidates, n_features, mode, n_bins, True, seed_state(seed), edges, n_edges
+        X,
+        rows,
+        0,
+        X.shape[0],
+        candidates,
+        n_features,
+        mode,
+        n_bins,
+        True,
+        seed_state(seed),
+        edges,
+        n_edges,
+        True,
+        n_missing,
     )
+    np.testing.assert_array_equal(n_missing, np.isnan(X).sum(axis=0))
     return candidates, edges, n_edges, [edges[a, : n_edges[a]] for a in range(n_features)]
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000), n_bins=st.integers(1, 15), discrete=st.booleans())
-def test_linspace_edges_match_reference(seed, n_bins, discrete):
-    X, _, _ = make_data(seed, discrete=discrete)
+@given(seed=st.integers(0, 10_000), n_bins=st.integers(1, 15), discrete=st.booleans(), missing=st.booleans())
+def test_linspace_edges_match_reference(seed, n_bins, discrete, missing):
+    X, _, _ = make_data(seed, discrete=discrete, missing=missing)
     _, _, n_edges, edges = node_edges(X, _kernels.BINS_LINSPACE, n_bins)
     for feature in range(X.shape[1]):
         np.testing.assert_array_equal(edges[feature], reference_linspace_edges(X[:, feature], n_bins))
     assert n_edges[-1] == 0  # the constant feature
 
 
+@pytest.mark.parametrize("missing", [False, True])
 @pytest.mark.parametrize("mode", [_kernels.BINS_RANDOM, _kernels.BINS_QUANTILE])
-def test_random_and_quantile_edges_are_sorted_float32_inside_the_range(mode):
-    X, _, _ = make_data(3)
+def test_random_and_quantile_edges_are_sorted_float32_inside_the_range(mode, missing):
+    X, _, _ = make_data(3, missing=missing)
     _, _, n_edges, edges = node_edges(X, mode, 11, seed=5)
     for feature in range(X.shape[1] - 1):
         e = edges[feature]
         assert 1 <= e.size <= 11
         assert np.all(np.diff(e) > 0)
-        assert e[0] >= X[:, feature].min() and e[-1] < X[:, feature].max()
+        assert e[0] >= np.nanmin(X[:, feature]) and e[-1] < np.nanmax(X[:, feature])
         np.testing.assert_array_equal(e, e.astype(np.float32).astype(np.float64))
     assert n_edges[-1] == 0
     # the same seed gives the same edges
@@ -71,19 +92,22 @@ def test_random_and_quantile_edges_are_sorted_float32_inside_the_range(mode):
 
 @settings(max_examples=15, deadline=None)
 @given(
-    seed=st.integers(0, 10_000), criterion=st.sampled_from(["gini", "entropy", "squared_error"]), discrete=st.booleans()
+    seed=st.integers(0, 10_000),
+    criterion=st.sampled_from(["gini", "entropy", "squared_error"]),
+    discrete=st.booleans(),
+    missing=st.booleans(),
 )
-def test_insert_batch_matches_reference_histogram(seed, criterion, discrete):
-    X, y_code, y_value = make_data(seed, discrete=discrete)
+def test_insert_batch_matches_reference_histogram(seed, criterion, discrete, missing):
+    X, y_code, y_value = make_data(seed, discrete=discrete, missing=missing)
     candidates, edges, n_edges, edge_list = node_edges(X, _kernels.BINS_LINSPACE, 11)
     regression = criterion == "squared_error"
     width = 3 if regression else 3
-    hist = np.zeros((X.shape[1], 12, width))
+    hist = np.zeros((X.shape[1], 13, width))
     rows = np.random.RandomState(seed).permutation(X.shape[0]).astype(np.int64)
     active = n_edges > 0
     shift = 0.25
     insertions = _kernels._insert_batch(
-        X, rows, 10, 200, candidates, active, edges, n_edges, y_code, y_value, shift, regression, hist
+        X, rows, 10, 200, candidates, active, edges, n_edges, y_code, y_value, shift, regression, True, hist
     )
     assert insertions == 190 * int(active.sum())
     expected = reference_histogram(
@@ -91,7 +115,9 @@ def test_insert_batch_matches_reference_histogram(seed, criterion, discrete):
     )
     for a in np.flatnonzero(active):
         np.testing.assert_allclose(hist[a, : n_edges[a] + 1], expected[a, : n_edges[a] + 1], rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(hist[a, -1], expected[a, -1], rtol=1e-12, atol=1e-9)  # the NaN bin
     assert not hist[~active].any()
+    assert hist[0, -1].any() == missing
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
@@ -117,13 +143,14 @@ def test_entropy_gradient_uses_log_pk_minus_log_pj():
     seed=st.integers(0, 10_000),
     criterion=st.sampled_from(["gini", "entropy", "squared_error"]),
     min_samples_leaf=st.integers(1, 40),
+    missing=st.booleans(),
 )
-def test_scores_on_all_rows_are_exact(seed, criterion, min_samples_leaf):
-    X, y_code, y_value = make_data(seed, n_rows=250, discrete=seed % 2 == 0)
+def test_scores_on_all_rows_are_exact(seed, criterion, min_samples_leaf, missing):
+    X, y_code, y_value = make_data(seed, n_rows=250, discrete=seed % 2 == 0, missing=missing)
     candidates, edges, n_edges, edge_list = node_edges(X, _kernels.BINS_LINSPACE, 11)
     regression = criterion == "squared_error"
     y = y_value if regression else y_code
-    hist = np.zeros((X.shape[1], 12, 3))
+    hist = np.zeros((X.shape[1], 13, 3))
     rows = np.arange(X.shape[0], dtype=np.int64)
     _kernels._insert_batch(
         X,
@@ -138,24 +165,30 @@ def test_scores_on_all_rows_are_exact(seed, criterion, min_samples_leaf):
         y_value,
         float(y_value.mean()),
         regression,
+        True,
         hist,
     )
-    arm_active = np.zeros((X.shape[1], 11), dtype=bool)
+    arm_active = np.zeros((X.shape[1], 22), dtype=bool)  # edge t with NaN right, then with NaN left (11 + t)
     for a in range(X.shape[1]):
         arm_active[a, : n_edges[a]] = True
-    mu, var = np.full((X.shape[1], 11), np.nan), np.full((X.shape[1], 11), np.nan)
-    valid = np.zeros((X.shape[1], 11), dtype=bool)
+        arm_active[a, 11 : 11 + n_edges[a]] = True
+    mu, var = np.full((X.shape[1], 22), np.nan), np.full((X.shape[1], 22), np.nan)
+    valid = np.zeros((X.shape[1], 22), dtype=bool)
     n = X.shape[0]
     _kernels._score_arms(hist, n_edges, arm_active, CRITERION_CODES[criterion], n, n, min_samples_leaf, mu, var, valid)
-    expected = reference_arm_values(X, y, candidates, edge_list, criterion, None if regression else 3, min_samples_leaf)
-    for a in range(X.shape[1]):
-        for t in range(n_edges[a]):
-            if np.isnan(expected[a][t]):
-                assert not valid[a, t]
-            else:
-                assert valid[a, t]
-                assert mu[a, t] == pytest.approx(expected[a][t], rel=1e-9, abs=1e-12)
-                assert var[a, t] == 0.0  # finite-population correction: no uncertainty left
+    n_classes = None if regression else 3
+    for first, missing_left in ((0, False), (11, True)):
+        expected = reference_arm_values(
+            X, y, candidates, edge_list, criterion, n_classes, min_samples_leaf, missing_left
+        )
+        for a in range(X.shape[1]):
+            for t in range(n_edges[a]):
+                if np.isnan(expected[a][t]):
+                    assert not valid[a, first + t]
+                else:
+                    assert valid[a, first + t]
+                    assert mu[a, first + t] == pytest.approx(expected[a][t], rel=1e-9, abs=1e-12)
+                    assert var[a, first + t] == 0.0  # finite-population correction: no uncertainty left
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy", "squared_error"])
@@ -165,14 +198,14 @@ def test_sampled_scores_carry_delta_variance_with_finite_population_correction(c
     regression = criterion == "squared_error"
     rows = np.random.RandomState(0).permutation(X.shape[0]).astype(np.int64)
     n_sampled, n_node = 150, X.shape[0]
-    hist = np.zeros((X.shape[1], 12, 3))
+    hist = np.zeros((X.shape[1], 13, 3))
     _kernels._insert_batch(
-        X, rows, 0, n_sampled, candidates, n_edges > 0, edges, n_edges, y_code, y_value, 0.0, regression, hist
+        X, rows, 0, n_sampled, candidates, n_edges > 0, edges, n_edges, y_code, y_value, 0.0, regression, True, hist
     )
-    arm_active = np.zeros((X.shape[1], 11), dtype=bool)
+    arm_active = np.zeros((X.shape[1], 22), dtype=bool)
     arm_active[0, : n_edges[0]] = True
-    mu, var = np.zeros((X.shape[1], 11)), np.zeros((X.shape[1], 11))
-    valid = np.zeros((X.shape[1], 11), dtype=bool)
+    mu, var = np.zeros((X.shape[1], 22)), np.zeros((X.shape[1], 22))
+    valid = np.zeros((X.shape[1], 22), dtype=bool)
     _kernels._score_arms(hist, n_edges, arm_active, CRITERION_CODES[criterion], n_node, n_sampled, 1, mu, var, valid)
     sample = rows[:n_sampled]
     x = X[sample, 0]

@@ -141,7 +141,24 @@ def test_bad_nodes_and_targets_are_explained(data, small_tree):
         btt.resplit(small_tree, X, X[:, 0])
     with pytest.raises(ParameterError, match="batch_size of resplit must be an int in"):
         btt.resplit(small_tree, X, y, batch_size=0)
-    holes = X.copy()
-    holes[0, 0] = np.nan
-    with pytest.raises(DataError, match="NaN"):
-        btt.resplit(small_tree, holes, y)
+    infinite = X.copy()
+    infinite[0, 0] = -np.inf
+    with pytest.raises(DataError, match="inf"):
+        btt.resplit(small_tree, infinite, y)
+
+
+def test_resplit_of_a_tree_trained_on_rows_with_nan():
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0.5)).astype(int)
+    X[rng.uniform(size=3000) < 0.15, 0] = np.nan
+    X[(y == 1) & (rng.uniform(size=3000) < 0.3), 3] = np.nan
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[:300], y[:300])
+    result = btt.resplit(model, X, y, nodes=[0], max_depth=4, random_state=0)
+    exported = btt.to_model(result.ensemble)
+    probe = np.vstack([X, np.full((1, 4), np.nan)])
+    np.testing.assert_array_equal(exported.predict_proba(probe), result.ensemble.predict_proba(probe))
+    assert result.report["new_reduction"][0] >= result.report["old_reduction"][0] - 1e-12
+    assert exported.score(X, y) > model.score(X, y)

@@ -10,7 +10,9 @@ from bandit_tree_tools.mabsplit import find_split
 from tests.oracles.mabsplit import reference_exact_split
 
 
-def node_data(seed, n_rows, task, n_features=5, discrete=False):
+def node_data(seed, n_rows, task, n_features=5, discrete=False, missing=False):
+    """A node's rows; with ``missing``, feature 1 (the signal's) is NaN in a
+    tenth of the rows, and feature 3 (noise) is NaN where y is high."""
     random = np.random.RandomState(seed)
     X = random.normal(size=(n_rows, n_features))
     if discrete:
@@ -21,6 +23,9 @@ def node_data(seed, n_rows, task, n_features=5, discrete=False):
         y = (signal + random.normal(scale=0.8, size=n_rows) > 0.3).astype(int) + (X[:, 0] > 1.0)
     else:
         y = signal + random.normal(scale=0.5, size=n_rows)
+    if missing:
+        X[random.uniform(size=n_rows) < 0.1, 1] = np.nan
+        X[(random.uniform(size=n_rows) < 0.5) & (y > np.median(y)), 3] = np.nan
     return X, y
 
 
@@ -30,31 +35,34 @@ CASES = st.tuples(
     st.sampled_from(["linspace", "quantile", "random"]),
     st.integers(1, 30),
     st.booleans(),
+    st.booleans(),
 )
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(case=CASES)
 def test_bandit_with_a_budget_covering_the_node_returns_the_exact_split(case):
-    seed, criterion, bins, min_samples_leaf, discrete = case
+    seed, criterion, bins, min_samples_leaf, discrete, missing = case
     task = "regression" if criterion == "squared_error" else "classification"
-    X, y = node_data(seed, 400, task, discrete=discrete)
+    X, y = node_data(seed, 400, task, discrete=discrete, missing=missing)
     common = dict(criterion=criterion, bins=bins, min_samples_leaf=min_samples_leaf, random_state=seed)
     exact = find_split(X, y, solver="exact", **common)
     bandit = find_split(X, y, solver="mab", batch_size=400, **common)
-    assert (bandit.feature, bandit.threshold) == (exact.feature, exact.threshold) or (
-        bandit.feature == exact.feature == -1
-    )
+    assert (bandit.feature, bandit.threshold, bandit.missing_go_to_left) == (
+        exact.feature,
+        exact.threshold,
+        exact.missing_go_to_left,
+    ) or (bandit.feature == exact.feature == -1)
     assert bandit.reduction == pytest.approx(exact.reduction, rel=1e-9, abs=1e-12)
     assert bandit.exact and exact.exact
     # ... and both are the slow reference's answer over the same candidates
     n_classes = None if task == "regression" else int(y.max()) + 1
-    feature, threshold, reduction = reference_exact_split(
+    feature, threshold, missing_left, reduction = reference_exact_split(
         X, y, exact.features, exact.edges, criterion, n_classes, min_samples_leaf
     )
     assert exact.feature == feature
     if feature >= 0:
-        assert exact.threshold == threshold
+        assert (exact.threshold, exact.missing_go_to_left) == (threshold, missing_left)
         assert exact.reduction == pytest.approx(reduction, rel=1e-9)
 
 
@@ -100,7 +108,22 @@ def test_find_split_refuses_bad_input():
     X, y = node_data(0, 50, "classification")
     with pytest.raises(ParameterError, match="batch_size of find_split must be an int in"):
         find_split(X, y, batch_size=0)
-    with pytest.raises(DataError, match="NaN"):
-        find_split(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(DataError, match="infinity"):
+        find_split(np.where(X > 1, np.inf, X), y)
     with pytest.raises(DataError, match="numeric y"):
         find_split(X, np.array(["a", "b"] * 25), criterion="squared_error")
+
+
+def test_a_feature_missing_where_the_class_is_one_splits_on_its_nan():
+    # x0 alone says nothing, its being NaN says the class: the best split sends NaN one way
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 2, 600)
+    X = rng.normal(size=(600, 2)).astype(np.float32)
+    X[(y == 1) & (rng.uniform(size=600) < 0.9), 0] = np.nan
+    for solver in ("exact", "mab"):
+        split = find_split(X, y, solver=solver, random_state=0)
+        assert split.feature == 0 and split.exact
+        nan_side = np.isnan(X[:, 0])
+        left = (X[:, 0] <= split.threshold) | (nan_side & split.missing_go_to_left)
+        assert y[nan_side].mean() > 0.99 and (y[left].mean() > 0.9 or y[~left].mean() > 0.9)
+    assert "NaN" in repr(split) or not split.missing_go_to_left

@@ -6,8 +6,13 @@ import numpy as np
 
 
 def reference_linspace_edges(column, n_bins):
-    """``n_bins`` evenly spaced float32 edges from min to max, duplicates and
-    the maximum (which splits nothing off) removed."""
+    """``n_bins`` evenly spaced float32 edges from min to max of the values
+    that are not NaN, duplicates and the maximum (which splits nothing off)
+    removed."""
+    column = np.asarray(column, dtype=float)
+    column = column[~np.isnan(column)]
+    if column.size == 0:
+        return np.empty(0)
     low, high = float(np.min(column)), float(np.max(column))
     if not high > low:
         return np.empty(0)
@@ -27,13 +32,15 @@ def reference_bin(x, edges):
 
 def reference_histogram(X, rows, features, edges, y, n_classes, shift=0.0):
     """Per feature: class counts per bin, or [count, sum, sum of squares] of
-    ``y - shift`` per bin when ``n_classes`` is None."""
+    ``y - shift`` per bin when ``n_classes`` is None; the rows where the
+    feature is NaN in the last bin."""
     width = 3 if n_classes is None else n_classes
-    n_bins = max((len(e) for e in edges), default=0) + 1
+    n_bins = max((len(e) for e in edges), default=0) + 2
     hist = np.zeros((len(features), n_bins, width))
     for slot, feature in enumerate(features):
         for row in rows:
-            b = reference_bin(float(X[row, feature]), edges[slot])
+            x = float(X[row, feature])
+            b = n_bins - 1 if math.isnan(x) else reference_bin(x, edges[slot])
             if n_classes is None:
                 target = float(y[row]) - shift
                 hist[slot, b] += [1.0, target, target * target]
@@ -91,15 +98,16 @@ def reference_delta_variance(counts, criterion, step=1e-6):
     return float(gradient @ covariance @ gradient)
 
 
-def reference_arm_values(X, y, features, edges, criterion, n_classes=None, min_samples_leaf=1):
-    """Exact value of every (feature, edge) arm: weighted child impurity minus
-    parent impurity; NaN where a child has fewer than min_samples_leaf rows."""
+def reference_arm_values(X, y, features, edges, criterion, n_classes=None, min_samples_leaf=1, missing_left=False):
+    """Exact value of every (feature, edge) arm, NaN sent left if
+    ``missing_left`` (else right): weighted child impurity minus parent
+    impurity; NaN where a child has fewer than min_samples_leaf rows."""
     parent = reference_impurity(y, criterion, n_classes)
     values = []
     for slot, feature in enumerate(features):
         row = []
         for edge in edges[slot]:
-            left = X[:, feature] <= edge
+            left = (X[:, feature] <= edge) | (missing_left & np.isnan(X[:, feature]))
             n_left, n_right = int(left.sum()), int((~left).sum())
             if n_left < min_samples_leaf or n_right < min_samples_leaf:
                 row.append(np.nan)
@@ -114,16 +122,24 @@ def reference_arm_values(X, y, features, edges, criterion, n_classes=None, min_s
 
 
 def reference_exact_split(X, y, features, edges, criterion, n_classes=None, min_samples_leaf=1):
-    """(feature, threshold, reduction) of the best arm; the first arm in
-    (feature, edge) order wins ties (values equal up to 1e-12 relative).
-    (-1, nan, 0) when no arm reduces impurity."""
-    values = reference_arm_values(X, y, features, edges, criterion, n_classes, min_samples_leaf)
-    flat = [(v, slot, t) for slot, row in enumerate(values) for t, v in enumerate(row) if not np.isnan(v)]
+    """(feature, threshold, NaN sent left, reduction) of the best arm. The
+    arms of a feature are its edges with NaN sent right, then, if the
+    feature has NaN, the same edges with NaN sent left; the first arm in
+    (feature, arm) order wins ties (values equal up to 1e-12 relative).
+    (-1, nan, False, 0) when no arm reduces impurity."""
+    right = reference_arm_values(X, y, features, edges, criterion, n_classes, min_samples_leaf)
+    left = reference_arm_values(X, y, features, edges, criterion, n_classes, min_samples_leaf, missing_left=True)
+    flat = []
+    for slot, feature in enumerate(features):
+        flat += [(v, slot, t, False) for t, v in enumerate(right[slot])]
+        if np.isnan(X[:, feature]).any():
+            flat += [(v, slot, t, True) for t, v in enumerate(left[slot])]
+    flat = [item for item in flat if not np.isnan(item[0])]
     if not flat:
-        return -1, float("nan"), 0.0
-    best = min(v for v, _, _ in flat)
+        return -1, float("nan"), False, 0.0
+    best = min(v for v, _, _, _ in flat)
     if not best < 0:
-        return -1, float("nan"), 0.0
+        return -1, float("nan"), False, 0.0
     band = best + 1e-12 * max(1.0, abs(best))
-    value, slot, t = next(item for item in flat if item[0] <= band)
-    return int(features[slot]), float(edges[slot][t]), -value
+    value, slot, t, nan_left = next(item for item in flat if item[0] <= band)
+    return int(features[slot]), float(edges[slot][t]), nan_left, -value
