@@ -312,7 +312,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
     ensemble_ : Ensemble
         The same tree in the common format (binary category-set splits).
     n_leaves_, n_splits_ : int
-    feature_importances_ : ndarray of float64 (n_features_in_,)
+    feature_importances_ : ndarray of float64, one per feature
         Mean decrease in Gini impurity of the training rows over the splits
         on each attribute, summing to 1 (0 everywhere for a single leaf).
     objective_ : float
