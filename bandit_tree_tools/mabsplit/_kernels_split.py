@@ -195,10 +195,11 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
         if count == 0:
             continue
         any_active = False
-        for t in range(arm_active.shape[1]):
-            if arm_active[a, t]:
-                any_active = True
-                break
+        for first in range(0, arm_active.shape[1], n_bins):  # NaN right, then NaN left
+            for t in range(first, first + count):
+                if arm_active[a, t]:
+                    any_active = True
+                    break
         if not any_active:
             continue
         for c in range(width):
@@ -240,21 +241,24 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
 
 
 @helper
-def _best_arm(mu, arm_active, valid, n_candidates):
+def _best_arm(mu, arm_active, valid, n_edges, n_bins, n_candidates):
     """Lowest value among active valid arms; ties (within _TIE_EPS) go to the
-    lowest (slot, arm). Returns slot, arm, value (slot -1 when none)."""
+    lowest (slot, arm). Returns slot, arm, value (slot -1 when none). Only
+    the arms of a slot's ``n_edges`` edges are read, on each side of NaN."""
     best = np.inf
     for a in range(n_candidates):
-        for t in range(arm_active.shape[1]):
-            if arm_active[a, t] and valid[a, t] and mu[a, t] < best:
-                best = mu[a, t]
+        for first in range(0, arm_active.shape[1], n_bins):
+            for t in range(first, first + n_edges[a]):
+                if arm_active[a, t] and valid[a, t] and mu[a, t] < best:
+                    best = mu[a, t]
     if best == np.inf:
         return NO_SPLIT, NO_SPLIT, np.inf
     band = best + _TIE_EPS * larger(1.0, abs(best))
     for a in range(n_candidates):
-        for t in range(arm_active.shape[1]):
-            if arm_active[a, t] and valid[a, t] and mu[a, t] <= band:
-                return a, t, mu[a, t]
+        for first in range(0, arm_active.shape[1], n_bins):
+            for t in range(first, first + n_edges[a]):
+                if arm_active[a, t] and valid[a, t] and mu[a, t] <= band:
+                    return a, t, mu[a, t]
     return NO_SPLIT, NO_SPLIT, np.inf
 
 
@@ -344,7 +348,7 @@ def _find_split(
             feature_active[a] = still
         if remaining == 0:
             return NO_SPLIT, NO_SPLIT, np.inf, insertions, n_sampled
-        slot, edge, value = _best_arm(mu, arm_active, valid, n_candidates)
+        slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_bins, n_candidates)
         if remaining == 1 and slot != NO_SPLIT:
             return slot, edge, value, insertions, n_sampled
         if slot != NO_SPLIT and tie_tolerance > 0.0:
@@ -359,5 +363,5 @@ def _find_split(
                         all_tied = False
             if all_tied:
                 return slot, edge, value, insertions, n_sampled
-    slot, edge, value = _best_arm(mu, arm_active, valid, n_candidates)
+    slot, edge, value = _best_arm(mu, arm_active, valid, n_edges, n_bins, n_candidates)
     return slot, edge, value, insertions, n_sampled
