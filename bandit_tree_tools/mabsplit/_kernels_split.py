@@ -51,21 +51,16 @@ class ArmTables(NamedTuple):
 
 # ------------------------------------------------------------- insertion
 @helper(inline="always")
-def _bin_of(x, edges, slot, count):
-    """Number of edges strictly below ``x``. A branch-free linear count: with
-    about ten edges it beats a binary search, whose branches mispredict."""
+def _bin_of(x, edges, slot, count, has_missing, missing):
+    """Number of edges strictly below ``x``, or ``missing`` for NaN where the
+    rows may hold it (``has_missing``). A branch-free linear count: with about
+    ten edges it beats a binary search, whose branches mispredict."""
+    if has_missing and x != x:
+        return missing
     b = 0
     for t in range(count):
         b += x > edges[slot, t]
     return b
-
-
-@helper(inline="always")
-def _bin_or_missing(x, edges, slot, count, has_missing, missing):
-    """The histogram bin of ``x``: :func:`_bin_of`, or ``missing`` for NaN."""
-    if has_missing and x != x:
-        return missing
-    return _bin_of(x, edges, slot, count)
 
 
 @kernel(nogil=True)
@@ -99,7 +94,7 @@ def _insert_batch(
             target2 = target * target
             for k in range(n_active):
                 a = slots[k]
-                b = _bin_or_missing(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
+                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
                 hist[a, b, 0] += 1.0
                 hist[a, b, 1] += target
                 hist[a, b, 2] += target2
@@ -109,7 +104,7 @@ def _insert_batch(
             code = y_code[row]
             for k in range(n_active):
                 a = slots[k]
-                b = _bin_or_missing(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
+                b = _bin_of(np.float64(X[row, columns[k]]), edges, a, counts[k], has_missing, missing)
                 hist[a, b, code] += 1.0
     return (stop - start) * n_active
 
@@ -182,7 +177,6 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
     """
     width = hist.shape[2]
     n_bins = hist.shape[1] - 2
-    nan_arms = arm_active.shape[1] > n_bins  # the tables hold the arms that send NaN left
     missing = hist.shape[1] - 1
     n = np.float64(n_sampled)
     scale = n_node / n
@@ -212,7 +206,7 @@ def _score_arms(hist, n_edges, arm_active, criterion, n_node, n_sampled, min_sam
         else:
             parent, _ = _class_impurity(total, n, criterion)
         # NaN right (arm t), then NaN left (arm bins + t: the NaN bin's rows start on the left)
-        for first in range(0, 2 * n_bins if nan_arms else n_bins, n_bins):
+        for first in range(0, arm_active.shape[1], n_bins):
             for c in range(width):
                 left[c] = 0.0 if first == 0 else hist[a, missing, c]
             for t in range(count):
