@@ -260,20 +260,6 @@ def newton_sums(leaf, offset, parent, current, value, tree_output, factor, alive
     return numerator, hessian
 
 
-@helper(inline="always")
-def _loss_change(raw, row, k, delta, code, target, loss_kind):
-    """Exact change of a row's loss when ``delta`` is added to raw column
-    ``k``, for the squared loss and class fractions (the losses of averaged
-    ensembles; ``collapse_costs`` sums the others' changes as polynomials)."""
-    z = raw[row, k]
-    if loss_kind == SQUARED:
-        return delta * (2.0 * (z - target) + delta)
-    # FRACTIONS: only the true class's column matters
-    if code != k:
-        return 0.0
-    return -np.log(_clip(z + delta)) + np.log(_clip(z))
-
-
 @helper
 def _softmax_parts(raw, row):
     top = raw[row, 0]
@@ -429,25 +415,38 @@ def _removal_costs_trees(
 ):
     width = value.shape[1]
     n_outputs = base_score.shape[0]
+    # each row's score before any removal, and for class fractions its loss: the same for every tree
+    before = empty((rows.shape[0], n_outputs), np.float64)
+    before_loss = zeros(rows.shape[0], np.float64)
+    for index in range(rows.shape[0]):
+        row = rows[index]
+        if live[row] < 2.0:  # no other tree holds the row: it does not count
+            continue
+        for k in range(n_outputs):
+            before[index, k] = tree_sum[row, k] / live[row] + base_score[k]
+        if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:
+            before_loss[index] = np.log(_clip(before[index, codes[row]]))
     for tree in range(lo, hi):
         if not alive[tree]:
             continue
         root, first = offset[tree], tree_output[tree]
-        before = empty((1, n_outputs), np.float64)
-        after = empty((1, n_outputs), np.float64)
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
             if local < 0 or live[row] < 2.0:
                 continue
             node = current[root + local]
-            for k in range(n_outputs):
-                own = value[node, k - first] if first <= k < first + width else 0.0
-                before[0, k] = tree_sum[row, k] / live[row] + base_score[k]
-                after[0, k] = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k]
             change = 0.0
             for k in range(n_outputs):
-                change += _loss_change(before, 0, k, after[0, k] - before[0, k], codes[row], targets[row, 0], loss_kind)
+                if loss_kind == FRACTIONS and k != codes[row]:
+                    continue  # only the true class's column changes the loss
+                own = value[node, k - first] if first <= k < first + width else 0.0
+                z = before[index, k]
+                delta = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k] - z
+                if loss_kind == SQUARED:  # (z + delta - y)**2 - (z - y)**2
+                    change += delta * (2.0 * (z - targets[row, 0]) + delta)
+                else:
+                    change += -np.log(_clip(z + delta)) + before_loss[index]
             total_change[tree] += change
             total_square[tree] += change * change
 
