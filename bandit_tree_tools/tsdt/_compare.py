@@ -9,6 +9,7 @@ import numpy as np
 from .._validation import Interval, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, ParameterError, missing_dependency
 from ._categorical_tree import categorical_codes, encode_labels
+from ._discretize import Bins
 from ._exact import optimal_categorical_tree
 from ._search import TSDTClassifier
 
@@ -174,6 +175,7 @@ COMPARE_CONSTRAINTS = {
     "river": [None, "boolean"],
     "dl85": [None, "boolean"],
     "stream_passes": [Interval(int, 1, None)],
+    "bins": [Bins, None],
 }
 
 
@@ -197,6 +199,7 @@ def compare_trees(
     dl85_depths=(2, 3, 4),
     stream_passes=10,
     n_iter=None,
+    bins=None,
 ):
     """One table comparing trees on the same categorical data.
 
@@ -221,7 +224,9 @@ def compare_trees(
     lambdas : float or sequence of float, default (0.01,)
         Penalties per split, each finite and >= 0.
     models : sequence or dict {name: model}, optional
-        Fitted models to add as rows.
+        Fitted models to add as rows. Each reads the columns as given
+        (a model fitted on these codes), or with ``bins`` the numeric
+        features they were cut from.
     max_iter, batch_size, gamma
         Passed to every :class:`TSDTClassifier`.
     random_state : None, int, numpy Generator or RandomState, default 0
@@ -236,6 +241,13 @@ def compare_trees(
     stream_passes : int, default 10
     n_iter : int, deprecated
         The former name of ``max_iter`` (a FutureWarning).
+    bins : Bins, optional
+        The cuts of ``discretize(X, model=model, return_bins=True)``: then
+        the ``models`` read numeric features, as ``model`` does, and each
+        is evaluated on one value inside each category's interval
+        (``Bins.inverse``). For a model whose thresholds are all cuts (the
+        model the cuts came from) that is its prediction on the original
+        rows, exactly; a model splitting elsewhere is refused.
 
     Returns
     -------
@@ -249,7 +261,10 @@ def compare_trees(
     ParameterError
         For bad parameters.
     DataError
-        For data that are not categorical codes, or test columns that differ.
+        For data that are not categorical codes, or test columns that differ;
+        for a model in ``models`` that splits a column far outside its codes
+        (fitted on other columns: pass ``bins``), or, with ``bins``, at a
+        threshold that is not one of the cuts.
     MissingDependencyError
         When ``river=True`` or ``dl85=True`` and the package is missing.
 
@@ -305,7 +320,9 @@ def compare_trees(
             rows.append(_exact_row(X_train, y_train, X_test, y_test, lambda_, max_subproblems, required=bool(exact)))
     rows.extend(_cart_rows(codes_train, y_train_labels, test_codes, y_test_labels, lambdas, random_state))
     if models:
-        rows += _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas)
+        rows += _passed_in_rows(
+            models, X_train, y_train, X_test, y_test_labels, lambdas, (codes_train, codes_test), bins
+        )
     river_module = _optional("river", "river", "compare_trees' VFDT and EFDT rows", river)
     if river_module is not None:
         n_samples = int(stream_passes) * codes_train.shape[0]
@@ -389,18 +406,88 @@ def _exact_row(X_train, y_train, X_test, y_test, lambda_, max_subproblems, *, re
     )
 
 
-def _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas) -> list:
+def _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas, codes, bins) -> list:
     """One row per model the user passed in and ``lambda_`` (the same fit
-    each time), its leaves and splits counted over all its trees."""
+    each time), its leaves and splits counted over all its trees. ``codes``:
+    the train and test codes; with ``bins`` the models read the numeric rows
+    the categories stand for (``Bins.inverse``)."""
     from ..interop import from_model
 
+    if bins is not None:
+        if len(bins.thresholds) != codes[0].shape[1]:
+            raise DataError(
+                f"bins were made for {len(bins.thresholds)} columns, but X_train has {codes[0].shape[1]}; pass "
+                "the bins discretize cut these columns with"
+            )
+        X_train, X_test = (_numeric_rows(bins, part, X) for part, X in zip(codes, (X_train, X_test)))
     rows = []
     items = models.items() if isinstance(models, dict) else ((type(m).__name__, m) for m in models)
     for name, model in items:
         ensemble = from_model(model)
+        _refuse_other_columns(name, ensemble, codes, bins)
         train = float(np.mean(ensemble.predict(X_train) == np.asarray(y_train)))
         test = float(np.mean(ensemble.predict(X_test) == y_test_labels))
         n_leaves = ensemble.n_leaves
         for lambda_ in lambdas:
             rows.append(_row(name, lambda_, train, test, n_leaves, ensemble.n_nodes - n_leaves, np.nan, "passed in"))
     return rows
+
+
+def _numeric_rows(bins, codes, X):
+    """``bins.inverse(codes)``, a DataFrame of ``X``'s columns where ``X`` is
+    one (the columns kept as categories stay categorical)."""
+    rows = bins.inverse(codes)
+    if not hasattr(X, "columns"):
+        return rows
+    import pandas as pd
+
+    columns = {}
+    for j, column in enumerate(X.columns):
+        kept = bins.thresholds[j] is None and str(X.iloc[:, j].dtype) == "category"
+        columns[column] = X.iloc[:, j] if kept else pd.Series(rows[:, j], index=X.index)
+    return pd.DataFrame(columns)
+
+
+def _split_thresholds(ensemble):
+    """(feature, threshold) of every split of ``ensemble`` on a number."""
+    pairs = []
+    for tree in ensemble.trees:
+        split = (tree.children_left >= 0) & ~np.asarray(tree.is_categorical, dtype=bool)
+        pairs += zip(tree.feature[split].tolist(), tree.threshold[split].tolist())
+    return pairs
+
+
+def _refuse_other_columns(name, ensemble, codes, bins):
+    """A model in ``models`` must read the columns it is given: the codes
+    themselves, or with ``bins`` the numbers they were cut from, at cuts
+    that include each of its thresholds (else its rows would be a silent
+    wrong answer)."""
+    if bins is not None:
+        if (ensemble.split_rule, ensemble.input_dtype) != (bins.split_rule, bins.input_dtype):
+            raise DataError(
+                f"model {name!r} compares {ensemble.input_dtype} values with {ensemble.split_rule!r}, but the bins "
+                f"were cut for {bins.split_rule!r} on {bins.input_dtype}: pass the bins of "
+                "discretize(X, model=this model, return_bins=True)"
+            )
+        cuts = [None if t is None else set(t.tolist()) for t in bins.thresholds]
+        for feature, threshold in _split_thresholds(ensemble):
+            if cuts[feature] is not None and threshold not in cuts[feature]:
+                raise DataError(
+                    f"model {name!r} splits column {feature} at {threshold:.10g}, which is not one of the bins' cuts, "
+                    "so its rows in a category can fall on both sides; pass the bins of discretize(X, model=this "
+                    "model, return_bins=True)"
+                )
+        return
+    both = np.vstack(codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+        low, high = np.nanmin(both, axis=0), np.nanmax(both, axis=0)
+    for feature, threshold in _split_thresholds(ensemble):
+        # a model fitted on these codes splits between codes it saw: not far outside them
+        if not low[feature] - 1.0 <= threshold <= high[feature] + 1.0:
+            raise DataError(
+                f"model {name!r} splits column {feature} at {threshold:.10g}, but its codes here run from "
+                f"{low[feature]:.0f} to {high[feature]:.0f}: the model was fitted on other columns (the numeric "
+                "features these categories were cut from?). Pass bins=, the cuts of discretize(X, model=model, "
+                "return_bins=True), to evaluate it on the rows the categories stand for, or fit it on these codes"
+            )

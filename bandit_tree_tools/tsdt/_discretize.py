@@ -30,9 +30,62 @@ class Bins:
     def n_categories(self) -> np.ndarray:
         return np.array([0 if t is None else len(t) + 2 for t in self.thresholds], dtype=np.int64)
 
+    def inverse(self, codes) -> np.ndarray:
+        """Numeric rows in the categories ``codes`` (float or int codes,
+        ``(n_rows, n_features)``, NaN or the missing code where missing): for
+        each category one value inside its interval, as the comparison sees
+        it (``split_rule``, values cast to ``input_dtype``), NaN where
+        missing; kept columns as they are. A model whose every threshold on
+        a cut column is one of the cuts routes these rows exactly as the
+        rows the codes were made from."""
+        float_type = np.float32 if self.input_dtype == "float32" else np.float64
+        rows = np.array(codes, dtype=np.float64)
+        for j, thresholds in enumerate(self.thresholds):
+            if thresholds is None:
+                continue
+            inside = np.append(_inside(thresholds, self.split_rule, float_type), np.nan)  # the missing code: NaN
+            column = rows[:, j]
+            present = ~np.isnan(column)
+            code = column[present]
+            if np.any((code < 0) | (code >= inside.size) | (code != np.round(code))):
+                raise DataError(
+                    f"column {j} holds codes outside 0..{inside.size - 1}, the categories its bins cut "
+                    "(intervals, then missing); pass the codes discretize made with these bins"
+                )
+            column[present] = inside[code.astype(np.int64)]
+        return rows
+
     def __repr__(self) -> str:
         cuts = [None if t is None else len(t) for t in self.thresholds]
         return f"Bins(n_features={len(self.thresholds)}, cuts per feature={cuts}, split_rule={self.split_rule!r})"
+
+
+def _inside(thresholds, rule, float_type) -> np.ndarray:
+    """One value of ``float_type`` inside each interval the cuts make, in code
+    order: with ``"le"`` the largest at most each cut, then one above the last;
+    with ``"lt"`` one below the first, then the smallest at least each cut."""
+    down, up = float_type(-np.inf), float_type(np.inf)
+    largest = float(
+        np.finfo(float_type).max
+    )  # a cut at infinity (scikit-learn's "missing or not") bounds finite values
+
+    def at_most(value):
+        rounded = float_type(min(value, largest))
+        return rounded if rounded <= value else np.nextafter(rounded, down)
+
+    def at_least(value):
+        rounded = float_type(max(value, -largest))
+        return rounded if rounded >= value else np.nextafter(rounded, up)
+
+    if len(thresholds) == 0:
+        return np.zeros(1)
+    if rule == "le":
+        last = at_least(thresholds[-1])
+        values = [at_most(t) for t in thresholds] + [last if last > thresholds[-1] else np.nextafter(last, up)]
+    else:
+        first = at_most(thresholds[0])
+        values = [first if first < thresholds[0] else np.nextafter(first, down)] + [at_least(t) for t in thresholds]
+    return np.array(values, dtype=np.float64)
 
 
 def _labels(thresholds, rule) -> list:

@@ -128,26 +128,36 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     codes, n_categories, feature_names, feature_categories = categorical_codes(X, fitting=True)
     classes, y_codes = encode_labels(y, codes.shape[0])
     refuse_single_class(classes)
+    X_codes = codes.astype(np.int64)
+    n_categories = np.asarray(n_categories, dtype=np.int64)
+    # an attribute with one value on every row (a column discretize did not cut) never separates
+    # rows: the search and its index of test combinations leave it out
+    varies = np.array([np.unique(X_codes[:, j]).size > 1 for j in range(X_codes.shape[1])], dtype=bool)
+    varies[0] |= not varies.any()  # the solver needs an attribute: with none that varies, its answer is a leaf
     combinations = 1.0
-    for count in n_categories:
+    for count in n_categories[varies]:
         combinations *= float(count) + 1.0
     if combinations >= 2.0**62:
         raise DataError(
-            f"{len(n_categories)} attributes with {int(np.sum(n_categories))} categories in total are too many for "
-            "the exact solver (it indexes every combination of tests); use TSDTClassifier, or fewer attributes"
+            f"{int(varies.sum())} attributes that vary, with {int(np.sum(n_categories[varies]))} categories in total, "
+            "are too many for the exact solver (it indexes every combination of tests); use TSDTClassifier, or "
+            "fewer attributes"
         )
-    X_codes = codes.astype(np.int64)
     started = time.perf_counter()
+    searched = X_codes[:, varies]
     value, radix, memo_choice, used = _solve_all(
-        X_codes, y_codes, n_categories, len(classes), float(lambda_), int(max_subproblems)
+        searched, y_codes, n_categories[varies], len(classes), float(lambda_), int(max_subproblems)
     )
     if value == ABORTED:
         raise DataError(
             f"the exact solver needed more than max_subproblems={int(max_subproblems)} subproblems on "
-            f"{X_codes.shape[0]} rows and {X_codes.shape[1]} attributes; raise max_subproblems, increase lambda_ "
-            f"(now {lambda_}), or use TSDTClassifier for a problem this size"
+            f"{X_codes.shape[0]} rows and {searched.shape[1]} attributes that vary; raise max_subproblems, increase "
+            f"lambda_ (now {lambda_}), or use TSDTClassifier for a problem this size"
         )
-    feature, first_child = _structure(X_codes, y_codes, n_categories, len(classes), lambda_, radix, memo_choice)
+    feature, first_child = _structure(
+        searched, y_codes, n_categories[varies], len(classes), lambda_, radix, memo_choice
+    )
+    feature = np.where(feature >= 0, np.flatnonzero(varies)[feature.clip(0)], feature)  # back to X's columns
     model = OptimalCategoricalTree()
     model.lambda_ = float(lambda_)
     model.classes_ = classes

@@ -10,6 +10,7 @@ import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError, MissingDependencyError, ParameterError
 from bandit_tree_tools.tree import Ensemble, Source, make_tree
 from bandit_tree_tools.tsdt import Bins, TSDTClassifier, compare_trees, discretize
+from tests.optional import lgb, xgb
 
 from .conftest import or_of_equal
 
@@ -87,6 +88,86 @@ def test_strict_less_than_rule_is_respected():
     )
     codes = discretize(np.array([[0.4], [0.5], [0.6]]), ensemble)
     np.testing.assert_array_equal(codes[:, 0], [0, 1, 1])
+
+
+def _edge_rows(X, bins, rng):
+    """``X``'s rows, then rows with one value on, just below and just above
+    each cut (in float64 and in float32), and missing values."""
+    probe = [X]
+    for j, cuts in enumerate(bins.thresholds):
+        for cut in cuts[np.isfinite(cuts)]:  # scikit-learn cuts at infinity to split missing values off
+            for value in (
+                cut,
+                np.nextafter(cut, -np.inf),
+                np.nextafter(cut, np.inf),
+                np.nextafter(np.float32(cut), np.float32(-np.inf)),
+                np.nextafter(np.float32(cut), np.float32(np.inf)),
+            ):
+                rows = X[rng.choice(len(X), 5)].copy()
+                rows[:, j] = value
+                probe.append(rows)
+    missing = X[:30].copy()
+    missing[rng.random(missing.shape) < 0.3] = np.nan
+    return np.vstack(probe + [missing])
+
+
+@pytest.mark.parametrize("library", ["sklearn", "lightgbm", "xgboost"])
+def test_inverse_rows_route_as_the_rows_their_codes_were_cut_from(library):
+    """Each library's comparison (<= on float32, <= on float64, < on float32)."""
+    X, y = load_iris(return_X_y=True)
+    X = X + np.random.default_rng(0).normal(scale=0.013, size=X.shape)  # thresholds that float32 does not hold
+    X[::17, 2] = np.nan
+    if library == "sklearn":
+        model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    elif library == "lightgbm":
+        model = lgb.LGBMClassifier(n_estimators=6, num_leaves=5, min_child_samples=3, verbose=-1).fit(X, y)
+    else:
+        model = xgb.XGBClassifier(n_estimators=6, max_depth=3).fit(X, y)
+    ensemble = btt.from_model(model)
+    _, bins = discretize(X, model, return_bins=True)
+    assert (bins.split_rule, bins.input_dtype) == (ensemble.split_rule, ensemble.input_dtype)
+    probe = _edge_rows(X, bins, np.random.default_rng(1))
+    rows = bins.inverse(discretize(probe, bins=bins))
+    np.testing.assert_array_equal(ensemble.apply(rows), ensemble.apply(probe))
+    np.testing.assert_array_equal(ensemble.predict_proba(rows), model.predict_proba(probe))
+
+
+def test_compare_trees_measures_a_model_of_the_numeric_features_through_its_bins():
+    X, y = load_iris(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    X, y = X[order], (y[order] == 2).astype(int)
+    frame = pd.DataFrame(X, columns=["sepal length", "sepal width", "petal length", "petal width"])
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(frame[:100], y[:100])
+    X_cat, bins = discretize(frame, model, return_bins=True)
+    options = {"max_iter": 30, "river": False, "dl85": False, "exact": False}
+    table = compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models={"mine": model}, bins=bins, **options)
+    row = table.set_index("method").loc["mine"]
+    assert row["train_accuracy"] == np.mean(model.predict(frame[:100]) == y[:100])
+    assert row["test_accuracy"] == np.mean(model.predict(frame[100:]) == y[100:])
+    # without the bins the model would read category codes as its numbers: refused, not a wrong row
+    codes = discretize(X, bins=bins)
+    with pytest.raises(DataError, match="fitted on other columns.*Pass bins="):
+        compare_trees(codes[:100], y[:100], codes[100:], y[100:], models=[model], **options)
+    # a model that splits where the bins do not cut
+    other = DecisionTreeClassifier(max_depth=3, random_state=0).fit(frame[50:], y[50:])
+    with pytest.raises(DataError, match="not one of the bins' cuts"):
+        compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models=[other], bins=bins, **options)
+    # bins of another comparison
+    _, strict = discretize(X, xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y), return_bins=True)
+    with pytest.raises(DataError, match="compares float32 values with 'le'.*'lt'"):
+        compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models=[model], bins=strict, **options)
+    _, fewer = discretize(X[:, :3], n_bins=3, return_bins=True)
+    with pytest.raises(DataError, match="bins were made for 3 columns"):
+        compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models=[model], bins=fewer, **options)
+
+
+def test_inverse_refuses_codes_its_bins_do_not_make():
+    _, bins = discretize(np.arange(12.0).reshape(6, 2), n_bins=3, return_bins=True)
+    with pytest.raises(DataError, match="column 1 holds codes outside 0..3"):
+        bins.inverse(np.array([[0, 4]]))
+    with pytest.raises(DataError, match="column 0 holds codes outside"):
+        bins.inverse(np.array([[0.5, 0]]))
+    np.testing.assert_array_equal(np.isnan(bins.inverse(np.array([[3, np.nan]]))), [[True, True]])
 
 
 def test_discretize_errors():

@@ -94,6 +94,25 @@ def test_pandas_categoricals_keep_names_and_codes():
     assert "split on" in model.tree_.describe(model.feature_names_in_, model.classes_)
 
 
+def test_exact_solver_leaves_out_attributes_that_never_vary():
+    """``discretize(X, model=...)`` keeps every column the model does not
+    split as one category; 70 of them made 2**70 combinations of tests, which
+    the solver refused, though none of them can separate a row."""
+    X, y = or_of_equal(n_rows=300, seed=0)
+    narrow = optimal_categorical_tree(X, y, 0.01)
+    wide = np.hstack([np.zeros((300, 70), dtype=np.int64), X, np.ones((300, 3), dtype=np.int64)])
+    model = optimal_categorical_tree(wide, y, 0.01)
+    assert model.objective_ == narrow.objective_ and model.n_splits_ == narrow.n_splits_
+    np.testing.assert_array_equal(
+        model.tree_.feature[model.tree_.feature >= 0] - 70, narrow.tree_.feature[narrow.tree_.feature >= 0]
+    )
+    np.testing.assert_array_equal(model.predict(wide), narrow.predict(X))
+    constant = optimal_categorical_tree(np.zeros((300, 5), dtype=np.int64), y, 0.01)  # nothing to split on
+    assert constant.n_leaves_ == 1
+    with pytest.raises(DataError, match="63 attributes that vary"):
+        optimal_categorical_tree(np.tile(np.arange(300)[:, None] % 2, (1, 63)), y, 0.01)
+
+
 def test_exact_solver_refuses_problems_that_are_too_large():
     X, y = or_of_equal(n_rows=300, seed=0)
     with pytest.raises(DataError, match="max_subproblems"):
