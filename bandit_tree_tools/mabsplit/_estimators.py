@@ -28,9 +28,9 @@ from .._validation import (
 )
 from ..exceptions import DataError, NotFittedError
 from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble, refuse_single_class
-from ..tree._input import check_unique_columns
+from ..tree._input import check_unique_columns, non_numeric_columns
 from ._builder import GrowthSettings, grow_tree
-from ._inputs import check_target_range, non_numeric_columns, refuse_infinite
+from ._inputs import check_target_range, refuse_infinite
 from ._params import SEARCH_CONSTRAINTS
 
 _MAX_SEED = np.iinfo(np.int32).max

@@ -1,23 +1,10 @@
 """Checks of the rows and targets given to MABSplit (estimators and
-:func:`resplit`): numeric columns, no infinity, targets whose squared sums
-fit in float64."""
+:func:`resplit`): no infinity, targets whose squared sums fit in float64
+(numeric columns: ``tree._input.non_numeric_columns``)."""
 
 import numpy as np
 
 from ..exceptions import DataError
-
-
-def non_numeric_columns(X) -> list:
-    """Names of the pandas columns that are not numbers or booleans."""
-    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
-        return []
-    bad = []
-    for column, dtype in zip(X.columns, X.dtypes):
-        kind = getattr(dtype, "kind", "O")
-        if str(dtype) == "category" or kind not in "biuf":
-            bad.append(column)
-    return bad
-
 
 # Impurities sum squared targets over a node's rows in float64; beyond this the sums
 # overflow to inf and every split's score is NaN.

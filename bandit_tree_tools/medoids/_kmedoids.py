@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._numba_config import numba_threads
 from .._validation import Interval, Options, check_params, seed_from
 from ..exceptions import DataError
+from ..tree._input import non_numeric_columns
 from ._core import (
     ALGORITHMS,
     check_confidence,
@@ -165,6 +166,7 @@ class KMedoids(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, 
     def fit(self, X, y=None):
         """Choose the medoids among the rows of ``X``."""
         metric, build, swap = self._check_params()
+        _refuse_non_numeric(X)
         # NaN and infinity are left to check_rows, whose DataError says what to do
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=1, ensure_all_finite=False)
         X = check_rows(X)
@@ -220,6 +222,7 @@ class KMedoids(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, 
     def _distances(self, X) -> np.ndarray:
         check_is_fitted(self, "medoid_indices_")
         metric = resolve_metric(self.metric, self.p)
+        _refuse_non_numeric(X)
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False, ensure_all_finite=False)
         X = check_rows(X)
         with numba_threads(self.n_jobs):
@@ -235,3 +238,15 @@ class KMedoids(ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, 
         """Fit on ``X`` and return each row's cluster label (``labels_``);
         ``y`` is ignored."""
         return self.fit(X).labels_
+
+
+def _refuse_non_numeric(X) -> None:
+    """Text and category columns have no distance to measure (scikit-learn's
+    conversion would fail on the first string with a bare ValueError)."""
+    bad = non_numeric_columns(X)
+    if bad:
+        raise DataError(
+            f"X has non-numeric columns {bad[:10]}; k-medoids measures distances between numbers: encode them "
+            "(for example one-hot with sklearn.preprocessing.OneHotEncoder), drop them, or pass distances of your "
+            "own with metric='precomputed'"
+        )

@@ -265,6 +265,18 @@ def _categories_as_the_library_reads_them(ensemble, array: np.ndarray) -> np.nda
     return array
 
 
+def non_numeric_columns(X) -> list:
+    """Names of the pandas columns that are not numbers or booleans."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
+        return []
+    bad = []
+    for column, dtype in zip(X.columns, X.dtypes):
+        kind = getattr(dtype, "kind", "O")
+        if str(dtype) == "category" or kind not in "biuf":
+            bad.append(column)
+    return bad
+
+
 def check_unique_columns(X, name="X") -> None:
     """Refuse a DataFrame whose column names repeat (pandas returns a frame,
     not a column, for a repeated name); anything else passes."""

@@ -126,6 +126,12 @@ def test_bad_input_is_explained():
         btt.KMedoids(2).fit(X).predict(np.where(np.arange(90).reshape(30, 3) == 2, np.nan, X))
     with pytest.raises(DataError, match=r"overflow float64.*scale X first"):  # finite, but their squares are not
         btt.KMedoids(2).fit(X * 1e200)
+    # a category column: scikit-learn's conversion raised a bare "could not convert string to float"
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(colour=pd.Categorical(["red", "blue"] * 15))
+    with pytest.raises(DataError, match=r"non-numeric columns \['colour'\]; .*metric='precomputed'"):
+        btt.KMedoids(2).fit(frame)
+    with pytest.raises(DataError, match=r"non-numeric columns \['colour'\]"):
+        btt.KMedoids(2).fit(frame.drop(columns="colour")).predict(frame.assign(colour=frame["colour"].astype(str)))
     with pytest.raises(DataError, match="n_clusters=31 is larger than the number of samples, n_samples=30"):
         btt.KMedoids(31).fit(X)
     with pytest.raises(ParameterError, match=r"n_clusters of KMedoids must be an int in \[1, inf\], got 0"):
