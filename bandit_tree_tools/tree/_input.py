@@ -296,34 +296,39 @@ def check_unique_columns(X, name="X") -> None:
     )
 
 
+def check_column_names(columns, feature_names, name="X", when="at training time") -> None:
+    """Refuse a frame's ``columns`` (their names) unless they are
+    ``feature_names`` in order, saying which are missing or unexpected, or
+    how to reorder them."""
+    columns = [str(column) for column in columns]
+    expected = [str(feature) for feature in feature_names]
+    # LightGBM stores "mean radius" as "mean_radius" and accepts either
+    underscored = [_WHITESPACE.sub("_", column) for column in columns]
+    if columns == expected or underscored == expected:
+        return
+    # a column counts as present under either spelling, so a frame with "mean radius" whose
+    # columns are only out of order is told to reorder them, not that "mean_radius" is missing
+    missing = [feature for feature in expected if feature not in columns and feature not in underscored]
+    extra = [column for column, plain in zip(columns, underscored) if column not in expected and plain not in expected]
+    if missing or extra:
+        raise DataError(
+            f"{name}'s columns do not match the columns {when}: missing {missing[:5]}, unexpected "
+            f"{extra[:5]}; pass the same columns as {when}"
+        )
+    # the order to ask for, in the frame's own spelling of each name
+    spelling = {**dict(zip(underscored, columns)), **{column: column for column in columns}}
+    order = [spelling[feature] for feature in expected]
+    raise DataError(
+        f"{name}'s columns are in another order than {when}; reorder them with "
+        f"{name}[{order[:3]}...] (expected order starts {order[:5]}, got {columns[:5]})"
+    )
+
+
 def _frame_to_array(frame, n_features: int, feature_names, feature_categories, library, target, name) -> np.ndarray:
     columns = [str(column) for column in frame.columns]
     check_unique_columns(frame, name)
     if feature_names is not None:
-        expected = [str(feature) for feature in feature_names]
-        # LightGBM stores "mean radius" as "mean_radius" and accepts either
-        underscored = [_WHITESPACE.sub("_", column) for column in columns]
-        if columns != expected and underscored != expected:
-            # a column counts as present under either spelling, so a frame with "mean radius" whose
-            # columns are only out of order is told to reorder them, not that "mean_radius" is missing
-            missing = [feature for feature in expected if feature not in columns and feature not in underscored]
-            extra = [
-                column
-                for column, plain in zip(columns, underscored)
-                if column not in expected and plain not in expected
-            ]
-            if missing or extra:
-                raise DataError(
-                    f"{name}'s columns do not match the training columns: missing {missing[:5]}, unexpected "
-                    f"{extra[:5]}; pass the same columns as at training time"
-                )
-            # the order to ask for, in the frame's own spelling of each name
-            spelling = {**dict(zip(underscored, columns)), **{column: column for column in columns}}
-            order = [spelling[feature] for feature in expected]
-            raise DataError(
-                f"{name}'s columns are in another order than at training time; reorder them with "
-                f"{name}[{order[:3]}...] (expected order starts {order[:5]}, got {columns[:5]})"
-            )
+        check_column_names(columns, feature_names, name)
     out = np.empty((len(frame), len(columns)), dtype=target)
     for position in range(len(columns)):
         series = frame.iloc[:, position]

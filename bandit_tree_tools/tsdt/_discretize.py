@@ -8,6 +8,7 @@ import numpy as np
 from .._validation import Interval, validate_params
 from ..exceptions import DataError
 from ..tree import refuse_complex_and_times
+from ..tree._input import check_column_names
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def _model_bins(model, n_features, feature_names) -> Bins:
             f"X has {n_features} features, but the model was trained on {ensemble.n_features_in_}; "
             "pass the columns the model was trained on"
         )
+    if feature_names is not None and ensemble.feature_names_in_ is not None:  # each column takes its own cuts
+        check_column_names(feature_names, ensemble.feature_names_in_)
     cuts = [set() for _ in range(n_features)]
     categorical = np.zeros(n_features, dtype=bool)
     for tree in ensemble.trees:
@@ -243,6 +246,8 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
             bins = _quantile_bins(columns, int(n_bins), feature_names)
     if len(bins.thresholds) != len(columns):
         raise DataError(f"X has {len(columns)} columns, but the bins were made for {len(bins.thresholds)}")
+    if feature_names is not None and bins.feature_names is not None:
+        check_column_names(feature_names, bins.feature_names, when="when the bins were cut")
     if is_frame:
         import pandas as pd
 

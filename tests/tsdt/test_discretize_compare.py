@@ -178,6 +178,18 @@ def test_discretize_errors():
     _, bins = discretize(np.arange(10.0).reshape(5, 2), return_bins=True)
     with pytest.raises(DataError, match="columns"):
         discretize(np.zeros((3, 3)), bins=bins)
+    # a frame's columns by name: in another order each would take another column's cuts, silently
+    frame = pd.DataFrame({"a": np.arange(8.0), "b": np.arange(8.0) * 100})
+    _, named = discretize(frame, n_bins=2, return_bins=True)
+    with pytest.raises(
+        DataError, match=r"another order than when the bins were cut; reorder them with X\[\['a', 'b'\]"
+    ):
+        discretize(frame[["b", "a"]], bins=named)
+    with pytest.raises(DataError, match=r"missing \['a'\], unexpected \['z'\]"):
+        discretize(frame.rename(columns={"a": "z"}), bins=named)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(frame, [0, 0, 1, 1, 0, 0, 1, 1])
+    with pytest.raises(DataError, match="another order than at training time"):
+        discretize(frame[["b", "a"]], model)
     # numpy would cast these silently (the imaginary part dropped, dates counted in days)
     rows = np.arange(10.0).reshape(5, 2)
     with pytest.raises(DataError, match="X has complex values"):
