@@ -55,7 +55,9 @@ back-propagation of the child with the largest mean):
   multiple of the search's own updates, each of which touches every
   attribute of a row; ``partial_fit`` counts every row streamed so far and
   runs it on each call). Not for attributes whose combinations of tests
-  exceed 2**62 (the solver's keys): then the tried splits only.
+  exceed 2**62 (the solver's keys; attributes with one value on every row
+  that no split of the search tests do not count): then the tried splits
+  only.
 
 What is exact and what is search. The posteriors, the Thompson draws and
 the paper's convergence argument (Lemma 3, Theorem 1) are those of
@@ -632,7 +634,11 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                 state, X_codes, y_codes, weight, self.n_categories_, tried, np.iinfo(np.int64).max
             )
         n_rows = int(weight.sum())
-        radix = _exact_radix(self.n_categories_)
+        # Keys index the tests of the attributes that vary over the rows. The solver never tests one
+        # that does not, and a split of the search's tree on one leaves a child with the node's own
+        # rows (the same key: the same subproblem) and empty ones (never solved). Columns with one
+        # value (every column a model does not split, after discretize) filled the 62 bits of wide data.
+        radix = _exact_radix(self.n_categories_, np.any(X_codes != X_codes[:1], axis=0))
         if radix is None or self.exact_effort == 0:  # too many combinations to index: the tried splits only
             choice, _ = K.best_assembled_tree(state, counts, n_rows, self.n_categories_, float(self.lambda_), tried)
             return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
@@ -756,17 +762,17 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _exact_radix(n_categories):
-    """The exact solver's key radix of every attribute, or None when the
-    combinations of tests are too many to index in 62 bits."""
-    combinations = 1.0
-    for count in n_categories:
-        combinations *= float(count) + 1.0
-    if combinations >= 2.0**62:
-        return None
-    radix = np.ones(len(n_categories), dtype=np.int64)
-    for feature in range(1, len(n_categories)):
-        radix[feature] = radix[feature - 1] * (int(n_categories[feature - 1]) + 1)
+def _exact_radix(n_categories, needed=None):
+    """The exact solver's key radix of every attribute of ``needed`` (all by
+    default; 0 for the others, which no key may then hold), or None when
+    their combinations of tests are too many to index in 62 bits."""
+    radix = np.zeros(len(n_categories), dtype=np.int64)
+    place = 1
+    for feature in range(len(n_categories)) if needed is None else np.flatnonzero(needed):
+        radix[feature] = place
+        place *= int(n_categories[feature]) + 1
+        if place >= 2**62:
+            return None
     return radix
 
 

@@ -196,6 +196,20 @@ def test_partial_fit_drops_the_rows_past_the_cap_and_goes_on_with_the_search(mon
     assert model._patterns == () and model.n_iter_ == 2 + 28 + 5
 
 
+def test_columns_with_one_value_leave_the_completion_its_index():
+    """After ``discretize(X, model=...)`` every column the model does not
+    split has one value; 60 of them (here each the last of three categories,
+    so that a split of the search on one leaves empty children) filled the
+    62 bits of the solver's keys, and the completion was skipped."""
+    X, y = or_of_equal(n_rows=300, seed=0)
+    wide = np.hstack([np.full((300, 60), 2, dtype=np.int64), X])
+    exact = optimal_categorical_tree(X, y, 0.01)
+    model = TSDTClassifier(lambda_=0.01, max_iter=300, random_state=0).fit(wide, y)
+    assert model.proven_optimal_
+    assert model.score(wide, y) - 0.01 * model.n_splits_ == pytest.approx(exact.objective_)
+    np.testing.assert_array_equal(model.predict(wide), exact.predict(X))
+
+
 def test_completion_is_skipped_without_an_index():
     rng = np.random.default_rng(0)
     wide = rng.integers(0, 2, size=(300, 45))  # 3**45 combinations of tests: beyond the solver's 62-bit keys
