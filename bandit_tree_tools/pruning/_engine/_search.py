@@ -28,7 +28,8 @@ FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then 
 SAMPLED_FROM = 40_000  # fewer ranking rows than this are scored exactly
 DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
-SORTED_PREFIX = 4  # a step's greedy pass sorts first this many times its budget of candidates (plus 1,000)
+# a step's greedy pass sorts first its budget of candidates (plus 1,000), then four times that, then all
+SORTED_PREFIXES = (1, 4)
 PERTURBED_SHARE = 0.2  # share of a perturbed training row's features taken from another training row
 
 
@@ -91,18 +92,26 @@ def _target_rows(target: Target, rows) -> Target:
     return Target(target.codes[rows], values, target.n_classes, target.positive, variance)
 
 
-def _stable_order_prefixes(key, k):
+def _stable_order_prefixes(key, lengths):
     """``np.argsort(key, kind="stable")``, first cut to more than its first
-    ``k`` positions, then whole. The prefix is every position whose key is
-    at most the one at position ``k`` of the sorted keys, in their stable
-    order: the full order's start bit for bit, ties and all (NaN keys sort
-    last, as in the full order): a step needs only the best candidates, and
-    a forest can start with a million of them."""
-    if k < key.shape[0]:
+    positions of each of ``lengths`` (increasing), then whole. A prefix is
+    every position whose key is at most the one at that position of the
+    sorted keys, in their stable order: the full order's start bit for bit,
+    ties and all (NaN keys sort last, as in the full order). A step needs
+    only the best candidates, and a forest can start with a million of
+    them; a longer prefix comes only if the shorter ones ran out."""
+    done = 0  # positions the prefixes so far held
+    for k in lengths:
+        if k < done:
+            continue
+        if k >= key.shape[0]:
+            break
         threshold = np.partition(key, k)[k]
-        if not np.isnan(threshold):
-            head = np.flatnonzero(key <= threshold)
-            yield head[np.argsort(key[head], kind="stable")]
+        if np.isnan(threshold):
+            break
+        head = np.flatnonzero(key <= threshold)
+        done = head.shape[0]
+        yield head[np.argsort(key[head], kind="stable")]
     yield np.argsort(key, kind="stable")
 
 
@@ -502,8 +511,9 @@ class _Search:
         key = cost / np.maximum(benefit, 1.0)
         n_alive = int(np.count_nonzero(self.alive))
         # the greedy pass rarely reads past the first few times ``budget`` candidates: sort those
-        # first (a prefix of the full stable order), and all of them only if the prefix runs out
-        for order in _stable_order_prefixes(key, SORTED_PREFIX * int(np.ceil(budget)) + 1_000):
+        # first (prefixes of the full stable order), and all of them only if the prefixes run out
+        lengths = [factor * int(np.ceil(budget)) + 1_000 for factor in SORTED_PREFIXES]
+        for order in _stable_order_prefixes(key, lengths):
             chosen, reached = kernels.select_disjoint(
                 order,
                 ids,

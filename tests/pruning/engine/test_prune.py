@@ -371,18 +371,24 @@ def test_sorted_prefixes_start_the_full_stable_order_ties_and_nan_included():
     full = np.argsort(key, kind="stable")
     numbers = int(np.count_nonzero(~np.isnan(key)))
     for k in (0, 1, 17, 999, numbers - 1, numbers, 4_999, 5_000, 9_000):
-        orders = list(engine_search._stable_order_prefixes(key, k))
+        orders = list(engine_search._stable_order_prefixes(key, [k]))
         np.testing.assert_array_equal(orders[-1], full)
         if k < numbers:  # the k-th smallest key is a number: a prefix comes first
             assert len(orders) == 2 and orders[0].shape[0] > k
             np.testing.assert_array_equal(orders[0], full[: orders[0].shape[0]])
         else:
             assert len(orders) == 1
+    # longer prefixes after shorter ones, each the start of the full order; none that adds nothing
+    orders = list(engine_search._stable_order_prefixes(key, [10, 12, 1_000, numbers + 5]))
+    sizes = [order.shape[0] for order in orders]
+    assert len(orders) == 3 and sizes[0] > 12 and sizes[0] < sizes[1] < sizes[2] == key.shape[0]
+    for order in orders:
+        np.testing.assert_array_equal(order, full[: order.shape[0]])
 
 
-@pytest.mark.parametrize("prefix", [0, 4])
-def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, monkeypatch):
-    """A prefix too short for the step falls back to the full order; both choose the same removals."""
+@pytest.mark.parametrize("prefixes", [(0,), (0, 1, 4), (4,)])
+def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefixes, monkeypatch):
+    """A prefix too short for the step falls back to a longer one, or the full order; all choose the same removals."""
     from sklearn.ensemble import RandomForestClassifier
 
     X, y = classification(4_400, seed=2)
@@ -401,7 +407,7 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefix, mo
     assert ids.size > 1_000  # more candidates than the shortest prefix sorts
     cost, square, _ = search.costs(np.arange(search.n_rank), search.candidate_values())
     key = engine_search._pessimistic(cost[ids], square[ids])
-    monkeypatch.setattr(engine_search, "SORTED_PREFIX", prefix)
+    monkeypatch.setattr(engine_search, "SORTED_PREFIXES", prefixes)
     for budget in (1, 25, 0.4 * benefit.sum(), 10 * benefit.sum()):
         expected, _ = engine_kernels.select_disjoint(
             np.argsort(key / np.maximum(benefit, 1.0), kind="stable"),
