@@ -7,7 +7,8 @@ import numpy as np
 
 from .._validation import Interval, validate_params
 from ..exceptions import DataError
-from ..tree import refuse_complex_and_times
+from ..tree import MISSING_ZERO_OR_NAN, refuse_complex_and_times
+from ..tree._arrays import ZERO_THRESHOLD
 from ..tree._input import check_column_names
 
 
@@ -126,6 +127,12 @@ def _model_bins(model, n_features, feature_names) -> Bins:
         check_column_names(feature_names, ensemble.feature_names_in_)
     cuts = [set() for _ in range(n_features)]
     categorical = np.zeros(n_features, dtype=bool)
+    # a split that sends zero where NaN goes (LightGBM's zero_as_missing) tells [-ZT, ZT] apart:
+    # the interval of zero gets cuts of its own
+    if ensemble.split_rule == "le":
+        zero_cuts = {float(np.nextafter(-ZERO_THRESHOLD, -np.inf)), ZERO_THRESHOLD}
+    else:
+        zero_cuts = {-ZERO_THRESHOLD, float(np.nextafter(ZERO_THRESHOLD, np.inf))}
     for tree in ensemble.trees:
         internal = tree.children_left >= 0
         for node in np.flatnonzero(internal):
@@ -134,6 +141,8 @@ def _model_bins(model, n_features, feature_names) -> Bins:
                 categorical[feature] = True
             else:
                 cuts[feature].add(float(tree.threshold[node]))
+                if tree.missing_type[node] == MISSING_ZERO_OR_NAN:
+                    cuts[feature] |= zero_cuts
     thresholds = tuple(
         None if categorical[j] else np.array(sorted(cuts[j]), dtype=np.float64) for j in range(n_features)
     )
@@ -170,7 +179,9 @@ def discretize(X, model=None, *, n_bins=4, bins=None, return_bins=False):
         Cut every column at the thresholds the model's numeric splits use
         (with the model's own comparison, ``<=`` or ``<``, and float32
         casting where the library does it), so the categories are exactly
-        the intervals the model can tell apart. Columns the model never
+        the intervals the model can tell apart (zero, ``|x| <= 1e-35``, is
+        one of them where a split sends it with the missing values, as
+        LightGBM's ``zero_as_missing`` does). Columns the model never
         splits become a single category. Columns the model splits by
         category sets are kept.
     n_bins : int, default=4

@@ -111,16 +111,21 @@ def _edge_rows(X, bins, rng):
     return np.vstack(probe + [missing])
 
 
-@pytest.mark.parametrize("library", ["sklearn", "lightgbm", "xgboost"])
+@pytest.mark.parametrize("library", ["sklearn", "lightgbm", "lightgbm, zero as missing", "xgboost"])
 def test_inverse_rows_route_as_the_rows_their_codes_were_cut_from(library):
-    """Each library's comparison (<= on float32, <= on float64, < on float32)."""
+    """Each library's comparison (<= on float32, <= on float64, < on float32),
+    and LightGBM's zero that goes where NaN goes."""
     X, y = load_iris(return_X_y=True)
     X = X + np.random.default_rng(0).normal(scale=0.013, size=X.shape)  # thresholds that float32 does not hold
     X[::17, 2] = np.nan
+    X[::5, 3] = 0.0
     if library == "sklearn":
         model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
-    elif library == "lightgbm":
-        model = lgb.LGBMClassifier(n_estimators=6, num_leaves=5, min_child_samples=3, verbose=-1).fit(X, y)
+    elif library.startswith("lightgbm"):
+        zero = library.endswith("missing")
+        model = lgb.LGBMClassifier(
+            n_estimators=6, num_leaves=5, min_child_samples=3, zero_as_missing=zero, verbose=-1
+        ).fit(X, y)
     else:
         model = xgb.XGBClassifier(n_estimators=6, max_depth=3).fit(X, y)
     ensemble = btt.from_model(model)
