@@ -8,8 +8,9 @@ import numpy as np
 
 from .._validation import Interval, check_random_state, seed_from, validate_params
 from ..exceptions import DataError, ParameterError, missing_dependency
+from ..tree import MISSING_ZERO_OR_NAN
 from ._categorical_tree import categorical_codes, encode_labels
-from ._discretize import Bins
+from ._discretize import Bins, zero_interval_cuts
 from ._exact import optimal_categorical_tree
 from ._search import TSDTClassifier
 
@@ -321,7 +322,7 @@ def compare_trees(
     rows.extend(_cart_rows(codes_train, y_train_labels, test_codes, y_test_labels, lambdas, random_state))
     if models:
         rows += _passed_in_rows(
-            models, X_train, y_train, X_test, y_test_labels, lambdas, (codes_train, codes_test), bins
+            models, X_train, y_train, X_test, y_test_labels, lambdas, (codes_train, codes_test, n_categories), bins
         )
     river_module = _optional("river", "river", "compare_trees' VFDT and EFDT rows", river)
     if river_module is not None:
@@ -409,8 +410,9 @@ def _exact_row(X_train, y_train, X_test, y_test, lambda_, max_subproblems, *, re
 def _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas, codes, bins) -> list:
     """One row per model the user passed in and ``lambda_`` (the same fit
     each time), its leaves and splits counted over all its trees. ``codes``:
-    the train and test codes; with ``bins`` the models read the numeric rows
-    the categories stand for (``Bins.inverse``)."""
+    the train and test codes, and the categories of each column; with
+    ``bins`` the models read the numeric rows the categories stand for
+    (``Bins.inverse``)."""
     from ..interop import from_model
 
     if bins is not None:
@@ -419,7 +421,7 @@ def _passed_in_rows(models, X_train, y_train, X_test, y_test_labels, lambdas, co
                 f"bins were made for {len(bins.thresholds)} columns, but X_train has {codes[0].shape[1]}; pass "
                 "the bins discretize cut these columns with"
             )
-        X_train, X_test = (_numeric_rows(bins, part, X) for part, X in zip(codes, (X_train, X_test)))
+        X_train, X_test = (_numeric_rows(bins, part, X) for part, X in zip(codes[:2], (X_train, X_test)))
     rows = []
     items = models.items() if isinstance(models, dict) else ((type(m).__name__, m) for m in models)
     for name, model in items:
@@ -449,12 +451,14 @@ def _numeric_rows(bins, codes, X):
 
 
 def _split_thresholds(ensemble):
-    """(feature, threshold) of every split of ``ensemble`` on a number."""
-    pairs = []
+    """(feature, threshold, whether zero goes with the missing values) of
+    every split of ``ensemble`` on a number."""
+    splits = []
     for tree in ensemble.trees:
         split = (tree.children_left >= 0) & ~np.asarray(tree.is_categorical, dtype=bool)
-        pairs += zip(tree.feature[split].tolist(), tree.threshold[split].tolist())
-    return pairs
+        zero = tree.missing_type[split] == MISSING_ZERO_OR_NAN
+        splits += zip(tree.feature[split].tolist(), tree.threshold[split].tolist(), zero.tolist())
+    return splits
 
 
 def _refuse_other_columns(name, ensemble, codes, bins):
@@ -470,19 +474,23 @@ def _refuse_other_columns(name, ensemble, codes, bins):
                 "discretize(X, model=this model, return_bins=True)"
             )
         cuts = [None if t is None else set(t.tolist()) for t in bins.thresholds]
-        for feature, threshold in _split_thresholds(ensemble):
-            if cuts[feature] is not None and threshold not in cuts[feature]:
+        zero = set(zero_interval_cuts(bins.split_rule))
+        for feature, threshold, zero_missing in _split_thresholds(ensemble):
+            needed = {threshold} | (zero if zero_missing else set())
+            if cuts[feature] is not None and not needed <= cuts[feature]:
                 raise DataError(
-                    f"model {name!r} splits column {feature} at {threshold:.10g}, which is not one of the bins' cuts, "
+                    f"model {name!r} splits column {feature} at {threshold:.10g}"
+                    f"{' (zero with the missing values)' if zero_missing else ''}, where the bins do not cut, "
                     "so its rows in a category can fall on both sides; pass the bins of discretize(X, model=this "
                     "model, return_bins=True)"
                 )
         return
-    both = np.vstack(codes)
+    both = np.vstack(codes[:2])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
         low, high = np.nanmin(both, axis=0), np.nanmax(both, axis=0)
-    for feature, threshold in _split_thresholds(ensemble):
+    high = np.fmax(high, codes[2] - 1.0)  # the categories declared (pandas), not only those present here
+    for feature, threshold, _ in _split_thresholds(ensemble):
         # a model fitted on these codes splits between codes it saw: not far outside them
         if not low[feature] - 1.0 <= threshold <= high[feature] + 1.0:
             raise DataError(

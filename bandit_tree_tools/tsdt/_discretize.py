@@ -114,6 +114,15 @@ def _codes(values, thresholds, rule, input_dtype) -> np.ndarray:
     return codes
 
 
+def zero_interval_cuts(rule) -> tuple:
+    """The cuts that make zero (``|x| <= ZERO_THRESHOLD``) an interval of its
+    own under ``rule``: a split that sends zero where missing values go
+    (LightGBM's ``zero_as_missing``) tells it apart from its neighbours."""
+    if rule == "le":
+        return float(np.nextafter(-ZERO_THRESHOLD, -np.inf)), ZERO_THRESHOLD
+    return -ZERO_THRESHOLD, float(np.nextafter(ZERO_THRESHOLD, np.inf))
+
+
 def _model_bins(model, n_features, feature_names) -> Bins:
     from ..interop import from_model
 
@@ -127,12 +136,7 @@ def _model_bins(model, n_features, feature_names) -> Bins:
         check_column_names(feature_names, ensemble.feature_names_in_)
     cuts = [set() for _ in range(n_features)]
     categorical = np.zeros(n_features, dtype=bool)
-    # a split that sends zero where NaN goes (LightGBM's zero_as_missing) tells [-ZT, ZT] apart:
-    # the interval of zero gets cuts of its own
-    if ensemble.split_rule == "le":
-        zero_cuts = {float(np.nextafter(-ZERO_THRESHOLD, -np.inf)), ZERO_THRESHOLD}
-    else:
-        zero_cuts = {-ZERO_THRESHOLD, float(np.nextafter(ZERO_THRESHOLD, np.inf))}
+    zero_cuts = set(zero_interval_cuts(ensemble.split_rule))
     for tree in ensemble.trees:
         internal = tree.children_left >= 0
         for node in np.flatnonzero(internal):

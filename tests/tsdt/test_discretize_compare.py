@@ -155,7 +155,7 @@ def test_compare_trees_measures_a_model_of_the_numeric_features_through_its_bins
         compare_trees(codes[:100], y[:100], codes[100:], y[100:], models=[model], **options)
     # a model that splits where the bins do not cut
     other = DecisionTreeClassifier(max_depth=3, random_state=0).fit(frame[50:], y[50:])
-    with pytest.raises(DataError, match="not one of the bins' cuts"):
+    with pytest.raises(DataError, match="where the bins do not cut"):
         compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models=[other], bins=bins, **options)
     # bins of another comparison
     _, strict = discretize(X, xgb.XGBClassifier(n_estimators=2, max_depth=2).fit(X, y), return_bins=True)
@@ -164,6 +164,33 @@ def test_compare_trees_measures_a_model_of_the_numeric_features_through_its_bins
     _, fewer = discretize(X[:, :3], n_bins=3, return_bins=True)
     with pytest.raises(DataError, match="bins were made for 3 columns"):
         compare_trees(X_cat[:100], y[:100], X_cat[100:], y[100:], models=[model], bins=fewer, **options)
+
+
+def test_compare_trees_takes_the_declared_categories_and_zero_with_the_missing_values():
+    X, y = load_iris(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    X, y = X[order], (y[order] == 2).astype(int)
+    options = {"max_iter": 20, "river": False, "dl85": False, "exact": False}
+    # a tree fitted on codes 0-5 measured on rows whose codes stop at 2: the declared categories count
+    codes = pd.DataFrame({"a": pd.Categorical(np.minimum(np.arange(150) % 6, 2), categories=range(6))})
+    fitted = pd.DataFrame({"a": np.arange(150) % 6})
+    tree = DecisionTreeClassifier(random_state=0).fit(fitted, np.arange(150) % 6 >= 5)
+    assert tree.tree_.threshold[0] == 4.5
+    table = compare_trees(codes, y, codes, y, models={"codes": tree}, **options)
+    assert "codes" in set(table["method"])
+    # LightGBM sending zero with the missing values, and bins without the cuts around zero
+    X[::4, 3] = 0.0
+    model = lgb.LGBMClassifier(n_estimators=4, num_leaves=4, zero_as_missing=True, verbose=-1).fit(X, y)
+    X_cat, bins = discretize(X, model, return_bins=True)
+    table = compare_trees(X_cat, y, X_cat, y, models={"zero": model}, bins=bins, **options)
+    assert table.set_index("method").loc["zero", "train_accuracy"] == np.mean(model.predict(X) == y)
+    no_zero = Bins(
+        tuple(t if t is None else t[np.abs(t) > 1e-30] for t in bins.thresholds), bins.split_rule, bins.input_dtype
+    )
+    assert any(len(a) != len(b) for a, b in zip(no_zero.thresholds, bins.thresholds))
+    coarser = discretize(X, bins=no_zero)
+    with pytest.raises(DataError, match=r"\(zero with the missing values\), where the bins do not cut"):
+        compare_trees(coarser, y, coarser, y, models=[model], bins=no_zero, **options)
 
 
 def test_inverse_refuses_codes_its_bins_do_not_make():
