@@ -67,9 +67,8 @@ def _inside(thresholds, rule, float_type) -> np.ndarray:
     order: with ``"le"`` the largest at most each cut, then one above the last;
     with ``"lt"`` one below the first, then the smallest at least each cut."""
     down, up = float_type(-np.inf), float_type(np.inf)
-    largest = float(
-        np.finfo(float_type).max
-    )  # a cut at infinity (scikit-learn's "missing or not") bounds finite values
+    # a cut at infinity (scikit-learn's "missing or not") has the finite values below it
+    largest = float(np.finfo(float_type).max)
 
     def at_most(value):
         rounded = float_type(min(value, largest))

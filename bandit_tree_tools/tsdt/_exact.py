@@ -131,7 +131,7 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     X_codes = codes.astype(np.int64)
     n_categories = np.asarray(n_categories, dtype=np.int64)
     # an attribute with one value on every row (a column discretize did not cut) never separates
-    # rows: the search and its index of test combinations leave it out
+    # rows: the solver and its index of test combinations leave it out
     varies = np.array([np.unique(X_codes[:, j]).size > 1 for j in range(X_codes.shape[1])], dtype=bool)
     varies[0] |= not varies.any()  # the solver needs an attribute: with none that varies, its answer is a leaf
     combinations = 1.0

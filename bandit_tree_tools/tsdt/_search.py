@@ -56,8 +56,7 @@ back-propagation of the child with the largest mean):
   attribute of a row; ``partial_fit`` counts every row streamed so far and
   runs it on each call). Not for attributes whose combinations of tests
   exceed 2**62 (the solver's keys; attributes with one value on every row
-  that no split of the search tests do not count): then the tried splits
-  only.
+  do not count): then the tried splits only.
 
 What is exact and what is search. The posteriors, the Thompson draws and
 the paper's convergence argument (Lemma 3, Theorem 1) are those of
