@@ -197,9 +197,9 @@ def _gini(counts):
 
 
 @helper
-def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, used):
+def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, blocked, used):
     """Expansion (appendix B): split the untreated leaf of highest Gini impurity
-    on every attribute left on its path, add the "stop" child on the first
+    on every attribute left on its path (but the ``blocked`` ones), add the "stop" child on the first
     expansion, refresh the children's posteriors from the shared statistics
     and set the node's posterior from them. Returns nothing; the node becomes
     EXPANDED when no untreated leaf is left."""
@@ -223,7 +223,7 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divi
         leaf = state.pool_leaf[best]
         if state.s_first_child[node] < 0:
             _new_search_node(state, node, np.int64(-1), np.int64(-1), state.s_n_splits[node], np.int64(1))
-        used[:] = 0
+        used[:] = blocked
         dt = leaf
         while dt > 0:
             used[state.dt_feature[dt]] = 1
@@ -317,6 +317,7 @@ def run_search(
     gamma,
     clark,
     divisor,
+    blocked,
     trace_mu,
     trace_sd,
 ):
@@ -332,6 +333,7 @@ def run_search(
 
     Returns ``(iterations done, DONE or NEEDS_SPACE)``; the root posterior
     after each iteration is written to ``trace_mu`` and ``trace_sd``.
+    Attributes flagged in ``blocked`` (uint8) are never split.
     """
     n_cells = state.slot_counts.shape[1]
     n_rows = X.shape[0]
@@ -364,7 +366,7 @@ def run_search(
         if state.s_state[node] != EXPANDED:
             if state.s_state[node] == UNVISITED:
                 _activate(state, node, n_cat)
-            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, used)
+            _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, blocked, used)
         else:
             state.s_mu[node], state.s_sd[node] = evaluate_marked_tree(
                 state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma

@@ -426,6 +426,10 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         refuse_single_class(classes)
         self._start(n_categories, classes, feature_names, feature_categories)
         X_codes = codes.astype(np.int64)
+        if self.variant == "optimistic":
+            # a split on an attribute with one value on every row keeps all its rows in one child: the
+            # search does not try it (the paper's variants do, as the paper's expansion splits on all)
+            self._blocked = np.all(X_codes == X_codes[:1], axis=0).astype(np.uint8)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
         self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
         self._finish(X_codes, y_codes)
@@ -531,6 +535,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self._cat_offset = np.concatenate([[0], np.cumsum(self.n_categories_)[:-1]]).astype(np.int64)
+        self._blocked = np.zeros(len(n_categories), dtype=np.uint8)  # attributes the search never splits
         self._state = new_state(self.n_categories_, len(self.classes_), kernel_rng(self.random_state))
         self._trace = []
         self.n_iter_ = 0
@@ -573,6 +578,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
                 float(self.gamma),
                 self.variant == "clark",
                 self._spread_divisor(),
+                self._blocked,
                 trace_mu,
                 trace_sd,
             )

@@ -208,6 +208,11 @@ def test_columns_with_one_value_leave_the_completion_its_index():
     assert model.proven_optimal_
     assert model.score(wide, y) - 0.01 * model.n_splits_ == pytest.approx(exact.objective_)
     np.testing.assert_array_equal(model.predict(wide), exact.predict(X))
+    # the search does not try them either; the paper's Fast-TSDT splits on every attribute, as its expansion does
+    for variant, tried_constant in (("optimistic", False), ("fast", True)):
+        state = TSDTClassifier(lambda_=0.01, max_iter=50, variant=variant, random_state=0).fit(wide, y)._state
+        split = state.dt_feature[1 : int(state.counters[K.C_DT])]
+        assert bool(np.any(split < 60)) == tried_constant and np.any(split >= 60)
 
 
 def test_completion_is_skipped_without_an_index():

@@ -56,6 +56,7 @@ def _drive(model, X, y, n_iter):
                 model.gamma,
                 model.variant == "clark",
                 model._spread_divisor(),
+                model._blocked,
                 np.empty(1),
                 np.empty(1),
             )
