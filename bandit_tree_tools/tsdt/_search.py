@@ -11,7 +11,9 @@ that pays at once (a5), and Thompson sampling stops trying it: on shuffled
 MONK-1 streams Fast-TSDT ends on the 0.870 tree instead of the 0.900
 optimum in every run. ``variant="optimistic"`` (the default) changes three
 things and keeps the rest of Fast-TSDT (shared statistics, expansion,
-back-propagation of the child with the largest mean):
+back-propagation of the child with the largest mean; in ``fit`` its
+expansion leaves out the attributes with one value on every row, whose
+split keeps all the rows in one child):
 
 * a search leaf (a tree whose subtrees are not expanded yet) is drawn with
   the standard deviation ``max(sd, optimism * gain / n_features)``, where
