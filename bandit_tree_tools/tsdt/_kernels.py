@@ -223,7 +223,8 @@ def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divi
         leaf = state.pool_leaf[best]
         if state.s_first_child[node] < 0:
             _new_search_node(state, node, np.int64(-1), np.int64(-1), state.s_n_splits[node], np.int64(1))
-        used[:] = blocked
+        for feature in range(n_features):
+            used[feature] = blocked[feature]
         dt = leaf
         while dt > 0:
             used[state.dt_feature[dt]] = 1
