@@ -472,6 +472,14 @@ def _refuse_sparse_and_complex(X):
         raise DataError("X holds complex numbers: Complex data not supported; pass integer category codes")
 
 
+def varying_attributes(X_codes) -> np.ndarray:
+    """Whether each attribute takes more than one value over the rows of
+    ``X_codes``. A split on one that does not keeps every row in one child,
+    at the cost of a split: the exact solver, the completion's index of
+    tests and the default search leave those out."""
+    return np.any(X_codes != X_codes[:1], axis=0)
+
+
 def encode_labels(y, n_rows: int, classes=None):
     if y is None:
         raise DataError("this estimator requires y to be passed, but the target y is None")

@@ -8,7 +8,13 @@ import numpy as np
 from .._validation import Interval, validate_params
 from ..exceptions import DataError
 from ..tree import refuse_single_class
-from ._categorical_tree import CategoricalTreeModel, categorical_codes, encode_labels, tree_from_data
+from ._categorical_tree import (
+    CategoricalTreeModel,
+    categorical_codes,
+    encode_labels,
+    tree_from_data,
+    varying_attributes,
+)
 from ._kernels_exact import ABORTED, _solve
 
 
@@ -130,9 +136,7 @@ def optimal_categorical_tree(X, y, lambda_=0.01, *, max_subproblems=500_000) -> 
     refuse_single_class(classes)
     X_codes = codes.astype(np.int64)
     n_categories = np.asarray(n_categories, dtype=np.int64)
-    # an attribute with one value on every row (a column discretize did not cut) never separates
-    # rows: the solver and its index of test combinations leave it out
-    varies = np.array([np.unique(X_codes[:, j]).size > 1 for j in range(X_codes.shape[1])], dtype=bool)
+    varies = varying_attributes(X_codes)  # a column discretize did not cut has one value
     varies[0] |= not varies.any()  # the solver needs an attribute: with none that varies, its answer is a leaf
     combinations = 1.0
     for count in n_categories[varies]:

@@ -199,10 +199,11 @@ def _gini(counts):
 @helper
 def _expand_one_leaf(state, node, n_cat, cat_offset, lambda_, gamma, clark, divisor, blocked, used):
     """Expansion (appendix B): split the untreated leaf of highest Gini impurity
-    on every attribute left on its path (but the ``blocked`` ones), add the "stop" child on the first
-    expansion, refresh the children's posteriors from the shared statistics
-    and set the node's posterior from them. Returns nothing; the node becomes
-    EXPANDED when no untreated leaf is left."""
+    on every attribute left on its path (but the ``blocked`` ones), add the
+    "stop" child on the first expansion, refresh the children's posteriors
+    from the shared statistics and set the node's posterior from them.
+    Returns nothing; the node becomes EXPANDED when no untreated leaf is
+    left."""
     n_features = n_cat.shape[0]
     start = state.s_pool_start[node]
     best = -1

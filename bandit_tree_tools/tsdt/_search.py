@@ -97,6 +97,7 @@ from ._categorical_tree import (
     encode_labels,
     tree_from_counts,
     tree_from_data,
+    varying_attributes,
 )
 from ._kernels_exact import _find, new_table
 
@@ -428,10 +429,8 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         refuse_single_class(classes)
         self._start(n_categories, classes, feature_names, feature_categories)
         X_codes = codes.astype(np.int64)
-        if self.variant == "optimistic":
-            # a split on an attribute with one value on every row keeps all its rows in one child: the
-            # search does not try it (the paper's variants do, as the paper's expansion splits on all)
-            self._blocked = np.all(X_codes == X_codes[:1], axis=0).astype(np.uint8)
+        if self.variant == "optimistic":  # the paper's variants split on every attribute, as its expansion does
+            self._blocked = (~varying_attributes(X_codes)).astype(np.uint8)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
         self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
         self._finish(X_codes, y_codes)
@@ -645,7 +644,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         # that does not, and a split of the search's tree on one leaves a child with the node's own
         # rows (the same key: the same subproblem) and empty ones (never solved). Columns with one
         # value (every column a model does not split, after discretize) filled the 62 bits of wide data.
-        radix = _exact_radix(self.n_categories_, np.any(X_codes != X_codes[:1], axis=0))
+        radix = _exact_radix(self.n_categories_, varying_attributes(X_codes))
         if radix is None or self.exact_effort == 0:  # too many combinations to index: the tried splits only
             choice, _ = K.best_assembled_tree(state, counts, n_rows, self.n_categories_, float(self.lambda_), tried)
             return {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
