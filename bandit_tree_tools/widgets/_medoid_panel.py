@@ -24,7 +24,7 @@ from ._common import (
     traitlets,
 )
 from ._payload import column
-from ._static_html import error_html, escape, section, table
+from ._static_html import error_html, escape, number, section, table
 from ._tree_view import TreeView
 
 # what each parameter of MedoidPanel accepts: leaf_medoids' rules, None where the panel has a default (the
@@ -430,6 +430,5 @@ def _cell(value) -> str:
     if pd.api.types.is_scalar(value) and pd.isna(value):
         return "n/a"
     if isinstance(value, (float, np.floating)):
-        # whole numbers in full, as the browser's bttFormat writes them (a count, a year, an ID)
-        return str(int(value)) if float(value).is_integer() and abs(value) < 1e9 else f"{value:.4g}"
+        return number(value)
     return str(value)

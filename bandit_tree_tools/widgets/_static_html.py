@@ -28,7 +28,7 @@ def number(value, digits: int = 4) -> str:
     value = float(value)
     if np.isnan(value):
         return "n/a"
-    if value == int(value) and abs(value) < 1e9:
+    if value.is_integer() and abs(value) < 1e9:  # whole numbers in full (a count, a year, an ID), as bttFormat
         return str(int(value))
     return f"{value:.{digits}g}"
 
