@@ -118,7 +118,10 @@ With training rows (``WALKS_WITH_TRAINING_ROWS``):
 - the same from re-weighted trees (binary boosted models): many trees carry
   the same signal, and removal alone never raises the weight of those left;
 - out of bag (a bootstrapped forest on its own rows): its trees memorised
-  the rows they drew;
+  the rows they drew; once by the log-loss of the class fractions and once
+  by their squared error, which is bounded: under the log-loss the rows
+  that every tree gets wrong (noisy labels) can outweigh all others and hold
+  nodes that the squared error lets go;
 - towards the model's outputs on perturbed training rows (boosted models):
   its behaviour near the rows it memorised, without their labels;
 - towards its outputs on perturbed validation rows (boosted models): the

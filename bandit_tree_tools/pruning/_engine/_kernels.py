@@ -18,6 +18,9 @@ Losses (``loss_kind``), per row, of the raw score ``z`` against the label:
   regression through the sigmoid, which are probabilities);
 * ``SOFTMAX``: multiclass log-loss of ``softmax(z)``;
 * ``FRACTIONS``: ``-log(clip(z[y]))``, trees that output class fractions;
+* ``FRACTION_SQUARES``: ``(1 - z[y])**2``, the same trees by the squared error
+  of the true class's fraction: bounded, so that a row every tree gets wrong
+  (a noisy label) weighs no more than a row all of them get right;
 * ``POISSON``: ``exp(z) - y * z`` (regression with the log link).
 
 ``targets`` is float64 (n_rows, width): one column (regression values, or
@@ -43,7 +46,7 @@ from ..._threads import chunk_size, run_chunks
 from ...tree._links import sigmoid
 from .._kernels import LOG_LOSS_EPS
 
-SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON = 0, 1, 2, 3, 4
+SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON, FRACTION_SQUARES = 0, 1, 2, 3, 4, 5
 EPS = LOG_LOSS_EPS  # probabilities are clipped as every pruning method clips them
 RAW_BLOCK = 1024  # rows of one block of raw_scores
 
@@ -76,7 +79,7 @@ class RankRows(NamedTuple):
     raw: np.ndarray  # float64 (n_rows, n_outputs): the rows' raw scores now
     codes: np.ndarray  # int64 (n_rows,): class codes, -1 for soft labels and regression
     targets: np.ndarray  # float64 (n_rows, 1 or n_outputs): regression values or soft probabilities
-    loss_kind: int  # SQUARED, LOGISTIC, SOFTMAX, FRACTIONS or POISSON
+    loss_kind: int  # SQUARED, LOGISTIC, SOFTMAX, FRACTIONS, POISSON or FRACTION_SQUARES
     grad: np.ndarray  # float64 (len(rows), n_outputs): the smooth losses' derivatives (of ``gradients``)
     hess: np.ndarray  # float64 (len(rows), n_outputs)
 
@@ -288,6 +291,7 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
     total_change, total_square, reached = out.change, out.square, out.reached
     internal = model.internal
     smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
+    fractions = loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES
     for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
         if not model.alive[tree]:
             continue
@@ -307,20 +311,23 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
                 continue
             start = current[root + local]
             row_factor = scale * row_scale[row]
-            if loss_kind == FRACTIONS:
+            if fractions:
                 # only the true class's column changes the loss: -log(clip(z + delta)) + log(clip(z)),
-                # the row's own log taken once for all its ancestors
+                # the row's own log taken once for all its ancestors, or (1 - z - delta)**2 - (1 - z)**2
                 column = codes[row] - first
                 in_tree = 0 <= column < width
                 z = raw[row, codes[row]] if in_tree else 0.0
-                own = np.log(_clip(z)) if in_tree else 0.0
+                own = np.log(_clip(z)) if in_tree and loss_kind == FRACTIONS else 0.0
                 up = parent[start]
                 node = up if up < 0 else root + up
                 while node >= 0:
                     change = 0.0
                     if in_tree:
                         delta = row_factor * (candidate_value[node, column] - value[start, column])
-                        change = -np.log(_clip(z + delta)) + own
+                        if loss_kind == FRACTIONS:
+                            change = -np.log(_clip(z + delta)) + own
+                        else:
+                            change = delta * (delta - 2.0 * (1.0 - z))
                     total_change[node] += change
                     total_square[node] += change * change
                     reached[node] += 1
@@ -338,7 +345,7 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
             moment[start, 3] += a * b
             moment[start, 4] += b * b
             held[start] += 1
-        if loss_kind == FRACTIONS:
+        if fractions:
             continue
         for start in range(root, end):  # in node order: leaves near each other share ancestors
             if held[start] == 0:
@@ -374,8 +381,8 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     value: ``a, b`` are the row's scaled derivatives (exact for the squared
     loss, second order for the smooth ones). So the rows are summed into
     five moments per current leaf, and only the leaves walk up their
-    ancestors. Class fractions (whose change is not a polynomial in ``d``)
-    walk up row by row.
+    ancestors. Class fractions walk up row by row: only the true class's
+    column changes their loss, and its log-loss is not a polynomial in ``d``.
 
     ``out`` (a :class:`Costs` of n_nodes entries each) is returned with the
     entries of every live tree's root and internal nodes (``model.internal``)
@@ -424,7 +431,7 @@ def _removal_costs_trees(
             continue
         for k in range(n_outputs):
             before[index, k] = tree_sum[row, k] / live[row] + base_score[k]
-        if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:
+        if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:  # the squared error needs none
             before_loss[index] = np.log(_clip(before[index, codes[row]]))
     for tree in range(lo, hi):
         if not alive[tree]:
@@ -438,13 +445,15 @@ def _removal_costs_trees(
             node = current[root + local]
             change = 0.0
             for k in range(n_outputs):
-                if loss_kind == FRACTIONS and k != codes[row]:
+                if (loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES) and k != codes[row]:
                     continue  # only the true class's column changes the loss
                 own = value[node, k - first] if first <= k < first + width else 0.0
                 z = before[index, k]
                 delta = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k] - z
                 if loss_kind == SQUARED:  # (z + delta - y)**2 - (z - y)**2
                     change += delta * (2.0 * (z - targets[row, 0]) + delta)
+                elif loss_kind == FRACTION_SQUARES:  # (1 - z - delta)**2 - (1 - z)**2
+                    change += delta * (delta - 2.0 * (1.0 - z))
                 else:
                     change += -np.log(_clip(z + delta)) + before_loss[index]
             total_change[tree] += change

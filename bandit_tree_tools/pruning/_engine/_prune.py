@@ -23,11 +23,20 @@ from ._metrics import (
     _halves,
     cross_fitted,
 )
-from ._result import CROSS_FITTED, DISTILLED, OUT_OF_BAG, OUTPUTS_ON_PERTURBED_VALIDATION, PrunePathResult, Walk
+from ._result import (
+    CROSS_FITTED,
+    DISTILLED,
+    OUT_OF_BAG,
+    OUT_OF_BAG_SQUARES,
+    OUTPUTS_ON_PERTURBED_VALIDATION,
+    PrunePathResult,
+    Walk,
+)
 from ._search import (
     FAR,
     _RowSet,
     _Search,
+    class_fractions,
     distillable,
     model_target,
     out_of_bag_rows,
@@ -116,8 +125,9 @@ def prune(
         The training rows: they rank the removals and re-fit the leaves, and
         every validation row then measures the tolerance. A bootstrapped
         scikit-learn forest's own training rows (in their order) also rank
-        out of bag, each tree on the rows it did not draw, in a further walk
-        (``params["ranked_on"]`` says which walk won); a forest without
+        out of bag, each tree on the rows it did not draw, in two further
+        walks: by the log-loss and by the squared error of the true class's
+        fraction (``params["ranked_on"]`` says which walk won); a forest without
         out-of-bag rows (grown on every training row, as ExtraTrees are by
         default, or given other rows) also takes the walk on the validation
         rows' labels that it takes without them. For boosted models
@@ -310,6 +320,8 @@ WALKS_WITH_TRAINING_ROWS = (
     ("X_train", True, True),  # re-weighted trees: many redundant trees (binary boosted models)
     ("X_train", True, False),
     (OUT_OF_BAG, False, False),  # a bootstrapped forest's trees, each on the rows it did not draw
+    (OUT_OF_BAG_SQUARES, False, False),  # the same by a bounded loss: rows every tree gets wrong (noisy
+    # labels) weigh no more than others, and where they held the log-loss walk, far more goes
     (DISTILLED, True, True),  # the model's outputs near its memorised training rows (from the model
     # itself where no re-weighting applies: regression, multiclass)
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # its outputs near the rows it will meet
@@ -340,6 +352,8 @@ def _plan(ensemble, with_training_rows: bool, refit, reweight: bool) -> list:
         if ranked_on == CROSS_FITTED and soft:
             continue
         if ranked_on in (DISTILLED, OUTPUTS_ON_PERTURBED_VALIDATION) and not soft:
+            continue
+        if ranked_on == OUT_OF_BAG_SQUARES and not class_fractions(ensemble):
             continue
         if reweighted and not (reweight and reweightable(ensemble)):
             if ranked_on != DISTILLED:
@@ -380,6 +394,10 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
             rows = out_of_bag_rows(ensemble, rankings["X_train"][0], fit_target, rng)
             if rows is None:  # not the forest's own training rows
                 continue
+        elif ranked_on == OUT_OF_BAG_SQUARES:  # the same rows, ranked by another loss
+            if OUT_OF_BAG not in rankings:
+                continue
+            rows = rankings[OUT_OF_BAG][0]
         elif ranked_on == DISTILLED:
             rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
         else:
@@ -431,7 +449,16 @@ def _walks(
     for ranked_on, reweighted, refit in plan:
         if stopped:
             break
-        engine = _Search(ensemble, *rankings[ranked_on], metric, search, float(confidence), refit, whole_trees)
+        engine = _Search(
+            ensemble,
+            *rankings[ranked_on],
+            metric,
+            search,
+            float(confidence),
+            refit,
+            whole_trees,
+            fraction_squares=ranked_on == OUT_OF_BAG_SQUARES,
+        )
         baseline = engine.metric_value()
         start, estimate = None, None
         if reweighted:  # one start per ranking, for all of its re-weighted walks

@@ -19,6 +19,7 @@ __all__ = [
     "CROSS_FITTED",
     "DISTILLED",
     "OUT_OF_BAG",
+    "OUT_OF_BAG_SQUARES",
     "OUTPUTS_ON_PERTURBED_VALIDATION",
     "PrunePathResult",
     "Walk",
@@ -27,6 +28,7 @@ __all__ = [
 CROSS_FITTED = "X_val, measured by walks on its halves"  # Walk.ranked_on without training rows, for forests
 OUTPUTS_ON_PERTURBED_VALIDATION = "the model's outputs on perturbed X_val"  # the same, for boosted models
 OUT_OF_BAG = "X_train, out of bag"
+OUT_OF_BAG_SQUARES = "X_train, out of bag, by squared error"  # the class fractions' squared error ranks
 DISTILLED = "the model's outputs on perturbed X_train"
 
 

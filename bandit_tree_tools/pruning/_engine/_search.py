@@ -250,11 +250,25 @@ class _Rows:
 
 
 class _Search:
-    def __init__(self, ensemble, ranking, checking, may_refit, metric, search, confidence, refit, whole_trees=False):
+    def __init__(
+        self,
+        ensemble,
+        ranking,
+        checking,
+        may_refit,
+        metric,
+        search,
+        confidence,
+        refit,
+        whole_trees=False,
+        fraction_squares=False,
+    ):
         """``ranking``, ``checking``, ``may_refit``: a walk's rows, as
         ``_prune._rankings`` makes them (whether the ranking rows may re-fit
         the leaves: not labelled validation rows);
-        ``whole_trees``: the candidates are whole trees only (no node collapses)."""
+        ``whole_trees``: the candidates are whole trees only (no node collapses);
+        ``fraction_squares``: trees of class fractions rank by the squared
+        error of the true class's fraction instead of the log-loss."""
         self.ensemble, self.metric, self.search, self.confidence = ensemble, metric, search, confidence
         self.whole_trees = whole_trees
         trees = ensemble.trees
@@ -287,6 +301,8 @@ class _Search:
         self.cover = cover if np.all(known | ~needs_cover) else None
 
         self.loss_kind = _loss_kind(ensemble)
+        if fraction_squares and self.loss_kind == kernels.FRACTIONS:
+            self.loss_kind = kernels.FRACTION_SQUARES
         self.averaged = ensemble.aggregation == "mean"
         self.newton = refittable(ensemble)
         self.refit = refit and self.newton and may_refit
@@ -312,7 +328,8 @@ class _Search:
         # buffers the kernels fill on every call, kept: fresh ones cost a page fault per 4 KB
         self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
         self._table_ready = False
-        scratch = 0 if self.loss_kind == kernels.FRACTIONS else self.offset[-1]  # collapse_costs' per-leaf sums
+        # collapse_costs' per-leaf sums (class fractions walk row by row: they need none)
+        scratch = 0 if self.loss_kind in (kernels.FRACTIONS, kernels.FRACTION_SQUARES) else self.offset[-1]
         self._moment, self._held = np.zeros((scratch, 5)), np.zeros(scratch, dtype=np.int64)
         n_nodes = self.offset[-1]
         self._costs = kernels.Costs(np.zeros(n_nodes), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64))
@@ -685,11 +702,13 @@ class _Search:
         self._changed()  # the pass updated the training rows' scores only
 
     def rank_loss(self, n_rows) -> float:
-        """Mean loss of the model (log-loss or squared error) on the first
+        """Mean loss of the model (the loss the walk ranks by) on the first
         ``n_rows`` ranking rows, a random sample of them: the scale of the
         bandit's stopping rule."""
         name = "log_loss" if self.ensemble.task == "classification" else "mse"
         raw, target = self._scored(self.rank, n_rows)[:n_rows], self.rank.head(n_rows)
+        if self.loss_kind == kernels.FRACTION_SQUARES:
+            return float(np.mean((1.0 - raw[np.arange(raw.shape[0]), target.codes]) ** 2))
         if self.rank.soft and name == "log_loss":  # against the unpruned model's probabilities
             p = np.clip(self.ensemble.transform_raw(raw), kernels.EPS, 1.0 - kernels.EPS)
             q = _columns(target.values)
@@ -777,6 +796,12 @@ def refittable(ensemble: Ensemble) -> bool:
     loss of the raw score and trees that add up; class fractions and averaged
     trees keep their stored values."""
     return ensemble.aggregation != "mean" and _loss_kind(ensemble) != kernels.FRACTIONS
+
+
+def class_fractions(ensemble: Ensemble) -> bool:
+    """Whether the trees output class fractions (a classifier forest), which
+    a walk may rank by their squared error instead of the log-loss."""
+    return _loss_kind(ensemble) == kernels.FRACTIONS
 
 
 def distillable(ensemble: Ensemble) -> bool:

@@ -11,6 +11,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier, Rando
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.interop.sklearn import forest_in_bag
+from bandit_tree_tools.pruning._engine import _kernels as engine_kernels
 from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine._result import CROSS_FITTED
 from bandit_tree_tools.pruning._inputs import check_target
@@ -43,7 +44,7 @@ def _out_of_bag_rows(ensemble, X, y):
     return training, engine_search.out_of_bag_rows(ensemble, training, target, np.random.default_rng(0))
 
 
-def _out_of_bag_search(model, X, y, metric):
+def _out_of_bag_search(model, X, y, metric, fraction_squares=False):
     """The search ranking out of bag, and its leaves (-1: the tree drew the row) and raw scores (a
     function of the search) back in the order of ``X``, (n_rows, n_trees)."""
     ensemble = btt.from_model(model)
@@ -53,7 +54,9 @@ def _out_of_bag_search(model, X, y, metric):
     out_of_bag[ranking.order] = ranking.leaves().T
     np.testing.assert_array_equal(out_of_bag[out_of_bag >= 0], ensemble.apply(X)[out_of_bag >= 0])
     target = check_target(ensemble, y, len(y))
-    search = engine_search._Search(ensemble, ranking, checking, True, metric, "exact", 3.0, False)
+    search = engine_search._Search(
+        ensemble, ranking, checking, True, metric, "exact", 3.0, False, fraction_squares=fraction_squares
+    )
 
     def ranking_raw():
         raw = np.empty((len(y), ensemble.n_outputs))
@@ -82,14 +85,18 @@ def test_out_of_bag_scores_equal_scikit_learns(task):
     np.testing.assert_allclose(raw[held], expected[held], rtol=0, atol=1e-12)
 
 
-def _fractions_loss(probability, codes):
-    return -np.log(np.clip(probability[np.arange(len(codes)), codes], 1e-15, 1 - 1e-15))
+def _fractions_loss(probability, codes, squares):
+    """Per row: the log-loss of the true class's fraction, or its squared error."""
+    true_class = probability[np.arange(len(codes)), codes]
+    return (1.0 - true_class) ** 2 if squares else -np.log(np.clip(true_class, 1e-15, 1 - 1e-15))
 
 
-def test_out_of_bag_costs_equal_brute_force():
+@pytest.mark.parametrize("squares", [False, True], ids=["log-loss", "squared error"])
+def test_out_of_bag_costs_equal_brute_force(squares):
     X, y = _classification(800)
     model = RandomForestClassifier(n_estimators=6, max_depth=5, random_state=0).fit(X, y)
-    ensemble, out_of_bag, target, search, _ = _out_of_bag_search(model, X, y, "accuracy")
+    ensemble, out_of_bag, target, search, _ = _out_of_bag_search(model, X, y, "accuracy", squares)
+    assert search.loss_kind == (engine_kernels.FRACTION_SQUARES if squares else engine_kernels.FRACTIONS)
     held = out_of_bag >= 0  # (rows, trees): the tree did not draw the row
     per_tree = np.stack([np.asarray(tree.value)[out_of_bag[:, t].clip(0)] for t, tree in enumerate(ensemble.trees)])
     ids, _ = search.candidates()
@@ -101,7 +108,7 @@ def test_out_of_bag_costs_equal_brute_force():
         count = holding.sum(axis=1)
         rows = count > 0
         mean = (trees_value * holding.T[:, :, None]).sum(axis=0)[rows] / count[rows, None]
-        return _fractions_loss(mean, codes[rows])
+        return _fractions_loss(mean, codes[rows], squares)
 
     checked = 0
     for node in ids[:: max(1, len(ids) // 15)]:
@@ -163,11 +170,24 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
     assert [(walk.ranked_on, walk.refit) for walk in result._walks] == [
         ("X_train", False),
         ("X_train, out of bag", False),
+        ("X_train, out of bag, by squared error", False),  # the same rows, the class fractions' squared error
     ]
-    assert result.params["ranked_on"] in ("X_train", "X_train, out of bag")
+    assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
+    out_of_bag, squares = result._walks[1:]
+    assert not out_of_bag.path.equals(squares.path)  # another loss ranks: another path
     shifted = btt.prune(
         forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001], random_state=0, progress=False
     )
     # other rows than its own: no out-of-bag walk, and the walk on the validation labels joins
     assert [walk.ranked_on for walk in shifted._walks] == ["X_train", CROSS_FITTED]
     np.testing.assert_array_equal(forest.predict(X), btt.from_model(forest).predict(X))  # untouched
+
+
+def test_a_regression_forest_takes_one_out_of_bag_walk():
+    """The squared error is a regression forest's loss already: no second walk on the same rows."""
+    X, y = make_regression(1200, 6, noise=5.0, random_state=0)
+    forest = RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0).fit(X[:800], y[:800])
+    result = btt.prune(
+        forest, X[800:], y[800:], tolerance=0.05, X_train=X[:800], y_train=y[:800], random_state=0, progress=False
+    )
+    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train, out of bag"]

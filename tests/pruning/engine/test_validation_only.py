@@ -98,7 +98,11 @@ def test_a_forest_without_out_of_bag_rows_also_walks_on_the_validation_labels(bo
     result = btt.prune(
         bootstrapped, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
     )
-    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train, out of bag"]
+    assert [walk.ranked_on for walk in result._walks] == [
+        "X_train",
+        "X_train, out of bag",
+        "X_train, out of bag, by squared error",
+    ]
     # at a tolerance of 0.005 balanced accuracy needs 100 rows of the rarest class: all 120 check, halves of 60 cannot
     few = np.concatenate([np.flatnonzero(y_val == 0)[:120], np.flatnonzero(y_val == 1)[:120]])
     result = btt.prune(
@@ -122,6 +126,7 @@ def test_the_plan_of_walks_by_model_kind(boosted):
     assert _plan(forest, True, "auto", True) == [
         ("X_train", False, False),
         ("X_train, out of bag", False, False),
+        ("X_train, out of bag, by squared error", False, False),
         (CROSS_FITTED, False, False),  # taken where the forest has no out-of-bag rows
     ]
     assert _plan(forest, False, "auto", True) == [(CROSS_FITTED, False, False)]
