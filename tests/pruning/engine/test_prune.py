@@ -347,6 +347,30 @@ def test_bandit_with_a_full_budget_walks_the_exact_path(n_rows, sampled_from, fi
     assert fast._before == exact._before == fast._summary(exact.original, *exact._checking)
 
 
+def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_exact_path(monkeypatch):
+    """A bootstrapped forest with its own training rows walks out of bag by the log-loss and by
+    the squared error of its class fractions; the bandit samples both (the thresholds scaled
+    down 10x), and with a full budget every walk is the exact search's."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
+    monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
+    X, y = classification(9000, seed=6)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
+    rows = dict(X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False)
+    exact = btt.prune(forest, search="exact", **rows)
+    bandit = btt.prune(forest, search="bandit", confidence=np.inf, **rows)
+    assert [walk.ranked_on for walk in exact._walks] == [
+        "X_train",
+        "X_train, out of bag",
+        "X_train, out of bag, by squared error",
+    ]
+    for by_rows, sampled in zip(exact._walks, bandit._walks):
+        assert by_rows.ranked_on == sampled.ranked_on
+        pd.testing.assert_frame_equal(by_rows.path.drop(columns="elapsed"), sampled.path.drop(columns="elapsed"))
+    assert bandit.params["row_evaluations"] > exact.params["row_evaluations"], "it sampled before it gave up"
+
+
 def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_data):
     ensemble = btt.from_model(lightgbm_binary)
     X_val = ensemble.check_X(binary_data[2])
