@@ -291,7 +291,9 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
     total_change, total_square, reached = out.change, out.square, out.reached
     internal = model.internal
     smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
-    fractions = loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES
+    # the moments of a current leaf's rows, one slot per (leaf, column) the rows' changes read:
+    # the true class's column for the fractions' squared error, else the tree's one column
+    stride = width if loss_kind == FRACTION_SQUARES else 1
     for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
         if not model.alive[tree]:
             continue
@@ -304,67 +306,75 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
                 total_change[node] = total_square[node] = 0.0
                 reached[node] = 0
         first, scale = model.tree_output[tree], model.factor[tree]
+        n_held = 0
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
             if local < 0:
                 continue
+            n_held += 1
             start = current[root + local]
             row_factor = scale * row_scale[row]
-            if fractions:
+            if loss_kind == FRACTIONS:
                 # only the true class's column changes the loss: -log(clip(z + delta)) + log(clip(z)),
-                # the row's own log taken once for all its ancestors, or (1 - z - delta)**2 - (1 - z)**2
+                # the row's own log taken once for all its ancestors
                 column = codes[row] - first
                 in_tree = 0 <= column < width
                 z = raw[row, codes[row]] if in_tree else 0.0
-                own = np.log(_clip(z)) if in_tree and loss_kind == FRACTIONS else 0.0
+                own = np.log(_clip(z)) if in_tree else 0.0
                 up = parent[start]
                 node = up if up < 0 else root + up
                 while node >= 0:
                     change = 0.0
                     if in_tree:
                         delta = row_factor * (candidate_value[node, column] - value[start, column])
-                        if loss_kind == FRACTIONS:
-                            change = -np.log(_clip(z + delta)) + own
-                        else:
-                            change = delta * (delta - 2.0 * (1.0 - z))
+                        change = -np.log(_clip(z + delta)) + own
                     total_change[node] += change
                     total_square[node] += change * change
                     reached[node] += 1
                     up = parent[node]
                     node = up if up < 0 else root + up
                 continue
-            if smooth:
+            column = 0
+            if loss_kind == FRACTION_SQUARES:  # (1 - z - delta)**2 - (1 - z)**2 of the true class's column
+                g, h = 0.0, 0.0  # a class outside the tree's columns: no change, but the row is below
+                if 0 <= codes[row] - first < width:
+                    column = codes[row] - first
+                    g, h = -2.0 * (1.0 - raw[row, codes[row]]), 2.0
+            elif smooth:
                 g, h = grad[index, first], hess[index, first]
             else:  # squared error: (z + delta - y)**2 - (z - y)**2
                 g, h = 2.0 * (raw[row, first] - targets[row, 0]), 2.0
             a, b = row_factor * g, row_factor * row_factor * h
-            moment[start, 0] += a
-            moment[start, 1] += b
-            moment[start, 2] += a * a
-            moment[start, 3] += a * b
-            moment[start, 4] += b * b
-            held[start] += 1
-        if fractions:
-            continue
-        for start in range(root, end):  # in node order: leaves near each other share ancestors
-            if held[start] == 0:
-                continue
-            up = parent[start]
-            node = up if up < 0 else root + up
-            while node >= 0:
-                d = candidate_value[node, 0] - value[start, 0]
-                total_change[node] += d * moment[start, 0] + 0.5 * d * d * moment[start, 1]
-                # a sum of squares, but from moments: cancellation can leave it a hair below 0
-                total_square[node] += larger(
-                    0.0, d * d * (moment[start, 2] + d * moment[start, 3] + 0.25 * d * d * moment[start, 4])
-                )
-                reached[node] += held[start]
-                up = parent[node]
-                node = up if up < 0 else root + up
-            for j in range(5):  # left as found: all zero
-                moment[start, j] = 0.0
-            held[start] = 0
+            slot = start * stride + column
+            moment[slot, 0] += a
+            moment[slot, 1] += b
+            moment[slot, 2] += a * a
+            moment[slot, 3] += a * b
+            moment[slot, 4] += b * b
+            held[slot] += 1
+        if loss_kind != FRACTIONS:  # their log-loss walked up row by row above
+            for start in range(root, end):  # in node order: leaves near each other share ancestors
+                for column in range(stride):
+                    slot = start * stride + column
+                    if held[slot] == 0:
+                        continue
+                    up = parent[start]
+                    node = up if up < 0 else root + up
+                    while node >= 0:
+                        d = candidate_value[node, column] - value[start, column]
+                        total_change[node] += d * moment[slot, 0] + 0.5 * d * d * moment[slot, 1]
+                        # a sum of squares, but from moments: cancellation can leave it a hair below 0
+                        total_square[node] += larger(
+                            0.0, d * d * (moment[slot, 2] + d * moment[slot, 3] + 0.25 * d * d * moment[slot, 4])
+                        )
+                        reached[node] += held[slot]
+                        up = parent[node]
+                        node = up if up < 0 else root + up
+                    for j in range(5):  # left as found: all zero
+                        moment[slot, j] = 0.0
+                    held[slot] = 0
+        reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
 
 
 def collapse_costs(rows, model, candidate_value, on, moment, held, out):
@@ -381,18 +391,22 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     value: ``a, b`` are the row's scaled derivatives (exact for the squared
     loss, second order for the smooth ones). So the rows are summed into
     five moments per current leaf, and only the leaves walk up their
-    ancestors. Class fractions walk up row by row: only the true class's
-    column changes their loss, and its log-loss is not a polynomial in ``d``.
+    ancestors; for the squared error of class fractions, per current leaf and
+    class (the true class's column is the only one whose change a row reads).
+    Their log-loss (not a polynomial in ``d``) walks up row by row.
 
     ``out`` (a :class:`Costs` of n_nodes entries each) is returned with the
     entries of every live tree's root and internal nodes (``model.internal``)
     overwritten, the only ones a candidate reads; the others keep what they
-    held. ``moment`` (float64 (n_nodes, 5)) and ``held`` (int64 (n_nodes,))
-    are scratch that must be all zero, and are left so (of size 0 for class
-    fractions, which use neither). The caller keeps all of them from call to
-    call: fresh arrays cost a page fault per 4 KB (10,000 per call on a forest
-    of 860,000 nodes), and writing every node, most of them below collapsed
-    nodes late in a walk, took more time than the sums."""
+    held. ``moment`` (float64 (n_nodes * n_columns, 5)) and ``held`` (int64
+    (n_nodes * n_columns,)) are scratch that must be all zero, and are left
+    so: one slot per node and column, ``n_columns`` the trees' width for the
+    squared error of class fractions and 1 for the other losses (of size 0
+    for the log-loss of class fractions, which uses neither). The caller
+    keeps all of them from call to call: fresh arrays cost a page fault per
+    4 KB (10,000 per call on a forest of 860,000 nodes), and writing every
+    node, most of them below collapsed nodes late in a walk, took more time
+    than the sums."""
     n_trees = model.offset.shape[0] - 1
     run_chunks(
         _collapse_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out

@@ -321,7 +321,7 @@ WALKS_WITH_TRAINING_ROWS = (
     ("X_train", True, False),
     (OUT_OF_BAG, False, False),  # a bootstrapped forest's trees, each on the rows it did not draw
     (OUT_OF_BAG_SQUARES, False, False),  # the same by a bounded loss: rows every tree gets wrong (noisy
-    # labels) weigh no more than others, and where they held the log-loss walk, far more goes
+    # labels) weigh no more than others, and where they held the log-loss walk, more goes
     (DISTILLED, True, True),  # the model's outputs near its memorised training rows (from the model
     # itself where no re-weighting applies: regression, multiclass)
     (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # its outputs near the rows it will meet

@@ -328,8 +328,12 @@ class _Search:
         # buffers the kernels fill on every call, kept: fresh ones cost a page fault per 4 KB
         self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
         self._table_ready = False
-        # collapse_costs' per-leaf sums (class fractions walk row by row: they need none)
-        scratch = 0 if self.loss_kind in (kernels.FRACTIONS, kernels.FRACTION_SQUARES) else self.offset[-1]
+        # collapse_costs' sums per current leaf, and per class for the fractions' squared error
+        scratch = self.offset[-1]
+        if self.loss_kind == kernels.FRACTION_SQUARES:
+            scratch *= self.value.shape[1]
+        elif self.loss_kind == kernels.FRACTIONS:
+            scratch = 0  # their log-loss walks row by row
         self._moment, self._held = np.zeros((scratch, 5)), np.zeros(scratch, dtype=np.int64)
         n_nodes = self.offset[-1]
         self._costs = kernels.Costs(np.zeros(n_nodes), np.zeros(n_nodes), np.zeros(n_nodes, dtype=np.int64))
@@ -496,8 +500,7 @@ class _Search:
                 _columns(t.values),
                 self.loss_kind,
             )
-        reached[roots] = np.count_nonzero(leaf[:, rows] >= 0, axis=1) if on.out_of_bag else rows.shape[0]
-        return change, square, reached
+        return change, square, reached  # a live root has reached every row its tree holds
 
     def candidates(self):
         """Ids of the current candidates and the leaves each would remove.

@@ -551,7 +551,7 @@ def test_one_leaf_trees_without_covers_leave_the_recorded_covers_in_use():
     assert values[offset, 0] == pytest.approx(root_value, rel=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["forest regression", "forest classes", "boosted"])
+@pytest.mark.parametrize("kind", ["forest regression", "forest classes", "forest classes, squared error", "boosted"])
 def test_costs_after_steps_do_not_depend_on_earlier_calls(kind):
     """The costs' buffers are kept from call to call and only the live
     trees' roots and internal nodes are rewritten: a walk's costs after a few
@@ -565,6 +565,12 @@ def test_costs_after_steps_do_not_depend_on_earlier_calls(kind):
     model, X_fit, y_fit, metric = {
         "forest regression": (RandomForestRegressor(n_estimators=6, max_depth=6, random_state=0), Xr, yr, "r2"),
         "forest classes": (RandomForestClassifier(n_estimators=6, max_depth=6, random_state=0), X, y, "accuracy"),
+        "forest classes, squared error": (
+            RandomForestClassifier(n_estimators=6, max_depth=6, random_state=0),
+            X,
+            y,
+            "accuracy",
+        ),
         "boosted": (lgb.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1), X, y, "accuracy"),
     }[kind]
     ensemble = btt.from_model(model.fit(X_fit[:300], y_fit[:300]))
@@ -573,7 +579,8 @@ def test_costs_after_steps_do_not_depend_on_earlier_calls(kind):
 
     def search():
         rows = walk_rows(ensemble, X_val, target, X_val, target, np.random.default_rng(0))
-        return engine_search._Search(ensemble, *rows, metric, "exact", 3.0, False)
+        squares = kind.endswith("squared error")
+        return engine_search._Search(ensemble, *rows, metric, "exact", 3.0, False, fraction_squares=squares)
 
     walk, steps = search(), []
     for _ in range(4):
