@@ -436,6 +436,7 @@ def _removal_costs_trees(
 ):
     width = value.shape[1]
     n_outputs = base_score.shape[0]
+    fractions = loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES
     # each row's score before any removal, and for class fractions its loss: the same for every tree
     before = empty((rows.shape[0], n_outputs), np.float64)
     before_loss = zeros(rows.shape[0], np.float64)
@@ -459,7 +460,7 @@ def _removal_costs_trees(
             node = current[root + local]
             change = 0.0
             for k in range(n_outputs):
-                if (loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES) and k != codes[row]:
+                if fractions and k != codes[row]:
                     continue  # only the true class's column changes the loss
                 own = value[node, k - first] if first <= k < first + width else 0.0
                 z = before[index, k]

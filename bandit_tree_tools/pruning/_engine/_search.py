@@ -798,7 +798,7 @@ def refittable(ensemble: Ensemble) -> bool:
     """Whether collapsed and re-fitted leaves take Newton values: they need a
     loss of the raw score and trees that add up; class fractions and averaged
     trees keep their stored values."""
-    return ensemble.aggregation != "mean" and _loss_kind(ensemble) != kernels.FRACTIONS
+    return ensemble.aggregation != "mean" and not class_fractions(ensemble)
 
 
 def class_fractions(ensemble: Ensemble) -> bool:
