@@ -98,19 +98,24 @@ def _clip(p):
 
 
 @kernel(nogil=True)
-def _value_table_nodes(lo, hi, current, value, out):
-    for node in range(lo, hi):
-        for j in range(value.shape[1]):
-            out[j, node] = value[current[node], j]
+def _value_table_trees(lo, hi, offset, alive, current, value, out):
+    for tree in range(lo, hi):
+        if not alive[tree]:
+            continue
+        for node in range(offset[tree], offset[tree + 1]):
+            for j in range(value.shape[1]):
+                out[j, node] = value[current[node], j]
 
 
-def value_table(current, value, out):
-    """``out[j, node] = value[current[node], j]``: every node's current value,
-    one row per output column, for :func:`raw_scores`. ``out`` is a buffer
-    the caller keeps: a fresh table per call (14 MB for a forest of 860,000
-    nodes) cost a page fault per 4 KB."""
-    n = current.shape[0]
-    run_chunks(_value_table_nodes, 0, n, chunk_size(n, 4096), current, value, out)
+def value_table(offset, alive, current, value, out):
+    """``out[j, node] = value[current[node], j]`` for every node of the live
+    trees: their current values, one row per output column, for
+    :func:`raw_scores` (which reads the live trees only, or fewer; the dead
+    trees' entries keep what they held). ``out`` is a buffer the caller
+    keeps: a fresh table per call (14 MB for a forest of 860,000 nodes) cost
+    a page fault per 4 KB."""
+    n_trees = offset.shape[0] - 1
+    run_chunks(_value_table_trees, 0, n_trees, chunk_size(n_trees), offset, alive, current, value, out)
     return out
 
 

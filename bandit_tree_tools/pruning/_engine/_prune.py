@@ -39,6 +39,7 @@ from ._search import (
     class_fractions,
     distillable,
     model_target,
+    node_layout,
     out_of_bag_rows,
     perturbed_rows,
     ranking_rows,
@@ -446,6 +447,7 @@ def _walks(
     ``whole_trees``: the walks only remove trees."""
     walks, stopped, row_evaluations, scoring_seconds, starts = [], False, 0, 0.0, {}
     plan = [walk for walk in plan if walk[0] in rankings]
+    layout = node_layout(ensemble)  # read by every walk, built once
     for ranked_on, reweighted, refit in plan:
         if stopped:
             break
@@ -458,6 +460,7 @@ def _walks(
             refit,
             whole_trees,
             fraction_squares=ranked_on == OUT_OF_BAG_SQUARES,
+            layout=layout,
         )
         baseline = engine.metric_value()
         start, estimate = None, None
@@ -473,7 +476,9 @@ def _walks(
         if ranked_on == CROSS_FITTED:
             paths = []
             for half, rows in enumerate(half_rows):
-                sizing = _Search(ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees)
+                sizing = _Search(
+                    ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees, layout=layout
+                )
                 path, _ = sizing.run(
                     _bound(metric, sizing.metric_value(), FAR * tolerance),
                     progress,
