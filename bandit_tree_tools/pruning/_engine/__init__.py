@@ -70,8 +70,8 @@ and returns the smallest whose metric on the checking rows stays within
    the first level of LOP) and prune on from there.
 7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
    they drew to the last row, so on those rows every node looks useful. When
-   ``X_train`` are the forest's own training rows, a further walk ranks each
-   tree's removals on the rows it did not draw. A forest without such rows
+   ``X_train`` are the forest's own training rows, the walk ranks each tree's
+   removals on the rows it did not draw instead. A forest without such rows
    (grown on every training row, or given other rows) takes, in that walk's
    place, the walk on the validation rows' labels of step 9.
 8. **Towards the model's own outputs.** On its training rows a boosted
@@ -117,11 +117,12 @@ With training rows (``WALKS_WITH_TRAINING_ROWS``):
   memorised those rows, and fits their noise where it has;
 - the same from re-weighted trees (binary boosted models): many trees carry
   the same signal, and removal alone never raises the weight of those left;
-- out of bag (a bootstrapped forest on its own rows): its trees memorised
-  the rows they drew; once by the log-loss of the class fractions and once
-  by their squared error, which is bounded: under the log-loss the rows
-  that every tree gets wrong (noisy labels) can outweigh all others and hold
-  nodes that the squared error lets go;
+- out of bag (a bootstrapped forest on its own rows), in place of the walk
+  on every training row: its trees memorised the rows they drew; once by
+  the log-loss of the class fractions and once by their squared error,
+  which is bounded: under the log-loss the rows that every tree gets wrong
+  (noisy labels) can outweigh all others and hold nodes that the squared
+  error lets go;
 - towards the model's outputs on perturbed training rows (boosted models):
   its behaviour near the rows it memorised, without their labels;
 - towards its outputs on perturbed validation rows (boosted models): the

@@ -125,10 +125,10 @@ def prune(
     X_train, y_train : optional
         The training rows: they rank the removals and re-fit the leaves, and
         every validation row then measures the tolerance. A bootstrapped
-        scikit-learn forest's own training rows (in their order) also rank
-        out of bag, each tree on the rows it did not draw, in two further
-        walks: by the log-loss and by the squared error of the true class's
-        fraction (``params["ranked_on"]`` says which walk won); a forest without
+        scikit-learn forest's own training rows (in their order) rank out of
+        bag instead, each tree on the rows it did not draw, in two walks: by
+        the log-loss and by the squared error of the true class's fraction
+        (``params["ranked_on"]`` says which walk won); a forest without
         out-of-bag rows (grown on every training row, as ExtraTrees are by
         default, or given other rows) also takes the walk on the validation
         rows' labels that it takes without them. For boosted models
@@ -320,7 +320,8 @@ WALKS_WITH_TRAINING_ROWS = (
     ("X_train", False, False),  # and loses where it has; forests and class fractions keep their values
     ("X_train", True, True),  # re-weighted trees: many redundant trees (binary boosted models)
     ("X_train", True, False),
-    (OUT_OF_BAG, False, False),  # a bootstrapped forest's trees, each on the rows it did not draw
+    (OUT_OF_BAG, False, False),  # a bootstrapped forest's trees, each on the rows it did not draw (in
+    # place of the walks on every training row, whose drawn rows make each node look useful)
     (OUT_OF_BAG_SQUARES, False, False),  # the same by a bounded loss: rows every tree gets wrong (noisy
     # labels) weigh no more than others, and where they held the log-loss walk, more goes
     (DISTILLED, True, True),  # the model's outputs near its memorised training rows (from the model
@@ -406,6 +407,10 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
                 ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)]), rng
             )
         rankings[ranked_on] = (rows, checking, True)
+    if OUT_OF_BAG in rankings:
+        # a bootstrapped forest's trees memorised the rows they drew: ranked on every training row,
+        # each node looks useful, and the out-of-bag walks take that walk's place
+        del rankings["X_train"]
     return rankings, half_rows
 
 

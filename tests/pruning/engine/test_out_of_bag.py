@@ -167,13 +167,13 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
     result = btt.prune(
         forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[:1000], y_train=y[:1000], random_state=0, progress=False
     )
+    # out of bag in place of every training row, which the trees that drew them memorised
     assert [(walk.ranked_on, walk.refit) for walk in result._walks] == [
-        ("X_train", False),
         ("X_train, out of bag", False),
         ("X_train, out of bag, by squared error", False),  # the same rows, the class fractions' squared error
     ]
     assert result.params["ranked_on"] in {walk.ranked_on for walk in result._walks}
-    out_of_bag, squares = result._walks[1:]
+    out_of_bag, squares = result._walks
     assert not out_of_bag.path.equals(squares.path)  # another loss ranks: another path
     shifted = btt.prune(
         forest, X[1000:], y[1000:], tolerance=0.02, X_train=X[1:1001], y_train=y[1:1001], random_state=0, progress=False
@@ -190,4 +190,4 @@ def test_a_regression_forest_takes_one_out_of_bag_walk():
     result = btt.prune(
         forest, X[800:], y[800:], tolerance=0.05, X_train=X[:800], y_train=y[:800], random_state=0, progress=False
     )
-    assert [walk.ranked_on for walk in result._walks] == ["X_train", "X_train, out of bag"]
+    assert [walk.ranked_on for walk in result._walks] == ["X_train, out of bag"]

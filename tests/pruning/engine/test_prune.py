@@ -361,7 +361,6 @@ def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_e
     exact = btt.prune(forest, search="exact", **rows)
     bandit = btt.prune(forest, search="bandit", confidence=np.inf, **rows)
     assert [walk.ranked_on for walk in exact._walks] == [
-        "X_train",
         "X_train, out of bag",
         "X_train, out of bag, by squared error",
     ]

@@ -99,7 +99,6 @@ def test_a_forest_without_out_of_bag_rows_also_walks_on_the_validation_labels(bo
         bootstrapped, X_val, y_val, X_train=X_train, y_train=y_train, tolerance=0.02, random_state=0, progress=False
     )
     assert [walk.ranked_on for walk in result._walks] == [
-        "X_train",
         "X_train, out of bag",
         "X_train, out of bag, by squared error",
     ]
@@ -124,8 +123,8 @@ def test_the_plan_of_walks_by_model_kind(boosted):
     model, X_val, y_val = boosted
     forest = btt.from_model(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X_val, y_val))
     assert _plan(forest, True, "auto", True) == [
-        ("X_train", False, False),
-        ("X_train, out of bag", False, False),
+        ("X_train", False, False),  # taken where the forest has no out-of-bag rows
+        ("X_train, out of bag", False, False),  # taken where it has, in place of the first
         ("X_train, out of bag, by squared error", False, False),
         (CROSS_FITTED, False, False),  # taken where the forest has no out-of-bag rows
     ]
