@@ -448,6 +448,35 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefixes, 
         np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
 
 
+def test_walks_sharing_one_layout_leave_it_as_built():
+    """``prune``'s walks share one read-only layout of the model's nodes: a walk
+    that collapses nodes and re-fits leaves leaves it as it was built, and the
+    next walk on it takes the path that a walk on a layout of its own takes."""
+    X, y = classification(3_000, seed=4)
+    model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2_000], y[:2_000])
+    ensemble = btt.from_model(model)
+    rows = walk_rows(
+        ensemble,
+        ensemble.check_X(X[2_000:]),
+        check_target(ensemble, y[2_000:], 1_000),
+        ensemble.check_X(X[:2_000]),
+        check_target(ensemble, y[:2_000], 2_000),
+        np.random.default_rng(0),
+    )
+    layout = engine_search.node_layout(ensemble)
+    built = copy.deepcopy(layout)
+    paths = []
+    for shared in (layout, layout, None):
+        search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, True, layout=shared)
+        path, _ = search.run(search.metric_value() - 0.05, False, None, 0.0)
+        paths.append(path.drop(columns="elapsed"))
+    for name, array in built._asdict().items():
+        np.testing.assert_array_equal(getattr(layout, name), array, err_msg=name)
+    assert len(paths[0]) > 3 and paths[0]["leaves"].iat[-1] < ensemble.n_leaves  # it walked
+    pd.testing.assert_frame_equal(paths[0], paths[1])
+    pd.testing.assert_frame_equal(paths[0], paths[2])
+
+
 def test_trees_of_more_nodes_than_int16_holds_store_int32_leaves_and_prune():
     from sklearn.tree import DecisionTreeRegressor
 
