@@ -478,16 +478,23 @@ def _export_forest(ensemble, cls, classifier, payload):
     return forest
 
 
-def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
-    """How many times each tree of an imported, bootstrapped scikit-learn
-    forest drew each of its ``n_rows`` training rows: uint16 (n_trees,
-    n_rows), redrawn from the seeds the forest kept the way scikit-learn
-    draws them without sample weights. None when the ensemble is not such a
-    forest.
+def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None):
+    """The ways an imported, bootstrapped scikit-learn forest may have drawn
+    and weighted its ``n_rows`` training rows (``labels``: their classes, in
+    their order; None for a regressor): ``(counts, weights)`` pairs, uint16
+    and float64 (n_trees, n_rows), how many times each tree drew each row and
+    the weight the row carried into that tree, redrawn from the seeds the
+    forest kept. Nothing when the ensemble is not such a forest.
 
-    The draw is only right for the rows the forest was fitted on, in their
-    order, without sample weights: callers check it against the trees'
-    recorded covers (``weighted_n_node_samples``) before they trust it."""
+    One pair without ``class_weight``; with it, one per way scikit-learn has
+    read it: "balanced_subsample" weighs each tree's draw by the class counts
+    of that draw; "balanced" and a dict weigh the rows, which scikit-learn
+    1.9 draws with probabilities proportional to those weights, and earlier
+    versions draw uniformly and multiply. The draws are only right for the
+    rows the forest was fitted on, in their order, without sample weights:
+    callers keep the pair that reproduces the trees' recorded covers
+    (``weighted_n_node_samples``). A generator: later pairs are made only
+    when asked for."""
     payload = sklearn_payload(ensemble)
     template, seeds = payload.template, payload.random_states
     if (
@@ -497,7 +504,7 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
         or len(seeds) != ensemble.n_trees
         or not getattr(template, "bootstrap", False)
     ):
-        return None
+        return
     max_samples = getattr(template, "max_samples", None)
     if max_samples is None:
         n_draws = n_rows
@@ -506,12 +513,37 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int) -> np.ndarray | None:
     else:
         n_draws = max(int(max_samples * n_rows), 1)
     from sklearn.utils import check_random_state
+    from sklearn.utils.class_weight import compute_sample_weight
 
-    counts = np.empty((len(seeds), n_rows), dtype=np.uint16)  # a row is drawn a few times at most
-    for tree, seed in enumerate(seeds):
-        drawn = check_random_state(copy.deepcopy(seed)).randint(0, n_rows, n_draws)
-        counts[tree] = np.bincount(drawn, minlength=n_rows)
-    return counts
+    def draws(probability=None):
+        """Each tree's drawn rows, as scikit-learn draws them."""
+        for seed in seeds:
+            generator = check_random_state(copy.deepcopy(seed))
+            if probability is None:
+                yield generator.randint(0, n_rows, n_draws)
+            else:
+                yield generator.choice(n_rows, n_draws, replace=True, p=probability)
+
+    def counts_of(drawn):
+        counts = np.empty((len(seeds), n_rows), dtype=np.uint16)  # a row is drawn a few times at most
+        for tree, rows in enumerate(drawn):
+            counts[tree] = np.bincount(rows, minlength=n_rows)
+        return counts
+
+    class_weight = getattr(template, "class_weight", None)
+    if class_weight is None or labels is None:
+        counts = counts_of(draws())
+        yield counts, counts.astype(np.float64)
+    elif class_weight == "balanced_subsample":
+        uniform = list(draws())
+        counts = counts_of(uniform)
+        yield counts, counts * np.stack([compute_sample_weight("balanced", labels, indices=rows) for rows in uniform])
+    else:
+        row_weight = compute_sample_weight(class_weight, labels)
+        counts = counts_of(draws(row_weight / np.sum(row_weight)))
+        yield counts, counts.astype(np.float64)  # scikit-learn >= 1.9: the weights drew the rows
+        counts = counts_of(draws())
+        yield counts, counts * row_weight  # before: drawn uniformly, then weighted
 
 
 def training_objective(ensemble: Ensemble) -> tuple:

@@ -125,8 +125,9 @@ def prune(
     X_train, y_train : optional
         The training rows: they rank the removals and re-fit the leaves, and
         every validation row then measures the tolerance. A bootstrapped
-        scikit-learn forest's own training rows (in their order) rank out of
-        bag instead, each tree on the rows it did not draw, in two walks: by
+        scikit-learn forest's own training rows (in their order; with or
+        without ``class_weight``) rank out of bag instead, each tree on the
+        rows it did not draw, in two walks: by
         the log-loss and by the squared error of the true class's fraction
         (``params["ranked_on"]`` says which walk won); a forest without
         out-of-bag rows (grown on every training row, as ExtraTrees are by

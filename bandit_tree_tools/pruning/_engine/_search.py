@@ -151,25 +151,36 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     A forest's trees fit the rows they drew to their last row, so those rows
     cannot tell which of its nodes generalise; each tree is ranked on the
     rows it did not draw. The draws are redrawn from the forest's seeds and
-    trusted only when they reproduce every leaf's recorded cover: other
-    rows, another order or sample weights give None."""
+    trusted only when they reproduce every leaf's recorded cover (a
+    ``class_weight`` weighs them as scikit-learn does): other rows, another
+    order or sample weights give None."""
     from ...interop.sklearn import forest_in_bag
 
-    counts = forest_in_bag(ensemble, training.n)
+    labels = np.asarray(ensemble.classes_)[fit_target.codes] if fit_target.n_classes else None
+    leaf = training.leaves()
+    readings = forest_in_bag(ensemble, training.n, labels)
+    counts = next(
+        (drawn for drawn, carried in readings if _reproduces_covers(ensemble, leaf, carried[:, training.order])), None
+    )
     if counts is None:
         return None
-    leaf = training.leaves()
-    for index, tree in enumerate(ensemble.trees):
-        leaves = tree.children_left == -1
-        cover = np.bincount(leaf[index], weights=counts[index, training.order], minlength=tree.n_nodes)
-        if not np.allclose(cover[leaves], np.asarray(tree.weighted_n_node_samples)[leaves], rtol=0.0, atol=1e-6):
-            return None
     order = rng.permutation(training.n)
     position = np.empty(training.n, dtype=np.int64)
     position[training.order] = np.arange(training.n)
     out_of_bag = np.take(leaf, position[order], axis=1)  # C order (leaf[:, ...] is Fortran order: slow kernels)
     out_of_bag[counts[:, order] > 0] = -1
     return _RowSet(ensemble, training.X, order, fit_target, out_of_bag_leaves=out_of_bag)
+
+
+def _reproduces_covers(ensemble, leaf, weights) -> bool:
+    """Whether rows with the leaves ``leaf`` and per-tree ``weights`` (both
+    (n_trees, n_rows)) sum to every leaf's recorded cover."""
+    for index, tree in enumerate(ensemble.trees):
+        leaves = tree.children_left == -1
+        cover = np.bincount(leaf[index], weights=weights[index], minlength=tree.n_nodes)
+        if not np.allclose(cover[leaves], np.asarray(tree.weighted_n_node_samples)[leaves], rtol=0.0, atol=1e-6):
+            return False
+    return True
 
 
 def perturbed_rows(X, rng) -> np.ndarray:

@@ -29,8 +29,9 @@ def test_forest_in_bag_redraws_the_samples_scikit_learn_drew():
         (RandomForestRegressor(n_estimators=6, max_samples=0.6, random_state=1), Xr, yr),
     ]:
         model.fit(X, y)
-        counts = forest_in_bag(btt.from_model(model), X.shape[0])
+        ((counts, weights),) = forest_in_bag(btt.from_model(model), X.shape[0])
         assert counts.shape == (6, X.shape[0])
+        np.testing.assert_array_equal(weights, counts)
         for drawn, samples in zip(counts, model.estimators_samples_):
             np.testing.assert_array_equal(np.flatnonzero(drawn), np.unique(samples))
             assert drawn.sum() == len(samples)
@@ -42,6 +43,23 @@ def _out_of_bag_rows(ensemble, X, y):
     target = check_target(ensemble, y, len(y))
     training = engine_search._RowSet(ensemble, ensemble.check_X(X), np.arange(len(y)), target)
     return training, engine_search.out_of_bag_rows(ensemble, training, target, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", "balanced_subsample", {0: 1.0, 1: 3.0}])
+def test_a_class_weighted_forest_ranks_each_tree_on_the_rows_it_did_not_draw(class_weight):
+    """scikit-learn draws and weighs a class-weighted forest's rows its own way (by version): the
+    rows left out of each tree are those scikit-learn's own ``estimators_samples_`` left out."""
+    X, y = _classification()
+    model = RandomForestClassifier(n_estimators=6, max_depth=6, random_state=0, class_weight=class_weight).fit(X, y)
+    ensemble = btt.from_model(model)
+    _, ranking = _out_of_bag_rows(ensemble, X, y)
+    assert ranking is not None
+    out_of_bag = np.empty((len(y), ensemble.n_trees), dtype=np.int64)
+    out_of_bag[ranking.order] = ranking.leaves().T
+    for tree, samples in enumerate(model.estimators_samples_):
+        drawn = np.zeros(len(y), dtype=bool)
+        drawn[samples] = True
+        np.testing.assert_array_equal(out_of_bag[:, tree] < 0, drawn)
 
 
 def _out_of_bag_search(model, X, y, metric, fraction_squares=False):
@@ -153,9 +171,18 @@ def test_only_a_forests_own_training_rows_rank_out_of_bag():
     )
     extra = ExtraTreesClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X[:1000], y[:1000])
     boosted = lgb.LGBMClassifier(n_estimators=8, num_leaves=7, verbose=-1).fit(X[:1000], y[:1000])
+    # class weights, as imbalanced data sets are fitted: drawn and weighted as scikit-learn does
+    balanced = [
+        RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0, class_weight=class_weight).fit(
+            X[:1000], y[:1000]
+        )
+        for class_weight in ("balanced", "balanced_subsample", {0: 1.0, 1: 3.0})
+    ]
     for model, rows, expected in [
         (forest, slice(0, 1000), True),
         (forest, slice(1, 1001), False),
+        *[(model, slice(0, 1000), True) for model in balanced],
+        (balanced[0], slice(1, 1001), False),
         (weighted, slice(0, 1000), False),
         (extra, slice(0, 1000), False),
         (boosted, slice(0, 1000), False),
