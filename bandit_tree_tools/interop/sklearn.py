@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -478,7 +479,7 @@ def _export_forest(ensemble, cls, classifier, payload):
     return forest
 
 
-def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None):
+def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The ways an imported, bootstrapped scikit-learn forest may have drawn
     and weighted its ``n_rows`` training rows (``labels``: their classes, in
     their order; None for a regressor): ``(counts, weights)`` pairs, uint16

@@ -157,17 +157,23 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     from ...interop.sklearn import forest_in_bag
 
     labels = np.asarray(ensemble.classes_)[fit_target.codes] if fit_target.n_classes else None
-    leaf = training.leaves()
-    readings = forest_in_bag(ensemble, training.n, labels)
+    readings = forest_in_bag(ensemble, training.n, labels)  # none for other models: their rows stay unrouted
     counts = next(
-        (drawn for drawn, carried in readings if _reproduces_covers(ensemble, leaf, carried[:, training.order])), None
+        (
+            drawn
+            for drawn, carried in readings
+            if _reproduces_covers(ensemble, training.leaves(), carried[:, training.order])
+        ),
+        None,
     )
     if counts is None:
         return None
     order = rng.permutation(training.n)
     position = np.empty(training.n, dtype=np.int64)
     position[training.order] = np.arange(training.n)
-    out_of_bag = np.take(leaf, position[order], axis=1)  # C order (leaf[:, ...] is Fortran order: slow kernels)
+    out_of_bag = np.take(
+        training.leaves(), position[order], axis=1
+    )  # C order (leaf[:, ...] is Fortran order: slow kernels)
     out_of_bag[counts[:, order] > 0] = -1
     return _RowSet(ensemble, training.X, order, fit_target, out_of_bag_leaves=out_of_bag)
 
