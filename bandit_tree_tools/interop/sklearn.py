@@ -482,10 +482,11 @@ def _export_forest(ensemble, cls, classifier, payload):
 def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The ways an imported, bootstrapped scikit-learn forest may have drawn
     and weighted its ``n_rows`` training rows (``labels``: their classes, in
-    their order; None for a regressor): ``(counts, weights)`` pairs, uint16
-    and float64 (n_trees, n_rows), how many times each tree drew each row and
-    the weight the row carried into that tree, redrawn from the seeds the
-    forest kept. Nothing when the ensemble is not such a forest.
+    their order; None for a regressor): ``(counts, weights)`` pairs
+    (n_trees, n_rows), how many times each tree drew each row (uint16) and
+    the weight the row carried into that tree (float64, or the counts
+    themselves where the draw alone weighs the rows), redrawn from the seeds
+    the forest kept. Nothing when the ensemble is not such a forest.
 
     One pair without ``class_weight``; with it, one per way scikit-learn has
     read it: "balanced_subsample" weighs each tree's draw by the class counts
@@ -534,7 +535,7 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None) -> Iterator[tupl
     class_weight = getattr(template, "class_weight", None)
     if class_weight is None or labels is None:
         counts = counts_of(draws())
-        yield counts, counts.astype(np.float64)
+        yield counts, counts
     elif class_weight == "balanced_subsample":
         uniform = list(draws())
         counts = counts_of(uniform)
@@ -542,7 +543,7 @@ def forest_in_bag(ensemble: Ensemble, n_rows: int, labels=None) -> Iterator[tupl
     else:
         row_weight = compute_sample_weight(class_weight, labels)
         counts = counts_of(draws(row_weight / np.sum(row_weight)))
-        yield counts, counts.astype(np.float64)  # scikit-learn >= 1.9: the weights drew the rows
+        yield counts, counts  # scikit-learn >= 1.9: the weights drew the rows
         counts = counts_of(draws())
         yield counts, counts * row_weight  # before: drawn uniformly, then weighted
 

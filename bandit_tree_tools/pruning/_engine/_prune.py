@@ -127,9 +127,9 @@ def prune(
         every validation row then measures the tolerance. A bootstrapped
         scikit-learn forest's own training rows (in their order; with or
         without ``class_weight``) rank out of bag instead, each tree on the
-        rows it did not draw, in two walks: by
-        the log-loss and by the squared error of the true class's fraction
-        (``params["ranked_on"]`` says which walk won); a forest without
+        rows it did not draw, in two walks: by the log-loss and by the
+        squared error of the true class's fraction (``params["ranked_on"]``
+        says which walk won); a forest without
         out-of-bag rows (grown on every training row, as ExtraTrees are by
         default, or given other rows) also takes the walk on the validation
         rows' labels that it takes without them. For boosted models

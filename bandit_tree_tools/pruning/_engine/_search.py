@@ -171,9 +171,8 @@ def out_of_bag_rows(ensemble, training: _RowSet, fit_target, rng) -> _RowSet | N
     order = rng.permutation(training.n)
     position = np.empty(training.n, dtype=np.int64)
     position[training.order] = np.arange(training.n)
-    out_of_bag = np.take(
-        training.leaves(), position[order], axis=1
-    )  # C order (leaf[:, ...] is Fortran order: slow kernels)
+    # C order (leaf[:, ...] is Fortran order: slow kernels)
+    out_of_bag = np.take(training.leaves(), position[order], axis=1)
     out_of_bag[counts[:, order] > 0] = -1
     return _RowSet(ensemble, training.X, order, fit_target, out_of_bag_leaves=out_of_bag)
 
