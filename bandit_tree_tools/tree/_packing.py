@@ -94,13 +94,20 @@ def _pack(ensemble) -> PackedEnsemble:
     def joined(name):
         parts = [getattr(tree, name) for tree in trees]
         if name in ("category_left", "category_right"):
-            parts = [np.pad(part, ((0, 0), (0, n_words - part.shape[1]))) for part in parts]
+            parts = [
+                part if part.shape[1] == n_words else np.pad(part, ((0, 0), (0, n_words - part.shape[1])))
+                for part in parts
+            ]
         return np.ascontiguousarray(np.concatenate(parts))
 
+    # Every node's fields are computed in the original order and written once at its new id
+    # (``nodes``): a forest has millions of nodes, and each full-size temporary is memory the
+    # first use of an imported model touches for the first time.
     left_local, right_local = joined("children_left"), joined("children_right")
     new_of_old, depth, lockstep = breadth_first(offsets, left_local, right_local)
+    nodes = new_of_old
     origin = np.empty_like(new_of_old)
-    origin[new_of_old] = np.arange(new_of_old.shape[0])
+    origin[nodes] = np.arange(nodes.shape[0])
     shift = np.repeat(offsets[:-1], np.diff(offsets))
     is_leaf = left_local < 0
     threshold, feature = joined("threshold"), joined("feature")
@@ -112,25 +119,32 @@ def _pack(ensemble) -> PackedEnsemble:
     # x < -inf has no "x <= cut" form; such a split is decided by the general rule
     no_cut = (threshold == -np.inf) if ensemble.split_rule == "lt" else np.zeros_like(is_leaf)
     general = ~is_leaf & (categorical | (missing_type == MISSING_ZERO_OR_NAN) | no_cut)
-    nan_right = np.where(missing_type == MISSING_NAN_AS_ZERO, ~(0.0 <= cut), missing_left == 0)
-    records = np.zeros((offsets[-1], 4), dtype=np.int32)
-    cuts = records.view(np.float64)
-    nodes = new_of_old
-    cuts[nodes, 0] = np.where(is_leaf | general, np.nan, cut)
-    word = np.where(is_leaf, 0, feature).astype(np.int64)
-    word |= np.where(~is_leaf & ~general & nan_right, _kernels.NAN_RIGHT, 0)
-    word |= np.where(general, _kernels.GENERAL, 0)
-    records[nodes, _kernels.WORD] = word
-    records[nodes, _kernels.LEFT] = np.where(is_leaf, nodes, new_of_old[np.where(is_leaf, 0, left_local + shift)])
-    local = np.arange(offsets[-1]) - shift
+    nan_right = ~is_leaf & ~general & np.where(missing_type == MISSING_NAN_AS_ZERO, ~(0.0 <= cut), missing_left == 0)
+    cut = np.where(is_leaf | general, np.nan, cut)
+    word = np.where(is_leaf, 0, feature).astype(np.int64, copy=False)
+    word[nan_right] |= _kernels.NAN_RIGHT
+    word[general] |= _kernels.GENERAL
+    left = new_of_old[np.where(is_leaf, 0, left_local + shift)]
+    left[is_leaf] = nodes[is_leaf]  # a leaf points at itself
+    compact = _compact(cut, word, left - nodes, nodes, ensemble.input_dtype, ensemble.n_features_in_)
+    if compact is None:  # the 16-byte layout
+        wide = np.zeros((offsets[-1], 4), dtype=np.int32)
+        wide.view(np.float64)[nodes, 0] = cut
+        wide[nodes, _kernels.WORD] = word
+        wide[nodes, _kernels.LEFT] = left
+        records, cuts, shift_bits = wide.reshape(-1), wide.view(np.float64).reshape(-1), None
+    else:
+        records, cuts, shift_bits = compact
     leaf_id = np.empty(offsets[-1], dtype=np.int64)
-    leaf_id[nodes] = local
+    leaf_id[nodes] = np.arange(offsets[-1]) - shift
     value = joined("value")
     scaled = np.empty_like(value)
-    scaled[nodes] = value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None]
+    if np.all(ensemble.tree_scale == 1.0):  # x * 1.0 is x, bit for bit
+        scaled[nodes] = value
+    else:
+        scaled[nodes] = value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None]
     with np.errstate(over="ignore"):
         scaled32 = scaled.astype(np.float32)
-    layout = _compact(records, ensemble.input_dtype, ensemble.n_features_in_)
     category_left = np.empty_like(joined("category_left"))
     category_right = np.empty_like(category_left)
     category_left[nodes], category_right[nodes] = joined("category_left"), joined("category_right")
@@ -142,8 +156,8 @@ def _pack(ensemble) -> PackedEnsemble:
         tree_root=np.ascontiguousarray(offsets[:-1]),
         tree_depth=depth,
         tree_lockstep=lockstep,
-        records=records.reshape(-1) if layout is None else layout[0],
-        cuts=cuts.reshape(-1) if layout is None else layout[1],
+        records=records,
+        cuts=cuts,
         flags=flags_new,
         threshold=threshold_new,
         category_left=category_left,
@@ -153,32 +167,34 @@ def _pack(ensemble) -> PackedEnsemble:
         leaf_id=leaf_id,
         leaf_value=scaled,
         leaf_value32=scaled32,
-        compact=layout is not None,
-        feature_mask=0 if layout is None else (1 << layout[2]) - 1,
-        shift=0 if layout is None else layout[2],
+        compact=compact is not None,
+        feature_mask=0 if shift_bits is None else (1 << shift_bits) - 1,
+        shift=0 if shift_bits is None else shift_bits,
     )
 
 
-def _compact(records, input_dtype, n_features):
+def _compact(cut, word, distance, nodes, input_dtype, n_features):
     """(records, cuts, shift) of the 8-byte layout, or None where it does not
     apply: a general split, a cut float32 cannot stand for exactly (float64
     inputs), or a left child too far from its parent for the word's bits.
+    Per node in the original order (written at its new id, ``nodes``): its
+    cut (NaN at a leaf), its wide word and the distance from its new id to
+    its left child's (0 at a leaf, which so points at itself).
 
     A word holds the feature (low ``shift`` bits), NaN-goes-right (bit
-    ``shift``) and the distance from the node to its left child (the bits
-    above; 0 at a leaf, which so points at itself)."""
-    word = records[:, _kernels.WORD].astype(np.int64)
+    ``shift``) and that distance (the bits above)."""
     if np.any(word & _kernels.GENERAL):
         return None
-    cut32 = _kernels.at_or_below32(records.view(np.float64)[:, 0], input_dtype)
+    cut32 = _kernels.at_or_below32(cut, input_dtype)
     if cut32 is None:
         return None
     shift = max(n_features - 1, 1).bit_length()
-    distance = records[:, _kernels.LEFT].astype(np.int64) - np.arange(records.shape[0])
     if distance.size and distance.max() >= 1 << (31 - shift):
         return None
-    packed = np.empty((records.shape[0], 2), dtype=np.uint32)
-    packed.view(np.float32)[:, 0] = cut32
+    packed = np.empty((cut.shape[0], 2), dtype=np.uint32)
+    packed.view(np.float32)[nodes, 0] = cut32
     nan_right = (word & _kernels.NAN_RIGHT) != 0
-    packed[:, 1] = (distance << (shift + 1)) | (nan_right.astype(np.int64) << shift) | (word & _kernels.FEATURE_MASK)
+    packed[nodes, 1] = (
+        (distance << (shift + 1)) | (nan_right.astype(np.int64) << shift) | (word & _kernels.FEATURE_MASK)
+    )
     return packed.reshape(-1), packed.view(np.float32).reshape(-1), shift
