@@ -445,6 +445,9 @@ def _removal_costs_trees(
     # each row's score before any removal, and for class fractions its loss: the same for every tree
     before = empty((rows.shape[0], n_outputs), np.float64)
     before_loss = zeros(rows.shape[0], np.float64)
+    # and the log-loss change when the tree dropped gave the row's class a fraction of 0 or of 1:
+    # a pure leaf, which most leaves of a fully grown forest are, so most pairs take no logarithm
+    pure_change = zeros((rows.shape[0] if loss_kind == FRACTIONS else 0, 2), np.float64)
     for index in range(rows.shape[0]):
         row = rows[index]
         if live[row] < 2.0:  # no other tree holds the row: it does not count
@@ -452,7 +455,12 @@ def _removal_costs_trees(
         for k in range(n_outputs):
             before[index, k] = tree_sum[row, k] / live[row] + base_score[k]
         if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:  # the squared error needs none
-            before_loss[index] = np.log(_clip(before[index, codes[row]]))
+            code = codes[row]
+            before_loss[index] = np.log(_clip(before[index, code]))
+            for fraction in range(2):  # as the loop below takes them, bit for bit
+                z = before[index, code]
+                delta = (tree_sum[row, code] - float(fraction)) / (live[row] - 1.0) + base_score[code] - z
+                pure_change[index, fraction] = -np.log(_clip(z + delta)) + before_loss[index]
     for tree in range(lo, hi):
         if not alive[tree]:
             continue
@@ -474,6 +482,8 @@ def _removal_costs_trees(
                     change += delta * (2.0 * (z - targets[row, 0]) + delta)
                 elif loss_kind == FRACTION_SQUARES:  # (1 - z - delta)**2 - (1 - z)**2
                     change += delta * (delta - 2.0 * (1.0 - z))
+                elif own == 0.0 or own == 1.0:
+                    change += pure_change[index, int(own)]
                 else:
                     change += -np.log(_clip(z + delta)) + before_loss[index]
             total_change[tree] += change
