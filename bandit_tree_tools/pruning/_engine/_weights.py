@@ -23,10 +23,10 @@ alone) and then every weight once more.
 """
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
-from ..._kernels_inline import empty, full, larger, zeros
-from ..._kernels_reduce import flatnonzero
-from ..._numba_config import helper, kernel
+from ..._kernels_inline import empty, larger
+from ..._numba_config import kernel
 
 # rows of the fit (the first of the fitting rows, stored in random order): every row of most
 # training sets, since the start depends on the sample (Adult LightGBM: prune chose 99x and 48x
@@ -34,7 +34,12 @@ from ..._numba_config import helper, kernel
 MAX_FIT_ROWS = 50_000
 PATH_RATIO = 0.7  # each penalty of the path is this times the one before
 PATH_LENGTH = 30  # penalties of the path, from the largest down
+MAX_SWEEPS = 1_000  # coordinate sweeps of one Newton step, over the rows or on the Gram matrix
+# the non-zero weights sweep on their Gram matrix once they have swept over the rows a sixteenth as
+# often as they number: BLAS computes the matrix in about the time of that many sweeps
+GRAM_AFTER = 16
 MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
+FAST = {"reassoc", "contract"}  # the kernels' sums over rows in any order: they vectorise
 
 
 @kernel
@@ -50,195 +55,216 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@helper(fastmath={"reassoc", "contract"})
-def _weighted_gram(outputs, hess, members):
-    """``(1/n) sum_i hess_i x_a x_b`` for the weights ``members`` of
-    ``outputs`` (n_weights, n), position 0 standing for the intercept
-    (``x = 1``)."""
-    n, m = outputs.shape[1], members.shape[0]
-    gram = empty((m + 1, m + 1), np.float64)
+@kernel(fastmath=FAST)
+def _newton_model(eta, y, logistic, hess, residual):
+    """The quadratic model of the loss at ``eta``, in place: each row's weight
+    ``hess`` and working residual (iteratively re-weighted least squares for
+    log-loss, the residual itself for squared error); returns the sum of
+    ``hess``."""
     hess_sum = 0.0
-    for i in range(n):
+    for i in range(eta.shape[0]):
+        if logistic:
+            p = 1.0 / (1.0 + np.exp(-eta[i]))
+            hess[i] = larger(p * (1.0 - p), MIN_HESSIAN)
+            residual[i] = (y[i] - p) / hess[i]
+        else:
+            hess[i] = 1.0
+            residual[i] = y[i] - eta[i]
         hess_sum += hess[i]
-    gram[0, 0] = hess_sum / n
-    for a in range(m):
-        xa = outputs[members[a]]
-        total = 0.0
+    return hess_sum
+
+
+@kernel(fastmath=FAST)
+def _row_sweeps(outputs, hess, hess_sum, residual, weight, curvature, known, intercept, penalty, tol, max_sweeps):
+    """Coordinate sweeps over the rows, from one over every weight: then over
+    the non-zero ones until they settle, and over every weight again, until
+    a sweep over every weight changes nothing (``residual``, ``weight`` and
+    the curvatures, computed where first needed, updated in place). Returns
+    (intercept, sweeps taken, whether the non-zero weights should go on
+    sweeping on their Gram matrix: they have swept ``1 / GRAM_AFTER`` times
+    as often as they number without settling)."""
+    n_weights, n = outputs.shape
+    active_only = False
+    active_sweeps = 0  # sweeps over the non-zero weights since the last sweep over every weight
+    for sweep in range(max_sweeps):
+        shift = 0.0
         for i in range(n):
-            total += hess[i] * xa[i]
-        gram[0, a + 1] = gram[a + 1, 0] = total / n
-        for b in range(a + 1):
-            xb = outputs[members[b]]
+            shift += hess[i] * residual[i]
+        shift /= hess_sum
+        intercept += shift
+        for i in range(n):
+            residual[i] -= shift
+        largest = shift * shift * hess_sum / n
+        for j in range(n_weights):
+            if active_only and weight[j] == 0.0:
+                continue
             total = 0.0
             for i in range(n):
-                total += hess[i] * xa[i] * xb[i]
-            gram[a + 1, b + 1] = gram[b + 1, a + 1] = total / n
-    return gram
+                total += hess[i] * outputs[j, i] * residual[i]
+            if weight[j] == 0.0 and abs(total / n) <= penalty:
+                continue  # it stays 0 whatever its curvature: most weights, most sweeps
+            if not known[j]:
+                curvature_sum = 0.0
+                for i in range(n):
+                    curvature_sum += hess[i] * outputs[j, i] * outputs[j, i]
+                curvature[j] = curvature_sum / n
+                known[j] = True
+            if curvature[j] <= 0.0:
+                continue
+            gradient = total / n + curvature[j] * weight[j]
+            new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature[j]
+            step = new - weight[j]
+            if step != 0.0:
+                for i in range(n):
+                    residual[i] -= step * outputs[j, i]
+                weight[j] = new
+                largest = larger(largest, curvature[j] * step * step)
+        if largest < tol:
+            if not active_only:
+                return intercept, sweep + 1, False  # a sweep over every weight changed nothing
+            active_only = False
+            continue
+        active_sweeps = active_sweeps + 1 if active_only else 0
+        active_only = True
+        kept = 0
+        for j in range(n_weights):
+            kept += weight[j] != 0.0
+        if GRAM_AFTER * active_sweeps >= kept + 1:
+            return intercept, sweep + 1, True
+    return intercept, max_sweeps, False
 
 
-@helper(fastmath={"reassoc", "contract"})
-def _gram_gradients(outputs, hess, residual, members):
-    """``(1/n) sum_i hess_i x_a residual_i`` for the intercept and ``members``
-    (the positions of :func:`_weighted_gram`)."""
-    n, m = outputs.shape[1], members.shape[0]
-    out = empty(m + 1, np.float64)
-    out[0] = np.dot(hess, residual) / n
-    for a in range(m):
-        total = 0.0
-        for i in range(n):
-            total += hess[i] * residual[i] * outputs[members[a], i]
-        out[a + 1] = total / n
-    return out
-
-
-@helper(fastmath={"reassoc", "contract"})
-def _sweep_on_gram(gram, gradient_part, members, weight, penalty):
-    """One coordinate sweep of the intercept and then of ``members`` from
-    their Gram matrix and gradients (both updated in place, as ``weight``);
-    returns the intercept's shift and the largest change of the loss's
-    quadratic model, as the sweeps over the rows measure it."""
+@kernel(fastmath=FAST)
+def _gram_sweeps(gram, gradient_part, members, weight, penalty, tol, max_sweeps):
+    """Coordinate sweeps of the intercept and then of ``members`` from their
+    weighted Gram matrix and gradients (both updated in place, as
+    ``weight``; position 0 stands for the intercept), without the rows,
+    until the largest change of the loss's quadratic model is below ``tol``
+    (glmnet's covariance updates). Returns (the intercept's shift, sweeps)."""
     m = members.shape[0]
-    shift = gradient_part[0] / gram[0, 0]
-    for a in range(m + 1):
-        gradient_part[a] -= shift * gram[a, 0]
-    largest = shift * shift * gram[0, 0]
-    for a in range(m):
-        j = members[a]
-        curvature = gram[a + 1, a + 1]
-        gradient = gradient_part[a + 1] + curvature * weight[j]
-        new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature
-        step = new - weight[j]
+    moved = 0.0
+    for sweep in range(max_sweeps):
+        shift = gradient_part[0] / gram[0, 0]
+        for a in range(m + 1):
+            gradient_part[a] -= shift * gram[a, 0]
+        moved += shift
+        largest = shift * shift * gram[0, 0]
+        for a in range(m):
+            j = members[a]
+            curvature = gram[a + 1, a + 1]
+            gradient = gradient_part[a + 1] + curvature * weight[j]
+            new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature
+            step = new - weight[j]
+            if step != 0.0:
+                for b in range(m + 1):
+                    gradient_part[b] -= step * gram[b, a + 1]
+                weight[j] = new
+                largest = larger(largest, curvature * step * step)
+        if largest < tol:
+            return moved, sweep + 1
+    return moved, max_sweeps
+
+
+@kernel(fastmath=FAST)
+def _add_steps(values, shift, weight, previous, outputs, sign):
+    """``values += sign * (shift + sum_j (weight_j - previous_j) * outputs_j)``
+    in place, over the weights that moved: a linear predictor or the working
+    residuals brought up to date with a Newton step's changes."""
+    for i in range(values.shape[0]):
+        values[i] += sign * shift
+    for j in range(weight.shape[0]):
+        step = weight[j] - previous[j]
         if step != 0.0:
-            for b in range(m + 1):
-                gradient_part[b] -= step * gram[b, a + 1]
-            weight[j] = new
-            largest = larger(largest, curvature * step * step)
-    return shift, largest
+            for i in range(values.shape[0]):
+                values[i] += sign * step * outputs[j, i]
 
 
-@kernel(fastmath={"reassoc", "contract"})  # sums over rows in any order: they vectorise
+def _gram_system(outputs, hess, residual, members):
+    """The Gram matrix of ``(1, outputs[members])`` weighted by ``hess``, and
+    the gradients ``(1/n) sum_i hess_i x_a residual_i``, position 0 standing
+    for the intercept (``x = 1``). By BLAS (several times faster than a
+    kernel's loops over the rows) on one thread, so that its sums do not
+    depend on the number of threads."""
+    n, m = outputs.shape[1], members.shape[0]
+    root = np.sqrt(hess)
+    with _one_blas_thread():
+        scaled = outputs[members]  # a copy, scaled in place: rows x sqrt(hess)
+        scaled *= root
+        gram = np.empty((m + 1, m + 1))
+        gram[0, 0] = hess.sum() / n
+        gram[0, 1:] = gram[1:, 0] = scaled @ root / n
+        gram[1:, 1:] = scaled @ scaled.T / n  # symmetric to the last bit (BLAS's syrk)
+        gradient_part = np.empty(m + 1)
+        gradient_part[0] = hess @ residual / n
+        gradient_part[1:] = scaled @ (root * residual) / n
+    return gram, gradient_part
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs on one thread (``threadpoolctl``; the
+    libraries are looked up on first use)."""
+    global _BLAS
+    if _BLAS is None:
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+_BLAS = None
+
+
 def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=1e-9):
     """Minimise ``mean loss(intercept + weight @ outputs, y) + penalty * |weight|_1``
     from the given start (``weight`` is updated in place); returns the
-    intercept. ``outputs``: (n_weights, n_rows); log-loss when ``logistic``
-    (``y`` in [0, 1]: class codes, or probabilities as soft labels), else half
-    the squared error. (Loops, not array expressions: those allocate a
-    temporary per weight and sweep.)
+    intercept. ``outputs``: C-contiguous float64 (n_weights, n_rows);
+    log-loss when ``logistic`` (``y`` in [0, 1]: class codes, or
+    probabilities as soft labels), else half the squared error.
 
-    Sweeps over every weight and over the non-zero ones pass over the rows,
-    updating their residuals. The trees' outputs are strongly correlated, so
-    the non-zero weights can take hundreds of sweeps to settle: once they
-    have taken as many as their weighted Gram matrix costs to compute (about
-    a quarter of their number), they sweep on that matrix and their
-    gradients alone, without the rows (glmnet's covariance updates)."""
+    Each Newton step sweeps over the rows (``_row_sweeps``). The trees'
+    outputs are strongly correlated, so the non-zero weights can take
+    hundreds of sweeps to settle: once they have taken a sixteenth as many
+    as they number, they sweep on their weighted Gram matrix and their
+    gradients alone (``_gram_sweeps``), and then over every weight again.
+    At most ``MAX_SWEEPS`` sweeps of either kind a step."""
     n_weights, n = outputs.shape
-    eta = full(n, intercept, np.float64)
-    for j in range(n_weights):
-        if weight[j] != 0.0:
-            for i in range(n):
-                eta[i] += weight[j] * outputs[j, i]
-    hess = full(n, 1, np.float64)
-    start_residual = empty(n, np.float64)  # the working residuals at the start of the Newton step
-    residual = empty(n, np.float64)
-    curvature = empty(n_weights, np.float64)
-    known = zeros(n_weights, np.bool_)
-    previous = weight.copy()
+    eta = np.full(n, float(intercept))
+    _add_steps(eta, 0.0, weight, np.zeros(n_weights), outputs, 1.0)
+    hess, start_residual, residual = np.empty(n), np.empty(n), np.empty(n)
+    curvature, known = np.empty(n_weights), np.zeros(n_weights, dtype=bool)
     for _ in range(max_newton):
-        # the quadratic model of the loss at eta: rows weighted by hess, working residuals
-        for i in range(n):
-            if logistic:
-                p = 1.0 / (1.0 + np.exp(-eta[i]))
-                hess[i] = larger(p * (1.0 - p), MIN_HESSIAN)
-                start_residual[i] = (y[i] - p) / hess[i]
-            else:
-                start_residual[i] = y[i] - eta[i]
-        # a sum and copies by loops: hess.sum() and slice assignments compile numba's implementations
-        # in a fresh environment, and the copies' shape check its string functions (2.2 s in all); the
-        # sum in this kernel's own (reassociated) order, as hess.sum() took it, not array_sum's
-        hess_sum = 0.0
-        for i in range(n):
-            hess_sum += hess[i]
+        hess_sum = _newton_model(eta, y, bool(logistic), hess, start_residual)
         known[:] = False  # curvatures of this Newton step, computed where first needed
-        for j in range(n_weights):
-            previous[j] = weight[j]
-        start_intercept = intercept
-        for i in range(n):
-            residual[i] = start_residual[i]
-        active_only = False
-        active_sweeps = 0  # sweeps over the non-zero weights since the last sweep over every weight
-        members = zeros(0, np.int64)  # the non-zero weights sweeping on their Gram matrix, if any
-        gram = zeros((1, 1), np.float64)
-        gradient_part = zeros(1, np.float64)  # (1/n) sum_i hess_i x_a residual_i of the intercept and the members
-        for _sweep in range(1000):
-            if members.shape[0] > 0:
-                shift, largest = _sweep_on_gram(gram, gradient_part, members, weight, penalty)
-                intercept += shift
-                if largest < tol:
-                    # settled: the rows' residuals from the step's start and every change since
-                    for i in range(n):
-                        residual[i] = start_residual[i] - (intercept - start_intercept)
-                    for j in range(n_weights):
-                        step = weight[j] - previous[j]
-                        if step != 0.0:
-                            for i in range(n):
-                                residual[i] -= step * outputs[j, i]
-                    members = zeros(0, np.int64)
-                    active_only = False
-                continue
-            shift = 0.0
-            for i in range(n):
-                shift += hess[i] * residual[i]
-            shift /= hess_sum
+        previous, start_intercept = weight.copy(), intercept
+        residual[:] = start_residual
+        sweeps = 0
+        while sweeps < MAX_SWEEPS:
+            intercept, taken, on_gram = _row_sweeps(
+                outputs,
+                hess,
+                hess_sum,
+                residual,
+                weight,
+                curvature,
+                known,
+                intercept,
+                penalty,
+                tol,
+                MAX_SWEEPS - sweeps,
+            )
+            sweeps += taken
+            if not on_gram or sweeps >= MAX_SWEEPS:
+                break
+            members = np.flatnonzero(weight)
+            gram, gradient_part = _gram_system(outputs, hess, residual, members)
+            shift, taken = _gram_sweeps(gram, gradient_part, members, weight, penalty, tol, MAX_SWEEPS - sweeps)
             intercept += shift
-            for i in range(n):
-                residual[i] -= shift
-            largest = shift * shift * hess_sum / n
-            for j in range(n_weights):
-                if active_only and weight[j] == 0.0:
-                    continue
-                total = 0.0
-                for i in range(n):
-                    total += hess[i] * outputs[j, i] * residual[i]
-                if weight[j] == 0.0 and abs(total / n) <= penalty:
-                    continue  # it stays 0 whatever its curvature: most weights, most sweeps
-                if not known[j]:
-                    curvature_sum = 0.0
-                    for i in range(n):
-                        curvature_sum += hess[i] * outputs[j, i] * outputs[j, i]
-                    curvature[j] = curvature_sum / n
-                    known[j] = True
-                if curvature[j] <= 0.0:
-                    continue
-                gradient = total / n + curvature[j] * weight[j]
-                new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature[j]
-                step = new - weight[j]
-                if step != 0.0:
-                    for i in range(n):
-                        residual[i] -= step * outputs[j, i]
-                    weight[j] = new
-                    largest = larger(largest, curvature[j] * step * step)
-            if largest < tol:
-                if not active_only:
-                    break  # a sweep over every weight changed nothing
-                active_only = False
-                continue
-            active_sweeps = active_sweeps + 1 if active_only else 0
-            active_only = True
-            kept = flatnonzero(weight)
-            if 4 * active_sweeps >= kept.shape[0] + 1:
-                members = kept
-                gram = _weighted_gram(outputs, hess, members)
-                gradient_part = _gram_gradients(outputs, hess, residual, members)
-        moved = 0.0
-        for i in range(n):
-            eta[i] += intercept - start_intercept
-        for j in range(n_weights):
-            step = weight[j] - previous[j]
-            if step != 0.0:
-                for i in range(n):
-                    eta[i] += step * outputs[j, i]
-                moved = larger(moved, curvature[j] * step * step)
-        if not logistic or moved < tol:
+            sweeps += taken
+            # the rows' residuals from the step's start and every change since
+            residual[:] = start_residual
+            _add_steps(residual, intercept - start_intercept, weight, previous, outputs, -1.0)
+        _add_steps(eta, intercept - start_intercept, weight, previous, outputs, 1.0)
+        moved = weight != previous
+        largest = float(np.max(curvature[moved] * (weight[moved] - previous[moved]) ** 2, initial=0.0))
+        if not logistic or largest < tol:
             break
     return intercept
 
