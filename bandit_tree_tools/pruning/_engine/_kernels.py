@@ -279,67 +279,86 @@ def _softmax_parts(raw, row):
     return top, total
 
 
+@helper(inline="always")
+def _clear_costs(tree, model, out):
+    """Zero the costs of a live tree's root and internal nodes: the rows'
+    ancestors, the only entries a candidate reads."""
+    root, end = model.offset[tree], model.offset[tree + 1]
+    out.change[root] = out.square[root] = 0.0
+    out.reached[root] = 0
+    for node in range(root + 1, end):
+        if model.internal[node]:
+            out.change[node] = out.square[node] = 0.0
+            out.reached[node] = 0
+
+
 @kernel(nogil=True)
-def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out):
+def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
+    # the log-loss of class fractions: not a polynomial in the value's change, so each row walks up
+    # its leaf's ancestors; only the true class's column changes the loss,
+    # -log(clip(z + delta)) + log(clip(z)), the row's own log taken once for all its ancestors
     offset, parent, current, value = model.offset, model.parent, model.current, model.value
-    leaf, row_scale, raw, codes, targets, grad, hess = (
-        on.leaf,
-        on.row_scale,
-        on.raw,
-        on.codes,
-        on.targets,
-        on.grad,
-        on.hess,
-    )
-    loss_kind = on.loss_kind
     width = value.shape[1]
-    total_change, total_square, reached = out.change, out.square, out.reached
-    internal = model.internal
-    smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
-    # the moments of a current leaf's rows, one slot per (leaf, column) the rows' changes read:
-    # the true class's column for the fractions' squared error, else the tree's one column
-    stride = width if loss_kind == FRACTION_SQUARES else 1
     for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
         if not model.alive[tree]:
             continue
-        root, end = offset[tree], offset[tree + 1]
-        # only a live tree's root and internal nodes are written (the rows' ancestors) and read
-        total_change[root] = total_square[root] = 0.0
-        reached[root] = 0
-        for node in range(root + 1, end):
-            if internal[node]:
-                total_change[node] = total_square[node] = 0.0
-                reached[node] = 0
-        first, scale = model.tree_output[tree], model.factor[tree]
+        _clear_costs(tree, model, out)
+        root, first, scale = offset[tree], model.tree_output[tree], model.factor[tree]
         n_held = 0
         for index in range(rows.shape[0]):
             row = rows[index]
-            local = leaf[tree, row]
+            local = on.leaf[tree, row]
             if local < 0:
                 continue
             n_held += 1
             start = current[root + local]
-            row_factor = scale * row_scale[row]
-            if loss_kind == FRACTIONS:
-                # only the true class's column changes the loss: -log(clip(z + delta)) + log(clip(z)),
-                # the row's own log taken once for all its ancestors
-                column = codes[row] - first
-                in_tree = 0 <= column < width
-                z = raw[row, codes[row]] if in_tree else 0.0
-                own = np.log(_clip(z)) if in_tree else 0.0
-                up = parent[start]
+            row_factor = scale * on.row_scale[row]
+            column = on.codes[row] - first
+            in_tree = 0 <= column < width
+            z = on.raw[row, on.codes[row]] if in_tree else 0.0
+            own = np.log(_clip(z)) if in_tree else 0.0
+            up = parent[start]
+            node = up if up < 0 else root + up
+            while node >= 0:
+                change = 0.0
+                if in_tree:
+                    delta = row_factor * (candidate_value[node, column] - value[start, column])
+                    change = -np.log(_clip(z + delta)) + own
+                out.change[node] += change
+                out.square[node] += change * change
+                out.reached[node] += 1
+                up = parent[node]
                 node = up if up < 0 else root + up
-                while node >= 0:
-                    change = 0.0
-                    if in_tree:
-                        delta = row_factor * (candidate_value[node, column] - value[start, column])
-                        change = -np.log(_clip(z + delta)) + own
-                    total_change[node] += change
-                    total_square[node] += change * change
-                    reached[node] += 1
-                    up = parent[node]
-                    node = up if up < 0 else root + up
+        out.reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
+
+
+@kernel(nogil=True)
+def _moment_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out):
+    # every other loss: a row's change is a polynomial in the value's change, so the rows are summed
+    # into moments per current leaf (and column), and only the leaves walk up their ancestors
+    offset, parent, current, value = model.offset, model.parent, model.current, model.value
+    raw, codes, targets, grad, hess = on.raw, on.codes, on.targets, on.grad, on.hess
+    loss_kind = on.loss_kind
+    width = value.shape[1]
+    smooth = loss_kind == LOGISTIC or loss_kind == SOFTMAX or loss_kind == POISSON
+    # one moment slot per (leaf, column) the rows' changes read: the true class's column for the
+    # fractions' squared error, else the tree's one column
+    stride = width if loss_kind == FRACTION_SQUARES else 1
+    for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
+        if not model.alive[tree]:
+            continue
+        _clear_costs(tree, model, out)
+        root, end = offset[tree], offset[tree + 1]
+        first, scale = model.tree_output[tree], model.factor[tree]
+        n_held = 0
+        for index in range(rows.shape[0]):
+            row = rows[index]
+            local = on.leaf[tree, row]
+            if local < 0:
                 continue
+            n_held += 1
+            start = current[root + local]
+            row_factor = scale * on.row_scale[row]
             column = 0
             if loss_kind == FRACTION_SQUARES:  # (1 - z - delta)**2 - (1 - z)**2 of the true class's column
                 g, h = 0.0, 0.0  # a class outside the tree's columns: no change, but the row is below
@@ -358,28 +377,27 @@ def _collapse_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held
             moment[slot, 3] += a * b
             moment[slot, 4] += b * b
             held[slot] += 1
-        if loss_kind != FRACTIONS:  # their log-loss walked up row by row above
-            for start in range(root, end):  # in node order: leaves near each other share ancestors
-                for column in range(stride):
-                    slot = start * stride + column
-                    if held[slot] == 0:
-                        continue
-                    up = parent[start]
+        for start in range(root, end):  # in node order: leaves near each other share ancestors
+            for column in range(stride):
+                slot = start * stride + column
+                if held[slot] == 0:
+                    continue
+                up = parent[start]
+                node = up if up < 0 else root + up
+                while node >= 0:
+                    d = candidate_value[node, column] - value[start, column]
+                    out.change[node] += d * moment[slot, 0] + 0.5 * d * d * moment[slot, 1]
+                    # a sum of squares, but from moments: cancellation can leave it a hair below 0
+                    out.square[node] += larger(
+                        0.0, d * d * (moment[slot, 2] + d * moment[slot, 3] + 0.25 * d * d * moment[slot, 4])
+                    )
+                    out.reached[node] += held[slot]
+                    up = parent[node]
                     node = up if up < 0 else root + up
-                    while node >= 0:
-                        d = candidate_value[node, column] - value[start, column]
-                        total_change[node] += d * moment[slot, 0] + 0.5 * d * d * moment[slot, 1]
-                        # a sum of squares, but from moments: cancellation can leave it a hair below 0
-                        total_square[node] += larger(
-                            0.0, d * d * (moment[slot, 2] + d * moment[slot, 3] + 0.25 * d * d * moment[slot, 4])
-                        )
-                        reached[node] += held[slot]
-                        up = parent[node]
-                        node = up if up < 0 else root + up
-                    for j in range(5):  # left as found: all zero
-                        moment[slot, j] = 0.0
-                    held[slot] = 0
-        reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
+                for j in range(5):  # left as found: all zero
+                    moment[slot, j] = 0.0
+                held[slot] = 0
+        out.reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
 
 
 def collapse_costs(rows, model, candidate_value, on, moment, held, out):
@@ -397,8 +415,9 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     loss, second order for the smooth ones). So the rows are summed into
     five moments per current leaf, and only the leaves walk up their
     ancestors; for the squared error of class fractions, per current leaf and
-    class (the true class's column is the only one whose change a row reads).
-    Their log-loss (not a polynomial in ``d``) walks up row by row.
+    class (the true class's column is the only one whose change a row reads)
+    (``_moment_costs_trees``). Their log-loss (not a polynomial in ``d``)
+    walks up row by row (``_log_costs_trees``).
 
     ``out`` (a :class:`Costs` of n_nodes entries each) is returned with the
     entries of every live tree's root and internal nodes (``model.internal``)
@@ -413,9 +432,12 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     node, most of them below collapsed nodes late in a walk, took more time
     than the sums."""
     n_trees = model.offset.shape[0] - 1
-    run_chunks(
-        _collapse_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out
-    )
+    if on.loss_kind == FRACTIONS:  # two kernels: a first prune compiles only the one its loss takes
+        run_chunks(_log_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, out)
+    else:
+        run_chunks(
+            _moment_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out
+        )
     return out
 
 
