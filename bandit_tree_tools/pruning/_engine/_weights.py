@@ -152,6 +152,8 @@ def _gram_sweeps(gram, gradient_part, members, weight, penalty, tol, max_sweeps)
         for a in range(m):
             j = members[a]
             curvature = gram[a + 1, a + 1]
+            if curvature <= 0.0:  # a weight whose outputs are all 0 never moves
+                continue
             gradient = gradient_part[a + 1] + curvature * weight[j]
             new = np.sign(gradient) * larger(abs(gradient) - penalty, 0.0) / curvature
             step = new - weight[j]
@@ -262,8 +264,10 @@ def l1_fit(outputs, y, logistic, penalty, weight, intercept, max_newton=50, tol=
             residual[:] = start_residual
             _add_steps(residual, intercept - start_intercept, weight, previous, outputs, -1.0)
         _add_steps(eta, intercept - start_intercept, weight, previous, outputs, 1.0)
+        # converged when the step moved no weight and not the intercept either (by the quadratic model)
         moved = weight != previous
         largest = float(np.max(curvature[moved] * (weight[moved] - previous[moved]) ** 2, initial=0.0))
+        largest = max(largest, hess_sum / n * (intercept - start_intercept) ** 2)
         if not logistic or largest < tol:
             break
     return intercept

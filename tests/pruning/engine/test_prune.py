@@ -555,6 +555,29 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
             assert cost[node] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
 
 
+def test_tree_removal_costs_of_a_fully_grown_forest_equal_brute_force():
+    """A fully grown forest's leaves are mostly pure (class fractions 0 and 1), whose
+    removal costs the kernel takes from each row's two precomputed changes."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = classification(600, seed=5, classes=3)
+    model = RandomForestClassifier(n_estimators=6, random_state=0).fit(X[:300], y[:300])
+    ensemble = btt.from_model(model)
+    target = check_target(ensemble, y[300:], 300)
+    X_val = ensemble.check_X(X[300:])
+    rows = walk_rows(ensemble, X_val, target, X_val, target, np.random.default_rng(0))
+    search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, False)
+    pure = np.isin(np.asarray(ensemble.trees[0].value), (0.0, 1.0)).all(axis=1)
+    assert pure[ensemble.trees[0].children_left == -1].mean() > 0.5, "most leaves are pure"
+    cost, _, _ = search.costs(np.arange(search.n_rank), search.candidate_values())
+    loss_now = _loss(ensemble, ensemble.predict_raw(X[300:]), target, rows=slice(0, 300))
+    for tree in range(ensemble.n_trees):
+        keep = [i for i in range(ensemble.n_trees) if i != tree]
+        changed = _replace_trees(ensemble, [ensemble.trees[i] for i in keep], keep=keep)
+        after = _loss(changed, changed.predict_raw(X[300:]), target, rows=slice(0, 300))
+        assert cost[search.offset[tree]] == pytest.approx(after - loss_now, rel=1e-9, abs=1e-9)
+
+
 def test_one_leaf_trees_without_covers_leave_the_recorded_covers_in_use():
     """LightGBM records no cover for the one-leaf trees of a class it stopped
     growing; the other trees' covers still give the collapsed values (the

@@ -58,6 +58,18 @@ def test_the_fit_meets_the_l1_optimality_conditions(logistic):
     assert np.all(np.abs(gradient[~nonzero]) <= penalty + 1e-4)
 
 
+def test_a_penalty_that_keeps_every_weight_at_0_leaves_the_log_odds_of_the_labels():
+    # no weight moves, but the intercept still takes Newton steps until it settles (one step from 0
+    # falls well short of the log-odds of labels nine in ten of which are 1)
+    outputs, _, _ = _outputs(seed=3)
+    labels = (np.random.default_rng(3).random(outputs.shape[1]) < 0.9).astype(np.float64)
+    weight = np.zeros(outputs.shape[0])
+    intercept = engine_weights.l1_fit(outputs, labels, True, 100.0, weight, 0.0)
+    mean = labels.mean()
+    assert not weight.any()
+    assert intercept == pytest.approx(np.log(mean / (1 - mean)), rel=1e-6)
+
+
 def test_the_path_starts_empty_and_fills_up():
     outputs, labels, _ = _outputs(seed=2)
     kept = [int(np.count_nonzero(weight)) for weight, _ in engine_weights.l1_path(outputs, labels, True)]
