@@ -442,6 +442,27 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
 
 
 @kernel(nogil=True)
+def _removal_rows(lo, hi, rows, live, tree_sum, base_score, codes, loss_kind, before, before_loss, pure_change):
+    # each row's score before any removal, and for class fractions its loss: the same for every tree;
+    # and the log-loss change when the tree dropped gave the row's class a fraction of 0 or of 1:
+    # a pure leaf, which most leaves of a fully grown forest are, so most pairs take no logarithm
+    n_outputs = base_score.shape[0]
+    for index in range(lo, hi):
+        row = rows[index]
+        if live[row] < 2.0:  # no other tree holds the row: it does not count
+            continue
+        for k in range(n_outputs):
+            before[index, k] = tree_sum[row, k] / live[row] + base_score[k]
+        if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:  # the squared error needs none
+            code = codes[row]
+            before_loss[index] = np.log(_clip(before[index, code]))
+            for fraction in range(2):  # as _removal_costs_trees takes them, bit for bit
+                z = before[index, code]
+                delta = (tree_sum[row, code] - float(fraction)) / (live[row] - 1.0) + base_score[code] - z
+                pure_change[index, fraction] = -np.log(_clip(z + delta)) + before_loss[index]
+
+
+@kernel(nogil=True)
 def _removal_costs_trees(
     lo,
     hi,
@@ -458,31 +479,15 @@ def _removal_costs_trees(
     codes,
     targets,
     loss_kind,
+    before,
+    before_loss,
+    pure_change,
     total_change,
     total_square,
 ):
     width = value.shape[1]
     n_outputs = base_score.shape[0]
     fractions = loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES
-    # each row's score before any removal, and for class fractions its loss: the same for every tree
-    before = empty((rows.shape[0], n_outputs), np.float64)
-    before_loss = zeros(rows.shape[0], np.float64)
-    # and the log-loss change when the tree dropped gave the row's class a fraction of 0 or of 1:
-    # a pure leaf, which most leaves of a fully grown forest are, so most pairs take no logarithm
-    pure_change = zeros((rows.shape[0] if loss_kind == FRACTIONS else 0, 2), np.float64)
-    for index in range(rows.shape[0]):
-        row = rows[index]
-        if live[row] < 2.0:  # no other tree holds the row: it does not count
-            continue
-        for k in range(n_outputs):
-            before[index, k] = tree_sum[row, k] / live[row] + base_score[k]
-        if loss_kind == FRACTIONS and 0 <= codes[row] < n_outputs:  # the squared error needs none
-            code = codes[row]
-            before_loss[index] = np.log(_clip(before[index, code]))
-            for fraction in range(2):  # as the loop below takes them, bit for bit
-                z = before[index, code]
-                delta = (tree_sum[row, code] - float(fraction)) / (live[row] - 1.0) + base_score[code] - z
-                pure_change[index, fraction] = -np.log(_clip(z + delta)) + before_loss[index]
     for tree in range(lo, hi):
         if not alive[tree]:
             continue
@@ -521,7 +526,25 @@ def removal_costs(
     of the live trees' values per row and ``live`` how many live trees hold
     the row (``live_trees_per_row``); rows a tree does not hold, or that no
     other tree holds, do not count."""
-    n_trees = leaf.shape[0]
+    n_trees, n_rows = leaf.shape[0], rows.shape[0]
+    before = np.empty((n_rows, base_score.shape[0]))
+    before_loss = np.zeros(n_rows)
+    pure_change = np.zeros((n_rows if loss_kind == FRACTIONS else 0, 2))
+    run_chunks(
+        _removal_rows,
+        0,
+        n_rows,
+        chunk_size(n_rows, 1024),
+        rows,
+        live,
+        tree_sum,
+        base_score,
+        codes,
+        loss_kind,
+        before,
+        before_loss,
+        pure_change,
+    )
     total_change = np.zeros(n_trees, dtype=np.float64)
     total_square = np.zeros(n_trees, dtype=np.float64)
     run_chunks(
@@ -542,6 +565,9 @@ def removal_costs(
         codes,
         targets,
         loss_kind,
+        before,
+        before_loss,
+        pure_change,
         total_change,
         total_square,
     )
