@@ -54,6 +54,7 @@ from ._kernels_result import (  # noqa: F401 (re-exported)
     exact_completion,
     exact_dt_counts,
     exact_objectives,
+    tried_split_counts,
     tried_splits,
 )
 from ._kernels_state import (  # noqa: F401 (re-exported)
@@ -91,7 +92,7 @@ def _allocate_slot(state, node):
     return slot
 
 
-@kernel
+@helper
 def _observe(state, x, label, cat_offset):
     """Send one row down the marked tree, updating every node on its path:
     the prediction is made before the row is counted (prequential)."""

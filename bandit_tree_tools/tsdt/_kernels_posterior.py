@@ -46,7 +46,7 @@ def beta_normal(correct, n_rows):
 
 
 # --------------------------------------------------------------- tree marking
-@kernel
+@helper
 def _mark(state, search_node, value_if_set):
     """Write (value_if_set=True) or clear the splits of ``search_node``'s tree in ``split_of``."""
     node = search_node
@@ -68,7 +68,7 @@ def _tree_size(state, search_node, n_cat):
     return size
 
 
-@kernel
+@helper
 def evaluate_marked_tree(state, n_splits, n_cat, cat_offset, lambda_, gamma, divisor=0.0):
     """Posterior (mu, sd) of the tree written in ``split_of``; with
     ``divisor > 0``, sd is at least gain / divisor (the gain bound of

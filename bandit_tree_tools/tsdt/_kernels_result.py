@@ -7,7 +7,7 @@ import numpy as np
 from .._kernels_inline import empty, full, zeros
 from .._kernels_sort import sort_by_key
 from .._numba_config import helper, kernel
-from ._kernels_exact import ABORTED, _find, _solve_node
+from ._kernels_exact import ABORTED, NO_STEP_LIMIT, _find, _solve_node
 from ._kernels_posterior import _mark, evaluate_marked_tree
 from ._kernels_state import C_DT, C_SEARCH, C_SLOTS
 
@@ -29,7 +29,7 @@ def current_lower_bounds(state, n_cat, cat_offset, lambda_, gamma, z):
     return out
 
 
-@kernel
+@helper
 def tried_splits(state, n_features, visited_only):
     """(slot, attribute) mask of the splits the search created (in the trees
     of its search nodes), or only of those in the trees of visited ones."""
@@ -41,7 +41,7 @@ def tried_splits(state, n_features, visited_only):
     return tried
 
 
-@kernel
+@helper
 def counting_work(state, tried, n_cat, cat_offset):
     """Expected (node, split) steps per row of :func:`exact_dt_counts` with
     the splits ``tried``: the sum over DT nodes that have a slot of their
@@ -71,7 +71,7 @@ def counting_work(state, tried, n_cat, cat_offset):
     return work
 
 
-@kernel
+@helper
 def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
     """Class counts on the rows ``X, y`` of every DT node reached by the
     splits in ``tried`` (:func:`tried_splits`), exactly: every row goes
@@ -120,6 +120,26 @@ def exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
         if work > budget:
             return counts, False
     return counts, True
+
+
+@kernel
+def tried_split_counts(state, X, y, weight, n_cat, cat_offset, budget):
+    """(class counts of :func:`exact_dt_counts`, the splits ``tried``) of
+    every split the search created (the children of visited trees too),
+    unless counting them would take more than ``budget`` steps (many
+    attributes, many rows): then of the visited trees' splits only, whatever
+    they cost."""
+    # np.bool_ and np.int64: literal arguments would compile the callees once more, for their literal types
+    n_features = n_cat.shape[0]
+    tried = tried_splits(state, n_features, np.bool_(False))
+    if X.shape[0] * counting_work(state, tried, n_cat, cat_offset) <= budget:
+        counts, complete = exact_dt_counts(state, X, y, weight, n_cat, tried, budget)
+        if complete:
+            return counts, tried
+    # the estimate was over the budget, or short of the count
+    tried = tried_splits(state, n_features, np.bool_(True))
+    counts, _ = exact_dt_counts(state, X, y, weight, n_cat, tried, np.int64(NO_STEP_LIMIT))
+    return counts, tried
 
 
 @kernel
@@ -274,7 +294,7 @@ def row_bits(X, cat_offset, n_cells):
     return bits
 
 
-@kernel
+@helper
 def dt_keys(state, radix):
     """Key of every DT node in the exact solver's indexing of partial
     assignments (the same set of tests gives the same key, whatever the
@@ -286,7 +306,7 @@ def dt_keys(state, radix):
     return keys
 
 
-@kernel
+@helper
 def _rows_of(state, dt, bits, cat_offset, mask, out):
     """Rows of DT node ``dt`` written to ``out``; returns (count, steps)."""
     n_words = bits.shape[1]
@@ -366,7 +386,8 @@ def exact_completion(
     assemble again, until the tree's nodes are all solved (its root solved:
     the exact optimum) or a node does not fit the budget. Returns (choice per
     DT node: an attribute, -1 a leaf, -2 the exact subtree of the node's key
-    in the table; the root's value in rows; the table). Exact values are at
+    in the table; the root's value in rows; the table; the key of every DT
+    node, :func:`dt_keys`). Exact values are at
     least those of the tried splits, so the tree is never worse than the one
     of :func:`best_assembled_tree`."""
     n_dt = state.counters[C_DT]
@@ -404,7 +425,7 @@ def exact_completion(
                     stack[top] = first + category
                     top += 1
         if n_pending == 0 or budget[1] < 0:
-            return choice, best[0], table_keys, table_value, table_choice
+            return choice, best[0], table_keys, table_value, table_choice, keys
         sort_by_key(order_key, pending, n_pending)  # distinct keys: the order of np.argsort
         for dt in pending[:n_pending]:
             slot = _find(table_keys, keys[dt])

@@ -626,20 +626,10 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             scores = K.current_lower_bounds(state, self.n_categories_, self._cat_offset, float(self.lambda_), 1.0, 2.0)
             tied = np.flatnonzero(scores >= scores.max() - 1e-12)
             return self._splits_of(int(tied[np.argmin(state.s_n_splits[:n_search][tied])]))
-        # Every split created (the children of visited trees too) unless counting them would take more
-        # than COUNT_BUDGET steps (many attributes, many rows): then the visited trees' splits only.
-        n_features = len(self.n_categories_)
-        tried = K.tried_splits(state, n_features, False)
-        expected = X_codes.shape[0] * K.counting_work(state, tried, self.n_categories_, self._cat_offset)
-        if expected > COUNT_BUDGET:
-            tried = K.tried_splits(state, n_features, True)
-        counts, complete = K.exact_dt_counts(state, X_codes, y_codes, weight, self.n_categories_, tried, COUNT_BUDGET)
-        if not complete:  # the estimate was short: the visited trees' splits, whatever they cost
-            tried = K.tried_splits(state, n_features, True)
-            counts, _ = K.exact_dt_counts(
-                state, X_codes, y_codes, weight, self.n_categories_, tried, np.iinfo(np.int64).max
-            )
-        n_rows = int(weight.sum())
+        counts, tried = K.tried_split_counts(
+            state, X_codes, y_codes, weight, self.n_categories_, self._cat_offset, COUNT_BUDGET
+        )
+        n_features, n_rows = len(self.n_categories_), int(weight.sum())
         # Keys index the tests of the attributes that vary over the rows. The solver never tests one
         # that does not, and a split of the search's tree on one leaves a child with the node's own
         # rows (the same key: the same subproblem) and empty ones (never solved). Columns with one
@@ -652,7 +642,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         # Steps (a row scanned for one attribute) in proportion to the search's own work.
         steps = float(self.exact_effort) * self._rows_streamed * n_features
         budget = np.array([np.iinfo(np.int64).max, int(min(steps, 2.0**62))], dtype=np.int64)
-        choice, _, keys, values, choices = K.exact_completion(
+        choice, _, keys, values, choices, dt_keys = K.exact_completion(
             state,
             X_codes,
             y_codes,
@@ -670,7 +660,7 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
             choices,
             stored,
         )
-        self._exact_table = (keys, choices, radix, K.dt_keys(state, radix))
+        self._exact_table = (keys, choices, radix, dt_keys)
         self.proven_optimal_ = bool(choice[0] == EXACT)
         splits = {int(dt): int(choice[dt]) for dt in np.flatnonzero(choice >= 0)}
         splits.update({int(dt): EXACT for dt in np.flatnonzero(choice == EXACT)})

@@ -3,6 +3,7 @@ solver's kernel on a node's rows with a shared memo table, the row sets of
 the DT nodes, and the optimum it reaches where the search alone stays
 shallow."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -15,6 +16,11 @@ from bandit_tree_tools.tsdt._search import _exact_radix
 from tests.oracles.tsdt import reference_optimal_value
 
 from .conftest import load_monk2, load_tic_tac_toe, or_of_equal
+
+
+@numba.njit
+def _rows_of(state, dt, bits, cat_offset, mask, out):  # R._rows_of is compiled for calls from kernels only
+    return R._rows_of(state, dt, bits, cat_offset, mask, out)
 
 
 def _ones(n):
@@ -120,7 +126,7 @@ def test_rows_of_a_dt_node_are_those_matching_its_path():
         while node > 0:
             match &= X[:, state.dt_feature[node]] == state.dt_category[node]
             node = int(state.dt_parent[node])
-        n, _ = R._rows_of(state, dt, bits, model._cat_offset, mask, out)
+        n, _ = _rows_of(state, dt, bits, model._cat_offset, mask, out)
         np.testing.assert_array_equal(out[:n], np.flatnonzero(match))
 
 

@@ -2,6 +2,7 @@
 
 import math
 
+import numba
 import numpy as np
 import pytest
 
@@ -29,6 +30,33 @@ def _tree_of(state, node):
             tree[_path(state, int(state.s_split_leaf[node]))] = int(state.s_split_feature[node])
         node = int(state.s_parent[node])
     return tree
+
+
+# the kernels below are compiled for calls from other kernels only: the tests call them through these
+
+
+@numba.njit
+def _node_posterior(state, node, n_cat, cat_offset, lambda_, gamma, divisor):
+    """Posterior of search node ``node``'s own tree (``divisor > 0``: its sd widened by the gain bound)."""
+    K._mark(state, node, True)
+    mu, sd = K.evaluate_marked_tree(state, state.s_n_splits[node], n_cat, cat_offset, lambda_, gamma, divisor)
+    K._mark(state, node, False)
+    return mu, sd
+
+
+@numba.njit
+def _tried_splits(state, n_features, visited_only):
+    return K.tried_splits(state, n_features, visited_only)
+
+
+@numba.njit
+def _counting_work(state, tried, n_cat, cat_offset):
+    return K.counting_work(state, tried, n_cat, cat_offset)
+
+
+@numba.njit
+def _exact_dt_counts(state, X, y, weight, n_cat, tried, budget):
+    return K.exact_dt_counts(state, X, y, weight, n_cat, tried, budget)
 
 
 def _drive(model, X, y, n_iter):
@@ -89,26 +117,14 @@ def test_posteriors_equal_the_reference_statistics(variant):
     assert n_search > 50
     widened = 0
     for node in range(n_search):
-        K._mark(state, node, True)
-        mu, sd = K.evaluate_marked_tree(
-            state, state.s_n_splits[node], model.n_categories_, model._cat_offset, model.lambda_, model.gamma
-        )
-        K._mark(state, node, False)
+        mu, sd = _node_posterior(state, node, model.n_categories_, model._cat_offset, model.lambda_, model.gamma, 0.0)
         expected_mu, expected_sd = reference.posterior(_tree_of(state, node), model.lambda_, model.gamma)
         assert mu == pytest.approx(expected_mu, abs=1e-12)
         assert sd == pytest.approx(expected_sd, abs=1e-12)
         if variant == "optimistic":
-            K._mark(state, node, True)
-            _, wide = K.evaluate_marked_tree(
-                state,
-                state.s_n_splits[node],
-                model.n_categories_,
-                model._cat_offset,
-                model.lambda_,
-                model.gamma,
-                model._spread_divisor(),
+            _, wide = _node_posterior(
+                state, node, model.n_categories_, model._cat_offset, model.lambda_, model.gamma, model._spread_divisor()
             )
-            K._mark(state, node, False)
             _, expected_wide = reference.posterior(
                 _tree_of(state, node), model.lambda_, model.gamma, model._spread_divisor()
             )
@@ -309,9 +325,9 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     X, y = or_of_equal(n_rows=400, seed=5)
     model = TSDTClassifier(lambda_=0.01, max_iter=300, random_state=0).fit(X, y)
     state = model._state
-    tried = K.tried_splits(state, X.shape[1], True)  # the visited trees' splits
+    tried = _tried_splits(state, X.shape[1], True)  # the visited trees' splits
     ones = np.ones(len(y), dtype=np.int64)  # one row each
-    counts, complete = K.exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, 10**9)
+    counts, complete = _exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, 10**9)
     assert complete
     n_dt = int(state.counters[K.C_DT])
     reached = np.zeros(n_dt, dtype=bool)
@@ -325,9 +341,9 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
         for dt in range(n_dt)
         if reached[dt] and state.dt_slot[dt] >= 0
     )
-    estimate = len(y) * K.counting_work(state, tried, model.n_categories_, model._cat_offset)
+    estimate = len(y) * _counting_work(state, tried, model.n_categories_, model._cat_offset)
     assert 0.8 * steps < estimate < 1.25 * steps  # chain-rule shares of the stream stand for the rows
-    assert not K.exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, steps // 2)[1]
+    assert not _exact_dt_counts(state, X.astype(np.int64), y, ones, model.n_categories_, tried, steps // 2)[1]
     for dt in range(n_dt):  # every DT node reached counts exactly the rows that match its path
         match = np.ones(len(y), dtype=bool)
         for feature, category in _path(state, dt):
