@@ -6,7 +6,16 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bandit_tree_tools import ConversionError, InvalidTreeError, NodeError, collapse, make_tree
-from bandit_tree_tools.tree import Source, node_depth, node_parent, subtree_nodes, subtree_sums, validate
+from bandit_tree_tools.tree import (
+    Source,
+    node_depth,
+    node_parent,
+    outermost_nodes,
+    subtree_nodes,
+    subtree_sums,
+    validate,
+)
+from bandit_tree_tools.tree._edit import rebuilt_node_ids
 from tests.oracles.tree import reference_leaf
 from tests.tree.random_trees import probe_rows, random_ensemble, random_tree
 
@@ -115,6 +124,26 @@ def test_validate_checks_counts_and_features():
     tree = make_tree([1, -1, -1], [2, -1, -1], [3, -2, -2], [0.0, 0, 0], np.zeros(3))
     with pytest.raises(InvalidTreeError, match="feature 3, but there are 2 features"):
         validate(tree, n_features=2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_outermost_nodes_and_rebuilt_ids_follow_the_flagged_ancestors(seed):
+    # a node is dropped exactly when a flagged node is above it: checked by walking up from every node
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, max_depth=9, p_split=0.9)
+    parent = node_parent(tree)
+    for share in (0.0, 0.05, 0.3, 1.0):
+        mask = rng.random(tree.n_nodes) < share
+        under = np.zeros(tree.n_nodes, dtype=bool)
+        for node in range(tree.n_nodes):
+            above = parent[node]
+            while above >= 0 and not mask[above]:
+                above = parent[above]
+            under[node] = above >= 0
+        np.testing.assert_array_equal(outermost_nodes(tree, mask), np.flatnonzero(mask & ~under))
+        expected = np.full(tree.n_nodes, -1)
+        expected[~under] = np.arange(np.count_nonzero(~under))
+        np.testing.assert_array_equal(rebuilt_node_ids(tree, mask), expected)
 
 
 @pytest.mark.parametrize("seed", range(5))
