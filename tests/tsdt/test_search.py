@@ -369,6 +369,21 @@ def test_exact_counts_of_the_shared_nodes_and_the_assembled_tree():
     assert model.objective_ <= optimum.objective_ + 1e-12
 
 
+def test_the_final_count_takes_every_created_split_within_its_budget_and_the_visited_ones_past_it():
+    X, y = or_of_equal(n_rows=400, seed=5)
+    model = TSDTClassifier(lambda_=0.01, max_iter=300, random_state=0).fit(X, y)
+    state, X = model._state, X.astype(np.int64)
+    ones = np.ones(len(y), dtype=np.int64)
+    args = (state, X, y, ones, model.n_categories_)
+    created, visited = _tried_splits(state, X.shape[1], False), _tried_splits(state, X.shape[1], True)
+    assert created.sum() > visited.sum()
+    every_row = np.iinfo(np.int64).max
+    for budget, tried in ((10**9, created), (0, visited)):  # (0: the visited trees' splits, whatever they cost)
+        counts, chosen = K.tried_split_counts(*args, model._cat_offset, budget)
+        np.testing.assert_array_equal(chosen, tried)
+        np.testing.assert_array_equal(counts, _exact_dt_counts(*args, tried, every_row)[0])
+
+
 _SEARCH_SIGNATURES = """
 import numpy as np
 from bandit_tree_tools.tsdt import TSDTClassifier
