@@ -377,10 +377,27 @@ def breadth_first_positions(node_offset: np.ndarray, children_left: np.ndarray, 
     return position, level
 
 
+def sums_to_root(parent: np.ndarray, edge: np.ndarray) -> np.ndarray:
+    """Per node, the sum of ``edge`` over the edges from it up to its root
+    (``edge[v]``: the edge from ``v`` to ``parent[v]``; ``parent`` is -1 at a
+    root, whose own entry is not read). By pointer jumping: each round, every
+    node adds the sum of the node it has reached and jumps to where that one
+    had reached, so a tree of depth ``d`` takes about ``log2(d)`` numpy passes
+    rather than a Python step per node or per level."""
+    ancestor = np.array(parent, dtype=np.int64)
+    total = np.where(ancestor >= 0, edge, 0)  # the edges between a node and the ancestor it has reached
+    pending = np.flatnonzero(ancestor >= 0)
+    while pending.size:
+        above = ancestor[pending]
+        total[pending] += total[above]  # reads values of the previous round: above's own
+        ancestor[pending] = ancestor[above]  # entries change only after this line
+        pending = pending[ancestor[pending] >= 0]
+    return total
+
+
 def stacked_node_depths(trees) -> tuple[np.ndarray, np.ndarray]:
     """Node offsets of the trees stacked end to end (:func:`node_offsets`),
-    and the depth of every stacked node, found by pointer jumping (a few
-    numpy passes in all, rather than a Python step per node or per level)."""
+    and the depth of every stacked node (:func:`sums_to_root` of ones)."""
     offsets = node_offsets(trees)
     sizes = np.diff(offsets)
     left = np.concatenate([tree.children_left for tree in trees])
@@ -390,14 +407,7 @@ def stacked_node_depths(trees) -> tuple[np.ndarray, np.ndarray]:
     ancestor = np.full(offsets[-1], -1, dtype=np.int64)
     ancestor[left[internal] + shift[internal]] = internal
     ancestor[right[internal] + shift[internal]] = internal
-    distance = (ancestor >= 0).astype(np.int64)  # edges between a node and its current ancestor
-    pending = np.flatnonzero(ancestor >= 0)
-    while pending.size:
-        above = ancestor[pending]
-        distance[pending] += distance[above]  # reads values of the previous round: above's own
-        ancestor[pending] = ancestor[above]  # entries change only after this line
-        pending = pending[ancestor[pending] >= 0]
-    return offsets, distance
+    return offsets, sums_to_root(ancestor, np.ones(offsets[-1], dtype=np.int64))
 
 
 def node_depth(tree: TreeArrays) -> np.ndarray:

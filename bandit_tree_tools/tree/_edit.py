@@ -8,26 +8,19 @@ the old one is left as it was.
 import numpy as np
 
 from ..exceptions import ConversionError, UnsupportedModelError
-from ._arrays import TREE_LEAF, TREE_UNDEFINED, TreeArrays, node_parent
+from ._arrays import TREE_LEAF, TREE_UNDEFINED, TreeArrays, node_parent, sums_to_root
 from ._ensemble import Ensemble
 from ._nodes import check_node_map
 
 
 def under_flagged(tree: TreeArrays, mask: np.ndarray) -> np.ndarray:
     """Whether each node has a node flagged in ``mask`` above it (a proper
-    ancestor). numpy, by pointer jumping: every node's reach up the tree
-    doubles each round, so a tree of depth ``d`` takes about ``log2(d)``
-    passes over its nodes rather than a Python step per node."""
-    up = node_parent(tree)
-    pending = np.flatnonzero(up >= 0)
-    under = np.zeros(tree.n_nodes, dtype=bool)
-    under[pending] = mask[up[pending]]  # whether a flagged node is on the path from the parent to up, both in
-    while pending.size:
-        above = up[pending]
-        under[pending] |= under[above]  # reads the previous round's values: above's own change later
-        up[pending] = up[above]
-        pending = pending[up[pending] >= 0]
-    return under
+    ancestor): the flagged parents counted up to the root (:func:`sums_to_root`)."""
+    parent = node_parent(tree)
+    flagged_parent = np.zeros(tree.n_nodes, dtype=np.int64)
+    below = parent >= 0
+    flagged_parent[below] = mask[parent[below]]
+    return sums_to_root(parent, flagged_parent) > 0
 
 
 def rebuilt_node_ids(tree: TreeArrays, make_leaf: np.ndarray) -> np.ndarray:
