@@ -104,10 +104,14 @@ def _pack(ensemble) -> PackedEnsemble:
     # (``nodes``): a forest has millions of nodes, and each full-size temporary is memory the
     # first use of an imported model touches for the first time.
     left_local, right_local = joined("children_left"), joined("children_right")
-    new_of_old, depth, lockstep = breadth_first(offsets, left_local, right_local)
-    nodes = new_of_old
-    origin = np.empty_like(new_of_old)
-    origin[nodes] = np.arange(nodes.shape[0])
+    nodes, depth, lockstep = breadth_first(offsets, left_local, right_local)
+
+    def renumbered(array):
+        """``array`` (a row per node, in the original order) with each row at the node's new id."""
+        out = np.empty_like(array)
+        out[nodes] = array
+        return out
+
     shift = np.repeat(offsets[:-1], np.diff(offsets))
     is_leaf = left_local < 0
     threshold, feature = joined("threshold"), joined("feature")
@@ -124,7 +128,7 @@ def _pack(ensemble) -> PackedEnsemble:
     word = np.where(is_leaf, 0, feature).astype(np.int64, copy=False)
     word[nan_right] |= _kernels.NAN_RIGHT
     word[general] |= _kernels.GENERAL
-    left = new_of_old[np.where(is_leaf, 0, left_local + shift)]
+    left = nodes[np.where(is_leaf, 0, left_local + shift)]
     left[is_leaf] = nodes[is_leaf]  # a leaf points at itself
     compact = _compact(cut, word, left - nodes, nodes, ensemble.input_dtype, ensemble.n_features_in_)
     if compact is None:  # the 16-byte layout
@@ -135,21 +139,13 @@ def _pack(ensemble) -> PackedEnsemble:
         records, cuts, shift_bits = wide.reshape(-1), wide.view(np.float64).reshape(-1), None
     else:
         records, cuts, shift_bits = compact
-    leaf_id = np.empty(offsets[-1], dtype=np.int64)
-    leaf_id[nodes] = np.arange(offsets[-1]) - shift
     value = joined("value")
-    scaled = np.empty_like(value)
     if np.all(ensemble.tree_scale == 1.0):  # x * 1.0 is x, bit for bit
-        scaled[nodes] = value
+        scaled = renumbered(value)
     else:
-        scaled[nodes] = value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None]
+        scaled = renumbered(value * np.repeat(ensemble.tree_scale, np.diff(offsets))[:, None])
     with np.errstate(over="ignore"):
         scaled32 = scaled.astype(np.float32)
-    category_left = np.empty_like(joined("category_left"))
-    category_right = np.empty_like(category_left)
-    category_left[nodes], category_right[nodes] = joined("category_left"), joined("category_right")
-    flags_new, threshold_new = np.empty_like(flags), np.empty_like(threshold)
-    flags_new[nodes], threshold_new[nodes] = flags, threshold
     return PackedEnsemble(
         node_offset=offsets,
         value=value,
@@ -158,13 +154,13 @@ def _pack(ensemble) -> PackedEnsemble:
         tree_lockstep=lockstep,
         records=records,
         cuts=cuts,
-        flags=flags_new,
-        threshold=threshold_new,
-        category_left=category_left,
-        category_right=category_right,
-        new_of_old=new_of_old,
-        origin=origin,
-        leaf_id=leaf_id,
+        flags=renumbered(flags),
+        threshold=renumbered(threshold),
+        category_left=renumbered(joined("category_left")),
+        category_right=renumbered(joined("category_right")),
+        new_of_old=nodes,
+        origin=renumbered(np.arange(offsets[-1])),
+        leaf_id=renumbered(np.arange(offsets[-1]) - shift),
         leaf_value=scaled,
         leaf_value32=scaled32,
         compact=compact is not None,
