@@ -20,6 +20,10 @@ The number of threads is numba's for the calling thread
 ``numba.set_num_threads`` keep their meaning. A call from inside one of the
 pool's threads runs its chunks in that thread (no nested waiting on the same
 pool), and a pool inherited through ``fork()`` is replaced by a new one.
+
+:func:`side_by_side` runs a few independent tasks at the same time, each on a
+thread of its own: where a task's Python steps leave the cores idle between
+its kernels, the other's kernels fill them.
 """
 
 import itertools
@@ -97,4 +101,45 @@ def run_chunks(kernel, lo: int, hi: int, step: int, *args) -> list:
     for future in futures:
         if not future.cancelled() and future.exception() is not None:
             raise future.exception()
+    return results
+
+
+def side_by_side(tasks, stop: threading.Event | None = None) -> list:
+    """``[task() for task in tasks]``, the tasks run at the same time, the
+    first in the calling thread and each other one in a thread of its own,
+    when this thread may use several cores (:func:`n_threads`); one after
+    another otherwise. Every thread keeps the caller's numba thread count.
+
+    When a task raises (an interrupt included), ``stop`` is set, for the
+    other tasks to read and end early; the first error is raised once every
+    task has ended."""
+    if len(tasks) < 2 or n_threads() < 2:
+        return [task() for task in tasks]
+    threads = numba.get_num_threads()
+    results, errors = [None] * len(tasks), [None] * len(tasks)
+
+    def run(index):
+        try:
+            numba.set_num_threads(threads)  # numba's count is per thread
+            results[index] = tasks[index]()
+        except BaseException as error:  # raised in the caller, below
+            errors[index] = error
+            if stop is not None:
+                stop.set()
+
+    helpers = [threading.Thread(target=run, args=(index,), daemon=True) for index in range(1, len(tasks))]
+    for helper in helpers:
+        helper.start()
+    run(0)
+    for helper in helpers:
+        while helper.is_alive():
+            try:
+                helper.join()
+            except BaseException as error:  # an interrupt while waiting: ask the others to end, and wait
+                if stop is not None:
+                    stop.set()
+                errors[0] = errors[0] or error
+    for error in errors:
+        if error is not None:
+            raise error
     return results

@@ -123,3 +123,45 @@ def test_a_small_batch_routes_in_one_chunk_and_a_large_one_in_blocks():
         # enough: chunks of one block, claimed by whichever thread is free
         assert block_rows(10_000) == BLOCK and chunk_rows(200, block_rows(10_000)) == BLOCK
         assert chunk_rows(200, LANES) == LANES
+
+
+def test_side_by_side_runs_the_tasks_at_the_same_time_and_returns_them_in_order():
+    meet = threading.Barrier(3, timeout=10)  # passed only when all three tasks run at once
+
+    def task(answer):
+        meet.wait()
+        return answer, threading.get_ident()
+
+    with numba_threads(2):
+        results = _threads.side_by_side([lambda: task("a"), lambda: task("b"), lambda: task("c")])
+    assert [answer for answer, _ in results] == ["a", "b", "c"]
+    assert results[0][1] == threading.get_ident() and len({ident for _, ident in results}) == 3
+
+
+def test_side_by_side_on_one_thread_runs_the_tasks_one_after_another_in_the_caller():
+    order = []
+    with numba_threads(1):
+        results = _threads.side_by_side([lambda: order.append(threading.get_ident()) or 1, lambda: 2])
+    assert results == [1, 2] and order == [threading.get_ident()]
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 3, reason="needs a thread count below numba's largest")
+def test_side_by_side_gives_every_thread_the_callers_numba_thread_count():
+    with numba_threads(2):
+        counts = _threads.side_by_side([numba.get_num_threads, numba.get_num_threads])
+    assert counts == [2, 2]
+
+
+def test_side_by_side_raises_a_tasks_error_after_asking_the_others_to_stop():
+    stop = threading.Event()
+
+    def waits_for_stop():
+        assert stop.wait(timeout=10)  # ended early by the other task's failure
+        return "stopped"
+
+    def fails():
+        raise ValueError("the second task failed")
+
+    with numba_threads(2), pytest.raises(ValueError, match="the second task failed"):
+        _threads.side_by_side([waits_for_stop, fails], stop)
+    assert stop.is_set()

@@ -1,6 +1,7 @@
 """``btt.prune``: the public function, its parameters and the walks it takes
 (the engine's map: ``pruning/_engine/__init__.py``)."""
 
+import threading
 import time
 import warnings
 from dataclasses import replace
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..._numba_config import numba_threads
+from ..._threads import side_by_side
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
 from .._inputs import callback_stops, check_target, check_training_pair, monotone_method, to_ensemble
@@ -175,7 +177,8 @@ def prune(
         walk, which report nothing (their progress bars show them).
     n_jobs : int or None, default -1
         Threads of the search's parallel kernels, by joblib's rule: -1 every
-        core, None one.
+        core, None one. With more than one, the two walks on the halves that
+        measure a forest's walk run side by side, each on a thread of its own.
 
     Returns
     -------
@@ -480,21 +483,22 @@ def _walks(
             if start is None:  # no point of the L1 path leaves a tree out within the tolerance
                 continue
         if ranked_on == CROSS_FITTED:
-            paths = []
-            for half, rows in enumerate(half_rows):
-                sizing = _Search(
-                    ensemble, *rows, False, metric, search, float(confidence), refit, whole_trees, layout=layout
-                )
-                path, _ = sizing.run(
-                    _bound(metric, sizing.metric_value(), FAR * tolerance),
-                    progress,
-                    None,
-                    started,
-                    label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
-                )
-                paths.append(path)
-                row_evaluations += sizing.row_evaluations
-                scoring_seconds += sizing.scoring_seconds
+            measured = _measuring_walks(
+                ensemble,
+                half_rows,
+                metric,
+                tolerance,
+                search,
+                confidence,
+                refit,
+                whole_trees,
+                layout,
+                progress,
+                started,
+            )
+            paths = [path for path, _ in measured]
+            row_evaluations += sum(sizing.row_evaluations for _, sizing in measured)
+            scoring_seconds += sum(sizing.scoring_seconds for _, sizing in measured)
             estimate = cross_fitted(baseline, paths)
         report = None if callback is None else _WalkCallback(callback, len(walks))
         label = (
@@ -515,6 +519,32 @@ def _walks(
         row_evaluations += engine.row_evaluations
         scoring_seconds += engine.scoring_seconds
     return walks, baseline, row_evaluations, scoring_seconds
+
+
+def _measuring_walks(
+    ensemble, half_rows, metric, tolerance, search, confidence, refit, whole_trees, layout, progress, started
+) -> list:
+    """(path, search) of the two walks, each ranked on one half of the
+    validation rows and checked on the other, that measure the walk ranked on
+    all of them. They run side by side on threads (``_threads.side_by_side``):
+    one walk's kernels use the cores while the other runs Python between its
+    own."""
+    stop = threading.Event()  # one walk failed or was interrupted: the other ends at its next step
+
+    def walk(half):
+        sizing = _Search(
+            ensemble, *half_rows[half], False, metric, search, float(confidence), refit, whole_trees, layout=layout
+        )
+        path, _ = sizing.run(
+            _bound(metric, sizing.metric_value(), FAR * tolerance),
+            progress,
+            lambda row: stop.is_set(),
+            started,
+            label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+        )
+        return path, sizing
+
+    return side_by_side([lambda half=half: walk(half) for half in range(len(half_rows))], stop)
 
 
 class _WalkCallback:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import make_classification, make_regression
+from sklearn.ensemble import RandomForestClassifier
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.exceptions import DataError, ParameterError
@@ -759,15 +760,19 @@ def test_same_random_state_same_path(lightgbm_binary, binary_data):
         pd.testing.assert_frame_equal(one.path.drop(columns="elapsed"), two.path.drop(columns="elapsed"))
 
 
-def test_the_path_does_not_depend_on_the_number_of_threads(binary_data):
+@pytest.mark.parametrize("kind", ["lightgbm with training rows", "forest measured by walks side by side"])
+def test_the_path_does_not_depend_on_the_number_of_threads(binary_data, kind):
     X_train, y_train, X_val, y_val, _, _ = binary_data
-    model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X_train, y_train)
+    if kind == "lightgbm with training rows":
+        model = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, random_state=0).fit(X_train, y_train)
+        rows = dict(X_train=X_train, y_train=y_train)
+    else:  # from the validation rows alone: the walks on their halves run on threads of their own
+        model = RandomForestClassifier(n_estimators=20, max_depth=8, random_state=0).fit(X_train, y_train)
+        rows = {}
     threads = numba.get_num_threads()
     paths = []
     for n_jobs in (1, -1):
-        result = btt.prune(
-            model, X_val, y_val, X_train=X_train, y_train=y_train, random_state=0, progress=False, n_jobs=n_jobs
-        )
+        result = btt.prune(model, X_val, y_val, **rows, random_state=0, progress=False, n_jobs=n_jobs)
         assert numba.get_num_threads() == threads  # the caller's count is restored
         paths.append(
             pd.concat([walk.path.drop(columns="elapsed") for walk in result._walks], keys=range(len(result._walks)))
