@@ -108,13 +108,15 @@ def side_by_side(tasks, stop: threading.Event | None = None) -> list:
     """``[task() for task in tasks]``, the tasks run at the same time, the
     first in the calling thread and each other one in a thread of its own,
     when this thread may use several cores (:func:`n_threads`); one after
-    another otherwise. Every thread keeps the caller's numba thread count.
+    another otherwise, the first last (it may wait for what the others
+    give). Every thread keeps the caller's numba thread count.
 
     When a task raises (an interrupt included), ``stop`` is set, for the
     other tasks to read and end early; the first error is raised once every
     task has ended."""
     if len(tasks) < 2 or n_threads() < 2:
-        return [task() for task in tasks]
+        others = [task() for task in tasks[1:]]
+        return [tasks[0](), *others]
     threads = numba.get_num_threads()
     results, errors = [None] * len(tasks), [None] * len(tasks)
 

@@ -138,11 +138,17 @@ def test_side_by_side_runs_the_tasks_at_the_same_time_and_returns_them_in_order(
     assert results[0][1] == threading.get_ident() and len({ident for _, ident in results}) == 3
 
 
-def test_side_by_side_on_one_thread_runs_the_tasks_one_after_another_in_the_caller():
-    order = []
+def test_side_by_side_on_one_thread_runs_the_tasks_one_after_another_in_the_caller_the_first_last():
+    ran = []
+
+    def task(answer):
+        ran.append((answer, threading.get_ident()))
+        return answer
+
     with numba_threads(1):
-        results = _threads.side_by_side([lambda: order.append(threading.get_ident()) or 1, lambda: 2])
-    assert results == [1, 2] and order == [threading.get_ident()]
+        results = _threads.side_by_side([lambda: task("a"), lambda: task("b"), lambda: task("c")])
+    assert results == ["a", "b", "c"]
+    assert ran == [(answer, threading.get_ident()) for answer in "bca"]  # the first may wait for the others
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 3, reason="needs a thread count below numba's largest")

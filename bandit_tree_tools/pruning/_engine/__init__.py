@@ -89,8 +89,9 @@ and returns the smallest whose metric on the checking rows stays within
    so they cannot check that walk; two walks, each ranked on one half of
    them and checked on the other, measure it instead: at each size, the
    mean of their changes from the unpruned model (cross-validation). The
-   two run side by side on threads, one's kernels using the cores while
-   the other runs Python between its own. Ranked
+   three walks run side by side on threads, one's kernels using the cores
+   while another runs Python between its own; the walk waits for the
+   halves' measurements of each of its sizes. Ranked
    on every row, the walk ranks better than on a half; measured by both
    halves, its standard error is that of every row, not of one half. A walk
    goes on past models outside the tolerance (a re-fitted model further down

@@ -5,6 +5,7 @@ the path."""
 
 import math
 import numbers
+import threading
 
 import numpy as np
 import pandas as pd
@@ -144,40 +145,58 @@ def _halves(target: Target, rng) -> tuple:
     return np.flatnonzero(first), np.flatnonzero(~first)
 
 
-def cross_fitted(baseline: float, paths: list):
+class CrossFitted:
     """The metric of a walk ranked on every validation row, estimated from
-    ``paths``: two walks that each ranked on one half of the rows and checked
-    on the other. A function of a model's leaves that returns (metric,
-    standard error): the mean over the two walks of the change from their
-    unpruned model at their smallest model of at least that many leaves,
-    added to ``baseline``, with the standard error of that mean (the halves
-    are disjoint); None below the smallest model either walk reached (it
-    ended far outside the tolerance there).
+    two walks that each ranked on one half of the rows and checked on the
+    other. Called with a model's leaves, it returns (metric, standard error):
+    the mean over the two walks of the change from their unpruned model at
+    their smallest model of at least that many leaves, added to
+    ``baseline``, with the standard error of that mean (the halves are
+    disjoint); None below the smallest model either walk reached (it ended
+    far outside the tolerance there).
 
     A walk whose choices read its checking rows measures them too well; a
     walk whose checking rows are half of them measures with a wide error.
     Each half walk stands for the walk on every row at the same size, which
-    ranks on twice the rows: the estimate is that of cross-validation."""
-    walks = [
-        (
-            path["leaves"].to_numpy(),
-            path["metric"].to_numpy() - path["metric"].iat[0],
-            path["metric_se"].to_numpy(),
-        )
-        for path in paths
-    ]
+    ranks on twice the rows: the estimate is that of cross-validation.
 
-    def estimate(leaves: int):
-        changes, errors = [], []
-        for sizes, change, error in walks:
-            if leaves < sizes[-1]:  # the path's sizes fall step by step: its last model is its smallest
-                return None
-            row = np.flatnonzero(sizes >= leaves)[-1]
-            changes.append(change[row])
-            errors.append(error[row])
-        return baseline + float(np.mean(changes)), float(np.hypot(*errors) / len(errors))
+    The half walks may still be running: ``add`` takes each of their path's
+    rows as it is measured and ``end`` their end, and a call waits until
+    both have gone below the size asked for or ended, so that it answers as
+    it would once they are done."""
 
-    return estimate
+    def __init__(self, baseline: float, n_walks: int = 2):
+        self.baseline = baseline
+        self._points = [[] for _ in range(n_walks)]  # per walk: (leaves, metric, standard error)
+        self._ended = [False] * n_walks
+        self._changed = threading.Condition()
+
+    def add(self, walk: int, row: dict) -> None:
+        with self._changed:
+            self._points[walk].append((row["leaves"], row["metric"], row["metric_se"]))
+            self._changed.notify_all()
+
+    def end(self, walk: int) -> None:
+        with self._changed:
+            self._ended[walk] = True
+            self._changed.notify_all()
+
+    def __call__(self, leaves: int):
+        with self._changed:  # a walk's sizes fall step by step: past ``leaves``, its answer is final
+            self._changed.wait_for(
+                lambda: all(
+                    ended or (points and points[-1][0] < leaves) for points, ended in zip(self._points, self._ended)
+                )
+            )
+            changes, errors = [], []
+            for points in self._points:
+                if not points or leaves < points[-1][0]:  # below its last model, its smallest
+                    return None
+                sizes = np.array([size for size, _, _ in points])
+                row = np.flatnonzero(sizes >= leaves)[-1]
+                changes.append(points[row][1] - points[0][1])
+                errors.append(points[row][2])
+            return self.baseline + float(np.mean(changes)), float(np.hypot(*errors) / len(errors))
 
 
 def _bound(metric: str, baseline: float, tolerance: float) -> float:

@@ -1,6 +1,7 @@
 """``btt.prune``: the public function, its parameters and the walks it takes
 (the engine's map: ``pruning/_engine/__init__.py``)."""
 
+import functools
 import threading
 import time
 import warnings
@@ -17,13 +18,13 @@ from .._inputs import callback_stops, check_target, check_training_pair, monoton
 from ._metrics import (
     MARGIN,
     METRICS,
+    CrossFitted,
     _bound,
     _check_margin,
     _check_metric,
     _check_tolerance,
     _check_validation,
     _halves,
-    cross_fitted,
 )
 from ._result import (
     CROSS_FITTED,
@@ -173,12 +174,14 @@ def prune(
         ``walk`` (0 for the first walk, counting up: ``refit="auto"``,
         ``reweight`` and out-of-bag ranking add walks); a return value of
         True (Python's or numpy's) stops the search. A forest without
-        ``X_train`` first takes the two walks on the halves that measure its
-        walk, which report nothing (their progress bars show them).
+        ``X_train`` takes, beside its walk, the two walks on the halves that
+        measure it, which report nothing (their progress bars show them).
     n_jobs : int or None, default -1
         Threads of the search's parallel kernels, by joblib's rule: -1 every
-        core, None one. With more than one, the two walks on the halves that
-        measure a forest's walk run side by side, each on a thread of its own.
+        core, None one. With more than one, a forest's walk on the
+        validation rows and the two walks on their halves that measure it run
+        side by side, each on a thread of its own (the callback is called
+        from the calling thread).
 
     Returns
     -------
@@ -432,7 +435,7 @@ def _checking_halves(metric, target, tolerance, rng):
 def _half_rows(checking, halves, rng) -> list:
     """(ranking rows, checking rows) of the two walks that measure the walk
     ranked on every validation row (``checking``, as ``_rankings`` made it):
-    each half of them ranks, the other checks (``_metrics.cross_fitted``)."""
+    each half of them ranks, the other checks (``_metrics.CrossFitted``)."""
     first, second = halves
     return [
         (checking.subset(ranking[rng.permutation(ranking.shape[0])]), checking.subset(measuring))
@@ -472,7 +475,7 @@ def _walks(
             layout=layout,
         )
         baseline = engine.metric_value()
-        start, estimate = None, None
+        start = None
         if reweighted:  # one start per ranking, for all of its re-weighted walks
             if ranked_on not in starts:
                 fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
@@ -482,8 +485,27 @@ def _walks(
             start = starts[ranked_on]
             if start is None:  # no point of the L1 path leaves a tree out within the tolerance
                 continue
+        report = None if callback is None else _WalkCallback(callback, len(walks))
+        label = (
+            f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
+            f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
+        )
+
+        def walk(estimate=None):
+            return engine.run(
+                _bound(metric, baseline, FAR * tolerance),
+                progress,
+                report,
+                started,
+                start=start,
+                label=label,
+                estimate=estimate,
+            )
+
         if ranked_on == CROSS_FITTED:
-            measured = _measuring_walks(
+            (path, states), measuring = _measured_walk(
+                walk,
+                baseline,
                 ensemble,
                 half_rows,
                 metric,
@@ -496,24 +518,10 @@ def _walks(
                 progress,
                 started,
             )
-            paths = [path for path, _ in measured]
-            row_evaluations += sum(sizing.row_evaluations for _, sizing in measured)
-            scoring_seconds += sum(sizing.scoring_seconds for _, sizing in measured)
-            estimate = cross_fitted(baseline, paths)
-        report = None if callback is None else _WalkCallback(callback, len(walks))
-        label = (
-            f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
-            f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
-        )
-        path, states = engine.run(
-            _bound(metric, baseline, FAR * tolerance),
-            progress,
-            report,
-            started,
-            start=start,
-            label=label,
-            estimate=estimate,
-        )
+            row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
+            scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
+        else:
+            path, states = walk()
         stopped = report is not None and report.stopped
         walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
         row_evaluations += engine.row_evaluations
@@ -521,30 +529,63 @@ def _walks(
     return walks, baseline, row_evaluations, scoring_seconds
 
 
-def _measuring_walks(
-    ensemble, half_rows, metric, tolerance, search, confidence, refit, whole_trees, layout, progress, started
-) -> list:
-    """(path, search) of the two walks, each ranked on one half of the
-    validation rows and checked on the other, that measure the walk ranked on
-    all of them. They run side by side on threads (``_threads.side_by_side``):
-    one walk's kernels use the cores while the other runs Python between its
-    own."""
-    stop = threading.Event()  # one walk failed or was interrupted: the other ends at its next step
+def _measured_walk(
+    walk,
+    baseline,
+    ensemble,
+    half_rows,
+    metric,
+    tolerance,
+    search,
+    confidence,
+    refit,
+    whole_trees,
+    layout,
+    progress,
+    started,
+):
+    """(the path and states of ``walk``, the walk ranked on every validation
+    row, a function of its estimate; the searches of the two walks that
+    measure it, each ranked on one half of those rows and checked on the
+    other). ``baseline``: the unpruned model's metric on every validation row.
 
-    def walk(half):
-        sizing = _Search(
-            ensemble, *half_rows[half], False, metric, search, float(confidence), refit, whole_trees, layout=layout
-        )
-        path, _ = sizing.run(
-            _bound(metric, sizing.metric_value(), FAR * tolerance),
-            progress,
-            lambda row: stop.is_set(),
-            started,
-            label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
-        )
-        return path, sizing
+    The three run side by side on threads (``_threads.side_by_side``): one
+    walk's kernels use the cores while another runs Python between its own.
+    The walk waits for the halves' measurements of each of its sizes
+    (:class:`CrossFitted`); the halves end when the walk has ended."""
+    estimate = CrossFitted(baseline)
+    stop = threading.Event()  # the walk has ended, or one of the three failed: the others end at their next step
 
-    return side_by_side([lambda half=half: walk(half) for half in range(len(half_rows))], stop)
+    def measured():
+        try:
+            return walk(estimate)
+        finally:
+            stop.set()
+
+    def measuring(half):
+        def record(row):
+            estimate.add(half, row)
+            return stop.is_set()
+
+        try:
+            sizing = _Search(
+                ensemble, *half_rows[half], False, metric, search, float(confidence), refit, whole_trees, layout=layout
+            )
+            sizing.run(
+                _bound(metric, sizing.metric_value(), FAR * tolerance),
+                progress,
+                record,
+                started,
+                label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+            )
+            return sizing
+        finally:
+            estimate.end(half)
+
+    path_and_states, *measuring_searches = side_by_side(
+        [measured, *(functools.partial(measuring, half) for half in range(len(half_rows)))], stop
+    )
+    return path_and_states, measuring_searches
 
 
 class _WalkCallback:

@@ -792,7 +792,7 @@ class _Search:
         ``reweighted_start``) that is the path's first step from the unpruned
         model; ``label``: the progress bar's, which says which walk this is;
         ``estimate``: a function of a model's leaves that gives its metric and
-        standard error in place of the checking rows' (``_metrics.cross_fitted``),
+        standard error in place of the checking rows' (``_metrics.CrossFitted``),
         or None where it cannot tell, which ends the walk.
 
         Every step is taken, also those that leave the tolerance: the metric

@@ -182,22 +182,62 @@ def test_the_after_row_reads_the_pruned_models_own_scores_without_a_new_kernel(b
         assert result.metrics.loc["after", name] == metric_value(name, result.ensemble, raw, target)
 
 
+def _cross_fitted(baseline, paths):
+    from bandit_tree_tools.pruning._engine._metrics import CrossFitted
+
+    estimate = CrossFitted(baseline)
+    for walk, path in enumerate(paths):
+        for row in path.to_dict("records"):
+            estimate.add(walk, row)
+        estimate.end(walk)
+    return estimate
+
+
 def test_the_cross_fitted_estimate_averages_the_half_walks_at_each_size():
     import pandas as pd
-
-    from bandit_tree_tools.pruning._engine._metrics import cross_fitted
 
     first = pd.DataFrame(
         {"leaves": [100, 80, 60, 40], "metric": [0.90, 0.90, 0.88, 0.80], "metric_se": [0, 0.01, 0.02, 0.03]}
     )
     second = pd.DataFrame({"leaves": [100, 70, 50], "metric": [0.80, 0.81, 0.79], "metric_se": [0, 0.02, 0.04]})
-    estimate = cross_fitted(0.85, [first, second])
+    estimate = _cross_fitted(0.85, [first, second])
     assert estimate(100) == (0.85, 0.0)
     # each walk at its smallest model of at least 75 leaves: 80 and 100
     assert estimate(75) == pytest.approx((0.85, 0.01 / 2))
     assert estimate(70) == pytest.approx((0.85 + 0.005, np.hypot(0.01, 0.02) / 2))
     assert estimate(50) == pytest.approx((0.85 - 0.015, np.hypot(0.02, 0.04) / 2))
     assert estimate(45) is None  # smaller than the second walk went
+
+
+def test_the_cross_fitted_estimate_waits_for_the_half_walks_still_running():
+    """Asked while the half walks run, it answers once each has gone below
+    the size (or ended), as it would have once they were done."""
+    import threading
+
+    from bandit_tree_tools.pruning._engine._metrics import CrossFitted
+
+    estimate, answers = CrossFitted(0.85), []
+    asking = threading.Thread(target=lambda: answers.append(estimate(70)))
+    asking.start()
+    estimate.add(0, {"leaves": 100, "metric": 0.90, "metric_se": 0.0})
+    estimate.add(1, {"leaves": 100, "metric": 0.80, "metric_se": 0.0})
+    estimate.add(0, {"leaves": 70, "metric": 0.89, "metric_se": 0.01})  # 70 leaves: a later step may have 70 too
+    estimate.add(1, {"leaves": 60, "metric": 0.79, "metric_se": 0.02})
+    asking.join(timeout=0.2)
+    assert asking.is_alive() and not answers  # the first walk has not gone below 70 leaves yet
+    estimate.add(0, {"leaves": 70, "metric": 0.88, "metric_se": 0.01})
+    estimate.add(0, {"leaves": 50, "metric": 0.87, "metric_se": 0.03})
+    asking.join(timeout=10)
+    # the first walk at its later 70-leaf model, the second at its 100-leaf one
+    assert answers == [pytest.approx((0.85 + (-0.02 + 0.0) / 2, np.hypot(0.01, 0.0) / 2))]
+    # a walk that ended (one that failed, or was stopped) answers below its last model with None
+    late = threading.Thread(target=lambda: answers.append(estimate(55)))
+    late.start()
+    late.join(timeout=0.2)
+    assert late.is_alive()  # the second walk is at 60 leaves
+    estimate.end(1)
+    late.join(timeout=10)
+    assert answers[1:] == [None]
 
 
 def test_a_forest_ranks_on_the_labels_and_every_row_measures(boosted):
@@ -231,19 +271,21 @@ def test_a_forest_ranks_on_the_labels_and_every_row_measures(boosted):
 
 
 def test_a_forests_path_is_what_its_half_walks_measure(boosted, monkeypatch):
-    from bandit_tree_tools.pruning._engine import _prune
+    import pandas as pd
+
+    from bandit_tree_tools.pruning._engine._metrics import CrossFitted
 
     _, X_val, y_val = boosted
     forest = RandomForestClassifier(n_estimators=8, max_depth=6, random_state=0).fit(X_val[:700], y_val[:700])
-    seen, estimate = [], _prune.cross_fitted
+    rows, add = {0: [], 1: []}, CrossFitted.add
 
-    def recording(baseline, paths):
-        seen.append(paths)
-        return estimate(baseline, paths)
+    def recording(self, walk, row):
+        rows[walk].append(row)
+        add(self, walk, row)
 
-    monkeypatch.setattr(_prune, "cross_fitted", recording)
+    monkeypatch.setattr(CrossFitted, "add", recording)
     result = btt.prune(forest, X_val[700:], y_val[700:], tolerance=0.02, random_state=0, progress=False)
-    (halves,) = seen
+    halves = [pd.DataFrame(rows[walk]) for walk in range(2)]
     assert len(halves) == 2 and all(len(half) > 2 for half in halves)
     for leaves, metric, se in result.path[["leaves", "metric", "metric_se"]].itertuples(index=False):
         changes, errors = [], []
