@@ -30,7 +30,7 @@ from ..exceptions import DataError, NotFittedError
 from ..tree import Ensemble, FrozenDict, Source, averaged_ensemble, refuse_single_class
 from ..tree._input import check_unique_columns, non_numeric_columns
 from ._builder import GrowthSettings, grow_tree
-from ._inputs import check_target_range, refuse_infinite
+from ._inputs import check_target_range, refuse_infinite, refuse_non_finite_targets
 from ._params import SEARCH_CONSTRAINTS
 
 _MAX_SEED = np.iinfo(np.int32).max
@@ -73,6 +73,8 @@ class _MABSplitBase(BaseEstimator):
                 f"X has non-numeric columns {bad[:10]}; MABSplit splits on numbers only: encode them first "
                 "(for example with sklearn.preprocessing.OrdinalEncoder or pandas .cat.codes)"
             )
+        if self._task == "regression":
+            refuse_non_finite_targets(y)
         X, y = validate_data(
             self, X, y, dtype=np.float32, order="C", ensure_all_finite=False, y_numeric=self._task == "regression"
         )
@@ -293,6 +295,11 @@ _TREE_DOC = """{kind} tree grown with MABSplit: at every node, the (feature, thr
         minimum and maximum, or ``n_bins`` quantiles of up to ``256 * n_bins``
         sampled rows of the node. Edges are float32 values.
     n_bins : int, default 11
+        Edges per feature and node. A split sends the rows at or below an edge
+        left, and 'linspace' counts the node's minimum and maximum among its
+        edges: the maximum splits nothing off, so ``n_bins=2`` leaves the
+        minimum alone (the one split of a binary feature, but of a continuous
+        one only its lowest value).
     batch_size : int, default 1000
         Rows sampled (without replacement) per bandit round.
     z : float, default 3

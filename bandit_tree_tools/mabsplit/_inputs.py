@@ -1,14 +1,30 @@
 """Checks of the rows and targets given to MABSplit (estimators and
-:func:`resplit`): no infinity, targets whose squared sums fit in float64
-(numeric columns: ``tree._input.non_numeric_columns``)."""
+:func:`resplit`): no infinity, finite targets whose squared sums fit in
+float64 (numeric columns: ``tree._input.non_numeric_columns``)."""
 
 import numpy as np
 
 from ..exceptions import DataError
+from ..tree import refuse_missing
 
 # Impurities sum squared targets over a node's rows in float64; beyond this the sums
 # overflow to inf and every split's score is NaN.
 _MAX_SQUARED_SUM = 1e300
+
+
+def refuse_non_finite_targets(y) -> None:
+    """Refuse NaN, None and infinity among regression targets with a
+    DataError that says which rows (scikit-learn's own check raises a plain
+    ValueError)."""
+    values = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1:
+        return  # scikit-learn's checks say what is wrong with its shape
+    refuse_missing(values, "y", "targets")
+    if values.dtype.kind == "f" and np.isinf(values).any():
+        infinite = np.flatnonzero(np.isinf(values))
+        raise DataError(f"y has {infinite.size:,} infinite targets, the first at row {infinite[0]}; drop those rows")
 
 
 def check_target_range(values: np.ndarray) -> None:

@@ -198,6 +198,13 @@ def test_bad_input_is_explained(classification):
         MABSplitTreeClassifier().fit(X, X[:, 0])
     with pytest.raises(ValueError, match="could not convert|numeric"):
         MABSplitTreeRegressor().fit(X, np.array(["low", "high", "mid"] * 500))
+    for bad, what in ((np.nan, "missing targets .NaN or None., the first at row 3"), (np.inf, "infinite targets")):
+        with pytest.raises(DataError, match=f"y has 1 {what}"):
+            MABSplitTreeRegressor().fit(X, np.where(np.arange(X.shape[0]) == 3, bad, 1.0 * y))
+        with pytest.raises(DataError, match=f"y has 1 {what}"):
+            MABSplitForestRegressor(n_estimators=2).fit(
+                X, pd.Series(np.where(np.arange(X.shape[0]) == 3, bad, 1.0 * y))
+            )
     with pytest.raises(DataError, match=r"y has one class only \(0.0\); a classifier needs at least two classes"):
         MABSplitTreeClassifier().fit(X, np.zeros(X.shape[0]))
     with pytest.raises(

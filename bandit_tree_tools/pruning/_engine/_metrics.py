@@ -75,18 +75,21 @@ def _check_metric(metric, ensemble: Ensemble) -> str:
     return metric
 
 
-def _check_validation(metric: str, target: Target, tolerance: float, checks: list) -> None:
+def _check_validation(metric: str, target: Target, tolerance: float, checks: list, classes=None) -> None:
     """Refuse validation rows that cannot measure the metric at the tolerance
     on every part of them that checks it (``checks``: the row numbers of each
-    part: every row, or each half)."""
+    part: every row, or each half); ``classes``: the model's labels, by code,
+    for the messages."""
     n_rows = target.codes.shape[0]
     halves = len(checks) > 1
     if target.n_classes:
         counts = np.bincount(target.codes, minlength=target.n_classes)
         if np.count_nonzero(counts) < 2:
+            present = np.flatnonzero(counts)
+            named = present.tolist() if classes is None else np.asarray(classes)[present].tolist()
             raise DataError(
-                f"y_val holds one class only ({np.flatnonzero(counts).tolist()} of the model's "
-                f"{target.n_classes}); the validation rows need at least two classes"
+                f"y_val holds one class only ({named} of the model's {target.n_classes}); the validation "
+                "rows need at least two classes"
             )
     elif n_rows < 4:
         raise DataError(f"y_val needs at least 4 rows to measure R^2 or MSE, got {n_rows}")

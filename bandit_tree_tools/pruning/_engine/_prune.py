@@ -261,7 +261,8 @@ def prune(
     rng = check_random_state(random_state)
     plan = _plan(ensemble, X_train is not None, refit, reweight)
     halves = _halves(target, rng) if plan[0][0] == CROSS_FITTED else None
-    _check_validation(metric, target, tolerance, [np.arange(X_val.shape[0])] if halves is None else list(halves))
+    checks = [np.arange(X_val.shape[0])] if halves is None else list(halves)
+    _check_validation(metric, target, tolerance, checks, ensemble.classes_)
     X_fit = fit_target = None
     if X_train is not None:
         X_fit = ensemble.check_X(X_train, name="X_train")

@@ -760,6 +760,16 @@ def test_same_random_state_same_path(lightgbm_binary, binary_data):
         pd.testing.assert_frame_equal(one.path.drop(columns="elapsed"), two.path.drop(columns="elapsed"))
 
 
+def test_one_class_in_y_val_is_named_by_the_users_label():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_classification(600, 5, random_state=0)
+    labels = np.array(["cat", "dog", "eel"])[np.arange(600) % 3]
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, labels)
+    with pytest.raises(DataError, match=r"y_val holds one class only \(\['dog'\] of the model's 3\)"):
+        btt.prune(model, X[:100], np.array(["dog"] * 100), progress=False)
+
+
 @pytest.mark.parametrize("kind", ["lightgbm with training rows", "forest measured by walks side by side"])
 def test_the_path_does_not_depend_on_the_number_of_threads(binary_data, kind):
     X_train, y_train, X_val, y_val, _, _ = binary_data
