@@ -158,7 +158,8 @@ def test_side_by_side_gives_every_thread_the_callers_numba_thread_count():
     assert counts == [2, 2]
 
 
-def test_side_by_side_raises_a_tasks_error_after_asking_the_others_to_stop():
+@pytest.mark.parametrize("failing", [0, 1], ids=["the caller's task", "another thread's"])
+def test_side_by_side_raises_a_tasks_error_after_asking_the_others_to_stop(failing):
     stop = threading.Event()
 
     def waits_for_stop():
@@ -166,8 +167,10 @@ def test_side_by_side_raises_a_tasks_error_after_asking_the_others_to_stop():
         return "stopped"
 
     def fails():
-        raise ValueError("the second task failed")
+        raise ValueError("the task failed")
 
-    with numba_threads(2), pytest.raises(ValueError, match="the second task failed"):
-        _threads.side_by_side([waits_for_stop, fails], stop)
+    tasks = [waits_for_stop, waits_for_stop]
+    tasks[failing] = fails
+    with numba_threads(2), pytest.raises(ValueError, match="the task failed"):
+        _threads.side_by_side(tasks, stop)
     assert stop.is_set()
