@@ -492,7 +492,7 @@ def _walks(
             f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
         )
 
-        def walk(estimate=None):
+        def run_walk(estimate=None):
             return engine.run(
                 _bound(metric, baseline, FAR * tolerance),
                 progress,
@@ -503,72 +503,7 @@ def _walks(
                 estimate=estimate,
             )
 
-        if ranked_on == CROSS_FITTED:
-            (path, states), measuring = _measured_walk(
-                walk,
-                baseline,
-                ensemble,
-                half_rows,
-                metric,
-                tolerance,
-                search,
-                confidence,
-                refit,
-                whole_trees,
-                layout,
-                progress,
-                started,
-            )
-            row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
-            scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
-        else:
-            path, states = walk()
-        stopped = report is not None and report.stopped
-        walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
-        row_evaluations += engine.row_evaluations
-        scoring_seconds += engine.scoring_seconds
-    return walks, baseline, row_evaluations, scoring_seconds
-
-
-def _measured_walk(
-    walk,
-    baseline,
-    ensemble,
-    half_rows,
-    metric,
-    tolerance,
-    search,
-    confidence,
-    refit,
-    whole_trees,
-    layout,
-    progress,
-    started,
-):
-    """(the path and states of ``walk``, the walk ranked on every validation
-    row, a function of its estimate; the searches of the two walks that
-    measure it, each ranked on one half of those rows and checked on the
-    other). ``baseline``: the unpruned model's metric on every validation row.
-
-    The three run side by side on threads (``_threads.side_by_side``): one
-    walk's kernels use the cores while another runs Python between its own.
-    The walk waits for the halves' measurements of each of its sizes
-    (:class:`CrossFitted`); the halves end when the walk has ended."""
-    estimate = CrossFitted(baseline)
-    stop = threading.Event()  # the walk has ended, or one of the three failed: the others end at their next step
-
-    def measured():
-        try:
-            return walk(estimate)
-        finally:
-            stop.set()
-
-    def measuring(half):
-        def record(row):
-            estimate.add(half, row)
-            return stop.is_set()
-
-        try:
+        def half_walk(half, record):  # one of the two walks that measure the walk on every validation row
             sizing = _Search(
                 ensemble, *half_rows[half], False, metric, search, float(confidence), refit, whole_trees, layout=layout
             )
@@ -580,11 +515,52 @@ def _measured_walk(
                 label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
             )
             return sizing
+
+        if ranked_on == CROSS_FITTED:
+            (path, states), measuring = _measured_walk(run_walk, half_walk, baseline)
+            row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
+            scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
+        else:
+            path, states = run_walk()
+        stopped = report is not None and report.stopped
+        walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+        row_evaluations += engine.row_evaluations
+        scoring_seconds += engine.scoring_seconds
+    return walks, baseline, row_evaluations, scoring_seconds
+
+
+def _measured_walk(run_walk, half_walk, baseline: float):
+    """(the path and states of the walk ranked on every validation row,
+    ``run_walk(estimate)``; the searches of the two walks that measure it,
+    ``half_walk(half, record)``, each ranked on one half of those rows and
+    checked on the other, ``record`` taking each row of its path).
+    ``baseline``: the unpruned model's metric on every validation row.
+
+    The three run side by side on threads (``_threads.side_by_side``): one
+    walk's kernels use the cores while another runs Python between its own.
+    The walk waits for the halves' measurements of each of its sizes
+    (:class:`CrossFitted`); the halves end when the walk has ended."""
+    estimate = CrossFitted(baseline)
+    stop = threading.Event()  # the walk has ended, or one of the three failed: the others end at their next step
+
+    def measured():
+        try:
+            return run_walk(estimate)
+        finally:
+            stop.set()
+
+    def measuring(half):
+        def record(row):
+            estimate.add(half, row)
+            return stop.is_set()
+
+        try:
+            return half_walk(half, record)
         finally:
             estimate.end(half)
 
     path_and_states, *measuring_searches = side_by_side(
-        [measured, *(functools.partial(measuring, half) for half in range(len(half_rows)))], stop
+        [measured, functools.partial(measuring, 0), functools.partial(measuring, 1)], stop
     )
     return path_and_states, measuring_searches
 
