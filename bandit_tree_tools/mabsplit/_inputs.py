@@ -5,7 +5,7 @@ float64 (numeric columns: ``tree._input.non_numeric_columns``)."""
 import numpy as np
 
 from ..exceptions import DataError
-from ..tree import refuse_missing
+from ..tree import one_per_row, refuse_missing
 
 # Impurities sum squared targets over a node's rows in float64; beyond this the sums
 # overflow to inf and every split's score is NaN.
@@ -16,11 +16,10 @@ def refuse_non_finite_targets(y) -> None:
     """Refuse NaN, None and infinity among regression targets with a
     DataError that says which rows (scikit-learn's own check raises a plain
     ValueError)."""
-    values = np.asarray(getattr(y, "to_numpy", lambda: y)())
-    if values.ndim == 2 and values.shape[1] == 1:
-        values = values[:, 0]
-    if values.ndim != 1:
-        return  # scikit-learn's checks say what is wrong with its shape
+    values = np.asarray(y)  # not np.ndim(y): scikit-learn's checks pass objects that allow only __array__
+    if values.ndim == 0:
+        return  # None or a scalar: scikit-learn's checks say what is wrong
+    values = one_per_row(values, values.shape[0], what="target")
     refuse_missing(values, "y", "targets")
     if values.dtype.kind == "f" and np.isinf(values).any():
         infinite = np.flatnonzero(np.isinf(values))

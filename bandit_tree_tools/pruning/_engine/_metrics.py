@@ -168,10 +168,10 @@ class CrossFitted:
     both have gone below the size asked for or ended, so that it answers as
     it would once they are done."""
 
-    def __init__(self, baseline: float, n_walks: int = 2):
+    def __init__(self, baseline: float):
         self.baseline = baseline
-        self._points = [[] for _ in range(n_walks)]  # per walk: (leaves, metric, standard error)
-        self._ended = [False] * n_walks
+        self._points = [[], []]  # per half walk: (leaves, metric, standard error) of each model of its path
+        self._ended = [False, False]
         self._changed = threading.Condition()
 
     def add(self, walk: int, row: dict) -> None:
@@ -199,7 +199,7 @@ class CrossFitted:
                 row = np.flatnonzero(sizes >= leaves)[-1]
                 changes.append(points[row][1] - points[0][1])
                 errors.append(points[row][2])
-            return self.baseline + float(np.mean(changes)), float(np.hypot(*errors) / len(errors))
+            return self.baseline + float(np.mean(changes)), float(np.hypot(*errors) / 2)
 
 
 def _bound(metric: str, baseline: float, tolerance: float) -> float:
