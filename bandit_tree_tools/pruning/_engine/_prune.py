@@ -503,20 +503,29 @@ def _walks(
                 estimate=estimate,
             )
 
-        def half_walk(half, record):  # one of the two walks that measure the walk on every validation row
-            sizing = _Search(
-                ensemble, *half_rows[half], False, metric, search, float(confidence), refit, whole_trees, layout=layout
-            )
-            sizing.run(
-                _bound(metric, sizing.metric_value(), FAR * tolerance),
-                progress,
-                record,
-                started,
-                label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
-            )
-            return sizing
-
         if ranked_on == CROSS_FITTED:
+
+            def half_walk(half, record):  # one of the two walks that measure the walk on every validation row
+                sizing = _Search(
+                    ensemble,
+                    *half_rows[half],
+                    False,
+                    metric,
+                    search,
+                    float(confidence),
+                    refit,
+                    whole_trees,
+                    layout=layout,
+                )
+                sizing.run(
+                    _bound(metric, sizing.metric_value(), FAR * tolerance),
+                    progress,
+                    record,
+                    started,
+                    label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+                )
+                return sizing
+
             (path, states), measuring = _measured_walk(run_walk, half_walk, baseline)
             row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
             scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
