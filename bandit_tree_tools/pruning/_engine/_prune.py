@@ -199,7 +199,9 @@ def prune(
         ``params["row_evaluations"]`` (rows x live trees read to score
         the candidates and to fit the re-weighted start) and
         ``params["scoring_seconds"]`` (the time spent choosing steps, the
-        part ``search`` changes) measure the search.
+        part ``search`` changes, summed over the walks: a forest without
+        training rows takes its three walks side by side, so there it can
+        exceed the time the call took) measure the search.
 
     Raises
     ------
