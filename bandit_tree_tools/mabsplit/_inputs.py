@@ -21,8 +21,8 @@ def refuse_non_finite_targets(y) -> None:
         return  # None or a scalar: scikit-learn's checks say what is wrong
     values = one_per_row(values, values.shape[0], what="target")
     refuse_missing(values, "y", "targets")
-    if values.dtype.kind == "f" and np.isinf(values).any():
-        infinite = np.flatnonzero(np.isinf(values))
+    infinite = np.flatnonzero(np.isinf(values)) if values.dtype.kind == "f" else ()
+    if len(infinite):
         raise DataError(f"y has {infinite.size:,} infinite targets, the first at row {infinite[0]}; drop those rows")
 
 

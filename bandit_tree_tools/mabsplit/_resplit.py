@@ -13,7 +13,7 @@ from ..exceptions import DataError, NodeError, ParameterError, UnsupportedModelE
 from ..tree import TREE_LEAF, Ensemble, TreeArrays, check_node_map, class_codes, node_depth, one_per_row
 from ..tree._impurity import impurity_of_counts
 from ._builder import BINS, GrowthSettings, grow_tree
-from ._inputs import check_target_range, refuse_infinite
+from ._inputs import check_target_range, refuse_infinite, refuse_non_finite_targets
 from ._params import SEARCH_CONSTRAINTS
 
 REPORT_FIELDS = (
@@ -183,9 +183,8 @@ def _encode(ensemble: Ensemble, y, n_rows: int):
     if ensemble.task == "regression":
         if y.dtype.kind not in "biuf":
             raise DataError(f"this is a regression model, but y has dtype {y.dtype}; pass numeric targets")
+        refuse_non_finite_targets(y)
         values = y.astype(np.float64)
-        if not np.all(np.isfinite(values)):
-            raise DataError("y contains NaN or infinity; drop or impute those rows first")
         check_target_range(values)
         return np.empty(0, dtype=np.int64), values
     codes = class_codes(y, ensemble.classes_, "y")

@@ -89,6 +89,14 @@ def test_bandit_resplit_of_a_forest_regressor():
     assert np.mean((result.ensemble.predict(X) - y) ** 2) < np.mean((forest.predict(X) - y) ** 2)
 
 
+def test_resplit_refuses_missing_and_infinite_targets_as_the_estimators_do():
+    X, y = make_regression(300, 5, random_state=0)
+    tree = RandomForestRegressor(n_estimators=2, max_depth=3, random_state=0).fit(X, y)
+    for bad, what in ((np.nan, "missing targets .NaN or None., the first at row 3"), (np.inf, "infinite targets")):
+        with pytest.raises(DataError, match=f"y has 1 {what}"):
+            btt.resplit(tree, X, np.where(np.arange(300) == 3, bad, y), nodes={0: [0]})
+
+
 def test_resplit_regrows_a_node_of_a_lightgbm_random_forest_regressor(data):
     lightgbm = pytest.importorskip("lightgbm")
     X, y = data
