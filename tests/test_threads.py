@@ -11,6 +11,8 @@ import pytest
 from bandit_tree_tools import _threads
 from bandit_tree_tools._numba_config import numba_threads
 
+from .robustness._isolated import run_isolated
+
 PACKAGE = Path(_threads.__file__).parent
 
 
@@ -151,11 +153,21 @@ def test_side_by_side_on_one_thread_runs_the_tasks_one_after_another_in_the_call
     assert ran == [(answer, threading.get_ident()) for answer in "bca"]  # the first may wait for the others
 
 
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 3, reason="needs a thread count below numba's largest")
 def test_side_by_side_gives_every_thread_the_callers_numba_thread_count():
-    with numba_threads(2):
-        counts = _threads.side_by_side([numba.get_num_threads, numba.get_num_threads])
-    assert counts == [2, 2]
+    # in a process of three numba threads, so that a new thread's own count (3) differs from the caller's
+    done = run_isolated(
+        """
+        import numba
+        from bandit_tree_tools import _threads
+        from bandit_tree_tools._numba_config import numba_threads
+
+        with numba_threads(2):
+            print(_threads.side_by_side([numba.get_num_threads, numba.get_num_threads]))
+        """,
+        threads=3,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[2, 2]"
 
 
 @pytest.mark.parametrize("failing", [0, 1], ids=["the caller's task", "another thread's"])
