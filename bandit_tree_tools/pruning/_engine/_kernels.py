@@ -292,19 +292,65 @@ def _clear_costs(tree, model, out):
             out.reached[node] = 0
 
 
-@kernel(nogil=True)
+LOG_RATIO_REACH = 0.125  # |w / z - 1| up to which _log_ratio's series is taken (below)
+PAIRS = 1024  # (row, ancestor) pairs of one batch of _log_costs_trees
+
+
+@helper(inline="always")
+def _log_ratio(w, z):
+    """``log(w / z)`` for ``|w / z - 1| <= LOG_RATIO_REACH``, as ``2 atanh(s)``
+    with ``s = (w - z) / (w + z)``: ``|s| <= 1/15``, so seven terms of its
+    series reach double precision. Plain arithmetic, so a loop of them is
+    vectorised (a loop of ``np.log`` calls its library one value at a
+    time), and more accurate than ``log(w) - log(z)`` for ``w`` near ``z``."""
+    s = (w - z) / (w + z)  # w - z is exact here
+    t = s * s
+    series = 1.0 / 11.0 + t / 13.0
+    series = 1.0 / 9.0 + t * series
+    series = 1.0 / 7.0 + t * series
+    series = 1.0 / 5.0 + t * series
+    series = 1.0 / 3.0 + t * series
+    return 2.0 * s * (1.0 + t * series)
+
+
+@helper(inline="always")
+def _add_log_changes(n, nodes, moved, before, changes, out):
+    """Add the loss change ``-log(moved[k] / before[k])`` of the first ``n``
+    pairs to their node ``nodes[k]``: first every series, in one vectorised
+    loop (its caller's ``error_model="numpy"``: Python's check of each divisor
+    would stop the vectorising), then ``np.log`` where the ratio lies past
+    the series' reach."""
+    for k in range(n):
+        changes[k] = -_log_ratio(moved[k], before[k])
+    for k in range(n):
+        change = changes[k]
+        if abs(moved[k] - before[k]) > LOG_RATIO_REACH * before[k]:
+            change = -np.log(moved[k]) + np.log(before[k])
+        node = nodes[k]
+        out.change[node] += change
+        out.square[node] += change * change
+        out.reached[node] += 1
+
+
+@kernel(nogil=True, error_model="numpy")
 def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
     # the log-loss of class fractions: not a polynomial in the value's change, so each row walks up
-    # its leaf's ancestors; only the true class's column changes the loss,
-    # -log(clip(z + delta)) + log(clip(z)), the row's own log taken once for all its ancestors
+    # its leaf's ancestors; only the true class's column changes the loss, by
+    # -log(clip(z + delta) / clip(z)), summed over batches of (row, ancestor) pairs (_add_log_changes)
     offset, parent, current, value = model.offset, model.parent, model.current, model.value
     width = value.shape[1]
+    nodes, moved, before, changes = (
+        empty(PAIRS, np.int64),
+        empty(PAIRS, np.float64),
+        empty(PAIRS, np.float64),
+        empty(PAIRS, np.float64),
+    )
     for tree in range(lo, hi):  # trees own disjoint node ranges: no two threads write one node
         if not model.alive[tree]:
             continue
         _clear_costs(tree, model, out)
         root, first, scale = offset[tree], model.tree_output[tree], model.factor[tree]
-        n_held = 0
+        n_held = n = 0
         for index in range(rows.shape[0]):
             row = rows[index]
             local = on.leaf[tree, row]
@@ -312,23 +358,27 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
                 continue
             n_held += 1
             start = current[root + local]
-            row_factor = scale * on.row_scale[row]
             column = on.codes[row] - first
             in_tree = 0 <= column < width
+            row_factor = scale * on.row_scale[row]
             z = on.raw[row, on.codes[row]] if in_tree else 0.0
-            own = np.log(_clip(z)) if in_tree else 0.0
+            clipped = _clip(z)
             up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
-                change = 0.0
-                if in_tree:
-                    delta = row_factor * (candidate_value[node, column] - value[start, column])
-                    change = -np.log(_clip(z + delta)) + own
-                out.change[node] += change
-                out.square[node] += change * change
-                out.reached[node] += 1
+                if not in_tree:  # a class outside the tree's columns: no change, but the row is below
+                    out.reached[node] += 1
+                else:
+                    if n == PAIRS:
+                        _add_log_changes(n, nodes, moved, before, changes, out)
+                        n = 0
+                    nodes[n] = node
+                    moved[n] = _clip(z + row_factor * (candidate_value[node, column] - value[start, column]))
+                    before[n] = clipped
+                    n += 1
                 up = parent[node]
                 node = up if up < 0 else root + up
+        _add_log_changes(n, nodes, moved, before, changes, out)
         out.reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
 
 
@@ -495,24 +545,22 @@ def _removal_costs_trees(
         for index in range(rows.shape[0]):
             row = rows[index]
             local = leaf[tree, row]
-            if local < 0 or live[row] < 2.0:
+            # the loss reads one column: the true class's fraction, or the regression's one output
+            k = codes[row] if fractions else 0
+            if local < 0 or live[row] < 2.0 or not 0 <= k < n_outputs:
                 continue
-            node = current[root + local]
-            change = 0.0
-            for k in range(n_outputs):
-                if fractions and k != codes[row]:
-                    continue  # only the true class's column changes the loss
-                own = value[node, k - first] if first <= k < first + width else 0.0
+            own = value[current[root + local], k - first] if first <= k < first + width else 0.0
+            if loss_kind == FRACTIONS and (own == 0.0 or own == 1.0):
+                change = pure_change[index, int(own)]
+            else:
                 z = before[index, k]
                 delta = (tree_sum[row, k] - own) / (live[row] - 1.0) + base_score[k] - z
                 if loss_kind == SQUARED:  # (z + delta - y)**2 - (z - y)**2
-                    change += delta * (2.0 * (z - targets[row, 0]) + delta)
+                    change = delta * (2.0 * (z - targets[row, 0]) + delta)
                 elif loss_kind == FRACTION_SQUARES:  # (1 - z - delta)**2 - (1 - z)**2
-                    change += delta * (delta - 2.0 * (1.0 - z))
-                elif own == 0.0 or own == 1.0:
-                    change += pure_change[index, int(own)]
+                    change = delta * (delta - 2.0 * (1.0 - z))
                 else:
-                    change += -np.log(_clip(z + delta)) + before_loss[index]
+                    change = -np.log(_clip(z + delta)) + before_loss[index]
             total_change[tree] += change
             total_square[tree] += change * change
 

@@ -1,8 +1,10 @@
 """The search's per-step arithmetic against plain numpy: raw scores of the
-pruned model (bit for bit, in tree order), the classes without the losses,
-and the paired standard error of balanced accuracy."""
+pruned model (bit for bit, in tree order), the series of the logarithm that
+the costs of class fractions take, the classes without the losses, and the
+paired standard error of balanced accuracy."""
 
 import dataclasses
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -52,6 +54,24 @@ def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
             kernels.raw_scores(leaf, lo, hi, offset, table, *args),
             reference_raw(leaf, lo, hi, offset, current, value, *args),
         )
+
+
+def test_the_series_of_log_ratio_is_exact_to_two_units_in_the_last_place_across_its_reach():
+    """``_log_ratio(w, z)`` against ``ln(w / z)`` to 50 digits, from ratios a
+    hair from 1 out to the reach, where ``log(w) - log(z)`` loses digits."""
+    rng = np.random.default_rng(0)
+    z = np.concatenate([rng.uniform(1e-15, 1.0, 2_000), [1e-15, 0.5, 1.0 - 1e-15]])
+    reach = kernels.LOG_RATIO_REACH
+    ratios = np.concatenate([rng.uniform(-reach, reach, z.shape[0] - 4), [-reach, reach, 1e-12, -1e-12]])
+    worst = 0.0
+    with localcontext() as context:
+        context.prec = 50
+        for w, before in zip(z * (1.0 + ratios), z):
+            exact = (Decimal(float(w)) / Decimal(float(before))).ln()
+            if exact != 0:
+                got = Decimal(kernels._log_ratio.py_func(float(w), float(before)))
+                worst = max(worst, float(abs((got - exact) / exact)))
+    assert worst <= 2 * np.finfo(np.float64).eps
 
 
 @pytest.mark.parametrize(
