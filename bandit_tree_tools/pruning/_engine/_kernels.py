@@ -314,12 +314,12 @@ def _log_ratio(w, z):
 
 
 @helper(inline="always")
-def _add_log_changes(n, nodes, moved, before, changes, out):
+def _add_log_changes(n, nodes, moved, before, changes, out, count):
     """Add the loss change ``-log(moved[k] / before[k])`` of the first ``n``
     pairs to their node ``nodes[k]``: first every series, in one vectorised
     loop (its caller's ``error_model="numpy"``: Python's check of each divisor
     would stop the vectorising), then ``np.log`` where the ratio lies past
-    the series' reach."""
+    the series' reach; ``count``: and one row to ``out.reached``."""
     for k in range(n):
         changes[k] = -_log_ratio(moved[k], before[k])
     for k in range(n):
@@ -329,11 +329,12 @@ def _add_log_changes(n, nodes, moved, before, changes, out):
         node = nodes[k]
         out.change[node] += change
         out.square[node] += change * change
-        out.reached[node] += 1
+        if count:
+            out.reached[node] += 1
 
 
 @kernel(nogil=True, error_model="numpy")
-def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
+def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
     # the log-loss of class fractions: not a polynomial in the value's change, so each row walks up
     # its leaf's ancestors; only the true class's column changes the loss, by
     # -log(clip(z + delta) / clip(z)), summed over batches of (row, ancestor) pairs (_add_log_changes)
@@ -367,10 +368,11 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
             node = up if up < 0 else root + up
             while node >= 0:
                 if not in_tree:  # a class outside the tree's columns: no change, but the row is below
-                    out.reached[node] += 1
+                    if count:
+                        out.reached[node] += 1
                 else:
                     if n == PAIRS:
-                        _add_log_changes(n, nodes, moved, before, changes, out)
+                        _add_log_changes(n, nodes, moved, before, changes, out, count)
                         n = 0
                     nodes[n] = node
                     moved[n] = _clip(z + row_factor * (candidate_value[node, column] - value[start, column]))
@@ -378,12 +380,13 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out):
                     n += 1
                 up = parent[node]
                 node = up if up < 0 else root + up
-        _add_log_changes(n, nodes, moved, before, changes, out)
-        out.reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
+        _add_log_changes(n, nodes, moved, before, changes, out, count)
+        if count:  # every row the tree holds, also where the tree is one leaf now
+            out.reached[root] = n_held
 
 
 @kernel(nogil=True)
-def _moment_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out):
+def _moment_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, out, count):
     # every other loss: a row's change is a polynomial in the value's change, so the rows are summed
     # into moments per current leaf (and column), and only the leaves walk up their ancestors
     offset, parent, current, value = model.offset, model.parent, model.current, model.value
@@ -441,21 +444,25 @@ def _moment_costs_trees(lo, hi, rows, model, candidate_value, on, moment, held, 
                     out.square[node] += larger(
                         0.0, d * d * (moment[slot, 2] + d * moment[slot, 3] + 0.25 * d * d * moment[slot, 4])
                     )
-                    out.reached[node] += held[slot]
+                    if count:
+                        out.reached[node] += held[slot]
                     up = parent[node]
                     node = up if up < 0 else root + up
                 for j in range(5):  # left as found: all zero
                     moment[slot, j] = 0.0
                 held[slot] = 0
-        out.reached[root] = n_held  # every row the tree holds, also where the tree is one leaf now
+        if count:  # every row the tree holds, also where the tree is one leaf now
+            out.reached[root] = n_held
 
 
-def collapse_costs(rows, model, candidate_value, on, moment, held, out):
+def collapse_costs(rows, model, candidate_value, on, moment, held, out, count=True):
     """Per node, over ``rows``: the sum and the sum of squares of each row's
     loss change if the node were collapsed into a leaf of value
     ``candidate_value[node]`` (rows not below a node contribute zero), and
-    how many of the rows are below it (``on``: a :class:`RankRows`; ``model``:
-    a :class:`PrunedModel`). For the smooth losses ``on.grad`` and ``on.hess`` are the
+    how many of the rows are below it, if ``count`` (the bandit reads it; an
+    exact step does not, and the count took 7% of a forest's log-loss costs;
+    else those entries are 0) (``on``: a :class:`RankRows`; ``model``: a
+    :class:`PrunedModel`). For the smooth losses ``on.grad`` and ``on.hess`` are the
     derivatives of ``gradients`` at ``on.raw[rows]``, one row per entry of
     ``rows``.
 
@@ -467,7 +474,8 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     ancestors; for the squared error of class fractions, per current leaf and
     class (the true class's column is the only one whose change a row reads)
     (``_moment_costs_trees``). Their log-loss (not a polynomial in ``d``)
-    walks up row by row (``_log_costs_trees``).
+    walks up row by row (``_log_costs_trees``), and takes the logarithms of
+    a batch of (row, ancestor) pairs in one vectorised loop.
 
     ``out`` (a :class:`Costs` of n_nodes entries each) is returned with the
     entries of every live tree's root and internal nodes (``model.internal``)
@@ -483,10 +491,21 @@ def collapse_costs(rows, model, candidate_value, on, moment, held, out):
     than the sums."""
     n_trees = model.offset.shape[0] - 1
     if on.loss_kind == FRACTIONS:  # two kernels: a first prune compiles only the one its loss takes
-        run_chunks(_log_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, out)
+        run_chunks(_log_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, out, count)
     else:
         run_chunks(
-            _moment_costs_trees, 0, n_trees, chunk_size(n_trees), rows, model, candidate_value, on, moment, held, out
+            _moment_costs_trees,
+            0,
+            n_trees,
+            chunk_size(n_trees),
+            rows,
+            model,
+            candidate_value,
+            on,
+            moment,
+            held,
+            out,
+            count,
         )
     return out
 

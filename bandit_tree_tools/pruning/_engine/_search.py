@@ -505,10 +505,10 @@ class _Search:
         values[internal, 0] = numerator[internal] / (hessian[internal] + REG_LAMBDA) / factor[self.tree_of[internal]]
         return values
 
-    def costs(self, rows, candidate_value):
+    def costs(self, rows, candidate_value, count=True):
         """Loss change on ``rows`` (of the ranking rows) per candidate: sum,
-        sum of squares, rows reached; in arrays the next call overwrites (at
-        the candidates: read nothing else from them)."""
+        sum of squares, rows reached (None unless ``count``); in arrays the
+        next call overwrites (at the candidates: read nothing else from them)."""
         on = self.rank
         t = on.target
         self.row_evaluations += rows.shape[0] * int(np.count_nonzero(self.alive))
@@ -535,7 +535,7 @@ class _Search:
             leaf, on.row_scale(self.alive), raw, t.codes, _columns(t.values), self.loss_kind, grad, hess
         )
         change, square, reached = kernels.collapse_costs(
-            rows, model, candidate_value, ranked, self._moment, self._held, self._costs
+            rows, model, candidate_value, ranked, self._moment, self._held, self._costs, count
         )
         roots = self.offset[:-1]
         if self.averaged:  # a root stands for dropping its tree from the mean
@@ -558,7 +558,8 @@ class _Search:
                 _columns(t.values),
                 self.loss_kind,
             )
-        return change, square, reached  # a live root has reached every row its tree holds
+        # a live root has reached every row its tree holds
+        return change, square, reached if count else None
 
     def candidates(self):
         """Ids of the current candidates and the leaves each would remove.
@@ -618,7 +619,7 @@ class _Search:
             if chosen is not None:
                 return chosen, candidate_value
         # exact: every validation row (also where the bandit's rows ran out before its choice was clear)
-        cost, square, _ = self.costs(np.arange(self.n_rank), candidate_value)
+        cost, square, _ = self.costs(np.arange(self.n_rank), candidate_value, count=False)
         return self.select(ids, benefit, _pessimistic(cost[ids], square[ids]), budget), candidate_value
 
     def _bandit_step(self, ids, benefit, budget, candidate_value):

@@ -539,7 +539,11 @@ def test_costs_equal_brute_force_for_squared_loss_and_fractions():
         ids, _ = search.candidates()
         values = search.candidate_values()
         search.costs(np.arange(7, 40), values)  # leaves the search's scratch sums of other rows behind
-        cost, _, reached = search.costs(np.arange(search.n_rank), values)
+        cost, square, _ = (np.array(part) for part in search.costs(np.arange(search.n_rank), values))
+        uncounted = search.costs(np.arange(search.n_rank), values, count=False)  # as an exact step calls it
+        assert uncounted[2] is None
+        np.testing.assert_array_equal(uncounted[0][ids], cost[ids])
+        np.testing.assert_array_equal(uncounted[1][ids], square[ids])
         loss_now = _loss(ensemble, ensemble.predict_raw(X_val[:150]), target, rows=slice(0, 150))
         for node in ids[:: max(1, len(ids) // 12)]:
             tree = int(search.tree_of[node])
