@@ -363,7 +363,7 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
             in_tree = 0 <= column < width
             row_factor = scale * on.row_scale[row]
             z = on.raw[row, on.codes[row]] if in_tree else 0.0
-            clipped = _clip(z)
+            clipped, now = _clip(z), value[start, column] if in_tree else 0.0
             up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
@@ -375,7 +375,7 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
                         _add_log_changes(n, nodes, moved, before, changes, out, count)
                         n = 0
                     nodes[n] = node
-                    moved[n] = _clip(z + row_factor * (candidate_value[node, column] - value[start, column]))
+                    moved[n] = _clip(z + row_factor * (candidate_value[node, column] - now))
                     before[n] = clipped
                     n += 1
                 up = parent[node]
@@ -538,8 +538,7 @@ def _removal_costs_trees(
     rows,
     leaf,
     offset,
-    current,
-    value,
+    table,
     tree_output,
     alive,
     live,
@@ -554,7 +553,7 @@ def _removal_costs_trees(
     total_change,
     total_square,
 ):
-    width = value.shape[1]
+    width = table.shape[0]
     n_outputs = base_score.shape[0]
     fractions = loss_kind == FRACTIONS or loss_kind == FRACTION_SQUARES
     for tree in range(lo, hi):
@@ -568,7 +567,7 @@ def _removal_costs_trees(
             k = codes[row] if fractions else 0
             if local < 0 or live[row] < 2.0 or not 0 <= k < n_outputs:
                 continue
-            own = value[current[root + local], k - first] if first <= k < first + width else 0.0
+            own = table[k - first, root + local] if first <= k < first + width else 0.0
             if loss_kind == FRACTIONS and (own == 0.0 or own == 1.0):
                 change = pure_change[index, int(own)]
             else:
@@ -584,12 +583,12 @@ def _removal_costs_trees(
             total_square[tree] += change * change
 
 
-def removal_costs(
-    rows, leaf, offset, current, value, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind
-):
+def removal_costs(rows, leaf, offset, table, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind):
     """Averaged ensembles (squared loss or class fractions): per tree, the sum
     and sum of squares over ``rows`` of the loss change if the tree were
-    dropped (the mean then runs over one tree fewer). ``tree_sum`` is the sum
+    dropped (the mean then runs over one tree fewer). ``table``: of
+    :func:`value_table` (one look-up per row and tree where ``value[current[...]]``
+    took two, which each waited for memory). ``tree_sum`` is the sum
     of the live trees' values per row and ``live`` how many live trees hold
     the row (``live_trees_per_row``); rows a tree does not hold, or that no
     other tree holds, do not count."""
@@ -622,8 +621,7 @@ def removal_costs(
         rows,
         leaf,
         offset,
-        current,
-        value,
+        table,
         tree_output,
         alive,
         live,
