@@ -313,13 +313,13 @@ def _log_ratio(w, z):
     return 2.0 * s * (1.0 + t * series)
 
 
-@helper(inline="always")
+@helper(error_model="numpy")  # Python's check of each divisor would stop the vectorising
 def _add_log_changes(n, nodes, moved, before, changes, out, count):
     """Add the loss change ``-log(moved[k] / before[k])`` of the first ``n``
     pairs to their node ``nodes[k]``: first every series, in one vectorised
-    loop (its caller's ``error_model="numpy"``: Python's check of each divisor
-    would stop the vectorising), then ``np.log`` where the ratio lies past
-    the series' reach; ``count``: and one row to ``out.reached``."""
+    loop, then ``np.log`` where the ratio lies past the series' reach;
+    ``count``: and one row to ``out.reached``. Compiled once for its two
+    calls (inlined, each compiled its own vectorised loop)."""
     for k in range(n):
         changes[k] = -_log_ratio(moved[k], before[k])
     for k in range(n):
@@ -333,7 +333,7 @@ def _add_log_changes(n, nodes, moved, before, changes, out, count):
             out.reached[node] += 1
 
 
-@kernel(nogil=True, error_model="numpy")
+@kernel(nogil=True)
 def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
     # the log-loss of class fractions: not a polynomial in the value's change, so each row walks up
     # its leaf's ancestors; only the true class's column changes the loss, by
@@ -351,7 +351,8 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
             continue
         _clear_costs(tree, model, out)
         root, first, scale = offset[tree], model.tree_output[tree], model.factor[tree]
-        n_held = n = 0
+        n_held = 0
+        n = np.int64(0)  # pairs in the batch; not a literal 0: numba would compile _add_log_changes for it too
         for index in range(rows.shape[0]):
             row = rows[index]
             local = on.leaf[tree, row]
@@ -373,7 +374,7 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
                 else:
                     if n == PAIRS:
                         _add_log_changes(n, nodes, moved, before, changes, out, count)
-                        n = 0
+                        n = np.int64(0)
                     nodes[n] = node
                     moved[n] = _clip(z + row_factor * (candidate_value[node, column] - now))
                     before[n] = clipped
