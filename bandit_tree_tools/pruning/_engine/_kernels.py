@@ -110,8 +110,8 @@ def _value_table_trees(lo, hi, offset, alive, current, value, out):
 def value_table(offset, alive, current, value, out):
     """``out[j, node] = value[current[node], j]`` for every node of the live
     trees: their current values, one row per output column, for
-    :func:`raw_scores` (which reads the live trees only, or fewer; the dead
-    trees' entries keep what they held). ``out`` is a buffer the caller
+    :func:`raw_scores` and :func:`removal_costs` (which read the live trees
+    only, or fewer; the dead trees' entries keep what they held). ``out`` is a buffer the caller
     keeps: a fresh table per call (14 MB for a forest of 860,000 nodes) cost
     a page fault per 4 KB."""
     n_trees = offset.shape[0] - 1
@@ -318,8 +318,8 @@ def _add_log_changes(n, nodes, moved, before, changes, out, count):
     """Add the loss change ``-log(moved[k] / before[k])`` of the first ``n``
     pairs to their node ``nodes[k]``: first every series, in one vectorised
     loop, then ``np.log`` where the ratio lies past the series' reach;
-    ``count``: and one row to ``out.reached``. Compiled once for its two
-    calls (inlined, each compiled its own vectorised loop)."""
+    ``count``: and one row to ``out.reached``. Not inlined: at its two calls
+    it compiled its loops twice, and ran slower."""
     for k in range(n):
         changes[k] = -_log_ratio(moved[k], before[k])
     for k in range(n):
@@ -360,11 +360,12 @@ def _log_costs_trees(lo, hi, rows, model, candidate_value, on, out, count):
                 continue
             n_held += 1
             start = current[root + local]
+            row_factor = scale * on.row_scale[row]
             column = on.codes[row] - first
             in_tree = 0 <= column < width
-            row_factor = scale * on.row_scale[row]
             z = on.raw[row, on.codes[row]] if in_tree else 0.0
-            clipped, now = _clip(z), value[start, column] if in_tree else 0.0
+            clipped = _clip(z)
+            now = value[start, column] if in_tree else 0.0  # the leaf's value, read once for all ancestors
             up = parent[start]
             node = up if up < 0 else root + up
             while node >= 0:
