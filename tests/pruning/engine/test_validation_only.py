@@ -311,9 +311,8 @@ def test_too_few_validation_rows_say_how_many_each_part_that_checks_needs(booste
         btt.prune(forest, X_val[:150], y_val[:150], progress=False)
     with pytest.raises(DataError, match=r"one row moves the metric .*; it needs at least 100 rows of the rarest"):
         btt.prune(model, X_val[:150], y_val[:150], progress=False)
-    btt.prune(
-        model, X_val[:300], y_val[:300], random_state=0, progress=False
-    )  # 300 rows: enough to check on all of them
+    # 300 rows: enough to check on all of them
+    btt.prune(model, X_val[:300], y_val[:300], random_state=0, progress=False)
     X, y = make_regression(400, 4, random_state=0)
     regressor = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
     one_varies = np.where(np.arange(40) == 0, 1.0, 0.0)  # the half without row 0 is constant
