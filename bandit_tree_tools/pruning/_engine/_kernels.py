@@ -111,9 +111,9 @@ def value_table(offset, alive, current, value, out):
     """``out[j, node] = value[current[node], j]`` for every node of the live
     trees: their current values, one row per output column, for
     :func:`raw_scores` and :func:`removal_costs` (which read the live trees
-    only, or fewer; the dead trees' entries keep what they held). ``out`` is a buffer the caller
-    keeps: a fresh table per call (14 MB for a forest of 860,000 nodes) cost
-    a page fault per 4 KB."""
+    only, or fewer; the dead trees' entries keep what they held). ``out`` is
+    a buffer the caller keeps: a fresh table per call (14 MB for a forest of
+    860,000 nodes) cost a page fault per 4 KB."""
     n_trees = offset.shape[0] - 1
     run_chunks(_value_table_trees, 0, n_trees, chunk_size(n_trees), offset, alive, current, value, out)
     return out
