@@ -94,26 +94,43 @@ def _target_rows(target: Target, rows) -> Target:
 
 
 def _stable_order_prefixes(key, lengths):
-    """``np.argsort(key, kind="stable")``, first cut to more than its first
-    positions of each of ``lengths`` (increasing), then whole. A prefix is
-    every position whose key is at most the one at that position of the
-    sorted keys, in their stable order: the full order's start bit for bit,
-    ties and all (NaN keys sort last, as in the full order). A step needs
-    only the best candidates, and a forest can start with a million of
-    them; a longer prefix comes only if the shorter ones ran out."""
+    """``np.argsort(key, kind="stable")``, first cut to its first ``k + 1``
+    positions for each ``k`` of ``lengths`` (increasing), then whole. A
+    prefix is the full order's start bit for bit: the keys below the
+    ``k``-th smallest in their stable order, then the keys equal to it in
+    the order of their positions, as many as make ``k + 1`` (NaN keys sort
+    last, as in the full order). A step needs only the best candidates, and
+    a forest can start with a million of them, many of them tied (every
+    node no ranking row reaches costs 0); a longer prefix comes only if the
+    shorter ones ran out."""
     done = 0  # positions the prefixes so far held
     for k in lengths:
         if k < done:
             continue
         if k >= key.shape[0]:
             break
-        threshold = np.partition(key, k)[k]
+        threshold = _kth_smallest(key, k)
         if np.isnan(threshold):
             break
-        head = np.flatnonzero(key <= threshold)
-        done = head.shape[0]
-        yield head[np.argsort(key[head], kind="stable")]
+        below = np.flatnonzero(key < threshold)
+        tied = np.flatnonzero(key == threshold)[: k + 1 - below.shape[0]]
+        done = k + 1
+        yield np.concatenate([below[np.argsort(key[below], kind="stable")], tied])
     yield np.argsort(key, kind="stable")
+
+
+def _kth_smallest(key, k, stride=64):
+    """``np.partition(key, k)[k]``. Tried first: the key at the same share
+    of the way through every ``stride``-th key, sorted. It is the answer
+    when a large class of tied keys holds rank ``k`` (the 0 of every node no
+    ranking row reaches), where ``np.partition`` runs five times slower,
+    and whether it is takes two counts."""
+    sample = key[::stride]
+    rank = k * sample.shape[0] // key.shape[0]
+    guess = np.partition(sample, rank)[rank]
+    if np.count_nonzero(key < guess) <= k < np.count_nonzero(key <= guess):
+        return guess
+    return np.partition(key, k)[k]
 
 
 def leaf_dtype(ensemble: Ensemble):

@@ -392,22 +392,34 @@ def test_sorted_prefixes_start_the_full_stable_order_ties_and_nan_included():
     rng = np.random.default_rng(3)
     key = rng.integers(0, 40, 5_000).astype(np.float64)  # many ties
     key[rng.random(5_000) < 0.1] = np.nan
+    key[(key == 0.0) & (rng.random(5_000) < 0.5)] = -0.0  # ties with 0.0 in the full order
     full = np.argsort(key, kind="stable")
     numbers = int(np.count_nonzero(~np.isnan(key)))
     for k in (0, 1, 17, 999, numbers - 1, numbers, 4_999, 5_000, 9_000):
         orders = list(engine_search._stable_order_prefixes(key, [k]))
         np.testing.assert_array_equal(orders[-1], full)
-        if k < numbers:  # the k-th smallest key is a number: a prefix comes first
-            assert len(orders) == 2 and orders[0].shape[0] > k
-            np.testing.assert_array_equal(orders[0], full[: orders[0].shape[0]])
+        if k < numbers:  # the k-th smallest key is a number: a prefix comes first, cut among its ties
+            assert len(orders) == 2 and orders[0].shape[0] == k + 1
+            np.testing.assert_array_equal(orders[0], full[: k + 1])
         else:
             assert len(orders) == 1
     # longer prefixes after shorter ones, each the start of the full order; none that adds nothing
-    orders = list(engine_search._stable_order_prefixes(key, [10, 12, 1_000, numbers + 5]))
+    orders = list(engine_search._stable_order_prefixes(key, [10, 10, 12, 1_000, numbers + 5]))
     sizes = [order.shape[0] for order in orders]
-    assert len(orders) == 3 and sizes[0] > 12 and sizes[0] < sizes[1] < sizes[2] == key.shape[0]
+    assert sizes == [11, 13, 1_001, key.shape[0]]
     for order in orders:
         np.testing.assert_array_equal(order, full[: order.shape[0]])
+
+
+def test_kth_smallest_is_the_partitions_with_and_without_a_tied_class_at_the_rank():
+    rng = np.random.default_rng(4)
+    distinct = rng.normal(size=10_000)  # the sample's guess misses: np.partition answers
+    tied = np.where(rng.random(10_000) < 0.6, 0.0, distinct)  # 0 holds the middle ranks: the guess answers
+    tied[(tied == 0.0) & (rng.random(10_000) < 0.5)] = -0.0
+    tied[rng.random(10_000) < 0.05] = np.nan
+    for key in (distinct, tied):
+        for k in (0, 1, 2_500, 5_000, 9_000, 9_999):
+            np.testing.assert_array_equal(engine_search._kth_smallest(key, k), np.partition(key, k)[k])
 
 
 @pytest.mark.parametrize("prefixes", [(0,), (0, 1, 4), (4,)])
