@@ -877,12 +877,43 @@ def select_disjoint(
 
 
 @kernel
-def collapse_into(nodes, subtree_span, preorder_nodes, current, collapsed, value, candidate_value):
-    """Collapse each of ``nodes`` into a leaf of its candidate value: every
-    node of its subtree now stands for it (``current``)."""
+def collapse_into(
+    nodes,
+    subtree_span,
+    preorder_nodes,
+    parent,
+    offset,
+    tree_of,
+    current,
+    collapsed,
+    value,
+    candidate_value,
+    count,
+    internal,
+    table,
+):
+    """Collapse each of ``nodes`` (none in or above another) into a leaf of
+    its candidate value: every node of its subtree now stands for it
+    (``current``). What :func:`current_leaf_counts` and :func:`value_table`
+    gave for the model before follows in place (``count``, ``internal``,
+    ``table``): the leaves below the node and its ancestors, the subtree's
+    nodes no longer internal, and their current values. An update where
+    the passes over every node would cost a forest of a million nodes more
+    than the step."""
     for node in nodes:
+        root = offset[tree_of[node]]
+        gone = count[node] - 1
+        up = parent[node]
+        while up >= 0:
+            count[root + up] -= gone
+            up = parent[root + up]
+        count[node] = 1
         for index in range(subtree_span[node, 0], subtree_span[node, 1]):
-            current[preorder_nodes[index]] = node
+            below = preorder_nodes[index]
+            current[below] = node
+            internal[below] = False
+            for j in range(table.shape[0]):
+                table[j, below] = candidate_value[node, j]
         collapsed[node] = True
         for j in range(value.shape[1]):
             value[node, j] = candidate_value[node, j]

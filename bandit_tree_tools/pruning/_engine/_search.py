@@ -399,7 +399,7 @@ class _Search:
         self.tree_scale = np.array(ensemble.tree_scale, dtype=np.float64)
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
-        self._shape = None  # of _leaf_counts_and_internal
+        self._shape = None  # of _leaf_counts_and_internal, for this state and the steps from it
         # buffers the kernels fill on every call, kept: fresh ones cost a page fault per 4 KB
         self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
         self._table_ready = False
@@ -440,23 +440,23 @@ class _Search:
             rows.row_scale(self.alive),
         )
 
-    def _changed(self):
-        """The model changed: every raw score, its shape and the value table are out of date."""
+    def _changed(self, table_kept=False):
+        """The model changed: every raw score is out of date, and so is the
+        value table unless ``table_kept`` (a step updated it in place)."""
         for rows in (self.check, self.rank, self.fit):
             rows.changed()
-        self._shape = None
-        self._table_ready = False
+        if not table_kept:
+            self._table_ready = False
 
     def _leaf_counts_and_internal(self):
         """(leaves below every node, the live trees' internal nodes) of the
-        model as pruned so far, computed once per change: the step's
-        candidates and the path's sizes both read them. Read-only."""
+        model as pruned so far: the step's candidates and the path's sizes
+        both read them. Computed for a state the walk starts from, then
+        updated in place by every step (:meth:`apply`, the one writer)."""
         if self._shape is None:
-            counts, internal = kernels.current_leaf_counts(
+            self._shape = kernels.current_leaf_counts(
                 self.children_left, self.children_right, self.offset, self.collapsed, self.current, self.alive
             )
-            counts.flags.writeable = internal.flags.writeable = False
-            self._shape = counts, internal
         return self._shape
 
     def _scored(self, rows, upto=None) -> np.ndarray:
@@ -731,11 +731,14 @@ class _Search:
         """Take the trees, values and intercept of ``state`` (nothing collapsed)."""
         self.collapsed, self.alive = state.collapsed.copy(), state.alive.copy()
         self.value, self.base_score = state.value.copy(), state.base_score.copy()
+        self._shape = None
         self._changed()
 
     # ----------------------------------------------------------------- step
     def apply(self, chosen, candidate_value) -> None:
         factor = self.factor()
+        count, internal = self._leaf_counts_and_internal()  # updated in place, as is the value table
+        table = self._value_table()
         collapsing = []
         for node in chosen:
             tree = self.tree_of[node]
@@ -743,18 +746,25 @@ class _Search:
                 if not self.averaged:  # the tree's constant moves into the intercept
                     self.base_score[self.tree_output[tree]] += factor[tree] * candidate_value[node, 0]
                 self.alive[tree] = False
+                internal[self.offset[tree] : self.offset[tree + 1]] = False
             else:
                 collapsing.append(node)
         kernels.collapse_into(
             np.array(collapsing, dtype=np.int64),
             self.subtree_span,
             self.preorder_nodes,
+            self.parent,
+            self.offset,
+            self.tree_of,
             self.current,
             self.collapsed,
             self.value,
             np.asarray(candidate_value, dtype=np.float64),
+            count,
+            internal,
+            table,
         )
-        self._changed()
+        self._changed(table_kept=True)
         if self.refit:
             self._refit(factor)
 

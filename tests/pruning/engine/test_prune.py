@@ -461,6 +461,48 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefixes, 
         np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
 
 
+@pytest.mark.parametrize("kind, refit", [("forest", False), ("boosted", False), ("boosted", True)])
+def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_passes_over_every_node_give_them(
+    kind, refit
+):
+    """``apply`` updates in place what the next step reads; after every step
+    (collapses, removed trees, re-fitted leaves) it is what the full passes
+    over the nodes give for the model as pruned so far."""
+    X, y = classification(3_000, seed=5, classes=3)
+    if kind == "forest":
+        model = RandomForestClassifier(n_estimators=12, max_depth=8, random_state=0)
+    else:
+        model = lgb.LGBMClassifier(n_estimators=10, num_leaves=15, verbose=-1, random_state=0)
+    ensemble = btt.from_model(model.fit(X[:2_000], y[:2_000]))
+    rows = walk_rows(
+        ensemble,
+        ensemble.check_X(X[2_000:]),
+        check_target(ensemble, y[2_000:], 1_000),
+        ensemble.check_X(X[:2_000]),
+        check_target(ensemble, y[:2_000], 2_000),
+        np.random.default_rng(0),
+    )
+    search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, refit)
+    node = np.arange(search.offset[-1])
+    for _ in range(12):
+        chosen, candidate_value = search.choose_step(max(1.0, 0.2 * search.size()["leaves"]))
+        search.apply(chosen, candidate_value)
+        count, internal = search._leaf_counts_and_internal()
+        full_count, full_internal = engine_kernels.current_leaf_counts(
+            search.children_left, search.children_right, search.offset, search.collapsed, search.current, search.alive
+        )
+        np.testing.assert_array_equal(internal, full_internal)
+        standing = search.alive[search.tree_of] & (search.current == node)  # where a count means something
+        np.testing.assert_array_equal(count[standing], full_count[standing])
+        live = search.alive[search.tree_of]
+        full_table = engine_kernels.value_table(
+            search.offset, search.alive, search.current, search.value, np.empty_like(search._value_table())
+        )
+        np.testing.assert_array_equal(search._value_table()[:, live], full_table[:, live])
+    assert search.collapsed.any() and internal.any()  # it collapsed nodes, and stopped short of stumps
+    assert not search.alive.all() or kind == "boosted"  # a forest lost trees
+
+
 def test_walks_sharing_one_layout_leave_it_as_built():
     """``prune``'s walks share one read-only layout of the model's nodes: a walk
     that collapses nodes and re-fits leaves leaves it as it was built, and the
