@@ -66,7 +66,7 @@ class PrunedModel(NamedTuple):
     tree_output: np.ndarray  # int64 (n_trees,): each tree's first raw column
     factor: np.ndarray  # float64 (n_trees,): each tree's scale
     alive: np.ndarray  # bool (n_trees,): the tree is still in the model
-    internal: np.ndarray  # bool (n_nodes,): an internal node of a live tree (of current_leaf_counts)
+    internal: np.ndarray  # bool (n_nodes,): an internal node of a live tree
 
 
 class RankRows(NamedTuple):
@@ -98,28 +98,6 @@ def _clip(p):
 
 
 @kernel(nogil=True)
-def _value_table_trees(lo, hi, offset, alive, current, value, out):
-    for tree in range(lo, hi):
-        if not alive[tree]:
-            continue
-        for node in range(offset[tree], offset[tree + 1]):
-            for j in range(value.shape[1]):
-                out[j, node] = value[current[node], j]
-
-
-def value_table(offset, alive, current, value, out):
-    """``out[j, node] = value[current[node], j]`` for every node of the live
-    trees: their current values, one row per output column, for
-    :func:`raw_scores` and :func:`removal_costs` (which read the live trees
-    only, or fewer; the dead trees' entries keep what they held). ``out`` is
-    a buffer the caller keeps: a fresh table per call (14 MB for a forest of
-    860,000 nodes) cost a page fault per 4 KB."""
-    n_trees = offset.shape[0] - 1
-    run_chunks(_value_table_trees, 0, n_trees, chunk_size(n_trees), offset, alive, current, value, out)
-    return out
-
-
-@kernel(nogil=True)
 def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, alive, base_score, row_scale, raw):
     n_trees = leaf.shape[0]
     width = table.shape[0]
@@ -147,7 +125,8 @@ def _raw_scores_rows(lo, hi, leaf, first, offset, table, tree_output, factor, al
 def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_score, row_scale):
     """``base_score + sum over live trees of factor * row_scale * table[:, root + leaf]``
     for the rows ``lo:hi`` (taken here, not sliced by the caller, so that one
-    contiguous signature compiles); ``table``: of :func:`value_table`.
+    contiguous signature compiles); ``table``: the current value of every
+    node, one row per output column (``table[j, node] = value[current[node], j]``).
 
     ``leaf`` is int8, int16 or int32 (n_trees, n_rows) of original local leaf
     ids; -1 leaves a row out of a tree (out-of-bag rows: a tree that drew
@@ -588,9 +567,9 @@ def _removal_costs_trees(
 def removal_costs(rows, leaf, offset, table, tree_output, alive, live, tree_sum, base_score, codes, targets, loss_kind):
     """Averaged ensembles (squared loss or class fractions): per tree, the sum
     and sum of squares over ``rows`` of the loss change if the tree were
-    dropped (the mean then runs over one tree fewer). ``table``: of
-    :func:`value_table` (one look-up per row and tree where ``value[current[...]]``
-    took two, which each waited for memory). ``tree_sum`` is the sum
+    dropped (the mean then runs over one tree fewer). ``table``: as
+    :func:`raw_scores` reads it (one look-up per row and tree where
+    ``value[current[...]]`` took two, which each waited for memory). ``tree_sum`` is the sum
     of the live trees' values per row and ``live`` how many live trees hold
     the row (``live_trees_per_row``); rows a tree does not hold, or that no
     other tree holds, do not count."""
@@ -761,49 +740,6 @@ def gradients(raw, codes, targets, loss_kind, link_scale):
     return grad, hess
 
 
-@kernel(nogil=True)
-def _leaf_counts_trees(lo, hi, children_left, children_right, offset, collapsed, current, alive, count, internal):
-    for tree in range(lo, hi):
-        root = offset[tree]
-        if not alive[tree]:
-            internal[root : offset[tree + 1]] = False
-            continue
-        for node in range(offset[tree + 1] - 1, root - 1, -1):  # children have larger ids
-            if current[node] != node:  # below a collapsed node
-                internal[node] = False
-                continue
-            left = children_left[node]
-            split = left >= 0 and not collapsed[node]
-            count[node] = count[root + left] + count[root + children_right[node]] if split else 1
-            internal[node] = split
-
-
-def current_leaf_counts(children_left, children_right, offset, collapsed, current, alive):
-    """(leaves below every node, whether a node is an internal node of a live
-    tree) of the model as pruned so far: a collapsed node counts one leaf;
-    nodes below a collapsed node (``current`` is not the node itself) and the
-    nodes of removed trees get meaningless counts and are not internal. One
-    pass over the nodes, trees on threads: each writes its own range of nodes."""
-    count = np.empty(children_left.shape[0], dtype=np.int64)
-    internal = np.empty(children_left.shape[0], dtype=np.bool_)
-    n_trees = offset.shape[0] - 1
-    run_chunks(
-        _leaf_counts_trees,
-        0,
-        n_trees,
-        chunk_size(n_trees),
-        children_left,
-        children_right,
-        offset,
-        collapsed,
-        current,
-        alive,
-        count,
-        internal,
-    )
-    return count, internal
-
-
 @kernel
 def cover_weighted_values(children_left, children_right, offset, collapsed, cover, value):
     """Per node, the mean of the current leaf values below it weighted by
@@ -894,12 +830,11 @@ def collapse_into(
 ):
     """Collapse each of ``nodes`` (none in or above another) into a leaf of
     its candidate value: every node of its subtree now stands for it
-    (``current``). What :func:`current_leaf_counts` and :func:`value_table`
-    gave for the model before follows in place (``count``, ``internal``,
-    ``table``): the leaves below the node and its ancestors, the subtree's
-    nodes no longer internal, and their current values. An update where
-    the passes over every node would cost a forest of a million nodes more
-    than the step."""
+    (``current``). The search's view of the model follows in place: the
+    leaves below every node (``count``), its internal nodes (``internal``)
+    and every node's current value (``table``, as :func:`raw_scores` reads
+    it). Passes over every node after each step would cost a forest of a
+    million nodes more than the step."""
     for node in nodes:
         root = offset[tree_of[node]]
         gone = count[node] - 1

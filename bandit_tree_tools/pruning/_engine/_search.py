@@ -300,6 +300,7 @@ class NodeLayout(NamedTuple):
     parent: np.ndarray  # local id of every node's parent, -1 at the root
     preorder_nodes: np.ndarray  # global ids in pre-order, tree after tree
     subtree_span: np.ndarray  # [start, stop) of every node's subtree in preorder_nodes
+    leaf_count: np.ndarray  # leaves below every node
     stored_value: np.ndarray  # float64 (n_nodes, width): the values the model stores
     has_value: np.ndarray  # the node stores a value a collapse can take
     cover: np.ndarray | None  # the covers the library recorded, None where some are missing
@@ -319,6 +320,9 @@ def node_layout(ensemble: Ensemble) -> NodeLayout:
         by_position[position] = np.arange(tree.n_nodes)
         order.append(root + by_position)
         end.append(np.stack([root + position, root + stop], axis=1))
+    children_left = np.concatenate([tree.children_left for tree in trees])
+    preorder_nodes, subtree_span = np.concatenate(order), np.concatenate(end)
+    leaves_before = np.concatenate([[0], np.cumsum(children_left[preorder_nodes] == -1)])  # in pre-order
     cover = np.concatenate([tree.weighted_n_node_samples for tree in trees]).astype(np.float64)
     # collapsed values weight the leaves by the model's own covers where it recorded them,
     # else by hessians summed over the fitting rows; a one-leaf tree needs none (it can only
@@ -328,12 +332,13 @@ def node_layout(ensemble: Ensemble) -> NodeLayout:
     return NodeLayout(
         offset=offset,
         tree_of=np.repeat(np.arange(len(trees)), np.diff(offset)),
-        children_left=np.concatenate([tree.children_left for tree in trees]),
+        children_left=children_left,
         children_right=np.concatenate([tree.children_right for tree in trees]),
         is_root=is_root,
         parent=np.concatenate(parents),
-        preorder_nodes=np.concatenate(order),
-        subtree_span=np.concatenate(end),
+        preorder_nodes=preorder_nodes,
+        subtree_span=subtree_span,
+        leaf_count=leaves_before[subtree_span[:, 1]] - leaves_before[subtree_span[:, 0]],
         stored_value=np.concatenate([tree.value for tree in trees]).astype(np.float64),
         has_value=np.concatenate([tree.has_leaf_value for tree in trees]).astype(bool),
         cover=cover if np.all(known | ~needs_cover) else None,
@@ -373,6 +378,7 @@ class _Search:
             layout.parent,
         )
         self.preorder_nodes, self.subtree_span = layout.preorder_nodes, layout.subtree_span
+        self.leaf_count = layout.leaf_count
         self.stored_value, self.has_value, self.cover = layout.stored_value, layout.has_value, layout.cover
 
         self.loss_kind = _loss_kind(ensemble)
@@ -420,9 +426,14 @@ class _Search:
         return self.tree_scale
 
     def _value_table(self) -> np.ndarray:
-        """Every node's current value (``kernels.value_table``), filled once per change."""
+        """Every node's current value, one row per output column
+        (``table[j, node] = value[current[node], j]``), as ``kernels.raw_scores``
+        and ``kernels.removal_costs`` read it. Filled for the state a walk
+        starts from and after every re-fit; a step updates it in place
+        (``kernels.collapse_into``)."""
         if not self._table_ready:
-            kernels.value_table(self.offset, self.alive, self.current, self.value, self._table)
+            for j in range(self._table.shape[0]):
+                np.take(self.value[:, j], self.current, out=self._table[j])
             self._table_ready = True
         return self._table
 
@@ -451,12 +462,13 @@ class _Search:
     def _leaf_counts_and_internal(self):
         """(leaves below every node, the live trees' internal nodes) of the
         model as pruned so far: the step's candidates and the path's sizes
-        both read them. Computed for a state the walk starts from, then
-        updated in place by every step (:meth:`apply`, the one writer)."""
+        both read them. A walk starts from a state with nothing collapsed,
+        whose counts are the trees' own; every step updates them in place
+        (:meth:`apply`, the one writer). Nodes below a collapsed node and the
+        nodes of removed trees keep meaningless counts and are not internal."""
         if self._shape is None:
-            self._shape = kernels.current_leaf_counts(
-                self.children_left, self.children_right, self.offset, self.collapsed, self.current, self.alive
-            )
+            internal = (self.children_left >= 0) & self.alive[self.tree_of]
+            self._shape = self.leaf_count.copy(), internal
         return self._shape
 
     def _scored(self, rows, upto=None) -> np.ndarray:
@@ -729,6 +741,8 @@ class _Search:
 
     def start_from(self, state: _State) -> None:
         """Take the trees, values and intercept of ``state`` (nothing collapsed)."""
+        if state.collapsed.any() or self.collapsed.any():
+            raise ValueError("a walk starts from a state with nothing collapsed, before its first step")
         self.collapsed, self.alive = state.collapsed.copy(), state.alive.copy()
         self.value, self.base_score = state.value.copy(), state.base_score.copy()
         self._shape = None

@@ -47,7 +47,7 @@ def test_raw_scores_are_the_tree_order_sums_bit_for_bit(n_outputs, width):
     factor, row_scale = rng.normal(size=n_trees), rng.random(n_rows) * 3
     alive = rng.random(n_trees) < 0.7
     base_score = rng.normal(size=n_outputs)
-    table = kernels.value_table(offset, alive, current, value, np.full((width, offset[-1]), np.nan))
+    table = np.ascontiguousarray(value[current].T)  # every node's current value, one row per column
     for lo, hi in [(0, n_rows), (1, n_rows - 1), (1_024, 2_049), (7, 7)]:
         args = (tree_output, factor, alive, base_score, row_scale)
         np.testing.assert_array_equal(

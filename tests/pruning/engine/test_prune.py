@@ -488,17 +488,17 @@ def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_pass
         chosen, candidate_value = search.choose_step(max(1.0, 0.2 * search.size()["leaves"]))
         search.apply(chosen, candidate_value)
         count, internal = search._leaf_counts_and_internal()
-        full_count, full_internal = engine_kernels.current_leaf_counts(
-            search.children_left, search.children_right, search.offset, search.collapsed, search.current, search.alive
+        # the same from the state alone: a node stands where no collapsed ancestor stands for it
+        standing = search.alive[search.tree_of] & (search.current == node)
+        at_leaf = standing & ((search.children_left == -1) | search.collapsed)
+        leaves_before = np.concatenate([[0], np.cumsum(at_leaf[search.preorder_nodes])])
+        span = search.subtree_span
+        np.testing.assert_array_equal(internal, standing & ~at_leaf)
+        np.testing.assert_array_equal(
+            count[standing], (leaves_before[span[:, 1]] - leaves_before[span[:, 0]])[standing]
         )
-        np.testing.assert_array_equal(internal, full_internal)
-        standing = search.alive[search.tree_of] & (search.current == node)  # where a count means something
-        np.testing.assert_array_equal(count[standing], full_count[standing])
         live = search.alive[search.tree_of]
-        full_table = engine_kernels.value_table(
-            search.offset, search.alive, search.current, search.value, np.empty_like(search._value_table())
-        )
-        np.testing.assert_array_equal(search._value_table()[:, live], full_table[:, live])
+        np.testing.assert_array_equal(search._value_table()[:, live], search.value[search.current].T[:, live])
     assert search.collapsed.any() and internal.any()  # it collapsed nodes, and stopped short of stumps
     assert not search.alive.all() or kind == "boosted"  # a forest lost trees
 
