@@ -156,18 +156,6 @@ def raw_scores(leaf, lo, hi, offset, table, tree_output, factor, alive, base_sco
     return raw
 
 
-@kernel
-def class_moments(codes, values, n_classes):
-    """Per class: (rows, sum of ``values``, sum of their squares), in one pass."""
-    moments = zeros((3, n_classes), np.float64)
-    for row in range(codes.shape[0]):
-        code, value = codes[row], values[row]
-        moments[0, code] += 1.0
-        moments[1, code] += value
-        moments[2, code] += value * value
-    return moments
-
-
 @kernel(nogil=True)
 def _live_trees_rows(lo, hi, leaf, alive, count):
     for row in range(lo, hi):
