@@ -433,7 +433,8 @@ class _Search:
         (``kernels.collapse_into``)."""
         if not self._table_ready:
             for j in range(self._table.shape[0]):
-                np.take(self.value[:, j], self.current, out=self._table[j])
+                # "clip" (no id is out of range) writes into the buffer; "raise" fills a temporary first
+                np.take(self.value[:, j], self.current, out=self._table[j], mode="clip")
             self._table_ready = True
         return self._table
 
