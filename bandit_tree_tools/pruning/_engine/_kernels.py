@@ -810,19 +810,19 @@ def collapse_into(
     tree_of,
     current,
     collapsed,
-    value,
     candidate_value,
     count,
     internal,
     table,
 ):
-    """Collapse each of ``nodes`` (none in or above another) into a leaf of
-    its candidate value: every node of its subtree now stands for it
-    (``current``). The search's view of the model follows in place: the
-    leaves below every node (``count``), its internal nodes (``internal``)
-    and every node's current value (``table``, as :func:`raw_scores` reads
-    it). Passes over every node after each step would cost a forest of a
-    million nodes more than the step."""
+    """Collapse each of ``nodes`` (none in or above another) into a leaf:
+    every node of its subtree now stands for it (``current``). The search's
+    view of the model follows in place: the leaves below every node
+    (``count``), its internal nodes (``internal``) and every node's current
+    value (``table``, as :func:`raw_scores` reads it: the candidate value
+    across the subtree). Passes over every node after each step would cost
+    a forest of a million nodes more than the step. The caller sets the
+    collapsed node's own value where it changes (Newton values)."""
     for node in nodes:
         root = offset[tree_of[node]]
         gone = count[node] - 1
@@ -838,5 +838,3 @@ def collapse_into(
             for j in range(table.shape[0]):
                 table[j, below] = candidate_value[node, j]
         collapsed[node] = True
-        for j in range(value.shape[1]):
-            value[node, j] = candidate_value[node, j]

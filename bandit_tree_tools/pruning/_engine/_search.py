@@ -398,7 +398,8 @@ class _Search:
         self.collapsed = np.zeros(self.offset[-1], dtype=bool)
         self.current = np.arange(self.offset[-1], dtype=np.int64)
         self.alive = np.ones(self.n_trees, dtype=bool)
-        self.value = self.stored_value.copy()
+        # a collapse takes Newton values; other trees keep their stored ones, which every walk shares
+        self.value = self.stored_value.copy() if self.newton else self.stored_value
         self.base_score = ensemble.base_score.astype(np.float64).copy()
         self.tree_output = ensemble.tree_output
         # a writable copy: numba compiles a kernel once more for each read-only argument
@@ -764,8 +765,10 @@ class _Search:
                 internal[self.offset[tree] : self.offset[tree + 1]] = False
             else:
                 collapsing.append(node)
+        collapsing = np.array(collapsing, dtype=np.int64)
+        candidate_value = np.asarray(candidate_value, dtype=np.float64)
         kernels.collapse_into(
-            np.array(collapsing, dtype=np.int64),
+            collapsing,
             self.subtree_span,
             self.preorder_nodes,
             self.parent,
@@ -773,12 +776,13 @@ class _Search:
             self.tree_of,
             self.current,
             self.collapsed,
-            self.value,
-            np.asarray(candidate_value, dtype=np.float64),
+            candidate_value,
             count,
             internal,
             table,
         )
+        if self.newton:
+            self.value[collapsing] = candidate_value[collapsing]
         self._changed(table_kept=True)
         if self.refit:
             self._refit(factor)

@@ -503,13 +503,18 @@ def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_pass
     assert not search.alive.all() or kind == "boosted"  # a forest lost trees
 
 
-def test_walks_sharing_one_layout_leave_it_as_built():
-    """``prune``'s walks share one read-only layout of the model's nodes: a walk
-    that collapses nodes and re-fits leaves leaves it as it was built, and the
-    next walk on it takes the path that a walk on a layout of its own takes."""
+@pytest.mark.parametrize("kind", ["boosted", "forest"])
+def test_walks_sharing_one_layout_leave_it_as_built(kind):
+    """``prune``'s walks share one read-only layout of the model's nodes (a
+    forest's walks its stored values too): a walk that collapses nodes and
+    re-fits leaves leaves it as it was built, and the next walk on it takes
+    the path that a walk on a layout of its own takes."""
     X, y = classification(3_000, seed=4)
-    model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2_000], y[:2_000])
-    ensemble = btt.from_model(model)
+    if kind == "forest":
+        model = RandomForestClassifier(n_estimators=8, max_depth=8, random_state=0)
+    else:
+        model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0)
+    ensemble = btt.from_model(model.fit(X[:2_000], y[:2_000]))
     rows = walk_rows(
         ensemble,
         ensemble.check_X(X[2_000:]),
