@@ -557,10 +557,10 @@ def removal_costs(rows, leaf, offset, table, tree_output, alive, live, tree_sum,
     and sum of squares over ``rows`` of the loss change if the tree were
     dropped (the mean then runs over one tree fewer). ``table``: as
     :func:`raw_scores` reads it (one look-up per row and tree where
-    ``value[current[...]]`` took two, which each waited for memory). ``tree_sum`` is the sum
-    of the live trees' values per row and ``live`` how many live trees hold
-    the row (``live_trees_per_row``); rows a tree does not hold, or that no
-    other tree holds, do not count."""
+    ``value[current[...]]`` took two, which each waited for memory).
+    ``tree_sum`` is the sum of the live trees' values per row and ``live``
+    how many live trees hold the row (``live_trees_per_row``); rows a tree
+    does not hold, or that no other tree holds, do not count."""
     n_trees, n_rows = leaf.shape[0], rows.shape[0]
     before = np.empty((n_rows, base_score.shape[0]))
     before_loss = np.zeros(n_rows)

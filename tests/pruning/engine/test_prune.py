@@ -461,18 +461,10 @@ def test_steps_from_a_sorted_prefix_are_the_steps_from_the_full_order(prefixes, 
         np.testing.assert_array_equal(search.select(ids, benefit, key, budget), expected)
 
 
-@pytest.mark.parametrize("kind, refit", [("forest", False), ("boosted", False), ("boosted", True)])
-def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_passes_over_every_node_give_them(
-    kind, refit
-):
-    """``apply`` updates in place what the next step reads; after every step
-    (collapses, removed trees, re-fitted leaves) it is what the full passes
-    over the nodes give for the model as pruned so far."""
-    X, y = classification(3_000, seed=5, classes=3)
-    if kind == "forest":
-        model = RandomForestClassifier(n_estimators=12, max_depth=8, random_state=0)
-    else:
-        model = lgb.LGBMClassifier(n_estimators=10, num_leaves=15, verbose=-1, random_state=0)
+def _fitted_with_walk_rows(model, seed, classes=2):
+    """``model`` fitted on 2,000 rows and imported, and the rows of a walk
+    ranked on those rows that 1,000 others check."""
+    X, y = classification(3_000, seed=seed, classes=classes)
     ensemble = btt.from_model(model.fit(X[:2_000], y[:2_000]))
     rows = walk_rows(
         ensemble,
@@ -482,6 +474,21 @@ def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_pass
         check_target(ensemble, y[:2_000], 2_000),
         np.random.default_rng(0),
     )
+    return ensemble, rows
+
+
+@pytest.mark.parametrize("kind, refit", [("forest", False), ("boosted", False), ("boosted", True)])
+def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_passes_over_every_node_give_them(
+    kind, refit
+):
+    """``apply`` updates in place what the next step reads; after every step
+    (collapses, removed trees, re-fitted leaves) it is what the full passes
+    over the nodes give for the model as pruned so far."""
+    if kind == "forest":
+        model = RandomForestClassifier(n_estimators=12, max_depth=8, random_state=0)
+    else:
+        model = lgb.LGBMClassifier(n_estimators=10, num_leaves=15, verbose=-1, random_state=0)
+    ensemble, rows = _fitted_with_walk_rows(model, seed=5, classes=3)
     search = engine_search._Search(ensemble, *rows, "accuracy", "exact", 3.0, refit)
     node = np.arange(search.offset[-1])
     for _ in range(12):
@@ -509,20 +516,11 @@ def test_walks_sharing_one_layout_leave_it_as_built(kind):
     forest's walks its stored values too): a walk that collapses nodes and
     re-fits leaves leaves it as it was built, and the next walk on it takes
     the path that a walk on a layout of its own takes."""
-    X, y = classification(3_000, seed=4)
     if kind == "forest":
         model = RandomForestClassifier(n_estimators=8, max_depth=8, random_state=0)
     else:
         model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0)
-    ensemble = btt.from_model(model.fit(X[:2_000], y[:2_000]))
-    rows = walk_rows(
-        ensemble,
-        ensemble.check_X(X[2_000:]),
-        check_target(ensemble, y[2_000:], 1_000),
-        ensemble.check_X(X[:2_000]),
-        check_target(ensemble, y[:2_000], 2_000),
-        np.random.default_rng(0),
-    )
+    ensemble, rows = _fitted_with_walk_rows(model, seed=4)
     layout = engine_search.node_layout(ensemble)
     built = copy.deepcopy(layout)
     paths = []
