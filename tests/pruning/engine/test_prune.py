@@ -478,12 +478,11 @@ def _fitted_with_walk_rows(model, seed, classes=2):
 
 
 @pytest.mark.parametrize("kind, refit", [("forest", False), ("boosted", False), ("boosted", True)])
-def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_passes_over_every_node_give_them(
-    kind, refit
-):
+def test_steps_update_the_leaf_counts_internal_nodes_and_value_table_as_the_state_gives_them(kind, refit):
     """``apply`` updates in place what the next step reads; after every step
-    (collapses, removed trees, re-fitted leaves) it is what the full passes
-    over the nodes give for the model as pruned so far."""
+    (collapses, removed trees, re-fitted leaves) it is what the state alone
+    gives for the model as pruned so far (pre-order sums over its standing
+    leaves, ``value[current]``)."""
     if kind == "forest":
         model = RandomForestClassifier(n_estimators=12, max_depth=8, random_state=0)
     else:
