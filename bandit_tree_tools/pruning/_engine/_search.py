@@ -407,7 +407,7 @@ class _Search:
         self.n_outputs = ensemble.n_outputs
         self.per_iteration = _trees_per_iteration(ensemble)
         self._shape = None  # of _leaf_counts_and_internal, for this state and the steps from it
-        # buffers the kernels fill on every call, kept: fresh ones cost a page fault per 4 KB
+        # buffers kept for the walk, filled or updated in place: fresh ones per step cost a page fault per 4 KB
         self._table = np.empty((self.value.shape[1], self.offset[-1]))  # of _value_table
         self._table_ready = False
         # collapse_costs' sums per current leaf, and per class for the fractions' squared error
