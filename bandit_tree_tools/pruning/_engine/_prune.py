@@ -525,6 +525,7 @@ def _walks(
                     record,
                     started,
                     label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+                    keep_states=False,
                 )
                 return sizing
 

@@ -738,14 +738,14 @@ class _Search:
                     value = self.value.copy()
                     for tree, scale in zip(trees, weight):
                         value[self.offset[tree] : self.offset[tree + 1]] *= scale
-                    return _State(self.collapsed.copy(), alive, value, base_score)
+                    return _State.of(self.collapsed, alive, value, base_score)
         return None
 
     def start_from(self, state: _State) -> None:
         """Take the trees, values and intercept of ``state`` (nothing collapsed)."""
-        if state.collapsed.any() or self.collapsed.any():
+        if state.collapsed_bits.any() or self.collapsed.any():
             raise ValueError("a walk starts from a state with nothing collapsed, before its first step")
-        self.collapsed, self.alive = state.collapsed.copy(), state.alive.copy()
+        self.alive = state.alive.copy()
         self.value, self.base_score = state.value.copy(), state.base_score.copy()
         self._shape = None
         self._changed()
@@ -828,10 +828,12 @@ class _Search:
     def state(self) -> _State:
         # averaged models never change their values: every state shares them
         value = self.value.copy() if self.newton else self.value
-        return _State(self.collapsed.copy(), self.alive.copy(), value, self.base_score.copy())
+        return _State.of(self.collapsed, self.alive.copy(), value, self.base_score.copy())
 
-    def run(self, far_bound, progress, callback, started, start=None, label="pruning", estimate=None):
-        """Walk the path; return it (a DataFrame) and the state of every point.
+    def run(self, far_bound, progress, callback, started, start=None, label="pruning", estimate=None, keep_states=True):
+        """Walk the path; return it (a DataFrame) and the state of every point
+        (none unless ``keep_states``: a walk that only measures another needs
+        its path alone).
 
         ``far_bound``: the metric ``FAR`` times the tolerance worse than the
         unpruned model's (where the walk ends, below); ``start``: a state (of
@@ -873,7 +875,8 @@ class _Search:
                 "elapsed": time.perf_counter() - started,
             }
             rows.append(row)
-            states.append(self.state())
+            if keep_states:
+                states.append(self.state())
             return callback is not None and callback_stops(callback(dict(row)))
 
         stop = record()

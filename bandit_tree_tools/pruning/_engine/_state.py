@@ -10,13 +10,26 @@ from ...tree import Ensemble, node_offsets, outermost_nodes, rebuild_tree
 
 @dataclass(frozen=True)
 class _State:
-    """A point of the path: which nodes are collapsed, which trees live, the
-    values of every node and the intercept."""
+    """A point of the path: which nodes are collapsed (one bit per node, as
+    :meth:`of` packs them: a path keeps a state for every point, and a forest
+    has millions of nodes), which trees live, the values of every node and
+    the intercept."""
 
-    collapsed: np.ndarray
+    collapsed_bits: np.ndarray
+    n_nodes: int
     alive: np.ndarray
     value: np.ndarray
     base_score: np.ndarray
+
+    @classmethod
+    def of(cls, collapsed, alive, value, base_score) -> "_State":
+        """The state of a boolean mask of collapsed nodes (copied, packed)."""
+        return cls(np.packbits(collapsed), collapsed.shape[0], alive, value, base_score)
+
+    @property
+    def collapsed(self) -> np.ndarray:
+        """Whether each node is collapsed: a new boolean array on every read."""
+        return np.unpackbits(self.collapsed_bits, count=self.n_nodes).view(bool)
 
 
 def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = False) -> Ensemble:
@@ -33,10 +46,10 @@ def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = Fa
     elif ensemble.aggregation == "sum" and per_iteration > 1:
         groups = state.alive.reshape(-1, per_iteration)
         keep_stump = (~groups & groups.any(axis=1, keepdims=True)).ravel()
-    trees, kept = [], []
+    trees, kept, collapsed = [], [], state.collapsed
     for index, tree in enumerate(ensemble.trees):
         values = state.value[offset[index] : offset[index + 1]]
-        make_leaf = state.collapsed[offset[index] : offset[index + 1]]
+        make_leaf = collapsed[offset[index] : offset[index + 1]]
         if not state.alive[index]:
             if not keep_stump[index]:
                 continue
@@ -75,13 +88,13 @@ def build_ensemble(ensemble: Ensemble, state: _State, keep_dead_trees: bool = Fa
 
 def pruned_nodes(ensemble: Ensemble, state: _State) -> dict:
     """{tree: original node ids that became leaves}; a removed tree lists its root."""
-    offset = node_offsets(ensemble.trees)
+    offset, collapsed = node_offsets(ensemble.trees), state.collapsed
     out = {}
     for index, tree in enumerate(ensemble.trees):
         if not state.alive[index]:
             out[index] = np.zeros(1, dtype=np.int64)
             continue
-        mask = state.collapsed[offset[index] : offset[index + 1]]
+        mask = collapsed[offset[index] : offset[index + 1]]
         if mask.any():
             out[index] = outermost_nodes(tree, mask)
     return out

@@ -84,6 +84,17 @@ def test_every_library_prunes_and_exports_exactly(name):
     np.testing.assert_array_equal(model.predict(X_test), before.predict(X_test))
 
 
+def test_a_state_keeps_its_collapsed_nodes_as_given_whatever_their_number():
+    rng = np.random.default_rng(0)
+    for n_nodes in (1, 7, 8, 13, 1001):
+        mask = rng.random(n_nodes) < 0.4
+        state = engine_state._State.of(mask, np.ones(1, dtype=bool), np.zeros((n_nodes, 1)), np.zeros(1))
+        expected = mask.copy()
+        mask[:] = ~mask  # the state took a copy
+        assert state.collapsed.dtype == bool
+        np.testing.assert_array_equal(state.collapsed, expected)
+
+
 @pytest.mark.parametrize("name", ["lightgbm_multiclass", "xgboost_binary", "random_forest"])
 def test_every_path_point_rebuilds_to_the_scores_the_search_measured(name):
     model, X, y = _models()[name]
