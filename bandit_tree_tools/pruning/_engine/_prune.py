@@ -142,7 +142,7 @@ def prune(
         ``WALKS_WITH_TRAINING_ROWS`` lists every walk and why it is there.
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
-        confidence bounds (from 40,000 ranking rows up; fewer are scored
+        confidence bounds (from 100,000 ranking rows up; fewer are scored
         exactly), or on every row.
     confidence : float, default 3.0
         Width of the bandit's confidence intervals in standard errors;

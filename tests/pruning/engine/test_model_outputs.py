@@ -229,11 +229,12 @@ def test_forests_do_not():
     assert {walk.ranked_on for walk in result._walks} == {CROSS_FITTED}
 
 
-def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model():
+def test_bandit_with_a_full_budget_walks_the_exact_path_towards_the_model(monkeypatch):
+    monkeypatch.setattr(engine_search, "SAMPLED_FROM", 40_000)  # the bandit samples the 42,000 rows below
     X, y = make_classification(44_000, 8, n_informative=5, flip_y=0.05, random_state=5)
     model = lgb.LGBMClassifier(n_estimators=15, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
     ensemble = btt.from_model(model)
-    X_soft = engine_search.perturbed_rows(X[:42_000], np.random.default_rng(0))  # enough for the bandit
+    X_soft = engine_search.perturbed_rows(X[:42_000], np.random.default_rng(0))
     target = check_target(ensemble, y[42_000:], 2000)
     rows = walk_rows(
         ensemble,
