@@ -26,9 +26,9 @@ REG_LAMBDA = 1.0  # L2 penalty of collapsed and re-fitted leaf values (XGBoost's
 REFIT_STEP = 0.1  # damping of the backfitting pass after every step (a boosting learning rate)
 PESSIMISM = 1.0  # candidates rank by cost + PESSIMISM * sqrt(sum of squared changes), per leaf
 FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then doubling)
-# fewer ranking rows than this are scored exactly: at 40,000 the bandit's samples rarely told the
-# choice apart before the rows ran out, and a fully grown forest's deep nodes, which few sampled
-# rows reach, looked free (docs/expect/notes/pruning.md)
+# fewer ranking rows than this are scored exactly: at 40,000 the bandit's samples often ran out of
+# rows before its choice was clear, and a fully grown forest's deep nodes, which few sampled rows
+# reach, looked free (docs/expect/notes/pruning.md)
 SAMPLED_FROM = 100_000
 DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
