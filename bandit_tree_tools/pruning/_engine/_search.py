@@ -687,6 +687,9 @@ class _Search:
             with np.errstate(invalid="ignore"):
                 radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
             estimate = _pessimistic(n * mean, n * square[ids] / sampled)
+            # a candidate no sampled row reached has shown no cost yet, which is not a cost of 0: it
+            # goes last (most deep nodes of a fully grown forest hold a few rows, which samples miss)
+            estimate[~seen] = np.inf
             chosen = self.select(ids, benefit, estimate, budget)
             if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
                 return chosen

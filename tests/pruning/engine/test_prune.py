@@ -333,7 +333,7 @@ def test_a_search_that_keeps_the_whole_model_says_why():
 @pytest.mark.parametrize(
     "n_rows, sampled_from, first_batch",
     [
-        # the search's row thresholds scaled down 10x: the same walks on a fifth of the rows
+        # the search's row thresholds scaled down: the same walks on a fifth of the rows
         pytest.param(22_000, 4_000, 200, id="thresholds scaled down"),
         pytest.param(102_000, None, None, id="thresholds as shipped", marks=pytest.mark.slow),
     ],
@@ -380,6 +380,29 @@ def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_e
         assert by_rows.ranked_on == sampled.ranked_on
         pd.testing.assert_frame_equal(by_rows.path.drop(columns="elapsed"), sampled.path.drop(columns="elapsed"))
     assert bandit.params["row_evaluations"] > exact.params["row_evaluations"], "it sampled before it gave up"
+
+
+def test_a_sampled_step_takes_no_candidate_its_samples_did_not_reach(monkeypatch):
+    """A fully grown forest's deep nodes hold a few rows each, and a first batch of 50 rows
+    misses most of them: with no confidence asked for (the first batch decides), a step of
+    30% of the leaves takes only candidates that batch reached (there are enough of them), not
+    the unreached ones as free (59 of its 84 candidates before they went last)."""
+    monkeypatch.setattr(engine_search, "SAMPLED_FROM", 1_000)
+    monkeypatch.setattr(engine_search, "FIRST_BATCH", 50)
+    X, y = classification(6000, seed=7)
+    forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(X[:2000], y[:2000])
+    ensemble = btt.from_model(forest)
+    target = check_target(ensemble, y[2000:], 4000)
+    X_rank = ensemble.check_X(X[2000:])
+    rows = walk_rows(ensemble, X_rank, target, X_rank, target, np.random.default_rng(0))
+    search = engine_search._Search(ensemble, *rows, "accuracy", "bandit", 0.0, False)
+    ids, benefit = search.candidates()
+    candidate_value = search.candidate_values()
+    chosen = search._bandit_step(ids, benefit, 0.3 * search.size()["leaves"], candidate_value)
+    _, _, reached = search.costs(np.arange(50), candidate_value)
+    assert chosen is not None and len(chosen) > 0
+    assert np.all(reached[chosen] > 0)
+    assert np.count_nonzero(reached[ids] == 0) > len(chosen)  # unreached candidates were there to take
 
 
 def test_row_sets_route_their_first_rows_on_first_use(lightgbm_binary, binary_data):
