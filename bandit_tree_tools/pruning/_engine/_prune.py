@@ -53,7 +53,10 @@ from ._search import (
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
-PERTURBED_COPIES = 4  # copies of the validation rows, perturbed, that rank on the model's outputs
+# copies of the validation rows, perturbed, that rank on the model's outputs: enough for this many
+# rows, one at least and PERTURBED_COPIES at most (more rows than that ranked no better, for longer)
+PERTURBED_ROWS = 40_000
+PERTURBED_COPIES = 4
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
 
 # what each parameter of prune accepts (_validation.validate_params)
@@ -101,14 +104,15 @@ def prune(
     X_val, y_val : validation rows (not used in training)
         Measure the tolerance. Without ``X_train``, a boosted model's
         removals are ranked (and its leaves re-fitted) on its own outputs on
-        perturbed copies of the validation rows: no label ranks, so every
-        labelled validation row checks the tolerance (``"the model's outputs
-        on perturbed X_val"``). A forest's leaves take no such targets: it
-        ranks on the validation rows' labels, and two walks, each ranked on
-        one half of them and checked on the other, measure that walk: a
-        model's metric is the unpruned model's plus their mean change at its
-        size, with that mean's standard error (cross-validation; ``"X_val,
-        measured by walks on its halves"``).
+        perturbed copies of the validation rows (as many as reach 40,000
+        rows, up to four): no label ranks, so every labelled validation row
+        checks the tolerance (``"the model's outputs on perturbed X_val"``).
+        A forest's leaves take no such targets: it ranks on the validation
+        rows' labels, and two walks, each ranked on one half of them and
+        checked on the other, measure that walk: a model's metric is the
+        unpruned model's plus their mean change at its size, with that
+        mean's standard error (cross-validation; ``"X_val, measured by walks
+        on its halves"``).
     tolerance : float, default 0.005
         How much worse than the unpruned model the pruned one may be on the
         validation rows: absolute for accuracy, balanced accuracy, ROC AUC and
@@ -413,9 +417,8 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
         elif ranked_on == DISTILLED:
             rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
         else:
-            rows = _model_outputs(
-                ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(PERTURBED_COPIES)]), rng
-            )
+            copies = min(PERTURBED_COPIES, int(np.ceil(PERTURBED_ROWS / X_val.shape[0])))
+            rows = _model_outputs(ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(copies)]), rng)
         rankings[ranked_on] = (rows, checking, True)
     if OUT_OF_BAG in rankings:
         # a bootstrapped forest's trees memorised the rows they drew: ranked on every training row,

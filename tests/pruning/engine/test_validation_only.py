@@ -36,6 +36,18 @@ def test_no_label_ranks_the_removals(boosted):
         assert not np.allclose(mine.path["metric"].iloc[:steps], theirs.path["metric"].iloc[:steps])
 
 
+@pytest.mark.parametrize("n_val, copies", [(300, 4), (600, 2), (1500, 1)])
+def test_the_perturbed_copies_reach_the_rows_asked_for_and_no_further(boosted, n_val, copies, monkeypatch):
+    from bandit_tree_tools.pruning._engine import _prune
+
+    model, X_val, y_val = boosted
+    monkeypatch.setattr(_prune, "PERTURBED_ROWS", 1000)  # as 40,000 rows are to 10,000 and more
+    perturbed = []
+    monkeypatch.setattr(_prune, "perturbed_rows", lambda X, rng: perturbed.append(X.shape[0]) or X.copy())
+    btt.prune(model, X_val[:n_val], y_val[:n_val], tolerance=0.01, random_state=0, progress=False)
+    assert perturbed == [n_val] * copies
+
+
 def test_regression_and_forests(boosted):
     X, y = make_regression(2000, 8, noise=10.0, random_state=0)
     regressor = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X[:1000], y[:1000])
