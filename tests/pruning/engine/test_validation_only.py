@@ -8,6 +8,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestClassifier
 
 import bandit_tree_tools as btt
+from bandit_tree_tools.pruning._engine import _prune
 from bandit_tree_tools.pruning._engine._result import CROSS_FITTED, OUTPUTS_ON_PERTURBED_VALIDATION
 
 
@@ -38,10 +39,8 @@ def test_no_label_ranks_the_removals(boosted):
 
 @pytest.mark.parametrize("n_val, copies", [(300, 4), (600, 2), (1500, 1)])
 def test_the_perturbed_copies_reach_the_rows_asked_for_and_no_further(boosted, n_val, copies, monkeypatch):
-    from bandit_tree_tools.pruning._engine import _prune
-
     model, X_val, y_val = boosted
-    monkeypatch.setattr(_prune, "PERTURBED_ROWS", 1000)  # as 40,000 rows are to 10,000 and more
+    monkeypatch.setattr(_prune, "PERTURBED_ROWS", 1000)  # 40,000 as shipped
     perturbed = []
     monkeypatch.setattr(_prune, "perturbed_rows", lambda X, rng: perturbed.append(X.shape[0]) or X.copy())
     btt.prune(model, X_val[:n_val], y_val[:n_val], tolerance=0.01, random_state=0, progress=False)
