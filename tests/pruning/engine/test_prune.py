@@ -386,15 +386,10 @@ def test_a_sampled_step_takes_no_candidate_its_samples_did_not_reach(monkeypatch
     """A fully grown forest's deep nodes hold a few rows each, and a first batch of 50 rows
     misses most of them: with no confidence asked for (the first batch decides), a step of
     30% of the leaves takes only candidates that batch reached (there are enough of them), not
-    the unreached ones as free (59 of its 84 candidates before they went last)."""
+    the unreached ones as free, as it did before they went last."""
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 1_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 50)
-    X, y = classification(6000, seed=7)
-    forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(X[:2000], y[:2000])
-    ensemble = btt.from_model(forest)
-    target = check_target(ensemble, y[2000:], 4000)
-    X_rank = ensemble.check_X(X[2000:])
-    rows = walk_rows(ensemble, X_rank, target, X_rank, target, np.random.default_rng(0))
+    ensemble, rows = _fitted_with_walk_rows(RandomForestClassifier(n_estimators=5, random_state=0), seed=7)
     search = engine_search._Search(ensemble, *rows, "accuracy", "bandit", 0.0, False)
     ids, benefit = search.candidates()
     candidate_value = search.candidate_values()
