@@ -53,8 +53,9 @@ from ._search import (
 __all__ = ["METRICS", "prune"]  # METRICS: the CLI lists the metrics from here
 
 SEARCHES = ("bandit", "exact")
-# copies of the validation rows, perturbed, that rank on the model's outputs: enough for this many
-# rows, one at least and PERTURBED_COPIES at most (more rows than that ranked no better, for longer)
+# perturbed rows that rank on the model's outputs: copies of the validation rows enough for this many
+# rows, one at least and PERTURBED_COPIES at most (more rows than that ranked no better, for longer);
+# of more training rows than this, a sample of this many is perturbed (one copy: more did not pay)
 PERTURBED_ROWS = 40_000
 PERTURBED_COPIES = 4
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
@@ -141,8 +142,9 @@ def prune(
         default, or given other rows) also takes the walk on the validation
         rows' labels that it takes without them. For boosted models
         further walks rank and re-fit towards the unpruned model's own outputs
-        on perturbed copies of the training rows (``"the model's outputs on
-        perturbed X_train"``) and of the validation rows (``"... X_val"``).
+        on perturbed copies of the training rows (of 40,000 of them, where
+        there are more: ``"the model's outputs on perturbed X_train"``) and
+        of the validation rows (``"... X_val"``).
         ``WALKS_WITH_TRAINING_ROWS`` lists every walk and why it is there.
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
@@ -415,6 +417,8 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
                 continue
             rows = rankings[OUT_OF_BAG][0]
         elif ranked_on == DISTILLED:
+            if X_fit.shape[0] > PERTURBED_ROWS:
+                X_fit = X_fit[np.sort(rng.choice(X_fit.shape[0], PERTURBED_ROWS, replace=False))]
             rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
         else:
             copies = min(PERTURBED_COPIES, int(np.ceil(PERTURBED_ROWS / X_val.shape[0])))

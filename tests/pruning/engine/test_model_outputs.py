@@ -11,6 +11,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import RandomForestClassifier
 
 import bandit_tree_tools as btt
+from bandit_tree_tools.pruning._engine import _prune
 from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine._result import CROSS_FITTED
 from bandit_tree_tools.pruning._inputs import check_target
@@ -38,6 +39,25 @@ def test_perturbed_rows_take_each_value_from_the_same_column():
     assert 0.15 < changed <= engine_search.PERTURBED_SHARE + 0.01
     again = engine_search.perturbed_rows(X, np.random.default_rng(0))
     np.testing.assert_array_equal(out, again)
+
+
+def test_of_many_training_rows_a_sample_is_perturbed(monkeypatch):
+    X, y = _classification(3000)
+    model = lgb.LGBMClassifier(n_estimators=8, num_leaves=7, verbose=-1, random_state=0).fit(X[:1500], y[:1500])
+    monkeypatch.setattr(_prune, "PERTURBED_ROWS", 1000)  # 40,000 as shipped
+    perturbed = []  # (rows, whether they are training rows)
+    training = {row.tobytes() for row in X[:1500]}
+
+    def recorded(rows, rng):
+        perturbed.append((rows.shape[0], all(row.tobytes() in training for row in rows)))
+        return engine_search.perturbed_rows(rows, rng)
+
+    monkeypatch.setattr(_prune, "perturbed_rows", recorded)
+    result = btt.prune(
+        model, X[1500:], y[1500:], tolerance=0.02, X_train=X[:1500], y_train=y[:1500], random_state=0, progress=False
+    )
+    assert DISTILLED in {walk.ranked_on for walk in result._walks}
+    assert perturbed == [(1000, True), (1500, False)]  # 1,000 of the 1,500 training rows; the validation rows whole
 
 
 def _smooth_case(loss):
