@@ -643,73 +643,57 @@ class _Search:
                 return chosen
 
     def choose_step(self, budget):
-        """The step's removals: ``search="exact"`` from every ranking row's
-        costs; the bandit from the first of its growing samples that makes
-        the choice clear (:meth:`_sampled_choice`), or from every row's, when
-        the rows run out first. Both sum the costs over the same batches of
-        rows (:func:`_batches`), so there the two are the same bit for bit."""
         ids, benefit = self.candidates()
         if ids.size == 0:
             return [], None
         candidate_value = self.candidate_values()
-        sampling = self.search == "bandit" and self.n_rank >= SAMPLED_FROM
-        allowed = None
-        for sampled, cost, square, reached in self._summed_costs(candidate_value, count=sampling):
-            if sampling and sampled < self.n_rank:
-                if allowed is None:  # the stopping rule's scale, from the first batch
-                    allowed = DECISION_ACCURACY * self.n_rank * self.rank_loss(sampled)
-                chosen = self._sampled_choice(ids, benefit, budget, sampled, cost, square, reached, allowed)
-                if chosen is not None:
-                    return chosen, candidate_value
+        if self.search == "bandit":
+            chosen = self._bandit_step(ids, benefit, budget, candidate_value)
+            if chosen is not None:
+                return chosen, candidate_value
+        # exact: every validation row (also where the bandit's rows ran out before its choice was clear)
+        cost, square, _ = self.costs(np.arange(self.n_rank), candidate_value, count=False)
         return self.select(ids, benefit, _pessimistic(cost[ids], square[ids]), budget), candidate_value
 
-    def _summed_costs(self, candidate_value, count):
-        """After each batch of ranking rows (:func:`_batches`): the rows read
-        so far, and the sums of :meth:`costs` over them (the rows reached
-        only with ``count``, and not after the last batch)."""
-        n = self.n_rank
-        total = square = reached = None
-        for start, stop in _batches(n):
-            counting = count and stop < n
-            change, change_square, hits = self.costs(np.arange(start, stop), candidate_value, count=counting)
-            if total is None:  # costs' arrays are overwritten by its next call: copied unless there is none
-                last = stop == n
-                total, square = (change, change_square) if last else (change.copy(), change_square.copy())
-                reached = hits.copy() if counting else None
-            else:
-                total += change
-                square += change_square
-                if counting:
-                    reached += hits
-            yield stop, total, square, reached
+    def _bandit_step(self, ids, benefit, budget, candidate_value):
+        """The step's removals from growing samples of the ranking rows; None
+        when the rows run out before the choice is clear.
 
-    def _sampled_choice(self, ids, benefit, budget, sampled, total, square, reached, allowed):
-        """The step's removals from the costs' sums over the first ``sampled``
-        ranking rows, a random sample of them; None while the choice is not
-        clear.
-
-        Each candidate's cost over all ``n`` rows is estimated from those
-        rows with a confidence interval (``confidence`` standard errors,
-        finite-population correction). The choice is clear when the chosen
-        candidates' intervals, added in quadrature, are at most ``allowed``
-        (``DECISION_ACCURACY`` of the model's loss on the ranking rows): then
+        Each candidate's cost over all ``n`` rows is estimated from the rows
+        sampled so far with a confidence interval (``confidence`` standard
+        errors, finite-population correction). The choice is clear when the
+        chosen candidates' intervals, added in quadrature, are narrower than
+        ``DECISION_ACCURACY`` of the model's loss on the ranking rows: then
         the chosen set costs what its estimate says, up to that."""
         n = self.n_rank
-        # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
-        seen = reached[ids] > 0
-        typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
-        mean = total[ids] / sampled
-        second = (square[ids] + typical) / sampled
-        variance = np.maximum(second - mean * mean, 0.0)
-        with np.errstate(invalid="ignore"):
-            radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
-        estimate = _pessimistic(n * mean, n * square[ids] / sampled)
-        # a candidate no sampled row reached has shown no cost yet, which is not a cost of 0: it
-        # goes last (most deep nodes of a fully grown forest hold a few rows, which samples miss)
-        estimate[~seen] = np.inf
-        chosen = self.select(ids, benefit, estimate, budget)
-        if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
-            return chosen
+        if n < SAMPLED_FROM:
+            return None  # too few rows for sampling to save anything: the doubling batches reach n at once
+        sampled, batch = 0, max(FIRST_BATCH, n // 100)
+        total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
+        reached = np.zeros(self.current.shape[0], dtype=np.int64)
+        allowed = DECISION_ACCURACY * n * self.rank_loss(batch)
+        while sampled + batch < n:
+            change, change_square, hits = self.costs(np.arange(sampled, sampled + batch), candidate_value)
+            total += change
+            square += change_square
+            reached += hits
+            sampled += batch
+            # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
+            seen = reached[ids] > 0
+            typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
+            mean = total[ids] / sampled
+            second = (square[ids] + typical) / sampled
+            variance = np.maximum(second - mean * mean, 0.0)
+            with np.errstate(invalid="ignore"):
+                radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
+            estimate = _pessimistic(n * mean, n * square[ids] / sampled)
+            # a candidate no sampled row reached has shown no cost yet, which is not a cost of 0: it
+            # goes last (most deep nodes of a fully grown forest hold a few rows, which samples miss)
+            estimate[~seen] = np.inf
+            chosen = self.select(ids, benefit, estimate, budget)
+            if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
+                return chosen
+            batch = min(2 * batch, n - sampled)
         return None
 
     # ------------------------------------------------------ re-weighted start
@@ -960,22 +944,6 @@ def _columns(values):
     """Targets as the kernels take them: one column, or one per class for
     soft labels of several classes (a view, no copy)."""
     return values.reshape(values.shape[0], -1)
-
-
-def _batches(n: int) -> list:
-    """(start, stop) of the batches of ``n`` ranking rows that a step sums
-    its costs over, in order: from ``SAMPLED_FROM`` rows up, the bandit's
-    growing samples (a first of ``max(FIRST_BATCH, n // 100)`` rows, then
-    twice as many each time, then the rows left); below it, one batch (too
-    few rows for sampling to save anything)."""
-    if n < SAMPLED_FROM:
-        return [(0, n)]
-    bounds, start, batch = [], 0, max(FIRST_BATCH, n // 100)
-    while start < n:
-        stop = min(start + batch, n)
-        bounds.append((start, stop))
-        start, batch = stop, 2 * batch
-    return bounds
 
 
 def _pessimistic(cost, square):
