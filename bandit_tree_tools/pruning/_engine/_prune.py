@@ -417,9 +417,10 @@ def _rankings(ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, met
                 continue
             rows = rankings[OUT_OF_BAG][0]
         elif ranked_on == DISTILLED:
+            sample = X_fit  # X_fit stays whole for the walks on the training rows' labels
             if X_fit.shape[0] > PERTURBED_ROWS:
-                X_fit = X_fit[np.sort(rng.choice(X_fit.shape[0], PERTURBED_ROWS, replace=False))]
-            rows = _model_outputs(ensemble, perturbed_rows(X_fit, rng), rng)
+                sample = X_fit[np.sort(rng.choice(X_fit.shape[0], PERTURBED_ROWS, replace=False))]
+            rows = _model_outputs(ensemble, perturbed_rows(sample, rng), rng)
         else:
             copies = min(PERTURBED_COPIES, int(np.ceil(PERTURBED_ROWS / X_val.shape[0])))
             rows = _model_outputs(ensemble, np.concatenate([perturbed_rows(X_val, rng) for _ in range(copies)]), rng)
