@@ -148,8 +148,10 @@ def prune(
         ``WALKS_WITH_TRAINING_ROWS`` lists every walk and why it is there.
     search : {"bandit", "exact"}, default "bandit"
         How candidate removals are scored: on samples of the ranking rows with
-        confidence bounds (from 100,000 ranking rows up; fewer are scored
-        exactly), or on every row.
+        confidence bounds, or on every row. The bandit samples from 100,000
+        ranking rows up, in steps whose rows times live trees are at least
+        1,000 times the candidates (a boosted model's few nodes per tree, not
+        a fully grown forest's thousands); other steps score every row.
     confidence : float, default 3.0
         Width of the bandit's confidence intervals in standard errors;
         ``inf`` makes the bandit score every row (the exact path).

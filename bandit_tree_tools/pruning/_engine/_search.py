@@ -30,6 +30,11 @@ FIRST_BATCH = 2_000  # ranking rows of the bandit's first batch (at least; then 
 # rows before its choice was clear, and a fully grown forest's deep nodes, which few sampled rows
 # reach, looked free (docs/expect/notes/pruning.md)
 SAMPLED_FROM = 100_000
+# each of the bandit's batches reads every candidate and sorts them, as an exact step does once: sampling
+# pays only where an exact step's work on the rows (rows x live trees) outnumbers the candidates this many
+# times over: 100,000 rows beside a boosted model's tens of candidates per tree, not a forest's thousands
+# (docs/expect/notes/pruning.md)
+ROWS_PER_CANDIDATE = 1_000
 DECISION_ACCURACY = 0.002  # the bandit stops sampling when its choice's cost is known to 0.2% of the model's loss
 MAX_STEPS = 1_000
 # a step's greedy pass sorts first its budget of candidates (plus 1,000), then four times that, then all
@@ -668,6 +673,8 @@ class _Search:
         n = self.n_rank
         if n < SAMPLED_FROM:
             return None  # too few rows for sampling to save anything: the doubling batches reach n at once
+        if n * int(np.count_nonzero(self.alive)) < ROWS_PER_CANDIDATE * ids.size:
+            return None  # too many candidates: the batches' passes over them would cost more than the rows
         sampled, batch = 0, max(FIRST_BATCH, n // 100)
         total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
         reached = np.zeros(self.current.shape[0], dtype=np.int64)

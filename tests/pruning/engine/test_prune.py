@@ -342,6 +342,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path(n_rows, sampled_from, fi
     if sampled_from is not None:
         monkeypatch.setattr(engine_search, "SAMPLED_FROM", sampled_from)
         monkeypatch.setattr(engine_search, "FIRST_BATCH", first_batch)
+        monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 40)
     X, y = classification(n_rows, seed=5)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
     # without training rows half of the validation rows rank: 10,000 (50,000 as shipped), enough to sample
@@ -367,6 +368,7 @@ def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_e
 
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
+    monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 0)  # however many candidates beside the rows
     X, y = classification(9000, seed=6)
     forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
     rows = dict(X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False)
@@ -382,6 +384,24 @@ def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_e
     assert bandit.params["row_evaluations"] > exact.params["row_evaluations"], "it sampled before it gave up"
 
 
+def test_a_forest_of_many_candidates_beside_its_rows_is_not_sampled(monkeypatch):
+    """Each batch of the bandit reads every candidate: where an exact step's rows times live
+    trees are fewer than ``ROWS_PER_CANDIDATE`` times the candidates (here 6,000 rows of 10
+    trees of depth 8 beside 1,000 times their candidates), the default search scores every
+    row, as the exact search does, in every walk."""
+    monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
+    monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
+    X, y = classification(9000, seed=6)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
+    rows = dict(X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False)
+    exact = btt.prune(forest, search="exact", **rows)
+    default = btt.prune(forest, **rows)
+    assert default.params["search"] == "bandit"
+    assert default.params["row_evaluations"] == exact.params["row_evaluations"]
+    for by_rows, by_default in zip(exact._walks, default._walks, strict=True):
+        pd.testing.assert_frame_equal(by_rows.path.drop(columns="elapsed"), by_default.path.drop(columns="elapsed"))
+
+
 def test_a_sampled_step_takes_no_candidate_its_samples_did_not_reach(monkeypatch):
     """A fully grown forest's deep nodes hold a few rows each, and a first batch of 50 rows
     misses most of them: with no confidence asked for (the first batch decides), a step of
@@ -389,6 +409,7 @@ def test_a_sampled_step_takes_no_candidate_its_samples_did_not_reach(monkeypatch
     the unreached ones as free, as it did before they went last."""
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 1_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 50)
+    monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 0)  # sampled, however many candidates
     ensemble, rows = _fitted_with_walk_rows(RandomForestClassifier(n_estimators=5, random_state=0), seed=7)
     search = engine_search._Search(ensemble, *rows, "accuracy", "bandit", 0.0, False)
     ids, benefit = search.candidates()
