@@ -55,9 +55,12 @@ and returns the smallest whose metric on the checking rows stays within
    ``search="bandit"`` estimates the costs from a growing sample of the rows
    with confidence intervals, and stops sampling as soon as the chosen set's
    cost is known well enough (best-arm identification over removals, the way
-   MABSplit identifies splits). When the rows run out first the costs are
-   exact, so with a full budget (``confidence=inf``) both searches walk the
-   same path.
+   MABSplit identifies splits). When the rows run out first, the sums over
+   its samples and the rows left are the exact costs: both searches sum the
+   same batches of rows, so with a full budget (``confidence=inf``) they
+   walk the same path, bit for bit, and read every row once. It samples
+   only where the rows are many beside the candidates (each batch passes
+   over all of them): a boosted model's, not a fully grown forest's.
 5. **Step.** The best-ranked candidates that do not overlap are applied until
    a tenth of the current leaves is gone; then, with training rows, every
    leaf of a boosted model is re-fitted by one damped backfitting pass of

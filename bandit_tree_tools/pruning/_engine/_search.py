@@ -648,59 +648,75 @@ class _Search:
                 return chosen
 
     def choose_step(self, budget):
+        """The step's removals, from the costs of the candidates summed over
+        the ranking rows in batches (:func:`_batches`): where sampling pays
+        (:meth:`_samples_pay`), the bandit's growing samples and then the
+        rows left, else all rows at once. The bandit stops at the first
+        sample that makes its choice clear (:meth:`_sampled_choice`); the
+        exact search, and a bandit whose rows ran out first, take the sums
+        over every batch, so with a full budget the two walk the same path
+        bit for bit, each reading every row once."""
         ids, benefit = self.candidates()
         if ids.size == 0:
             return [], None
         candidate_value = self.candidate_values()
-        if self.search == "bandit":
-            chosen = self._bandit_step(ids, benefit, budget, candidate_value)
-            if chosen is not None:
-                return chosen, candidate_value
-        # exact: every validation row (also where the bandit's rows ran out before its choice was clear)
-        cost, square, _ = self.costs(np.arange(self.n_rank), candidate_value, count=False)
-        return self.select(ids, benefit, _pessimistic(cost[ids], square[ids]), budget), candidate_value
+        n = self.n_rank
+        batches = _batches(n) if self._samples_pay(ids) else [(0, n)]
+        sampling = self.search == "bandit" and len(batches) > 1
+        total = square = reached = allowed = None
+        for start, stop in batches:
+            counting = sampling and stop < n
+            change, change_square, hits = self.costs(np.arange(start, stop), candidate_value, count=counting)
+            if total is None:  # the costs' arrays are overwritten by their next call: copied unless there is none
+                total, square = (change, change_square) if stop == n else (change.copy(), change_square.copy())
+                reached = hits.copy() if counting else None
+                if counting:  # the stopping rule's scale, from the first sample
+                    allowed = DECISION_ACCURACY * n * self.rank_loss(stop)
+            else:
+                total += change
+                square += change_square
+                if counting:
+                    reached += hits
+            if counting:
+                chosen = self._sampled_choice(ids, benefit, budget, stop, total, square, reached, allowed)
+                if chosen is not None:
+                    return chosen, candidate_value
+        return self.select(ids, benefit, _pessimistic(total[ids], square[ids]), budget), candidate_value
 
-    def _bandit_step(self, ids, benefit, budget, candidate_value):
-        """The step's removals from growing samples of the ranking rows; None
-        when the rows run out before the choice is clear.
+    def _samples_pay(self, ids) -> bool:
+        """Whether a step with candidates ``ids`` may choose from samples: from
+        ``SAMPLED_FROM`` ranking rows up, where the rows times the live trees
+        are at least ``ROWS_PER_CANDIDATE`` times the candidates."""
+        n = self.n_rank
+        return n >= SAMPLED_FROM and n * int(np.count_nonzero(self.alive)) >= ROWS_PER_CANDIDATE * ids.size
 
-        Each candidate's cost over all ``n`` rows is estimated from the rows
-        sampled so far with a confidence interval (``confidence`` standard
-        errors, finite-population correction). The choice is clear when the
-        chosen candidates' intervals, added in quadrature, are narrower than
-        ``DECISION_ACCURACY`` of the model's loss on the ranking rows: then
+    def _sampled_choice(self, ids, benefit, budget, sampled, total, square, reached, allowed):
+        """The step's removals from the costs' sums over the first ``sampled``
+        ranking rows (stored in random order: a sample of them); None while
+        the choice is not clear.
+
+        Each candidate's cost over all ``n`` rows is estimated from those
+        rows with a confidence interval (``confidence`` standard errors,
+        finite-population correction). The choice is clear when the chosen
+        candidates' intervals, added in quadrature, are at most ``allowed``
+        (``DECISION_ACCURACY`` of the model's loss on the ranking rows): then
         the chosen set costs what its estimate says, up to that."""
         n = self.n_rank
-        if n < SAMPLED_FROM:
-            return None  # too few rows for sampling to save anything: the doubling batches reach n at once
-        if n * int(np.count_nonzero(self.alive)) < ROWS_PER_CANDIDATE * ids.size:
-            return None  # too many candidates: the batches' passes over them would cost more than the rows
-        sampled, batch = 0, max(FIRST_BATCH, n // 100)
-        total, square = np.zeros(self.current.shape[0]), np.zeros(self.current.shape[0])
-        reached = np.zeros(self.current.shape[0], dtype=np.int64)
-        allowed = DECISION_ACCURACY * n * self.rank_loss(batch)
-        while sampled + batch < n:
-            change, change_square, hits = self.costs(np.arange(sampled, sampled + batch), candidate_value)
-            total += change
-            square += change_square
-            reached += hits
-            sampled += batch
-            # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
-            seen = reached[ids] > 0
-            typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
-            mean = total[ids] / sampled
-            second = (square[ids] + typical) / sampled
-            variance = np.maximum(second - mean * mean, 0.0)
-            with np.errstate(invalid="ignore"):
-                radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
-            estimate = _pessimistic(n * mean, n * square[ids] / sampled)
-            # a candidate no sampled row reached has shown no cost yet, which is not a cost of 0: it
-            # goes last (most deep nodes of a fully grown forest hold a few rows, which samples miss)
-            estimate[~seen] = np.inf
-            chosen = self.select(ids, benefit, estimate, budget)
-            if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
-                return chosen
-            batch = min(2 * batch, n - sampled)
+        # one pseudo-row of typical size, so that candidates few sampled rows reached stay uncertain
+        seen = reached[ids] > 0
+        typical = float(np.median(square[ids][seen] / reached[ids][seen])) if seen.any() else 0.0
+        mean = total[ids] / sampled
+        second = (square[ids] + typical) / sampled
+        variance = np.maximum(second - mean * mean, 0.0)
+        with np.errstate(invalid="ignore"):
+            radius = n * self.confidence * np.sqrt(variance / sampled * (n - sampled) / (n - 1))
+        estimate = _pessimistic(n * mean, n * square[ids] / sampled)
+        # a candidate no sampled row reached has shown no cost yet, which is not a cost of 0: it
+        # goes last (most deep nodes of a fully grown forest hold a few rows, which samples miss)
+        estimate[~seen] = np.inf
+        chosen = self.select(ids, benefit, estimate, budget)
+        if chosen.size and np.sqrt(np.nansum(radius[np.searchsorted(ids, chosen)] ** 2)) <= allowed:
+            return chosen
         return None
 
     # ------------------------------------------------------ re-weighted start
@@ -951,6 +967,19 @@ def _columns(values):
     """Targets as the kernels take them: one column, or one per class for
     soft labels of several classes (a view, no copy)."""
     return values.reshape(values.shape[0], -1)
+
+
+def _batches(n: int) -> list:
+    """(start, stop) of the batches of ``n`` ranking rows that a step where
+    sampling pays sums its costs over, in order: the bandit's growing samples
+    (a first of ``max(FIRST_BATCH, n // 100)`` rows, then twice as many each
+    time), the last batch the rows left."""
+    bounds, start, batch = [], 0, max(FIRST_BATCH, n // 100)
+    while start < n:
+        stop = min(start + batch, n)
+        bounds.append((start, stop))
+        start, batch = stop, 2 * batch
+    return bounds
 
 
 def _pessimistic(cost, square):
