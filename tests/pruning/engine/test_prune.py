@@ -342,7 +342,7 @@ def test_bandit_with_a_full_budget_walks_the_exact_path(n_rows, sampled_from, fi
     if sampled_from is not None:
         monkeypatch.setattr(engine_search, "SAMPLED_FROM", sampled_from)
         monkeypatch.setattr(engine_search, "FIRST_BATCH", first_batch)
-        monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 40)
+        monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 40)  # scaled as SAMPLED_FROM is
     X, y = classification(n_rows, seed=5)
     model = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, random_state=0).fit(X[:2000], y[:2000])
     # without training rows half of the validation rows rank: 10,000 (50,000 as shipped), enough to sample
@@ -387,9 +387,9 @@ def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_e
 
 def test_a_forest_of_many_candidates_beside_its_rows_is_not_sampled(monkeypatch):
     """Each batch of the bandit reads every candidate: where an exact step's rows times live
-    trees are fewer than ``ROWS_PER_CANDIDATE`` times the candidates (here 6,000 rows of 10
-    trees of depth 8 beside 1,000 times their candidates), the default search scores every
-    row, as the exact search does, in every walk."""
+    trees are fewer than ``ROWS_PER_CANDIDATE`` times the candidates (here 6,000 rows times 10
+    trees, against 1,000 times the hundreds of candidates of trees of depth 8), the default
+    search scores every row, as the exact search does, in every walk."""
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
     X, y = classification(9000, seed=6)
