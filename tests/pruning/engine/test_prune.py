@@ -361,18 +361,23 @@ def test_bandit_with_a_full_budget_walks_the_exact_path(n_rows, sampled_from, fi
     assert fast._before == exact._before == fast._summary(exact.original, *exact._checking)
 
 
+def _forest_with_rows():
+    """A forest of 10 trees of depth 8 and ``prune``'s rows for it: its 6,000 training rows, 3,000 validation rows."""
+    X, y = classification(9000, seed=6)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
+    return forest, dict(
+        X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False
+    )
+
+
 def test_a_forests_walks_by_either_loss_sample_and_with_a_full_budget_walk_the_exact_path(monkeypatch):
     """A bootstrapped forest with its own training rows walks out of bag by the log-loss and by
     the squared error of its class fractions; the bandit samples both (the thresholds scaled
     down 10x), and with a full budget every walk is the exact search's."""
-    from sklearn.ensemble import RandomForestClassifier
-
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
     monkeypatch.setattr(engine_search, "ROWS_PER_CANDIDATE", 0)  # however many candidates beside the rows
-    X, y = classification(9000, seed=6)
-    forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
-    rows = dict(X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False)
+    forest, rows = _forest_with_rows()
     exact = btt.prune(forest, search="exact", **rows)
     bandit = btt.prune(forest, search="bandit", confidence=np.inf, **rows)
     assert [walk.ranked_on for walk in exact._walks] == [
@@ -392,9 +397,7 @@ def test_a_forest_of_many_candidates_beside_its_rows_is_not_sampled(monkeypatch)
     search scores every row, as the exact search does, in every walk."""
     monkeypatch.setattr(engine_search, "SAMPLED_FROM", 4_000)
     monkeypatch.setattr(engine_search, "FIRST_BATCH", 200)
-    X, y = classification(9000, seed=6)
-    forest = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:6000], y[:6000])
-    rows = dict(X_val=X[6000:], y_val=y[6000:], X_train=X[:6000], y_train=y[:6000], random_state=3, progress=False)
+    forest, rows = _forest_with_rows()
     exact = btt.prune(forest, search="exact", **rows)
     default = btt.prune(forest, **rows)
     assert default.params["search"] == "bandit"
