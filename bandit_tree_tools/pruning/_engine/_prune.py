@@ -162,7 +162,9 @@ def prune(
         model within the tolerance (``params["refit"]`` says which); the
         walk on perturbed training rows re-fits unless ``refit=False``.
         Without ``X_train``, the re-fit targets the model's own outputs on
-        the perturbed validation rows (never their labels). The leaves of a
+        the perturbed validation rows (never their labels), and "auto"
+        walks both ways only from re-weighted trees: from the model itself
+        it re-fits. The leaves of a
         model trained with monotone constraints keep their values, which
         re-fitting could move out of order (``refit=True`` then raises).
     reweight : bool, default True
@@ -351,8 +353,8 @@ WALKS_WITH_TRAINING_ROWS = (
 # Without training rows no label ranks (boosted models); a forest, whose leaves take no soft targets,
 # ranks on the validation rows' labels, and walks on each half, checked on the other, measure it.
 WALKS_WITHOUT_TRAINING_ROWS = (
-    (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),
-    (OUTPUTS_ON_PERTURBED_VALIDATION, False, False),
+    (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),  # re-fitted only: towards the model's own outputs a
+    # re-fit fits no label noise (the same walk with the values kept reached no smaller model)
     (OUTPUTS_ON_PERTURBED_VALIDATION, True, True),
     (OUTPUTS_ON_PERTURBED_VALIDATION, True, False),
     (CROSS_FITTED, False, False),

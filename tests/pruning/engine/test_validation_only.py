@@ -141,7 +141,17 @@ def test_the_plan_of_walks_by_model_kind(boosted):
     ]
     assert _plan(forest, False, "auto", True) == [(CROSS_FITTED, False, False)]
     binary = btt.from_model(model)
-    assert len(_plan(binary, True, "auto", True)) == 7 and len(_plan(binary, False, "auto", True)) == 4
+    assert len(_plan(binary, True, "auto", True)) == 7
+    # without training rows: from the model re-fitted only (towards its own outputs), from re-weighted trees both ways
+    assert _plan(binary, False, "auto", True) == [
+        (OUTPUTS_ON_PERTURBED_VALIDATION, False, True),
+        (OUTPUTS_ON_PERTURBED_VALIDATION, True, True),
+        (OUTPUTS_ON_PERTURBED_VALIDATION, True, False),
+    ]
+    assert _plan(binary, False, False, True) == [
+        (OUTPUTS_ON_PERTURBED_VALIDATION, False, False),
+        (OUTPUTS_ON_PERTURBED_VALIDATION, True, False),
+    ]
     # refit and reweight as the user sets them, for every walk
     assert {refit for _, _, refit in _plan(binary, True, False, True)} == {False}
     assert [walk for walk in _plan(binary, True, "auto", False) if walk[1]] == []
