@@ -910,34 +910,41 @@ def test_the_path_does_not_depend_on_the_number_of_threads(binary_data, kind):
             btt.prune(model, X_val, y_val, n_jobs=n_jobs, progress=False)
 
 
-def _refit_pass_by_numpy(leaf, offset, value, tree_output, alive, raw, codes, reg_lambda, step):
-    """One backfitting pass of the logistic loss (one raw column) or the
-    softmax, tree after tree, row sums in plain order, every probability
-    computed afresh from the scores."""
+def _refit_pass_by_numpy(leaf, offset, value, tree_output, alive, raw, codes, targets, loss, scale, reg_lambda, step):
+    """One backfitting pass of the logistic loss (one raw column), the
+    softmax or the Poisson loss, tree after tree, row sums in plain order,
+    every exponential computed afresh from the scores."""
     for tree in np.flatnonzero(alive):
         k, nodes = tree_output[tree], offset[tree] + leaf[tree]
-        if raw.shape[1] == 1:
-            p, label = 1.0 / (1.0 + np.exp(-raw[:, k])), codes
+        if loss == engine_kernels.POISSON:
+            mu = np.exp(raw[:, k])
+            grad, hess = mu - targets[:, 0], mu
         else:
-            exponential = np.exp(raw - raw.max(axis=1, keepdims=True))
-            p, label = exponential[:, k] / exponential.sum(axis=1), (codes == k).astype(float)
-        grad = np.bincount(nodes, p - label, minlength=value.shape[0])
-        hess = np.bincount(nodes, np.maximum(p * (1 - p), 1e-16), minlength=value.shape[0])
+            if loss == engine_kernels.LOGISTIC:
+                with np.errstate(over="ignore"):
+                    p, label = 1.0 / (1.0 + np.exp(-scale * raw[:, k])), codes
+            else:
+                exponential = np.exp(raw - raw.max(axis=1, keepdims=True))
+                p, label = exponential[:, k] / exponential.sum(axis=1), (codes == k).astype(float)
+            grad, hess = scale * (p - label), np.maximum(scale * scale * p * (1 - p), 1e-16)
+        grad = np.bincount(nodes, grad, minlength=value.shape[0])
+        hess = np.bincount(nodes, hess, minlength=value.shape[0])
         change = step * grad / (hess + reg_lambda)
         raw[:, k] -= change[nodes]
         value[offset[tree] : offset[tree + 1], 0] -= change[offset[tree] : offset[tree + 1]]
 
 
-@pytest.mark.parametrize("n_classes", [2, 4])
-def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(n_classes):
+@pytest.mark.parametrize("case", ["binary", "binary, scaled, scores past exp's range", "4 classes", "poisson"])
+def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(case):
     """``refit_leaves`` sums each tree's rows in parallel chunks: on more rows
     than one chunk it equals the plain pass up to rounding, and it is the same
-    bit for bit on one thread and on all of them. Under the softmax it keeps
-    each row's exponentials up to date as the trees move one column each:
-    equal, up to rounding, to probabilities computed afresh for every tree."""
+    bit for bit on one thread and on all of them. It keeps each row's
+    exponentials up to date as the trees move their scores (one factor per
+    leaf): equal, up to rounding, to exponentials computed afresh for every
+    tree, also where a score's exponential leaves float64's range."""
     rng = np.random.default_rng(0)
     n_rows, n_trees, per_tree = int(2.5 * engine_kernels.REFIT_CHUNK), 12, 15
-    n_columns = 1 if n_classes == 2 else n_classes
+    n_columns = 4 if case == "4 classes" else 1
     offset = np.arange(n_trees + 1) * per_tree
     leaf = rng.integers(7, per_tree, size=(n_trees, n_rows)).astype(np.int32)
     value = rng.normal(scale=0.3, size=(offset[-1], 1))
@@ -945,10 +952,17 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(n_clas
     alive = np.ones(n_trees, dtype=bool)
     alive[3] = False
     raw = rng.normal(size=(n_rows, n_columns))
-    codes = rng.integers(0, n_classes, n_rows).astype(np.int64)
-    loss = engine_kernels.LOGISTIC if n_columns == 1 else engine_kernels.SOFTMAX
+    codes = rng.integers(0, max(2, n_columns), n_rows).astype(np.int64)
+    scale = 1.0
+    if case.startswith("binary, scaled"):  # every exp(-2 * z) is 0; the first tree's steps, about 1,000
+        # (every row wrong and sure of it), take the scores to where it is infinite: 0 * exp(2,000) is NaN
+        scale, raw[:], codes[:] = 2.0, 400.0, 0
+    targets = rng.poisson(1.0, size=(n_rows, 1)).astype(float) if case == "poisson" else np.zeros((n_rows, 1))
+    loss = {"4 classes": engine_kernels.SOFTMAX, "poisson": engine_kernels.POISSON}.get(case, engine_kernels.LOGISTIC)
     expected_value, expected_raw = value.copy(), raw.copy()
-    _refit_pass_by_numpy(leaf, offset, expected_value, tree_output, alive, expected_raw, codes, 1.0, 0.5)
+    _refit_pass_by_numpy(
+        leaf, offset, expected_value, tree_output, alive, expected_raw, codes, targets, loss, scale, 1.0, 0.5
+    )
     threads, results = numba.get_num_threads(), []
     try:
         for count in (1, threads):
@@ -964,9 +978,9 @@ def test_refit_pass_sums_rows_in_chunks_the_same_on_any_number_of_threads(n_clas
                 alive,
                 got_raw,
                 codes,
-                np.zeros((n_rows, 1)),
+                targets,
                 loss,
-                1.0,
+                scale,
                 1.0,
                 0.5,
             )
