@@ -138,15 +138,15 @@ With training rows (``WALKS_WITH_TRAINING_ROWS``):
   useful to trees that memorised it.
 
 Without training rows (``WALKS_WITHOUT_TRAINING_ROWS``), a boosted model walks
-towards its outputs on perturbed validation rows: from the model with leaves
-re-fitted, and from re-weighted trees with leaves re-fitted and kept. Keeping
-the values pays where a re-fit would fit the labels' noise, and these targets,
-the model's own outputs, have none: from the model itself the walk that kept
-them never reached the smaller model. A forest (or a single tree),
-whose leaves take no soft targets, walks once on the validation rows' labels,
-measured by the walks on their halves. What each walk and each constant
-bought on real data, and the walks and alternatives measured and dropped:
-``docs/expect/pruning.md`` and its notes page.
+towards its outputs on perturbed validation rows: from the model with its
+leaves re-fitted (keeping the values pays where a re-fit would fit the labels'
+noise, and the model's own outputs have none: the walk from the model that kept
+them never reached a smaller model), and from re-weighted trees with its leaves
+re-fitted and kept (kept, they reach the smallest model on some models). A
+forest (or a single tree), whose leaves take no soft targets, walks once on the
+validation rows' labels, measured by the walks on their halves. What each walk
+and each constant bought on real data, and the walks and alternatives measured
+and dropped: ``docs/expect/pruning.md`` and its notes page.
 """
 
 from ._metrics import MARGIN, METRICS
