@@ -687,14 +687,13 @@ def refit_leaves(
     softmax = loss_kind == SOFTMAX
     kept_exp = softmax or loss_kind == LOGISTIC or loss_kind == POISSON
     n_kept = n_rows if kept_exp else 0
-    n_shifted = n_rows if softmax else 0
-    shift, total = zeros(n_shifted, np.float64), zeros(n_shifted, np.float64)
+    shift, total = zeros(n_kept, np.float64), zeros(n_kept, np.float64)  # the softmax's; 0 for the others
     exponential = zeros((n_kept, raw.shape[1]), np.float64)
     for row in range(n_kept):  # serial: each prange loop is a parallel region numba compiles apart
         if softmax:
             shift[row], total[row] = _softmax_parts(raw, row)
         for j in range(raw.shape[1]):
-            exponential[row, j] = _kept_exp(raw, row, j, loss_kind, link_scale, shift[row] if softmax else 0.0)
+            exponential[row, j] = _kept_exp(raw, row, j, loss_kind, link_scale, shift[row])
     # a score lowered by d multiplies exp(-scale * z) by exp(scale * d), and exp(z) and exp(z - shift) by exp(-d)
     sign = link_scale if loss_kind == LOGISTIC else -1.0
     step_of = zeros(value.shape[0], np.float64)  # each node's change of its rows' raw score
@@ -718,9 +717,7 @@ def refit_leaves(
                         before = exponential[row, previous_k]
                         moved = before * moved_by[moved_node]
                         if not 0.0 < moved < np.inf:  # past float64's range: from the score itself
-                            moved = _kept_exp(
-                                raw, row, previous_k, loss_kind, link_scale, shift[row] if softmax else 0.0
-                            )
+                            moved = _kept_exp(raw, row, previous_k, loss_kind, link_scale, shift[row])
                         exponential[row, previous_k] = moved
                         if softmax:
                             total[row] += moved - before
@@ -742,7 +739,8 @@ def refit_leaves(
                 hess += hess_part[chunk, node]
             change = step * grad / (hess + reg_lambda)
             step_of[root + node] = change
-            moved_by[root + node] = np.exp(sign * change)
+            if kept_exp:
+                moved_by[root + node] = np.exp(sign * change)
             value[root + node, 0] -= change / scale
         previous, previous_root, previous_k = tree, root, k
 

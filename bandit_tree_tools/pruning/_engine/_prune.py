@@ -164,9 +164,9 @@ def prune(
         Without ``X_train``, the re-fit targets the model's own outputs on
         the perturbed validation rows (never their labels), and "auto"
         walks both ways only from re-weighted trees: from the model itself
-        it re-fits. The leaves of a
-        model trained with monotone constraints keep their values, which
-        re-fitting could move out of order (``refit=True`` then raises).
+        it re-fits. The leaves of a model trained with monotone constraints
+        keep their values, which re-fitting could move out of order
+        (``refit=True`` then raises).
     reweight : bool, default True
         Also walk from re-weighted trees: an L1-penalised fit of the trees'
         weights on the ranking rows drops trees and scales the others, up to half the
