@@ -215,10 +215,11 @@ def _steps():
 def _run_step(label: str) -> float:
     """Seconds that the part ``label`` took (compiling, or loading from the cache)."""
     from ._numba_config import compile_note_shown
+    from ._side_compile import no_side_compile
 
     step = dict(_steps())[label]
     start = time.perf_counter()
-    with compile_note_shown(), warnings.catch_warnings():
+    with compile_note_shown(), no_side_compile(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         step()
     return time.perf_counter() - start

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from .._side_compile import compiling_beside
 from .._validation import (
     MAX_FEATURES,
     N_ROWS,
@@ -232,7 +233,8 @@ class _MABSplitTree(_MABSplitBase):
         settings = self._settings(X.shape[1])
         y_code, y_value, n_classes = self._targets(y)
         seed = seed_from(self.random_state)
-        grown = grow_tree(X, np.arange(X.shape[0]), y_code, y_value, n_classes, settings, seed)
+        with compiling_beside(f"mabsplit_{self._task}"):
+            grown = grow_tree(X, np.arange(X.shape[0]), y_code, y_value, n_classes, settings, seed)
         params = {
             "criterion": self.criterion,
             "max_depth": self.max_depth,
@@ -431,12 +433,13 @@ class _MABSplitForest(_MABSplitBase):
         n_rows = self._n_rows(n)
         seeds = check_random_state(self.random_state).integers(_MAX_SEED, size=self.n_estimators)
         has_missing = bool(np.isnan(X).any())  # once, not once per tree
-        grown = Parallel(n_jobs=resolve_n_jobs(self.n_jobs), prefer="threads")(
-            delayed(_fit_forest_tree)(
-                X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows, has_missing
+        with compiling_beside(f"mabsplit_{self._task}"):
+            grown = Parallel(n_jobs=resolve_n_jobs(self.n_jobs), prefer="threads")(
+                delayed(_fit_forest_tree)(
+                    X, y_code, y_value, n_classes, settings, int(seed), self.bootstrap, n_rows, has_missing
+                )
+                for seed in seeds
             )
-            for seed in seeds
-        )
         classification = self._task == "classification"
         kind = "Classifier" if classification else "Regressor"
         name = ("ExtraTrees" if self.splitter == "random" else "RandomForest") + kind

@@ -85,6 +85,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._plotting import axes_for
+from .._side_compile import compiling_beside
 from .._validation import Interval, Options, check_params
 from ..bandits._random import kernel_rng
 from ..exceptions import DataError, ParameterError
@@ -432,8 +433,9 @@ class TSDTClassifier(CategoricalTreeModel, ClassifierMixin, BaseEstimator):
         if self.variant == "optimistic":  # the paper's variants split on every attribute, as its expansion does
             self._blocked = (~varying_attributes(X_codes)).astype(np.uint8)
         self._state.counters[K.C_POSITION] = X_codes.shape[0]  # reshuffle before the first row
-        self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
-        self._finish(X_codes, y_codes)
+        with compiling_beside("tsdt"):
+            self._run(X_codes, y_codes, np.arange(X_codes.shape[0], dtype=np.int64), self._max_iter(), cycle=True)
+            self._finish(X_codes, y_codes)
         self._patterns = ()  # fit's rows are not kept: a partial_fit after it ends on the stream statistics
         return self
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..._numba_config import numba_threads
+from ..._side_compile import compiling_beside
 from ..._threads import side_by_side
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
@@ -282,7 +283,8 @@ def prune(
             raise DataError("X_train has no rows; pass the training rows, or leave X_train and y_train out")
         fit_target = check_target(ensemble, y_train, X_fit.shape[0], name="y_train")
 
-    with numba_threads(n_jobs):  # every parallel kernel of the walks and the result
+    side = "prune_boosted" if distillable(ensemble) else "prune_forest"  # its first call's kernels
+    with numba_threads(n_jobs), compiling_beside(side):  # every parallel kernel of the walks and the result
         rankings, half_rows = _rankings(
             ensemble, X_val, target, halves, X_fit, fit_target, plan, rng, metric, tolerance
         )

@@ -1,0 +1,242 @@
+"""A capability's first call in a fresh environment, compiled on two cores.
+
+numba compiles one function at a time, on one core, so a capability's first call in a fresh
+environment compiles its kernels one after another: TSDT's fit compiles 44 functions in 9-10 s
+on a 2-core machine (``docs/expect/first_call.md``). Where a core is free, that first call starts
+one more Python process, which compiles the same functions for the same types in the opposite
+order and saves them to numba's cache. Each function the call then reaches that the other process
+has saved is loaded from the cache, not compiled: the two meet in the middle. The other process
+is stopped when the call returns.
+
+Which functions, for which types: ``_side_compile.json`` beside this module, written by
+``python -m bandit_tree_tools._side_compile_probes``. That runs each capability's probe on tiny
+data in a fresh cache, in a process of its own, and lists numba's compile events in their order. A function the user's call takes with other types (float32 rows, say) is compiled by the
+call itself, as without the other process, whose work on it is then only spent, never wrong: numba
+keys each cached function by its types. ``tests/test_side_compile.py`` checks that the list still
+covers each probe.
+
+No process is started when numba's cache holds the list's last function already (a later process,
+or after ``bandit-tree-tools compile``), on one core, in a worker of a process pool (joblib's,
+dask's: the pool has the other cores), without POSIX file locks (two processes saving at once need
+them: ``_numba_config``), with numba's JIT disabled, inside ``compile_kernels``, or when
+``BANDIT_TREE_TOOLS_SIDE_COMPILE=0``.
+"""
+
+import importlib
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+#: the functions each probe compiles, in order: {"probes": {probe: [[module, name, [argument types]]]}}
+SIGNATURES = Path(__file__).with_name("_side_compile.json")
+
+#: set to "0" to start no second process (it is set so in that process itself)
+SWITCH = "BANDIT_TREE_TOOLS_SIDE_COMPILE"
+
+_lock = threading.Lock()
+_started: set = set()  # probes whose first call this process has seen
+_off = {"depth": 0}  # compile_kernels: its own workers compile
+_signatures: dict = {}  # the file's probes, read once
+
+
+def _entries(probe: str) -> list:
+    """[(module, function name, encoded argument types)] of ``probe``, in compile order."""
+    if not _signatures:
+        try:
+            _signatures.update(json.loads(SIGNATURES.read_text())["probes"])
+        except (OSError, ValueError, KeyError):
+            _signatures["-"] = []  # unreadable: no side compilation, asked once
+    return _signatures.get(probe, [])
+
+
+# Argument types as JSON: a named numba type or an array as numba writes it ("int64", "bool", "none",
+# "array(float64, 2d, C)", "readonly array(int8, 1d, A)"), and {"tuple": [types]},
+# {"namedtuple": ["module:class", [types]]}, {"literal": value}, {"omitted": default}.
+# Any other type leaves its function out of the list: the call compiles that one itself.
+
+_ARRAY = re.compile(r"(readonly )?array\((\w+), (\d)d, ([CFA])\)")
+_named: dict = {}  # numba's named types by name, gathered once
+
+
+def _encode(numba_type):
+    """``numba_type`` as JSON (above), or None where it has no encoding here."""
+    from numba.core import types
+
+    if isinstance(numba_type, types.Array):
+        text = str(numba_type)  # numba's own notation: "array(float64, 1d, C)", "readonly array(...)"
+        return text if _ARRAY.fullmatch(text) and _named_types().get(str(numba_type.dtype)) else None
+    if isinstance(numba_type, types.BaseTuple):
+        items = [_encode(item) for item in numba_type.types]
+        if any(item is None for item in items):
+            return None
+        if isinstance(numba_type, types.BaseAnonymousTuple):
+            return {"tuple": items}
+        cls = numba_type.instance_class
+        return {"namedtuple": [f"{cls.__module__}:{cls.__qualname__}", items]}
+    if isinstance(numba_type, types.Literal):
+        return {"literal": numba_type.literal_value}
+    if isinstance(numba_type, types.Omitted):
+        return {"omitted": numba_type.value}
+    return str(numba_type) if _named_types().get(str(numba_type)) == numba_type else None
+
+
+def _decode(encoded):
+    """The numba type of an :func:`_encode` result."""
+    from numba.core import types
+
+    if isinstance(encoded, str):
+        array = _ARRAY.fullmatch(encoded)
+        if array is None:
+            return _named_types()[encoded]
+        readonly, dtype, ndim, layout = array.groups()
+        return types.Array(_named_types()[dtype], int(ndim), layout, readonly=bool(readonly))
+    ((kind, value),) = encoded.items()
+    if kind == "tuple":
+        return types.BaseTuple.from_types([_decode(item) for item in value])
+    if kind == "namedtuple":
+        module, name = value[0].split(":")
+        cls = _attribute(importlib.import_module(module), name)
+        return types.BaseTuple.from_types([_decode(item) for item in value[1]], cls)
+    if kind == "literal":
+        return types.literal(value)
+    if kind == "omitted":
+        return types.Omitted(value)
+    raise ValueError(f"no numba type {kind!r}")
+
+
+def _named_types() -> dict:
+    """{name: type} of numba's named types (int64, float32, bool, none, ...)."""
+    if not _named:
+        from numba.core import types
+
+        _named.update((str(t), t) for t in vars(types).values() if isinstance(t, types.Type))
+    return _named
+
+
+def _attribute(target, dotted: str):
+    for part in dotted.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _dispatcher(module: str, name: str):
+    """The numba dispatcher ``module.name`` (None if it is not one any more)."""
+    try:
+        target = _attribute(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return target if hasattr(target, "compile") and hasattr(target, "_cache") else None
+
+
+def _cached(dispatcher) -> bool:
+    """Whether numba's cache holds an entry of ``dispatcher`` (its index file exists)."""
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # not cached at all (numba's JIT disabled): nothing to gain
+        return True
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _start(probe: str):
+    """The process compiling ``probe``'s list from its end, or None where none should run."""
+    import numba
+
+    from ._numba_config import SAVES_LOCKED
+
+    with _lock:
+        if probe in _started or _off["depth"] or os.environ.get(SWITCH) == "0":
+            return None
+        _started.add(probe)
+    if numba.config.DISABLE_JIT or not SAVES_LOCKED or _cores() < 2 or not sys.executable:
+        return None
+    if multiprocessing.parent_process() is not None:  # a pool's worker: the pool has the other cores
+        return None
+    entries = _entries(probe)
+    last = _dispatcher(*entries[-1][:2]) if entries else None
+    if last is None or _cached(last):
+        return None
+    package_parent = str(Path(__file__).resolve().parent.parent)  # this copy of the package, not another
+    env = dict(os.environ, **{SWITCH: "0"})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+    if numba.config.CACHE_DIR:  # set on numba.config alone when numba was imported before the package
+        env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "bandit_tree_tools._side_compile", probe],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except OSError:
+        return None
+
+
+@contextmanager
+def compiling_beside(probe: str):
+    """Run the block (the public call of ``probe``'s capability) with a second
+    process compiling its kernels from the other end, where that can help."""
+    process = _start(probe)
+    try:
+        yield
+    finally:
+        if process is not None and process.poll() is None:
+            process.kill()  # numba writes each cache file whole (a temporary file, then a rename)
+            process.wait()
+
+
+@contextmanager
+def no_side_compile():
+    """Within this block no call starts a second process (``compile_kernels``'s own workers)."""
+    with _lock:
+        _off["depth"] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _off["depth"] -= 1
+
+
+def compile_from_end(probe: str) -> int:
+    """Compile ``probe``'s list from its last function to its first; the number compiled."""
+    compiled = 0
+    for module, name, encoded in reversed(_entries(probe)):
+        dispatcher = _dispatcher(module, name)
+        if dispatcher is None:
+            continue
+        try:
+            dispatcher.compile(tuple(_decode(item) for item in encoded))
+            compiled += 1
+        except Exception:  # a stale entry (other code, other numba): the call compiles it itself
+            continue
+    return compiled
+
+
+def main(argv=None) -> None:
+    """``python -m bandit_tree_tools._side_compile PROBE``: the process a first call starts."""
+    import warnings
+
+    from ._numba_config import compile_note_shown
+
+    argv = sys.argv[1:] if argv is None else argv
+    warnings.simplefilter("ignore")
+    if len(argv) != 1 or not _entries(argv[0]):
+        raise SystemExit("usage: python -m bandit_tree_tools._side_compile PROBE (a probe of _side_compile.json)")
+    with compile_note_shown():
+        compile_from_end(argv[0])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The second process of a first call: its list of functions and types, and when it starts."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba.core import types
+
+from bandit_tree_tools import _side_compile, _side_compile_probes
+from bandit_tree_tools.tsdt._kernels_state import SearchState
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# runs one probe in a new process; prints how many of the package's functions it compiled, whether a
+# second process would start now, and the probe's outputs
+RUN_PROBE = r"""
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        function = getattr(ev.data["dispatcher"], "py_func", None)
+        if function is not None and function.__module__.startswith("bandit_tree_tools"):
+            compiled.append(function.__qualname__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+from bandit_tree_tools import _side_compile, _side_compile_probes
+probe = sys.argv[1]
+starts = _side_compile._start(probe) is not None
+_side_compile._started.clear()
+fitted, X = _side_compile_probes.PROBES[probe]()
+in_probe = list(compiled)
+outputs = fitted.predict(X)  # its kernels are not the probe's
+print(json.dumps(dict(compiled=in_probe, starts=starts, outputs=outputs.tolist())))
+"""
+
+
+def _run(argv, cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    env.pop(_side_compile.SWITCH, None)
+    done = subprocess.run([sys.executable, *argv], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_every_listed_function_is_a_kernel_of_the_package_and_its_types_decode():
+    for probe in _side_compile_probes.PROBES:
+        entries = _side_compile._entries(probe)
+        assert len(entries) >= 10, probe
+        for module, name, encoded in entries:
+            assert _side_compile._dispatcher(module, name) is not None, (module, name)
+            assert all(isinstance(_side_compile._decode(item), types.Type) for item in encoded)
+
+
+@pytest.mark.parametrize(
+    "numba_type",
+    [
+        types.int64,
+        types.boolean,
+        types.none,
+        types.Array(types.float32, 2, "C"),
+        types.Array(types.int8, 1, "A", readonly=True),
+        types.UniTuple(types.uint32, 3),
+        types.Tuple((types.Array(types.uint8, 1, "C"), types.float64, types.boolean)),
+        types.BaseTuple.from_types([types.Array(types.int64, 1, "C")] * 32, SearchState),
+        types.literal(True),
+        types.Omitted(0.0),
+    ],
+    ids=str,
+)
+def test_argument_types_round_trip_through_json(numba_type):
+    encoded = _side_compile._encode(numba_type)
+    assert encoded is not None
+    assert _side_compile._decode(json.loads(json.dumps(encoded))) == numba_type
+
+
+def test_a_type_without_an_encoding_leaves_its_function_out():
+    assert _side_compile._encode(types.DictType(types.int64, types.float64)) is None
+    assert _side_compile._encode(types.UniTuple(types.DictType(types.int64, types.int64), 2)) is None
+
+
+def test_no_second_process_when_switched_off_inside_compile_kernels_or_for_a_later_call(monkeypatch):
+    monkeypatch.setattr(_side_compile, "_started", set())
+    monkeypatch.setattr(_side_compile, "_cached", lambda dispatcher: False)  # as in a fresh environment
+    monkeypatch.setattr(_side_compile, "_cores", lambda: 2)
+    monkeypatch.setenv(_side_compile.SWITCH, "0")
+    assert _side_compile._start("tsdt") is None
+    monkeypatch.delenv(_side_compile.SWITCH)
+    with _side_compile.no_side_compile():
+        assert _side_compile._start("mabsplit_classification") is None
+    process = _side_compile._start("mabsplit_classification")
+    try:
+        assert process is not None
+        assert _side_compile._start("mabsplit_classification") is None  # once per process
+    finally:
+        process.kill()
+        process.wait()
+    assert _side_compile._start("no such probe") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("probe", list(_side_compile_probes.PROBES))
+def test_the_list_covers_its_probe_and_the_outputs_stay_the_same(probe, tmp_path):
+    """After the second process's work alone, the probe compiles nothing: the list is current
+    (when this fails, run `python -m bandit_tree_tools._side_compile_probes`)."""
+    _run(["-m", "bandit_tree_tools._side_compile", probe], tmp_path)  # the whole list, from its end
+    ran = json.loads(_run(["-c", RUN_PROBE, probe], tmp_path).splitlines()[-1])
+    assert ran["compiled"] == [], "the list misses functions: " + ", ".join(ran["compiled"])
+    assert not ran["starts"]  # the cache holds the list's last function: no second process
+    fitted, X = _side_compile_probes.PROBES[probe]()  # this process's kernels, compiled or loaded here
+    np.testing.assert_array_equal(np.asarray(ran["outputs"]), fitted.predict(X))
