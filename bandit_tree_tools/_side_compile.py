@@ -149,6 +149,15 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _site_folders() -> set:
+    """The installation's site-packages folders (a new interpreter finds packages there itself;
+    put first on its path, they could hide the standard library's modules)."""
+    import site
+
+    folders = [*getattr(site, "getsitepackages", list)(), getattr(site, "getusersitepackages", str)()]
+    return {str(Path(folder).resolve()) for folder in folders if folder}
+
+
 def _start(probe: str):
     """The process compiling ``probe``'s list from its end, or None where none should run."""
     import numba
@@ -167,9 +176,10 @@ def _start(probe: str):
     last = _dispatcher(*entries[-1][:2]) if entries else None
     if last is None or _cached(last):
         return None
-    package_parent = str(Path(__file__).resolve().parent.parent)  # this copy of the package, not another
     env = dict(os.environ, **{SWITCH: "0"})
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+    package_parent = str(Path(__file__).resolve().parent.parent)
+    if package_parent not in _site_folders():  # sources on sys.path: this copy of the package, not another
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     if numba.config.CACHE_DIR:  # set on numba.config alone when numba was imported before the package
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
     try:
