@@ -136,8 +136,17 @@ SAVES_LOCKED = fcntl is not None
 LOCK_NAME = "bandit_tree_tools-saving.lock"
 
 
+#: callables run with a function's index file name before its cache lookup (``_side_compile``'s wait)
+BEFORE_CACHE_LOOKUP: list = []
+
+
 class _LockedCacheFile(IndexDataCacheFile):
     """numba's index and data files of one function, saved under the folder's lock."""
+
+    def load(self, key):
+        for hook in BEFORE_CACHE_LOOKUP:
+            hook(self._index_name)
+        return super().load(key)
 
     def save(self, key, data):
         try:

@@ -5,15 +5,17 @@ environment compiles its kernels one after another: TSDT's fit compiles 44 funct
 on a 2-core machine (``docs/expect/first_call.md``). Where a core is free, that first call starts
 one more Python process, which compiles the same functions for the same types in the opposite
 order and saves them to numba's cache. Each function the call then reaches that the other process
-has saved is loaded from the cache, not compiled: the two meet in the middle. The other process
-is stopped when the call returns.
+has saved is loaded from the cache, not compiled: the two meet in the middle. Where they meet,
+the call waits for the function the other process is compiling (it marks it in a folder of its
+own) instead of compiling it a second time. The other process is stopped when the call returns.
 
 Which functions, for which types: ``_side_compile.json`` beside this module, written by
 ``python -m bandit_tree_tools._side_compile_probes``. That runs each capability's probe on tiny
-data in a fresh cache, in a process of its own, and lists numba's compile events in their order. A function the user's call takes with other types (float32 rows, say) is compiled by the
-call itself, as without the other process, whose work on it is then only spent, never wrong: numba
-keys each cached function by its types. ``tests/test_side_compile.py`` checks that the list still
-covers each probe.
+data in a fresh cache, in a process of its own, and lists numba's compile events in their order.
+A function the user's call takes with other types (float32 rows, say) is compiled by the call
+itself, as without the other process, whose work on it is then only spent, never wrong: numba
+keys each cached function by its types. ``tests/test_side_compile.py`` checks that the list
+still covers each probe.
 
 No process is started when numba's cache holds the list's last function already (a later process,
 or after ``bandit-tree-tools compile``), on one core, in a worker of a process pool (joblib's,
@@ -27,11 +29,18 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
+
+import numba
+
+from ._numba_config import BEFORE_CACHE_LOOKUP, SAVES_LOCKED, compile_note_shown
 
 #: the functions each probe compiles, in order: {"probes": {probe: [[module, name, [argument types]]]}}
 SIGNATURES = Path(__file__).with_name("_side_compile.json")
@@ -41,6 +50,7 @@ SWITCH = "BANDIT_TREE_TOOLS_SIDE_COMPILE"
 
 _lock = threading.Lock()
 _started: set = set()  # probes whose first call this process has seen
+_running: dict = {}  # probe -> (its second process, the folder where it marks what it compiles)
 _off = {"depth": 0}  # compile_kernels: its own workers compile
 _signatures: dict = {}  # the file's probes, read once
 
@@ -159,11 +169,8 @@ def _site_folders() -> set:
 
 
 def _start(probe: str):
-    """The process compiling ``probe``'s list from its end, or None where none should run."""
-    import numba
-
-    from ._numba_config import SAVES_LOCKED
-
+    """(the process compiling ``probe``'s list from its end, the folder of its marks), or None
+    where none should run."""
     with _lock:
         if probe in _started or _off["depth"] or os.environ.get(SWITCH) == "0":
             return None
@@ -182,29 +189,59 @@ def _start(probe: str):
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
     if numba.config.CACHE_DIR:  # set on numba.config alone when numba was imported before the package
         env["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR
+    marks = tempfile.mkdtemp(prefix="bandit_tree_tools-side-")
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "bandit_tree_tools._side_compile", probe],
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bandit_tree_tools._side_compile", probe, marks],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
         )
     except OSError:
+        shutil.rmtree(marks, ignore_errors=True)
         return None
+    return process, marks
 
 
 @contextmanager
 def compiling_beside(probe: str):
     """Run the block (the public call of ``probe``'s capability) with a second
     process compiling its kernels from the other end, where that can help."""
-    process = _start(probe)
+    started = _start(probe)
+    if started is None:
+        yield
+        return
+    with _lock:
+        _running[probe] = started
     try:
         yield
     finally:
-        if process is not None and process.poll() is None:
+        with _lock:
+            del _running[probe]
+        process, marks = started
+        if process.poll() is None:
             process.kill()  # numba writes each cache file whole (a temporary file, then a rename)
             process.wait()
+        shutil.rmtree(marks, ignore_errors=True)
+
+
+def _wait_while_compiled_beside(index_name: str) -> None:
+    """Before a cache lookup in this process: while a second process compiles that function
+    (its mark exists), wait for it to save it rather than compile it here too."""
+    with _lock:
+        running = list(_running.values())
+    for process, marks in running:
+        mark = os.path.join(marks, index_name)
+        deadline = time.monotonic() + _LONGEST_WAIT
+        while os.path.exists(mark) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+#: seconds a lookup waits at most for the other process (one kernel compiles in 0.1-2 s)
+_LONGEST_WAIT = 30.0
+
+BEFORE_CACHE_LOOKUP.append(_wait_while_compiled_beside)
 
 
 @contextmanager
@@ -219,18 +256,25 @@ def no_side_compile():
             _off["depth"] -= 1
 
 
-def compile_from_end(probe: str) -> int:
-    """Compile ``probe``'s list from its last function to its first; the number compiled."""
+def compile_from_end(probe: str, marks: str | None = None) -> int:
+    """Compile ``probe``'s list from its last function to its first; the number compiled. While
+    compiling one, mark it in the folder ``marks`` (an empty file named as its cache index)."""
     compiled = 0
     for module, name, encoded in reversed(_entries(probe)):
         dispatcher = _dispatcher(module, name)
         if dispatcher is None:
             continue
+        mark = os.path.join(marks, dispatcher._cache._cache_file._index_name) if marks else None
         try:
+            if mark:
+                open(mark, "w").close()
             dispatcher.compile(tuple(_decode(item) for item in encoded))
             compiled += 1
         except Exception:  # a stale entry (other code, other numba): the call compiles it itself
             continue
+        finally:
+            if mark and os.path.exists(mark):
+                os.remove(mark)
     return compiled
 
 
@@ -238,14 +282,14 @@ def main(argv=None) -> None:
     """``python -m bandit_tree_tools._side_compile PROBE``: the process a first call starts."""
     import warnings
 
-    from ._numba_config import compile_note_shown
-
     argv = sys.argv[1:] if argv is None else argv
     warnings.simplefilter("ignore")
-    if len(argv) != 1 or not _entries(argv[0]):
-        raise SystemExit("usage: python -m bandit_tree_tools._side_compile PROBE (a probe of _side_compile.json)")
+    if len(argv) not in (1, 2) or not _entries(argv[0]):
+        raise SystemExit(
+            "usage: python -m bandit_tree_tools._side_compile PROBE [MARKS] (a probe of _side_compile.json)"
+        )
     with compile_note_shown():
-        compile_from_end(argv[0])
+        compile_from_end(*argv)
 
 
 if __name__ == "__main__":

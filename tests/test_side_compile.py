@@ -2,8 +2,11 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -94,10 +97,13 @@ def test_a_first_call_starts_one_process_unless_switched_off_or_inside_compile_k
     monkeypatch.delenv(_side_compile.SWITCH)
     with _side_compile.no_side_compile():
         assert _side_compile._start("mabsplit_classification") is None
-    process = _side_compile._start("prune_forest")
-    assert process is not None
+    started = _side_compile._start("prune_forest")
+    assert started is not None
     assert _side_compile._start("prune_forest") is None  # once per process
+    process, marks = started
     assert process.wait(timeout=300) == 0  # it finds this copy of the package and compiles (or loads) its list
+    assert os.listdir(marks) == []  # each mark removed once its function is saved
+    shutil.rmtree(marks)
     assert _side_compile._start("no such probe") is None
 
 
@@ -112,3 +118,25 @@ def test_the_list_covers_its_probe_and_the_outputs_stay_the_same(probe, tmp_path
     assert not ran["starts"]  # the cache holds the list's last function: no second process
     fitted, X = _side_compile_probes.PROBES[probe]()  # this process's kernels, compiled or loaded here
     np.testing.assert_array_equal(np.asarray(ran["outputs"]), fitted.predict(X))
+
+
+def test_a_lookup_waits_while_the_other_process_marks_the_function_and_no_longer(tmp_path, monkeypatch):
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    mark = tmp_path / "_kernels.refit_leaves-1.py311.nbi"
+    mark.touch()
+    monkeypatch.setitem(_side_compile._running, "probe", (other, str(tmp_path)))
+    try:
+        threading.Timer(0.3, mark.unlink).start()  # the other process saved the function
+        start = time.monotonic()
+        _side_compile._wait_while_compiled_beside(mark.name)
+        assert 0.3 <= time.monotonic() - start < 10
+        mark.touch()
+        start = time.monotonic()
+        _side_compile._wait_while_compiled_beside("_kernels.other-1.py311.nbi")  # not marked: no wait
+        other.kill()
+        other.wait()
+        _side_compile._wait_while_compiled_beside(mark.name)  # marked, but the process has ended
+        assert time.monotonic() - start < 1
+    finally:
+        other.kill()
+        other.wait()
