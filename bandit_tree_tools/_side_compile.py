@@ -279,7 +279,7 @@ def compile_from_end(probe: str, marks: str | None = None) -> int:
 
 
 def main(argv=None) -> None:
-    """``python -m bandit_tree_tools._side_compile PROBE``: the process a first call starts."""
+    """``python -m bandit_tree_tools._side_compile PROBE [MARKS]``: the process a first call starts."""
     import warnings
 
     argv = sys.argv[1:] if argv is None else argv
