@@ -116,17 +116,14 @@ def _write() -> None:
 
     probes = {}
     for probe in PROBES:
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, NUMBA_CACHE_DIR=cache, **{SWITCH: "0"})
-            done = subprocess.run(
-                [sys.executable, "-m", "bandit_tree_tools._side_compile_probes", "--record", probe],
-                capture_output=True,
-                text=True,
-                env=env,
-                check=True,
-            )
-        probes[probe] = json.loads(done.stdout.splitlines()[-1])
-        print(f"{probe}: {len(probes[probe])} functions", file=sys.stderr)
+        with tempfile.TemporaryDirectory() as folder:
+            env = dict(os.environ, NUMBA_CACHE_DIR=folder, **{SWITCH: "0"})
+            recorded = os.path.join(folder, "recorded.json")
+            command = [sys.executable, "-m", "bandit_tree_tools._side_compile_probes", "--record", probe, recorded]
+            subprocess.run(command, env=env, check=True)
+            with open(recorded) as file:
+                probes[probe] = json.load(file)
+        sys.stderr.write(f"{probe}: {len(probes[probe])} functions\n")
     lines = [f'{{"numba": {json.dumps(numba.__version__)}, "probes": {{']
     for index, (probe, entries) in enumerate(probes.items()):
         rows = ",\n".join(f"  {json.dumps(entry)}" for entry in entries)
@@ -143,11 +140,13 @@ def main(argv=None) -> None:
     warnings.simplefilter("ignore")
     if not argv:
         _write()
-    elif len(argv) == 2 and argv[0] == "--record" and argv[1] in PROBES:
+    elif len(argv) == 3 and argv[0] == "--record" and argv[1] in PROBES:
         with compile_note_shown():
-            print(json.dumps(_record(argv[1])))
+            entries = _record(argv[1])
+        with open(argv[2], "w") as file:
+            json.dump(entries, file)
     else:
-        raise SystemExit(f"usage: python -m bandit_tree_tools._side_compile_probes [--record {'|'.join(PROBES)}]")
+        raise SystemExit(f"usage: python -m bandit_tree_tools._side_compile_probes [--record {'|'.join(PROBES)} PATH]")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from bandit_tree_tools.tsdt._kernels_state import SearchState
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# runs one probe in a new process; prints how many of the package's functions it compiled, whether a
+# runs one probe in a new process; prints the package's functions it compiled, whether a
 # second process would start now, and the probe's outputs
 RUN_PROBE = r"""
 import json, sys, warnings
