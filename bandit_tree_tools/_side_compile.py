@@ -26,6 +26,7 @@ them: ``_numba_config``), with numba's JIT disabled, inside ``compile_kernels``,
 
 import importlib
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -208,7 +209,11 @@ def _start(probe: str):
 def compiling_beside(probe: str):
     """Run the block (the public call of ``probe``'s capability) with a second
     process compiling its kernels from the other end, where that can help."""
-    started = _start(probe)
+    try:
+        started = _start(probe)
+    except Exception:  # a speed-up only (a full temporary folder, an odd installation): the call goes on
+        logging.getLogger(__package__).debug("no second process for %s", probe, exc_info=True)
+        started = None
     if started is None:
         yield
         return

@@ -120,6 +120,20 @@ def test_the_list_covers_its_probe_and_the_outputs_stay_the_same(probe, tmp_path
     np.testing.assert_array_equal(np.asarray(ran["outputs"]), fitted.predict(X))
 
 
+def test_a_call_goes_on_where_no_second_process_can_start(monkeypatch):
+    def full_folder(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_side_compile, "_started", set())
+    monkeypatch.setattr(_side_compile, "_cached", lambda dispatcher: False)
+    monkeypatch.setattr(_side_compile, "_cores", lambda: 2)
+    monkeypatch.setattr(_side_compile.tempfile, "mkdtemp", full_folder)
+    ran = []
+    with _side_compile.compiling_beside("tsdt"):
+        ran.append(True)
+    assert ran == [True] and _side_compile._running == {}
+
+
 def test_a_lookup_waits_while_the_other_process_marks_the_function_and_no_longer(tmp_path, monkeypatch):
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     mark = tmp_path / "_kernels.refit_leaves-1.py311.nbi"
