@@ -161,11 +161,17 @@ class _LockedCacheFile(IndexDataCacheFile):
             return super().save(key, data)
 
 
+def cache_file(dispatcher):
+    """numba's index and data files of ``dispatcher`` (None where it is not cached: numba's JIT
+    disabled); their ``_index_name`` and ``_index_path`` name its cache index."""
+    return getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+
+
 def _lock_cache_saves(dispatcher):
     """``dispatcher``, whose cache entries are saved under its folder's lock (where locks exist)."""
-    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
-    if SAVES_LOCKED and type(cache_file) is IndexDataCacheFile:
-        cache_file.__class__ = _LockedCacheFile  # the same file names and state, a locked save
+    files = cache_file(dispatcher)
+    if SAVES_LOCKED and type(files) is IndexDataCacheFile:
+        files.__class__ = _LockedCacheFile  # the same file names and state, a locked save
     return dispatcher
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numba
 
-from ._numba_config import BEFORE_CACHE_LOOKUP, SAVES_LOCKED, compile_note_shown
+from ._numba_config import BEFORE_CACHE_LOOKUP, SAVES_LOCKED, cache_file, compile_note_shown
 
 #: the functions each probe compiles, in order: {"probes": {probe: [[module, name, [argument types]]]}}
 SIGNATURES = Path(__file__).with_name("_side_compile.json")
@@ -146,11 +146,10 @@ def _dispatcher(module: str, name: str):
 
 
 def _cached(dispatcher) -> bool:
-    """Whether numba's cache holds an entry of ``dispatcher`` (its index file exists)."""
-    try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
-    except AttributeError:  # not cached at all (numba's JIT disabled): nothing to gain
-        return True
+    """Whether numba's cache holds an entry of ``dispatcher`` (its index file exists); True
+    where nothing is cached (numba's JIT disabled): nothing to gain then."""
+    files = cache_file(dispatcher)
+    return files is None or os.path.exists(files._index_path)
 
 
 def _cores() -> int:
@@ -269,7 +268,8 @@ def compile_from_end(probe: str, marks: str | None = None) -> int:
         dispatcher = _dispatcher(module, name)
         if dispatcher is None:
             continue
-        mark = os.path.join(marks, dispatcher._cache._cache_file._index_name) if marks else None
+        files = cache_file(dispatcher)
+        mark = os.path.join(marks, files._index_name) if marks and files is not None else None
         try:
             if mark:
                 open(mark, "w").close()

@@ -18,22 +18,15 @@ from bandit_tree_tools.tsdt._kernels_state import SearchState
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# runs one probe in a new process; prints the package's functions it compiled, whether a
+# runs one probe in a new process; prints the package's kernels it compiled, whether a
 # second process would start now, and the probe's outputs
 RUN_PROBE = r"""
 import json, sys, warnings
 warnings.simplefilter("ignore")
-from numba.core import event
-compiled = []
-class Count(event.Listener):
-    def on_start(self, ev):
-        function = getattr(ev.data["dispatcher"], "py_func", None)
-        if function is not None and function.__module__.startswith("bandit_tree_tools"):
-            compiled.append(function.__qualname__)
-    def on_end(self, ev):
-        pass
-event.register("numba:compile", Count())
 from bandit_tree_tools import _side_compile, _side_compile_probes
+from bandit_tree_tools._numba_config import add_compile_listener
+compiled = []
+add_compile_listener(lambda message, kernel: compiled.append(kernel))  # the package's kernels, outermost
 probe = sys.argv[1]
 starts = _side_compile._start(probe) is not None
 _side_compile._started.clear()
