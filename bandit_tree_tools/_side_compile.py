@@ -15,7 +15,9 @@ data in a fresh cache, in a process of its own, and lists numba's compile events
 A function the user's call takes with other types (float32 rows, say) is compiled by the call
 itself, as without the other process, whose work on it is then only spent, never wrong: numba
 keys each cached function by its types. ``tests/test_side_compile.py`` checks that the list
-still covers each probe.
+still covers each probe. That process imports only the modules of the functions it compiles, not
+the ``__init__`` of their subpackages: those import the public API and scikit-learn with it, a
+second of its start, during which the call compiles alone.
 
 No process is started when numba's cache holds the list's last function already (a later process,
 or after ``bandit-tree-tools compile``), on one core, in a worker of a process pool (joblib's,
@@ -25,6 +27,8 @@ them: ``_numba_config``), with numba's JIT disabled, inside ``compile_kernels``,
 """
 
 import importlib
+import importlib.machinery
+import importlib.util
 import json
 import logging
 import multiprocessing
@@ -134,6 +138,49 @@ def _attribute(target, dotted: str):
     for part in dotted.split("."):
         target = getattr(target, part)
     return target
+
+
+_empty_packages: set = set()  # the second process's packages whose __init__ did not run
+
+
+def _import_past_package_inits(module: str) -> None:
+    """Import ``module`` without running the ``__init__`` of the subpackages above it that are
+    not imported yet. Those import the public API, and scikit-learn with it, a second of the
+    second process's start. Only that process does this: its packages stay empty (the call's
+    process keeps its full packages). Where a kernel module needs a package's public names, the
+    packages are imported in full again."""
+    importlib.import_module(module.partition(".")[0])  # the top package in full
+    package = module.rpartition(".")[0]
+    missing = []
+    while package not in sys.modules:
+        missing.append(package)
+        package = package.rpartition(".")[0]
+    for name in reversed(missing):  # outermost first: an empty module stands for the package
+        parent, _, leaf = name.rpartition(".")
+        spec = importlib.machinery.PathFinder.find_spec(name, sys.modules[parent].__path__)
+        if spec is None:
+            break
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        setattr(sys.modules[parent], leaf, sys.modules[name])
+        _empty_packages.add(name)
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        below = tuple(f"{name}." for name in _empty_packages)
+        for name in [name for name in sys.modules if name in _empty_packages or name.startswith(below)]:
+            del sys.modules[name]  # the empty packages and what was imported beneath them
+        _empty_packages.clear()
+        importlib.import_module(module)
+
+
+def import_kernel_modules(probe: str) -> None:
+    """Import the modules of ``probe``'s functions past their packages' ``__init__`` (above);
+    the second process's first step."""
+    for module in sorted({module for module, _, _ in _entries(probe)}):
+        try:
+            _import_past_package_inits(module)
+        except ImportError:  # a stale entry: the call compiles its functions itself
+            continue
 
 
 def _dispatcher(module: str, name: str):
@@ -293,6 +340,7 @@ def main(argv=None) -> None:
         raise SystemExit(
             "usage: python -m bandit_tree_tools._side_compile PROBE [MARKS] (a probe of _side_compile.json)"
         )
+    import_kernel_modules(argv[0])
     with compile_note_shown():
         compile_from_end(*argv)
 

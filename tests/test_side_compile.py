@@ -113,6 +113,45 @@ def test_the_list_covers_its_probe_and_the_outputs_stay_the_same(probe, tmp_path
     np.testing.assert_array_equal(np.asarray(ran["outputs"]), fitted.predict(X))
 
 
+# imports a probe's kernel modules as the second process does; prints what that imported
+IMPORT_KERNELS = r"""
+import json, sys
+from bandit_tree_tools import _side_compile
+_side_compile.import_kernel_modules(sys.argv[1])
+found = [_side_compile._dispatcher(module, name) is not None for module, name, _ in _side_compile._entries(sys.argv[1])]
+print(json.dumps(dict(all_found=all(found), sklearn="sklearn" in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("probe", list(_side_compile_probes.PROBES))
+def test_the_second_process_imports_its_kernels_without_scikit_learn(probe, tmp_path):
+    """The subpackages' __init__ (the public API) import scikit-learn, a second of the second
+    process's start; its kernel modules do not need them."""
+    imported = json.loads(_run(["-c", IMPORT_KERNELS, probe], tmp_path).splitlines()[-1])
+    assert imported == dict(all_found=True, sklearn=False)
+
+
+def test_a_kernel_module_that_needs_its_package_gets_the_package_in_full(tmp_path):
+    package = tmp_path / "outer" / "inner"
+    package.mkdir(parents=True)
+    (tmp_path / "outer" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("PUBLIC = 'public'\n")
+    (package / "_plain.py").write_text("VALUE = 1\n")
+    (package / "_needs_package.py").write_text("from . import PUBLIC\n")
+    code = (
+        "import sys\n"
+        "from bandit_tree_tools._side_compile import _import_past_package_inits as imp\n"
+        "imp('outer.inner._plain')\n"
+        "print(hasattr(sys.modules['outer.inner'], 'PUBLIC'))\n"
+        "imp('outer.inner._needs_package')\n"
+        "print(sys.modules['outer.inner._needs_package'].PUBLIC, sys.modules['outer.inner'].PUBLIC)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["False", "public", "public"]
+
+
 def test_a_call_goes_on_where_no_second_process_can_start(monkeypatch):
     def full_folder(*args, **kwargs):
         raise OSError(28, "No space left on device")

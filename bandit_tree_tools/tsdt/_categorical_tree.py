@@ -7,8 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 import sklearn.exceptions
 
-from .._kernels_inline import zeros
-from .._numba_config import kernel
 from ..exceptions import DataError, NotFittedError
 from ..tree import (
     TREE_LEAF,
@@ -21,7 +19,7 @@ from ..tree import (
     one_per_row,
     refuse_missing,
 )
-from ._kernels import apply_categorical
+from ._kernels import apply_categorical, node_class_counts
 
 MAX_CATEGORIES = 1024  # more categories than this in one column is an ID or a numeric column
 
@@ -146,21 +144,6 @@ class CategoricalTree:
         )
 
 
-@kernel
-def _node_class_counts(X, y, weight, n_classes, feature, first_child, n_categories):
-    counts = zeros((feature.shape[0], n_classes), np.int64)
-    for row in range(X.shape[0]):
-        node = 0
-        counts[node, y[row]] += weight[row]
-        while feature[node] >= 0:
-            x = X[row, feature[node]]
-            if x < 0 or x >= n_categories[feature[node]]:
-                break
-            node = first_child[node] + np.int64(x)
-            counts[node, y[row]] += weight[row]
-    return counts
-
-
 def tree_from_counts(feature, first_child, n_categories, counts) -> CategoricalTree:
     """Values from per-node class counts (empty nodes inherit their parent's);
     ``n_node_samples`` of an internal node is the sum of its children's, so
@@ -201,7 +184,7 @@ def tree_from_data(feature, first_child, n_categories, X_codes, y_codes, n_class
     feature = np.asarray(feature, dtype=np.int64)
     first_child = np.asarray(first_child, dtype=np.int64)
     n_categories = np.asarray(n_categories, dtype=np.int64)
-    counts = _node_class_counts(
+    counts = node_class_counts(
         X_codes, y_codes, np.asarray(weight, dtype=np.int64), n_classes, feature, first_child, n_categories
     )
     return tree_from_counts(feature, first_child, n_categories, counts)

@@ -54,6 +54,7 @@ from ._kernels_result import (  # noqa: F401 (re-exported)
     exact_completion,
     exact_dt_counts,
     exact_objectives,
+    node_class_counts,
     tried_split_counts,
     tried_splits,
 )

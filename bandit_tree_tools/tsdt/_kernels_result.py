@@ -458,7 +458,7 @@ def exact_completion(
             exact[dt] = value
 
 
-# ------------------------------------------------------- multiway prediction
+# ------------------------------------------------------- multiway trees
 @kernel
 def apply_categorical(X, feature, first_child, n_categories):
     """Node reached by each row in a multiway tree; a row stops at the node
@@ -474,3 +474,20 @@ def apply_categorical(X, feature, first_child, n_categories):
             node = first_child[node] + np.int64(x)
         out[row] = node
     return out
+
+
+@kernel
+def node_class_counts(X, y, weight, n_classes, feature, first_child, n_categories):
+    """Class counts (row ``r`` counting ``weight[r]``) of every node a row passes in a multiway
+    tree, the root included."""
+    counts = zeros((feature.shape[0], n_classes), np.int64)
+    for row in range(X.shape[0]):
+        node = 0
+        counts[node, y[row]] += weight[row]
+        while feature[node] >= 0:
+            x = X[row, feature[node]]
+            if x < 0 or x >= n_categories[feature[node]]:
+                break
+            node = first_child[node] + np.int64(x)
+            counts[node, y[row]] += weight[row]
+    return counts
