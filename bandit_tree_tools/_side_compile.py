@@ -72,7 +72,8 @@ def _entries(probe: str) -> list:
 
 # Argument types as JSON: a named numba type or an array as numba writes it ("int64", "bool", "none",
 # "array(float64, 2d, C)", "readonly array(int8, 1d, A)"), and {"tuple": [types]},
-# {"namedtuple": ["module:class", [types]]}, {"literal": value}, {"omitted": default}.
+# {"namedtuple": ["module:class", [types]]}, {"function": [result, *arguments]} (a C callback's
+# type), {"literal": value}, {"omitted": default}.
 # Any other type leaves its function out of the list: the call compiles that one itself.
 
 _ARRAY = re.compile(r"(readonly )?array\((\w+), (\d)d, ([CFA])\)")
@@ -94,6 +95,10 @@ def _encode(numba_type):
             return {"tuple": items}
         cls = numba_type.instance_class
         return {"namedtuple": [f"{cls.__module__}:{cls.__qualname__}", items]}
+    if isinstance(numba_type, types.FunctionType):  # a C callback's (a medoid metric's)
+        signature = numba_type.signature
+        items = [_encode(item) for item in (signature.return_type, *signature.args)]
+        return None if any(item is None for item in items) else {"function": items}
     if isinstance(numba_type, types.Literal):
         return {"literal": numba_type.literal_value}
     if isinstance(numba_type, types.Omitted):
@@ -104,6 +109,7 @@ def _encode(numba_type):
 def _decode(encoded):
     """The numba type of an :func:`_encode` result."""
     from numba.core import types
+    from numba.core.typing import signature
 
     if isinstance(encoded, str):
         array = _ARRAY.fullmatch(encoded)
@@ -118,6 +124,9 @@ def _decode(encoded):
         module, name = value[0].split(":")
         cls = _attribute(importlib.import_module(module), name)
         return types.BaseTuple.from_types([_decode(item) for item in value[1]], cls)
+    if kind == "function":
+        result, *arguments = (_decode(item) for item in value)
+        return types.FunctionType(signature(result, *arguments))
     if kind == "literal":
         return types.literal(value)
     if kind == "omitted":

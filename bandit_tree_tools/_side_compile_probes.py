@@ -68,6 +68,35 @@ def _probe_prune_forest():
     return prune(model, X[1000:], y[1000:], random_state=0, progress=False).ensemble, X
 
 
+def _probe_bandit_prune():
+    from sklearn.ensemble import RandomForestClassifier
+
+    from .pruning import bandit_prune
+
+    X, y = _tiny_classification()
+    model = RandomForestClassifier(n_estimators=10, max_depth=8, random_state=0).fit(X[:1000], y[:1000])
+    return bandit_prune(model, X[1000:], y[1000:], n_rounds=200, random_state=0, progress=False).ensemble, X
+
+
+def _probe_leaf_medoids():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from .medoids import leaf_medoids
+
+    X, y = _tiny_classification()
+    return leaf_medoids(DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y), X, progress=False), X
+
+
+def outputs(made, X):
+    """What a probe made, as one array that tests compare between processes: a model's
+    predictions on ``X``, or the medoid rows of every leaf."""
+    import numpy as np
+
+    if hasattr(made, "predict"):
+        return np.asarray(made.predict(X))
+    return np.concatenate([made.medoids[leaf] for leaf in sorted(made.medoids)])
+
+
 #: probe -> its call (the first calls that compile longest; each keyed where the call starts the other process)
 PROBES = {
     "tsdt": _probe_tsdt,
@@ -75,6 +104,8 @@ PROBES = {
     "mabsplit_regression": _probe_mabsplit_regression,
     "prune_boosted": _probe_prune_boosted,
     "prune_forest": _probe_prune_forest,
+    "bandit_prune": _probe_bandit_prune,
+    "leaf_medoids": _probe_leaf_medoids,
 }
 
 

@@ -10,6 +10,7 @@ from tqdm.auto import tqdm
 
 from .._html import html_view
 from .._numba_config import numba_threads
+from .._side_compile import compiling_beside
 from .._validation import Interval, Options, check_params, check_random_state, validate_params
 from ..exceptions import DataError, NodeError, ParameterError
 from ._core import ALGORITHMS, as_rows, check_finite_loss, check_rows, distances_to, fit_medoids
@@ -425,6 +426,7 @@ LEAF_MEDOIDS_CONSTRAINTS = {
 
 
 @validate_params(LEAF_MEDOIDS_CONSTRAINTS, data=("model_or_ensemble", "X"))
+@compiling_beside("leaf_medoids")  # a fresh environment's first call: a second core compiles too
 def leaf_medoids(
     model_or_ensemble,
     X,

@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .._side_compile import compiling_beside
 from .._validation import Interval, Options, check_random_state, validate_params
 from ..bandits import Policy, WinStayLoseShift, make_policy
 from ..exceptions import ParameterError
@@ -263,6 +264,7 @@ def _run_rounds(
 
 
 @validate_params(CONSTRAINTS, data=("model", "X_val", "y_val"))
+@compiling_beside("bandit_prune")  # a fresh environment's first call: a second core compiles too
 def bandit_prune(
     model,
     X_val,
@@ -385,7 +387,7 @@ def bandit_prune(
 
     def warn(message):
         notes.append(message)
-        warnings.warn(message, UserWarning, stacklevel=4)  # past bandit_prune and validate_params
+        warnings.warn(message, UserWarning, stacklevel=5)  # past bandit_prune, compiling_beside and validate_params
 
     rng = check_random_state(random_state)
     history = []
