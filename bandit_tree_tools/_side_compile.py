@@ -263,27 +263,31 @@ def _start(probe: str):
 @contextmanager
 def compiling_beside(probe: str):
     """Run the block (the public call of ``probe``'s capability) with a second
-    process compiling its kernels from the other end, where that can help."""
+    process compiling its kernels from the other end, where that can help: on the
+    first call of a process, or the first that did not fail."""
     try:
         started = _start(probe)
     except Exception:  # a speed-up only (a full temporary folder, an odd installation): the call goes on
         logging.getLogger(__package__).debug("no second process for %s", probe, exc_info=True)
         started = None
-    if started is None:
-        yield
-        return
-    with _lock:
-        _running[probe] = started
+    if started is not None:
+        with _lock:
+            _running[probe] = started
     try:
         yield
+    except BaseException:
+        with _lock:  # the call failed (bad input, say): the user's next call may start one again
+            _started.discard(probe)
+        raise
     finally:
-        with _lock:
-            del _running[probe]
-        process, marks = started
-        if process.poll() is None:
-            process.kill()  # numba writes each cache file whole (a temporary file, then a rename)
-            process.wait()
-        shutil.rmtree(marks, ignore_errors=True)
+        if started is not None:
+            with _lock:
+                del _running[probe]
+            process, marks = started
+            if process.poll() is None:
+                process.kill()  # numba writes each cache file whole (a temporary file, then a rename)
+                process.wait()
+            shutil.rmtree(marks, ignore_errors=True)
 
 
 def _wait_while_compiled_beside(index_name: str) -> None:

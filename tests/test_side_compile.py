@@ -153,6 +153,21 @@ def test_a_kernel_module_that_needs_its_package_gets_the_package_in_full(tmp_pat
     assert done.stdout.split() == ["False", "public", "public"]
 
 
+def test_a_call_that_fails_leaves_the_next_call_its_second_process(monkeypatch):
+    monkeypatch.setattr(_side_compile, "_started", set())
+    monkeypatch.setattr(_side_compile, "_cached", lambda dispatcher: False)  # as in a fresh environment
+    monkeypatch.setattr(_side_compile, "_cores", lambda: 2)
+    with pytest.raises(ValueError, match="bad input"):
+        with _side_compile.compiling_beside("prune_forest"):
+            process, marks = _side_compile._running["prune_forest"]
+            raise ValueError("bad input")
+    assert process.poll() is not None and not os.path.exists(marks)  # stopped, its marks removed
+    assert _side_compile._running == {} and "prune_forest" not in _side_compile._started
+    with _side_compile.compiling_beside("prune_forest"):
+        assert "prune_forest" in _side_compile._running  # the next call starts one again
+    assert "prune_forest" in _side_compile._started
+
+
 def test_a_call_goes_on_where_no_second_process_can_start(monkeypatch):
     def full_folder(*args, **kwargs):
         raise OSError(28, "No space left on device")
