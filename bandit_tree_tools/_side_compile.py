@@ -54,7 +54,7 @@ SIGNATURES = Path(__file__).with_name("_side_compile.json")
 SWITCH = "BANDIT_TREE_TOOLS_SIDE_COMPILE"
 
 _lock = threading.Lock()
-_started: set = set()  # probes whose first call this process has seen
+_started: set = set()  # probes whose first call this process has made (one that failed is taken back)
 _running: dict = {}  # probe -> (its second process, the folder where it marks what it compiles)
 _off = {"depth": 0}  # compile_kernels: its own workers compile
 _signatures: dict = {}  # the file's probes, read once

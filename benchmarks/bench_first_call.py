@@ -9,11 +9,10 @@ meet it; the probe times its first call and its second call, and records numba's
 went to. Printed: one table of first and second calls (and the seconds of
 compilation seen), then the kernels that took longest to compile (top 20 by
 their own time: a kernel's time less the time of the kernels compiled inside it).
-The first calls of ``btt.prune``, ``bandit_prune``, ``leaf_medoids``, MABSplit and TSDT start a
-second process that compiles their kernels from the other end
-(``bandit_tree_tools/_side_compile.py``); its compilation is not among the events counted, which
-are the calling process's (``BANDIT_TREE_TOOLS_SIDE_COMPILE=0`` in the environment measures
-without it).
+The first calls of the capabilities in ``_side_compile_probes.PROBES`` start a second process
+that compiles their kernels from the other end (``bandit_tree_tools/_side_compile.py``); its
+compilation is not among the events counted, which are the calling process's
+(``BANDIT_TREE_TOOLS_SIDE_COMPILE=0`` in the environment measures without it).
 
 ``--baseline PATH`` runs the same probes with another checkout of the package
 first on ``sys.path`` (for instance a detached ``git worktree`` of main), taking
