@@ -70,7 +70,9 @@ and returns the smallest whose metric on the checking rows stays within
 6. **Re-weighted start.** Removing trees one at a time never raises the
    weight of the trees that stay. For boosted binary classifiers further
    walks start from an L1-penalised fit of every tree's weight (``_weights``,
-   the first level of LOP) and prune on from there.
+   the first level of LOP) and prune on from there. The fit runs on one
+   core, so where a second is free it runs on a thread of its own while
+   the walks before those walks run (``_prune._Starts``).
 7. **Out of bag.** A bootstrapped scikit-learn forest's trees fit the rows
    they drew to the last row, so on those rows every node looks useful. When
    ``X_train`` are the forest's own training rows, the walk ranks each tree's

@@ -7,12 +7,13 @@ import time
 import warnings
 from dataclasses import replace
 
+import numba
 import numpy as np
 import pandas as pd
 
 from ..._numba_config import numba_threads
 from ..._side_compile import compiling_beside
-from ..._threads import side_by_side
+from ..._threads import n_threads, side_by_side
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
 from .._inputs import callback_stops, check_target, check_training_pair, monotone_method, to_ensemble
@@ -60,6 +61,7 @@ SEARCHES = ("bandit", "exact")
 PERTURBED_ROWS = 40_000
 PERTURBED_COPIES = 4
 START_SHARE = 0.5  # share of the tolerance the re-weighted start may use; the search prunes on with the rest
+START_THREAD = "bandit_tree_tools: re-weighted starts"  # the thread that fits them (_Starts)
 
 # what each parameter of prune accepts (_validation.validate_params)
 PRUNE_CONSTRAINTS = {
@@ -474,13 +476,12 @@ def _walks(
     steps of all walks; ``half_rows``: the rows of the walks that measure the
     walk ranked on every validation row (:func:`_half_rows`), or None;
     ``whole_trees``: the walks only remove trees."""
-    walks, stopped, row_evaluations, scoring_seconds, starts = [], False, 0, 0.0, {}
+    walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
     plan = [walk for walk in plan if walk[0] in rankings]
     layout = node_layout(ensemble)  # read by every walk, built once
-    for ranked_on, reweighted, refit in plan:
-        if stopped:
-            break
-        engine = _Search(
+
+    def search_on(ranked_on, refit=False):
+        return _Search(
             ensemble,
             *rankings[ranked_on],
             metric,
@@ -491,68 +492,143 @@ def _walks(
             fraction_squares=ranked_on == OUT_OF_BAG_SQUARES,
             layout=layout,
         )
-        baseline = engine.metric_value()
-        start = None
-        if reweighted:  # one start per ranking, for all of its re-weighted walks
-            if ranked_on not in starts:
-                fitting = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
-                starts[ranked_on] = engine.reweighted_start(
-                    _bound(metric, baseline, START_SHARE * tolerance), progress, fitting
-                )
-            start = starts[ranked_on]
-            if start is None:  # no point of the L1 path leaves a tree out within the tolerance
-                continue
-        report = None if callback is None else _WalkCallback(callback, len(walks))
-        label = (
-            f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
-            f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
-        )
 
-        def run_walk(estimate=None):
-            return engine.run(
-                _bound(metric, baseline, FAR * tolerance),
-                progress,
-                report,
-                started,
-                start=start,
-                label=label,
-                estimate=estimate,
+    # one start per ranking, for all of its re-weighted walks
+    starts = _Starts(
+        [ranked_on for ranked_on, reweighted, _ in plan if reweighted], search_on, metric, tolerance, progress
+    )
+    with starts:
+        for ranked_on, reweighted, refit in plan:
+            if stopped:
+                break
+            engine = search_on(ranked_on, refit)
+            baseline = engine.metric_value()
+            start = None
+            if reweighted:
+                start = starts.get(ranked_on)
+                if start is None:  # no point of the L1 path leaves a tree out within the tolerance
+                    continue
+            report = None if callback is None else _WalkCallback(callback, len(walks))
+            label = (
+                f"pruning, walk {len(walks) + 1} of up to {len(plan)}: ranked on {ranked_on}"
+                f"{', from re-weighted trees' if reweighted else ''}{', re-fitted' if engine.refit else ''}"
             )
 
-        if ranked_on == CROSS_FITTED:
-
-            def half_walk(half, record):  # one of the two walks that measure the walk on every validation row
-                sizing = _Search(
-                    ensemble,
-                    *half_rows[half],
-                    False,
-                    metric,
-                    search,
-                    float(confidence),
-                    refit,
-                    whole_trees,
-                    layout=layout,
-                )
-                sizing.run(
-                    _bound(metric, sizing.metric_value(), FAR * tolerance),
+            def run_walk(estimate=None):
+                return engine.run(
+                    _bound(metric, baseline, FAR * tolerance),
                     progress,
-                    record,
+                    report,
                     started,
-                    label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
-                    keep_states=False,
+                    start=start,
+                    label=label,
+                    estimate=estimate,
                 )
-                return sizing
 
-            (path, states), measuring = _measured_walk(run_walk, half_walk, baseline)
-            row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
-            scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
-        else:
-            path, states = run_walk()
-        stopped = report is not None and report.stopped
-        walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
-        row_evaluations += engine.row_evaluations
-        scoring_seconds += engine.scoring_seconds
-    return walks, baseline, row_evaluations, scoring_seconds
+            if ranked_on == CROSS_FITTED:
+
+                def half_walk(half, record):  # one of the two walks that measure the walk on every validation row
+                    sizing = _Search(
+                        ensemble,
+                        *half_rows[half],
+                        False,
+                        metric,
+                        search,
+                        float(confidence),
+                        refit,
+                        whole_trees,
+                        layout=layout,
+                    )
+                    sizing.run(
+                        _bound(metric, sizing.metric_value(), FAR * tolerance),
+                        progress,
+                        record,
+                        started,
+                        label=f"pruning, measuring walk {half + 1} of 2: ranked on one half of X_val, checked on the other",
+                        keep_states=False,
+                    )
+                    return sizing
+
+                (path, states), measuring = _measured_walk(run_walk, half_walk, baseline)
+                row_evaluations += sum(sizing.row_evaluations for sizing in measuring)
+                scoring_seconds += sum(sizing.scoring_seconds for sizing in measuring)
+            else:
+                path, states = run_walk()
+            stopped = report is not None and report.stopped
+            walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
+            row_evaluations += engine.row_evaluations
+            scoring_seconds += engine.scoring_seconds
+    return walks, baseline, row_evaluations + starts.row_evaluations, scoring_seconds
+
+
+class _Starts:
+    """The re-weighted starts of one prune's walks, one per ranking
+    (``_Search.reweighted_start``). Their L1 paths run on one core, so with a
+    second core the starts are fitted on a thread of their own, in the order
+    the walks need them, while the walks before those run; each is the same
+    start, bit for bit, as one fitted when its walk comes. With one core (or
+    ``n_jobs=1``), each is fitted when its walk first asks for it. A context
+    manager: leaving it stops the fits still running (a stopped or failed
+    prune) and waits for the thread."""
+
+    def __init__(self, ranked_on, search_on, metric, tolerance, progress):
+        self._search_on, self._metric, self._tolerance, self._progress = search_on, metric, tolerance, progress
+        self._starts, self._error = {}, None
+        self._stop = threading.Event()
+        self.row_evaluations = 0  # the rows x trees the fits read
+        order = list(dict.fromkeys(ranked_on))
+        self._ready = {name: threading.Event() for name in order}
+        self._thread = None
+        if order and n_threads() >= 2:
+            searches = [(name, search_on(name)) for name in order]
+            for _, search in searches:
+                search.route_start_rows()  # from this thread, before another reads the same rows
+            self._thread = threading.Thread(
+                target=self._fit_all, args=(searches, numba.get_num_threads()), name=START_THREAD, daemon=True
+            )
+            self._thread.start()
+
+    def _fit(self, ranked_on, search):
+        label = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
+        bound = _bound(self._metric, search.metric_value(), START_SHARE * self._tolerance)
+        start = search.reweighted_start(bound, self._progress, label, stop=self._stop)
+        self.row_evaluations += search.row_evaluations
+        return start
+
+    def _fit_all(self, searches, threads):
+        numba.set_num_threads(threads)  # numba's count is per thread
+        try:
+            for ranked_on, search in searches:
+                if self._stop.is_set():
+                    break
+                self._starts[ranked_on] = self._fit(ranked_on, search)
+                self._ready[ranked_on].set()
+        except BaseException as error:  # raised in the walk that asks for the start
+            self._error = error
+        finally:
+            for ready in self._ready.values():
+                ready.set()
+
+    def get(self, ranked_on):
+        """The start of the walks ranked on ``ranked_on`` (a ``_State``), or
+        None where no point of the L1 path leaves a tree out within half the
+        tolerance."""
+        if self._thread is None:
+            if ranked_on not in self._starts:
+                self._starts[ranked_on] = self._fit(ranked_on, self._search_on(ranked_on))
+            return self._starts[ranked_on]
+        self._ready[ranked_on].wait()
+        if ranked_on not in self._starts:
+            raise self._error
+        return self._starts[ranked_on]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _measured_walk(run_walk, half_walk, baseline: float):

@@ -720,11 +720,19 @@ class _Search:
         return None
 
     # ------------------------------------------------------ re-weighted start
-    def reweighted_start(self, bound, progress=False, label="the trees' weights"):
+    def route_start_rows(self) -> None:
+        """Route the rows :meth:`reweighted_start` reads, from this thread: a
+        :class:`_RowSet` routes its rows on first use, and ``prune`` fits the
+        start on a thread of its own while another walk reads the same sets."""
+        self.fit.leaves(min(self.fit.n, weights.MAX_FIT_ROWS))
+        self.check.leaves()
+
+    def reweighted_start(self, bound, progress=False, label="the trees' weights", stop=None):
         """The sparsest tree weights of the L1 path whose checking metric is
         within ``bound``, as a state to start a walk from; None when no point
         of the path leaves a tree out within it (``progress``: a bar over
-        the path's points, with ``label``). The start is a point of the walk
+        the path's points, with ``label``), or when the event ``stop`` is set
+        (read between the path's points). The start is a point of the walk
         like any other: the final choice holds its margin, so the start is
         not held to it twice."""
         link = float(self.ensemble.link_scale)  # the fit works on the sigmoid's own scale
@@ -739,6 +747,8 @@ class _Search:
         tried = 0
         with tqdm(desc=label, total=weights.PATH_LENGTH, unit="fit", disable=not progress, leave=False) as bar:
             for weight, intercept in weights.l1_path(outputs, y, logistic=True):
+                if stop is not None and stop.is_set():
+                    return None
                 bar.update(1)
                 kept = int(np.count_nonzero(weight))
                 if kept == trees.size:

@@ -19,7 +19,8 @@ The fit is glmnet's: Newton steps on the loss (iteratively re-weighted least
 squares for log-loss, one step for squared error), each solved by cyclic
 coordinate descent with soft-thresholding, sweeping only the non-zero
 weights until they settle (after many sweeps, on their weighted Gram matrix
-alone) and then every weight once more.
+alone) and then every weight once more. The kernels release the GIL: ``prune``
+fits the path on a thread of its own while the walks before it run.
 """
 
 import numpy as np
@@ -42,7 +43,7 @@ MIN_HESSIAN = 1e-5  # floor of a row's log-loss curvature in the Newton steps
 FAST = {"reassoc", "contract"}  # the kernels' sums over rows in any order: they vectorise
 
 
-@kernel
+@kernel(nogil=True)
 def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     """float64 (len(trees), n_rows): each listed tree's current output on the
     first ``n_rows`` rows of ``leaf`` (int8, int16 or int32 (n_trees, n_rows))."""
@@ -55,7 +56,7 @@ def tree_outputs(leaf, offset, current, value, factor, trees, n_rows):
     return out
 
 
-@kernel(fastmath=FAST)
+@kernel(fastmath=FAST, nogil=True)
 def _newton_model(eta, y, logistic, hess, residual):
     """The quadratic model of the loss at ``eta``, in place: each row's weight
     ``hess`` and working residual (iteratively re-weighted least squares for
@@ -74,7 +75,7 @@ def _newton_model(eta, y, logistic, hess, residual):
     return hess_sum
 
 
-@kernel(fastmath=FAST)
+@kernel(fastmath=FAST, nogil=True)
 def _row_sweeps(outputs, hess, hess_sum, residual, weight, curvature, known, intercept, penalty, tol, max_sweeps):
     """Coordinate sweeps over the rows, from one over every weight: then over
     the non-zero ones until they settle, and over every weight again, until
@@ -134,7 +135,7 @@ def _row_sweeps(outputs, hess, hess_sum, residual, weight, curvature, known, int
     return intercept, max_sweeps, False
 
 
-@kernel(fastmath=FAST)
+@kernel(fastmath=FAST, nogil=True)
 def _gram_sweeps(gram, gradient_part, members, weight, penalty, tol, max_sweeps):
     """Coordinate sweeps of the intercept and then of ``members`` from their
     weighted Gram matrix and gradients (both updated in place, as
@@ -167,7 +168,7 @@ def _gram_sweeps(gram, gradient_part, members, weight, penalty, tol, max_sweeps)
     return moved, max_sweeps
 
 
-@kernel(fastmath=FAST)
+@kernel(fastmath=FAST, nogil=True)
 def _add_steps(values, shift, weight, previous, outputs, sign):
     """``values += sign * (shift + sum_j (weight_j - previous_j) * outputs_j)``
     in place, over the weights that moved: a linear predictor or the working

@@ -1,5 +1,8 @@
 """The re-weighted start of btt.prune: the L1 fit of tree weights and the walks from it."""
 
+import threading
+
+import numba
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -7,6 +10,8 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import bandit_tree_tools as btt
 from bandit_tree_tools.pruning._engine import _metrics as engine_metrics
+from bandit_tree_tools.pruning._engine import _prune as engine_prune
+from bandit_tree_tools.pruning._engine import _search as engine_search
 from bandit_tree_tools.pruning._engine import _state as engine_state
 from bandit_tree_tools.pruning._engine import _weights as engine_weights
 from bandit_tree_tools.pruning._inputs import check_target
@@ -141,6 +146,56 @@ def test_prune_walks_from_the_reweighted_trees_and_keeps_the_smallest(redundant_
     native = result.to_model()
     assert type(native) is type(model)
     np.testing.assert_array_equal(btt.from_model(native).predict_raw(X_test), result.ensemble.predict_raw(X_test))
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one core: the starts are fitted in the walks' thread")
+def test_the_start_is_fitted_beside_the_walks_and_its_error_reaches_the_caller(redundant_model, monkeypatch):
+    model, X, y = redundant_model
+    fitted_on, real = [], engine_search._Search.reweighted_start
+
+    def failing(self, *args, **kwargs):
+        fitted_on.append(threading.current_thread().name)
+        real(self, *args, **kwargs)  # the fit itself runs, then fails
+        raise RuntimeError("the start's fit failed")
+
+    monkeypatch.setattr(engine_search._Search, "reweighted_start", failing)
+    for n_jobs, thread in ((-1, engine_prune.START_THREAD), (1, threading.current_thread().name)):
+        fitted_on.clear()
+        with pytest.raises(RuntimeError, match="the start's fit failed"):
+            btt.prune(model, X[2500:4000], y[2500:4000], random_state=0, progress=False, n_jobs=n_jobs)
+        assert fitted_on == [thread]
+    assert not [t for t in threading.enumerate() if t.name == engine_prune.START_THREAD]
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one core: the starts are fitted in the walks' thread")
+def test_a_stopped_prune_stops_the_starts_fit(redundant_model, monkeypatch):
+    model, X, y = redundant_model
+    stop_seen, fitting = [], threading.Event()
+    real = engine_search._Search.reweighted_start
+
+    def watched(self, *args, stop=None, **kwargs):
+        fitting.set()
+        stop_seen.append(stop.wait(timeout=60))  # a fit that outlasts the walk that stops the prune
+        start = real(self, *args, stop=stop, **kwargs)
+        assert start is None  # it ends at its next point
+        return start
+
+    monkeypatch.setattr(engine_search._Search, "reweighted_start", watched)
+    X_train, y_train, X_val, y_val = X[:2500], y[:2500], X[2500:4000], y[2500:4000]
+    # the first walk (on the training rows, before any re-weighted one) stops the prune once the fit has begun
+    result = btt.prune(
+        model,
+        X_val,
+        y_val,
+        X_train=X_train,
+        y_train=y_train,
+        random_state=0,
+        progress=False,
+        callback=lambda row: fitting.wait(timeout=60),
+    )
+    assert len(result._walks) == 1 and not result._walks[0].reweighted
+    assert stop_seen == [True], "the fit still running when the prune stopped was told to stop"
+    assert not [t for t in threading.enumerate() if t.name == engine_prune.START_THREAD]
 
 
 @pytest.mark.filterwarnings("ignore:prune kept the unpruned model")  # a case that prunes nothing: not what is tested
