@@ -104,12 +104,13 @@ def run_chunks(kernel, lo: int, hi: int, step: int, *args) -> list:
     return results
 
 
-def side_by_side(tasks, stop: threading.Event | None = None) -> list:
+def side_by_side(tasks, stop: threading.Event | None = None, names=None) -> list:
     """``[task() for task in tasks]``, the tasks run at the same time, the
-    first in the calling thread and each other one in a thread of its own,
-    when this thread may use several cores (:func:`n_threads`); one after
-    another otherwise, the first last (it may wait for what the others
-    give). Every thread keeps the caller's numba thread count.
+    first in the calling thread and each other one in a thread of its own
+    (``names``: those threads' names, for ``tasks[1:]``), when this thread
+    may use several cores (:func:`n_threads`); one after another otherwise,
+    the first last (it may wait for what the others give). Every thread
+    keeps the caller's numba thread count.
 
     When a task raises (an interrupt included), ``stop`` is set, for the
     other tasks to read and end early; the first error is raised once every
@@ -129,7 +130,11 @@ def side_by_side(tasks, stop: threading.Event | None = None) -> list:
             if stop is not None:
                 stop.set()
 
-    helpers = [threading.Thread(target=run, args=(index,), daemon=True) for index in range(1, len(tasks))]
+    names = [None] * (len(tasks) - 1) if names is None else list(names)
+    helpers = [
+        threading.Thread(target=run, args=(index,), name=names[index - 1], daemon=True)
+        for index in range(1, len(tasks))
+    ]
     for helper in helpers:
         helper.start()
     run(0)

@@ -7,13 +7,12 @@ import time
 import warnings
 from dataclasses import replace
 
-import numba
 import numpy as np
 import pandas as pd
 
 from ..._numba_config import numba_threads
 from ..._side_compile import compiling_beside
-from ..._threads import n_threads, side_by_side
+from ..._threads import side_by_side
 from ..._validation import Interval, Options, check_random_state, validate_params
 from ...exceptions import DataError, ParameterError
 from .._inputs import callback_stops, check_target, check_training_pair, monotone_method, to_ensemble
@@ -476,7 +475,6 @@ def _walks(
     steps of all walks; ``half_rows``: the rows of the walks that measure the
     walk ranked on every validation row (:func:`_half_rows`), or None;
     ``whole_trees``: the walks only remove trees."""
-    walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
     plan = [walk for walk in plan if walk[0] in rankings]
     layout = node_layout(ensemble)  # read by every walk, built once
 
@@ -493,11 +491,11 @@ def _walks(
             layout=layout,
         )
 
-    # one start per ranking, for all of its re-weighted walks
-    starts = _Starts(
-        [ranked_on for ranked_on, reweighted, _ in plan if reweighted], search_on, metric, tolerance, progress
-    )
-    with starts:
+    reweighted_rankings = [ranked_on for ranked_on, reweighted, _ in plan if reweighted]
+    starts = _Starts(reweighted_rankings, search_on, metric, tolerance, progress)  # one per ranking
+
+    def take_walks():
+        walks, stopped, row_evaluations, scoring_seconds = [], False, 0, 0.0
         for ranked_on, reweighted, refit in plan:
             if stopped:
                 break
@@ -558,52 +556,54 @@ def _walks(
             walks.append(Walk(path, states, engine.refit, reweighted, ranked_on))
             row_evaluations += engine.row_evaluations
             scoring_seconds += engine.scoring_seconds
+        return walks, baseline, row_evaluations, scoring_seconds
+
+    if not reweighted_rankings:
+        return take_walks()
+
+    def walks_then_stop():
+        try:
+            return take_walks()
+        finally:
+            starts.stop.set()  # a fit still running (for a walk a stopped prune never took) ends
+
+    (walks, baseline, row_evaluations, scoring_seconds), _ = side_by_side(
+        [walks_then_stop, starts.fit_all], starts.stop, names=[START_THREAD]
+    )
     return walks, baseline, row_evaluations + starts.row_evaluations, scoring_seconds
 
 
 class _Starts:
     """The re-weighted starts of one prune's walks, one per ranking
-    (``_Search.reweighted_start``). Their L1 paths run on one core, so with a
-    second core the starts are fitted on a thread of their own, in the order
-    the walks need them, while the walks before those run; each is the same
-    start, bit for bit, as one fitted when its walk comes. With one core (or
-    ``n_jobs=1``), each is fitted when its walk first asks for it. A context
-    manager: leaving it stops the fits still running (a stopped or failed
-    prune) and waits for the thread."""
+    (``_Search.reweighted_start``). Their L1 paths run on one core, so
+    ``_walks`` runs :meth:`fit_all` beside the walks (``_threads.side_by_side``:
+    on a thread of its own where a second core is free, else before them),
+    and a re-weighted walk waits for its start (:meth:`get`): the same start,
+    bit for bit, as one fitted when its walk comes. Setting ``stop`` ends the
+    fits at their next point of the path."""
 
     def __init__(self, ranked_on, search_on, metric, tolerance, progress):
-        self._search_on, self._metric, self._tolerance, self._progress = search_on, metric, tolerance, progress
+        self._metric, self._tolerance, self._progress = metric, tolerance, progress
         self._starts, self._error = {}, None
-        self._stop = threading.Event()
+        self.stop = threading.Event()
         self.row_evaluations = 0  # the rows x trees the fits read
-        order = list(dict.fromkeys(ranked_on))
-        self._ready = {name: threading.Event() for name in order}
-        self._thread = None
-        if order and n_threads() >= 2:
-            searches = [(name, search_on(name)) for name in order]
-            for _, search in searches:
-                search.route_start_rows()  # from this thread, before another reads the same rows
-            self._thread = threading.Thread(
-                target=self._fit_all, args=(searches, numba.get_num_threads()), name=START_THREAD, daemon=True
-            )
-            self._thread.start()
+        self._searches = [(name, search_on(name)) for name in dict.fromkeys(ranked_on)]
+        for _, search in self._searches:
+            search.route_start_rows()  # from this thread, before another reads the same rows
+        self._ready = {name: threading.Event() for name, _ in self._searches}
 
-    def _fit(self, ranked_on, search):
-        label = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
-        bound = _bound(self._metric, search.metric_value(), START_SHARE * self._tolerance)
-        start = search.reweighted_start(bound, self._progress, label, stop=self._stop)
-        self.row_evaluations += search.row_evaluations
-        return start
-
-    def _fit_all(self, searches, threads):
-        numba.set_num_threads(threads)  # numba's count is per thread
+    def fit_all(self) -> None:
+        """Fit every start, in the order the walks need them."""
         try:
-            for ranked_on, search in searches:
-                if self._stop.is_set():
+            for ranked_on, search in self._searches:
+                if self.stop.is_set():
                     break
-                self._starts[ranked_on] = self._fit(ranked_on, search)
+                label = f"pruning, ranked on {ranked_on}: the trees' weights, L1 path"
+                bound = _bound(self._metric, search.metric_value(), START_SHARE * self._tolerance)
+                self._starts[ranked_on] = search.reweighted_start(bound, self._progress, label, stop=self.stop)
+                self.row_evaluations += search.row_evaluations
                 self._ready[ranked_on].set()
-        except BaseException as error:  # raised in the walk that asks for the start
+        except Exception as error:  # raised in the walk that asks for the start, if one does
             self._error = error
         finally:
             for ready in self._ready.values():
@@ -613,22 +613,10 @@ class _Starts:
         """The start of the walks ranked on ``ranked_on`` (a ``_State``), or
         None where no point of the L1 path leaves a tree out within half the
         tolerance."""
-        if self._thread is None:
-            if ranked_on not in self._starts:
-                self._starts[ranked_on] = self._fit(ranked_on, self._search_on(ranked_on))
-            return self._starts[ranked_on]
         self._ready[ranked_on].wait()
         if ranked_on not in self._starts:
             raise self._error
         return self._starts[ranked_on]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
 
 
 def _measured_walk(run_walk, half_walk, baseline: float):
